@@ -1,0 +1,602 @@
+//! Typed Spark listener events, borrowed from one JSON line.
+//!
+//! Field names are Spark's own (`JsonProtocol` for core events, Jackson camelCase for SQL events).
+//! Every field a Spark version may omit has a default, so 1.2 logs and 4.x logs read the same way.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+
+/// A string that borrows from the line when it holds no escapes.
+pub type Text<'a> = Cow<'a, str>;
+
+/// One event the model uses; everything else is [`Event::Other`].
+#[derive(Debug)]
+pub enum Event<'a> {
+    LogStart(LogStart<'a>),
+    ApplicationStart(ApplicationStart<'a>),
+    ApplicationEnd(ApplicationEnd),
+    EnvironmentUpdate(EnvironmentUpdate<'a>),
+    JobStart(JobStart<'a>),
+    JobEnd(JobEnd<'a>),
+    StageSubmitted(StageEvent<'a>),
+    StageCompleted(StageEvent<'a>),
+    TaskStart(TaskStart<'a>),
+    TaskEnd(Box<TaskEnd<'a>>),
+    ExecutorAdded(ExecutorAdded<'a>),
+    ExecutorRemoved(ExecutorRemoved<'a>),
+    BlockManagerAdded(BlockManagerAdded<'a>),
+    StageExecutorMetrics(StageExecutorMetrics<'a>),
+    SqlExecutionStart(Box<SqlExecutionStart<'a>>),
+    SqlExecutionEnd(SqlExecutionEnd<'a>),
+    SqlAdaptiveExecutionUpdate(Box<SqlAdaptiveExecutionUpdate<'a>>),
+    /// A Spark event the model has no use for (yet), by name.
+    Other(&'a str),
+}
+
+/// Whether an event name is one Spark (or a known platform) writes, used to tell "ignored"
+/// from "unknown" in the source report.
+pub fn is_known_event_name(name: &str) -> bool {
+    name.starts_with("SparkListener")
+        || name.starts_with("org.apache.spark.")
+        || name.starts_with("com.databricks.")
+}
+
+#[derive(Debug, Deserialize)]
+pub struct LogStart<'a> {
+    #[serde(rename = "Spark Version", borrow)]
+    pub spark_version: Text<'a>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ApplicationStart<'a> {
+    #[serde(rename = "App Name", borrow)]
+    pub app_name: Text<'a>,
+    #[serde(rename = "App ID", borrow, default)]
+    pub app_id: Option<Text<'a>>,
+    #[serde(rename = "Timestamp")]
+    pub timestamp: i64,
+    #[serde(rename = "User", borrow, default)]
+    pub user: Option<Text<'a>>,
+    #[serde(rename = "App Attempt ID", borrow, default)]
+    pub attempt_id: Option<Text<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ApplicationEnd {
+    #[serde(rename = "Timestamp")]
+    pub timestamp: i64,
+    #[serde(rename = "ExitCode", default)]
+    pub exit_code: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct EnvironmentUpdate<'a> {
+    #[serde(rename = "Spark Properties", borrow, default)]
+    pub spark_properties: Properties<'a>,
+    #[serde(rename = "JVM Information", borrow, default)]
+    pub jvm_information: Properties<'a>,
+}
+
+/// A string-to-string map as Spark writes it: an object, or in very old logs a list of pairs.
+#[derive(Debug, Default)]
+pub struct Properties<'a>(pub Vec<(Text<'a>, Text<'a>)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Properties<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Shape<'a> {
+            Map(#[serde(borrow)] std::collections::BTreeMap<Text<'a>, Text<'a>>),
+            Pairs(#[serde(borrow)] Vec<(Text<'a>, Text<'a>)>),
+        }
+        Ok(match Shape::deserialize(d)? {
+            Shape::Map(map) => Properties(map.into_iter().collect()),
+            Shape::Pairs(pairs) => Properties(pairs),
+        })
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct JobProperties<'a> {
+    #[serde(rename = "spark.job.description", borrow)]
+    pub description: Option<Text<'a>>,
+    #[serde(rename = "spark.jobGroup.id", borrow)]
+    pub job_group: Option<Text<'a>>,
+    #[serde(rename = "spark.sql.execution.id", borrow)]
+    pub sql_execution_id: Option<Text<'a>>,
+    #[serde(rename = "callSite.short", borrow)]
+    pub call_site: Option<Text<'a>>,
+    #[serde(rename = "spark.scheduler.pool", borrow)]
+    pub scheduler_pool: Option<Text<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct JobStart<'a> {
+    #[serde(rename = "Job ID")]
+    pub job_id: i64,
+    #[serde(rename = "Submission Time", default = "minus_one")]
+    pub submission_time: i64,
+    #[serde(rename = "Stage Infos", borrow, default)]
+    pub stage_infos: Vec<StageInfo<'a>>,
+    #[serde(rename = "Stage IDs", default)]
+    pub stage_ids: Vec<i64>,
+    #[serde(rename = "Properties", borrow, default)]
+    pub properties: Option<JobProperties<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct JobEnd<'a> {
+    #[serde(rename = "Job ID")]
+    pub job_id: i64,
+    #[serde(rename = "Completion Time", default = "minus_one")]
+    pub completion_time: i64,
+    #[serde(rename = "Job Result", borrow)]
+    pub result: JobResult<'a>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct JobResult<'a> {
+    #[serde(rename = "Result", borrow)]
+    pub result: Text<'a>,
+    #[serde(rename = "Exception", borrow, default)]
+    pub exception: Option<JobException<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct JobException<'a> {
+    #[serde(rename = "Message", borrow, default)]
+    pub message: Option<Text<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct StageEvent<'a> {
+    #[serde(rename = "Stage Info", borrow)]
+    pub stage_info: StageInfo<'a>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct StageInfo<'a> {
+    #[serde(rename = "Stage ID")]
+    pub stage_id: i64,
+    #[serde(rename = "Stage Attempt ID", default)]
+    pub attempt_id: i64,
+    #[serde(rename = "Stage Name", borrow, default)]
+    pub name: Text<'a>,
+    #[serde(rename = "Number of Tasks", default)]
+    pub num_tasks: i64,
+    #[serde(rename = "Parent IDs", default)]
+    pub parent_ids: Vec<i64>,
+    #[serde(rename = "Submission Time", default)]
+    pub submission_time: Option<i64>,
+    #[serde(rename = "Completion Time", default)]
+    pub completion_time: Option<i64>,
+    #[serde(rename = "Failure Reason", borrow, default)]
+    pub failure_reason: Option<Text<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct TaskStart<'a> {
+    #[serde(rename = "Stage ID")]
+    pub stage_id: i64,
+    #[serde(rename = "Stage Attempt ID", default)]
+    pub stage_attempt_id: i64,
+    #[serde(rename = "Task Info", borrow)]
+    pub task_info: TaskInfo<'a>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct TaskEnd<'a> {
+    #[serde(rename = "Stage ID")]
+    pub stage_id: i64,
+    #[serde(rename = "Stage Attempt ID", default)]
+    pub stage_attempt_id: i64,
+    #[serde(rename = "Task End Reason", borrow)]
+    pub reason: TaskEndReason<'a>,
+    #[serde(rename = "Task Info", borrow)]
+    pub task_info: TaskInfo<'a>,
+    #[serde(rename = "Task Executor Metrics", default)]
+    pub executor_metrics: Option<ExecutorMetrics>,
+    #[serde(rename = "Task Metrics", default)]
+    pub metrics: Option<TaskMetrics>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct TaskInfo<'a> {
+    #[serde(rename = "Task ID")]
+    pub task_id: i64,
+    #[serde(rename = "Index")]
+    pub index: i64,
+    #[serde(rename = "Attempt")]
+    pub attempt: i64,
+    #[serde(rename = "Partition ID")]
+    pub partition_id: Option<i64>,
+    #[serde(rename = "Launch Time")]
+    pub launch_time: i64,
+    #[serde(rename = "Executor ID", borrow)]
+    pub executor_id: Text<'a>,
+    #[serde(rename = "Host", borrow)]
+    pub host: Text<'a>,
+    #[serde(rename = "Locality", borrow)]
+    pub locality: Text<'a>,
+    #[serde(rename = "Speculative")]
+    pub speculative: bool,
+    /// A timestamp (when the driver began fetching the result), not a duration; 0 if never.
+    #[serde(rename = "Getting Result Time")]
+    pub getting_result_time: i64,
+    #[serde(rename = "Finish Time")]
+    pub finish_time: i64,
+    #[serde(rename = "Failed")]
+    pub failed: bool,
+    #[serde(rename = "Killed")]
+    pub killed: bool,
+}
+
+/// `Task End Reason`: `Reason` is the simple class name of Spark's `TaskEndReason`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct TaskEndReason<'a> {
+    #[serde(rename = "Reason", borrow)]
+    pub reason: Text<'a>,
+    #[serde(rename = "Class Name", borrow)]
+    pub class_name: Option<Text<'a>>,
+    #[serde(rename = "Description", borrow)]
+    pub description: Option<Text<'a>>,
+    #[serde(rename = "Kill Reason", borrow)]
+    pub kill_reason: Option<Text<'a>>,
+    #[serde(rename = "Message", borrow)]
+    pub message: Option<Text<'a>>,
+    #[serde(rename = "Executor ID", borrow)]
+    pub executor_id: Option<Text<'a>>,
+    #[serde(rename = "Exit Caused By App")]
+    pub exit_caused_by_app: Option<bool>,
+    #[serde(rename = "Loss Reason", borrow)]
+    pub loss_reason: Option<Text<'a>>,
+    #[serde(rename = "Shuffle ID")]
+    pub shuffle_id: Option<i64>,
+}
+
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+#[serde(default)]
+pub struct TaskMetrics {
+    #[serde(rename = "Executor Deserialize Time")]
+    pub executor_deserialize_time: i64,
+    #[serde(rename = "Executor Deserialize CPU Time")]
+    pub executor_deserialize_cpu_time: i64,
+    #[serde(rename = "Executor Run Time")]
+    pub executor_run_time: i64,
+    #[serde(rename = "Executor CPU Time")]
+    pub executor_cpu_time: i64,
+    #[serde(rename = "Peak Execution Memory")]
+    pub peak_execution_memory: i64,
+    #[serde(rename = "Result Size")]
+    pub result_size: i64,
+    #[serde(rename = "JVM GC Time")]
+    pub jvm_gc_time: i64,
+    #[serde(rename = "Result Serialization Time")]
+    pub result_serialization_time: i64,
+    #[serde(rename = "Memory Bytes Spilled")]
+    pub memory_bytes_spilled: i64,
+    #[serde(rename = "Disk Bytes Spilled")]
+    pub disk_bytes_spilled: i64,
+    #[serde(rename = "Shuffle Read Metrics")]
+    pub shuffle_read: ShuffleReadMetrics,
+    #[serde(rename = "Shuffle Write Metrics")]
+    pub shuffle_write: ShuffleWriteMetrics,
+    #[serde(rename = "Input Metrics")]
+    pub input: InputMetrics,
+    #[serde(rename = "Output Metrics")]
+    pub output: OutputMetrics,
+}
+
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+#[serde(default)]
+pub struct ShuffleReadMetrics {
+    #[serde(rename = "Remote Blocks Fetched")]
+    pub remote_blocks_fetched: i64,
+    #[serde(rename = "Local Blocks Fetched")]
+    pub local_blocks_fetched: i64,
+    #[serde(rename = "Fetch Wait Time")]
+    pub fetch_wait_time: i64,
+    #[serde(rename = "Remote Bytes Read")]
+    pub remote_bytes_read: i64,
+    #[serde(rename = "Remote Bytes Read To Disk")]
+    pub remote_bytes_read_to_disk: i64,
+    #[serde(rename = "Local Bytes Read")]
+    pub local_bytes_read: i64,
+    #[serde(rename = "Total Records Read")]
+    pub total_records_read: i64,
+}
+
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+#[serde(default)]
+pub struct ShuffleWriteMetrics {
+    #[serde(rename = "Shuffle Bytes Written")]
+    pub bytes_written: i64,
+    /// Nanoseconds.
+    #[serde(rename = "Shuffle Write Time")]
+    pub write_time: i64,
+    #[serde(rename = "Shuffle Records Written")]
+    pub records_written: i64,
+}
+
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+#[serde(default)]
+pub struct InputMetrics {
+    #[serde(rename = "Bytes Read")]
+    pub bytes_read: i64,
+    #[serde(rename = "Records Read")]
+    pub records_read: i64,
+}
+
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+#[serde(default)]
+pub struct OutputMetrics {
+    #[serde(rename = "Bytes Written")]
+    pub bytes_written: i64,
+    #[serde(rename = "Records Written")]
+    pub records_written: i64,
+}
+
+macro_rules! executor_metrics {
+    ($($field:ident = $name:literal),* $(,)?) => {
+        /// Peak executor metrics (`ExecutorMetricType`), in Spark's order; a missing key reads as 0.
+        #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
+        #[serde(default)]
+        pub struct ExecutorMetrics {
+            $(#[serde(rename = $name)] pub $field: i64,)*
+        }
+
+        impl ExecutorMetrics {
+            pub const NAMES: &'static [&'static str] = &[$($name),*];
+
+            /// Raises every metric to at least `other`'s value, as Spark keeps peaks.
+            pub fn raise_to(&mut self, other: &ExecutorMetrics) {
+                $(self.$field = self.$field.max(other.$field);)*
+            }
+
+            pub fn values(&self) -> Vec<i64> {
+                vec![$(self.$field),*]
+            }
+        }
+    };
+}
+
+executor_metrics! {
+    jvm_heap_memory = "JVMHeapMemory",
+    jvm_off_heap_memory = "JVMOffHeapMemory",
+    on_heap_execution_memory = "OnHeapExecutionMemory",
+    off_heap_execution_memory = "OffHeapExecutionMemory",
+    on_heap_storage_memory = "OnHeapStorageMemory",
+    off_heap_storage_memory = "OffHeapStorageMemory",
+    on_heap_unified_memory = "OnHeapUnifiedMemory",
+    off_heap_unified_memory = "OffHeapUnifiedMemory",
+    direct_pool_memory = "DirectPoolMemory",
+    mapped_pool_memory = "MappedPoolMemory",
+    process_tree_jvm_vmemory = "ProcessTreeJVMVMemory",
+    process_tree_jvm_rss_memory = "ProcessTreeJVMRSSMemory",
+    process_tree_python_vmemory = "ProcessTreePythonVMemory",
+    process_tree_python_rss_memory = "ProcessTreePythonRSSMemory",
+    process_tree_other_vmemory = "ProcessTreeOtherVMemory",
+    process_tree_other_rss_memory = "ProcessTreeOtherRSSMemory",
+    minor_gc_count = "MinorGCCount",
+    minor_gc_time = "MinorGCTime",
+    major_gc_count = "MajorGCCount",
+    major_gc_time = "MajorGCTime",
+    total_gc_time = "TotalGCTime",
+    concurrent_gc_count = "ConcurrentGCCount",
+    concurrent_gc_time = "ConcurrentGCTime",
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ExecutorAdded<'a> {
+    #[serde(rename = "Timestamp")]
+    pub timestamp: i64,
+    #[serde(rename = "Executor ID", borrow)]
+    pub executor_id: Text<'a>,
+    #[serde(rename = "Executor Info", borrow)]
+    pub info: ExecutorInfo<'a>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ExecutorInfo<'a> {
+    #[serde(rename = "Host", borrow)]
+    pub host: Text<'a>,
+    #[serde(rename = "Total Cores")]
+    pub total_cores: i64,
+    #[serde(rename = "Resource Profile Id")]
+    pub resource_profile_id: i64,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ExecutorRemoved<'a> {
+    #[serde(rename = "Timestamp")]
+    pub timestamp: i64,
+    #[serde(rename = "Executor ID", borrow)]
+    pub executor_id: Text<'a>,
+    #[serde(rename = "Removed Reason", borrow, default)]
+    pub reason: Text<'a>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct BlockManagerAdded<'a> {
+    #[serde(rename = "Block Manager ID", borrow)]
+    pub block_manager: BlockManagerId<'a>,
+    #[serde(rename = "Maximum Memory", default)]
+    pub max_memory: i64,
+    #[serde(rename = "Timestamp", default)]
+    pub timestamp: i64,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct BlockManagerId<'a> {
+    #[serde(rename = "Executor ID", borrow)]
+    pub executor_id: Text<'a>,
+    #[serde(rename = "Host", borrow, default)]
+    pub host: Text<'a>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct StageExecutorMetrics<'a> {
+    #[serde(rename = "Executor ID", borrow)]
+    pub executor_id: Text<'a>,
+    #[serde(rename = "Stage ID")]
+    pub stage_id: i64,
+    #[serde(rename = "Stage Attempt ID", default)]
+    pub stage_attempt_id: i64,
+    #[serde(rename = "Executor Metrics", default)]
+    pub metrics: ExecutorMetrics,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct SqlExecutionStart<'a> {
+    #[serde(rename = "executionId")]
+    pub execution_id: i64,
+    #[serde(rename = "rootExecutionId", default)]
+    pub root_execution_id: Option<i64>,
+    #[serde(borrow, default)]
+    pub description: Text<'a>,
+    #[serde(borrow, default)]
+    pub details: Text<'a>,
+    #[serde(rename = "physicalPlanDescription", borrow, default)]
+    pub physical_plan_description: Text<'a>,
+    #[serde(rename = "sparkPlanInfo", default)]
+    pub spark_plan_info: Option<SparkPlanInfo>,
+    #[serde(default)]
+    pub time: i64,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct SqlExecutionEnd<'a> {
+    #[serde(rename = "executionId")]
+    pub execution_id: i64,
+    #[serde(default)]
+    pub time: i64,
+    #[serde(rename = "errorMessage", borrow, default)]
+    pub error_message: Option<Text<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct SqlAdaptiveExecutionUpdate<'a> {
+    #[serde(rename = "executionId")]
+    pub execution_id: i64,
+    #[serde(rename = "physicalPlanDescription", borrow, default)]
+    pub physical_plan_description: Text<'a>,
+    #[serde(rename = "sparkPlanInfo", default)]
+    pub spark_plan_info: Option<SparkPlanInfo>,
+}
+
+/// The structured physical plan of a SQL execution (`SparkPlanInfo`).
+#[derive(Debug, Clone, Default, Deserialize, serde::Serialize)]
+#[serde(default)]
+pub struct SparkPlanInfo {
+    #[serde(rename = "nodeName")]
+    pub node_name: String,
+    #[serde(rename = "simpleString")]
+    pub simple_string: String,
+    pub children: Vec<SparkPlanInfo>,
+    pub metadata: std::collections::BTreeMap<String, String>,
+    pub metrics: Vec<SqlMetricInfo>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, serde::Serialize)]
+#[serde(default)]
+pub struct SqlMetricInfo {
+    pub name: String,
+    #[serde(rename = "accumulatorId")]
+    pub accumulator_id: i64,
+    #[serde(rename = "metricType")]
+    pub metric_type: String,
+}
+
+fn minus_one() -> i64 {
+    -1
+}
+
+const SQL_PREFIX: &str = "org.apache.spark.sql.execution.ui.";
+
+/// Parses one line into an event.
+///
+/// Returns the event name with the parse error so the caller can say what was expected.
+pub fn parse_event(line: &[u8]) -> Result<Event<'_>, ParseFailure<'_>> {
+    let name = event_name(line).ok_or(ParseFailure { event: None, error: None })?;
+    let fail = |error| ParseFailure { event: Some(name), error: Some(error) };
+    Ok(match name {
+        "SparkListenerTaskEnd" => Event::TaskEnd(Box::new(serde_json::from_slice(line).map_err(fail)?)),
+        "SparkListenerTaskStart" => Event::TaskStart(serde_json::from_slice(line).map_err(fail)?),
+        "SparkListenerStageSubmitted" => Event::StageSubmitted(serde_json::from_slice(line).map_err(fail)?),
+        "SparkListenerStageCompleted" => Event::StageCompleted(serde_json::from_slice(line).map_err(fail)?),
+        "SparkListenerJobStart" => Event::JobStart(serde_json::from_slice(line).map_err(fail)?),
+        "SparkListenerJobEnd" => Event::JobEnd(serde_json::from_slice(line).map_err(fail)?),
+        "SparkListenerExecutorAdded" => Event::ExecutorAdded(serde_json::from_slice(line).map_err(fail)?),
+        "SparkListenerExecutorRemoved" => Event::ExecutorRemoved(serde_json::from_slice(line).map_err(fail)?),
+        "SparkListenerBlockManagerAdded" => Event::BlockManagerAdded(serde_json::from_slice(line).map_err(fail)?),
+        "SparkListenerStageExecutorMetrics" => {
+            Event::StageExecutorMetrics(serde_json::from_slice(line).map_err(fail)?)
+        }
+        "SparkListenerLogStart" => Event::LogStart(serde_json::from_slice(line).map_err(fail)?),
+        "SparkListenerApplicationStart" => Event::ApplicationStart(serde_json::from_slice(line).map_err(fail)?),
+        "SparkListenerApplicationEnd" => Event::ApplicationEnd(serde_json::from_slice(line).map_err(fail)?),
+        "SparkListenerEnvironmentUpdate" => Event::EnvironmentUpdate(serde_json::from_slice(line).map_err(fail)?),
+        _ => match name.strip_prefix(SQL_PREFIX) {
+            Some("SparkListenerSQLExecutionStart") => {
+                Event::SqlExecutionStart(Box::new(serde_json::from_slice(line).map_err(fail)?))
+            }
+            Some("SparkListenerSQLExecutionEnd") => Event::SqlExecutionEnd(serde_json::from_slice(line).map_err(fail)?),
+            Some("SparkListenerSQLAdaptiveExecutionUpdate") => {
+                Event::SqlAdaptiveExecutionUpdate(Box::new(serde_json::from_slice(line).map_err(fail)?))
+            }
+            _ => {
+                // Not modelled: still make sure the line is a whole JSON object, so a damaged
+                // line is reported rather than silently counted as an event.
+                serde_json::from_slice::<serde::de::IgnoredAny>(line).map_err(fail)?;
+                Event::Other(name)
+            }
+        },
+    })
+}
+
+/// Why a line did not parse.
+#[derive(Debug)]
+pub struct ParseFailure<'a> {
+    /// The event name, when the line got that far.
+    pub event: Option<&'a str>,
+    pub error: Option<serde_json::Error>,
+}
+
+/// Finds the `"Event"` name cheaply: Spark writes it as the first key of every line.
+fn event_name(line: &[u8]) -> Option<&str> {
+    const PREFIX: &[u8] = br#"{"Event":""#;
+    if let Some(rest) = line.strip_prefix(PREFIX) {
+        let end = memchr::memchr(b'"', rest)?;
+        return std::str::from_utf8(&rest[..end]).ok();
+    }
+    // Key order or spacing differs (hand-edited or re-serialised logs): find it properly.
+    #[derive(Deserialize)]
+    struct NameOnly<'a> {
+        #[serde(rename = "Event", borrow)]
+        event: &'a str,
+    }
+    serde_json::from_slice::<NameOnly>(line).ok().map(|n| n.event)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_name_in_any_key_order_and_rejects_broken_lines() {
+        assert_eq!(event_name(br#"{"Event":"SparkListenerJobEnd","Job ID":1}"#), Some("SparkListenerJobEnd"));
+        assert_eq!(event_name(br#"{ "Job ID": 1, "Event": "SparkListenerJobEnd" }"#), Some("SparkListenerJobEnd"));
+        assert!(event_name(br#"{"Job ID":1}"#).is_none());
+        let cut = br#"{"Event":"SparkListenerJobEnd","Job ID":1,"Completion Ti"#;
+        let failure = parse_event(cut).unwrap_err();
+        assert_eq!(failure.event, Some("SparkListenerJobEnd"));
+        assert!(failure.error.is_some());
+        let cut_other = br#"{"Event":"SparkListenerBlockUpdated","Block"#;
+        assert!(parse_event(cut_other).is_err(), "a cut line of an unmodelled event is still damage");
+    }
+}
