@@ -522,33 +522,59 @@ const SQL_PREFIX: &str = "org.apache.spark.sql.execution.ui.";
 ///
 /// Returns the event name with the parse error so the caller can say what was expected.
 pub fn parse_event(line: &[u8]) -> Result<Event<'_>, ParseFailure<'_>> {
-    let name = event_name(line).ok_or(ParseFailure { event: None, error: None })?;
-    let fail = |error| ParseFailure { event: Some(name), error: Some(error) };
+    let name = event_name(line).ok_or(ParseFailure {
+        event: None,
+        error: None,
+    })?;
+    let fail = |error| ParseFailure {
+        event: Some(name),
+        error: Some(error),
+    };
     Ok(match name {
-        "SparkListenerTaskEnd" => Event::TaskEnd(Box::new(serde_json::from_slice(line).map_err(fail)?)),
+        "SparkListenerTaskEnd" => {
+            Event::TaskEnd(Box::new(serde_json::from_slice(line).map_err(fail)?))
+        }
         "SparkListenerTaskStart" => Event::TaskStart(serde_json::from_slice(line).map_err(fail)?),
-        "SparkListenerStageSubmitted" => Event::StageSubmitted(serde_json::from_slice(line).map_err(fail)?),
-        "SparkListenerStageCompleted" => Event::StageCompleted(serde_json::from_slice(line).map_err(fail)?),
+        "SparkListenerStageSubmitted" => {
+            Event::StageSubmitted(serde_json::from_slice(line).map_err(fail)?)
+        }
+        "SparkListenerStageCompleted" => {
+            Event::StageCompleted(serde_json::from_slice(line).map_err(fail)?)
+        }
         "SparkListenerJobStart" => Event::JobStart(serde_json::from_slice(line).map_err(fail)?),
         "SparkListenerJobEnd" => Event::JobEnd(serde_json::from_slice(line).map_err(fail)?),
-        "SparkListenerExecutorAdded" => Event::ExecutorAdded(serde_json::from_slice(line).map_err(fail)?),
-        "SparkListenerExecutorRemoved" => Event::ExecutorRemoved(serde_json::from_slice(line).map_err(fail)?),
-        "SparkListenerBlockManagerAdded" => Event::BlockManagerAdded(serde_json::from_slice(line).map_err(fail)?),
+        "SparkListenerExecutorAdded" => {
+            Event::ExecutorAdded(serde_json::from_slice(line).map_err(fail)?)
+        }
+        "SparkListenerExecutorRemoved" => {
+            Event::ExecutorRemoved(serde_json::from_slice(line).map_err(fail)?)
+        }
+        "SparkListenerBlockManagerAdded" => {
+            Event::BlockManagerAdded(serde_json::from_slice(line).map_err(fail)?)
+        }
         "SparkListenerStageExecutorMetrics" => {
             Event::StageExecutorMetrics(serde_json::from_slice(line).map_err(fail)?)
         }
         "SparkListenerLogStart" => Event::LogStart(serde_json::from_slice(line).map_err(fail)?),
-        "SparkListenerApplicationStart" => Event::ApplicationStart(serde_json::from_slice(line).map_err(fail)?),
-        "SparkListenerApplicationEnd" => Event::ApplicationEnd(serde_json::from_slice(line).map_err(fail)?),
-        "SparkListenerEnvironmentUpdate" => Event::EnvironmentUpdate(serde_json::from_slice(line).map_err(fail)?),
+        "SparkListenerApplicationStart" => {
+            Event::ApplicationStart(serde_json::from_slice(line).map_err(fail)?)
+        }
+        "SparkListenerApplicationEnd" => {
+            Event::ApplicationEnd(serde_json::from_slice(line).map_err(fail)?)
+        }
+        "SparkListenerEnvironmentUpdate" => {
+            Event::EnvironmentUpdate(serde_json::from_slice(line).map_err(fail)?)
+        }
         _ => match name.strip_prefix(SQL_PREFIX) {
             Some("SparkListenerSQLExecutionStart") => {
                 Event::SqlExecutionStart(Box::new(serde_json::from_slice(line).map_err(fail)?))
             }
-            Some("SparkListenerSQLExecutionEnd") => Event::SqlExecutionEnd(serde_json::from_slice(line).map_err(fail)?),
-            Some("SparkListenerSQLAdaptiveExecutionUpdate") => {
-                Event::SqlAdaptiveExecutionUpdate(Box::new(serde_json::from_slice(line).map_err(fail)?))
+            Some("SparkListenerSQLExecutionEnd") => {
+                Event::SqlExecutionEnd(serde_json::from_slice(line).map_err(fail)?)
             }
+            Some("SparkListenerSQLAdaptiveExecutionUpdate") => Event::SqlAdaptiveExecutionUpdate(
+                Box::new(serde_json::from_slice(line).map_err(fail)?),
+            ),
             _ => {
                 // Not modelled: still make sure the line is a whole JSON object, so a damaged
                 // line is reported rather than silently counted as an event.
@@ -580,7 +606,9 @@ fn event_name(line: &[u8]) -> Option<&str> {
         #[serde(rename = "Event", borrow)]
         event: &'a str,
     }
-    serde_json::from_slice::<NameOnly>(line).ok().map(|n| n.event)
+    serde_json::from_slice::<NameOnly>(line)
+        .ok()
+        .map(|n| n.event)
 }
 
 #[cfg(test)]
@@ -589,14 +617,23 @@ mod tests {
 
     #[test]
     fn finds_the_name_in_any_key_order_and_rejects_broken_lines() {
-        assert_eq!(event_name(br#"{"Event":"SparkListenerJobEnd","Job ID":1}"#), Some("SparkListenerJobEnd"));
-        assert_eq!(event_name(br#"{ "Job ID": 1, "Event": "SparkListenerJobEnd" }"#), Some("SparkListenerJobEnd"));
+        assert_eq!(
+            event_name(br#"{"Event":"SparkListenerJobEnd","Job ID":1}"#),
+            Some("SparkListenerJobEnd")
+        );
+        assert_eq!(
+            event_name(br#"{ "Job ID": 1, "Event": "SparkListenerJobEnd" }"#),
+            Some("SparkListenerJobEnd")
+        );
         assert!(event_name(br#"{"Job ID":1}"#).is_none());
         let cut = br#"{"Event":"SparkListenerJobEnd","Job ID":1,"Completion Ti"#;
         let failure = parse_event(cut).unwrap_err();
         assert_eq!(failure.event, Some("SparkListenerJobEnd"));
         assert!(failure.error.is_some());
         let cut_other = br#"{"Event":"SparkListenerBlockUpdated","Block"#;
-        assert!(parse_event(cut_other).is_err(), "a cut line of an unmodelled event is still damage");
+        assert!(
+            parse_event(cut_other).is_err(),
+            "a cut line of an unmodelled event is still damage"
+        );
     }
 }

@@ -63,7 +63,10 @@ pub fn discover(path: &str) -> Result<Vec<LogInput>, ReadError> {
         return Ok(vec![LogInput {
             display: "<stdin>".into(),
             layout: Layout::Stdin,
-            parts: vec![Part { path: None, display: "<stdin>".into() }],
+            parts: vec![Part {
+                path: None,
+                display: "<stdin>".into(),
+            }],
             in_progress: false,
             notes: Vec::new(),
             _extracted: None,
@@ -75,7 +78,11 @@ pub fn discover(path: &str) -> Result<Vec<LogInput>, ReadError> {
     if meta.is_dir() {
         walk_dir(root, path, &None, &mut found, 0)?;
         if found.is_empty() {
-            return Err(ReadError::new(path, None, "no Spark event log found in this directory"));
+            return Err(ReadError::new(
+                path,
+                None,
+                "no Spark event log found in this directory",
+            ));
         }
     } else {
         add_file(root, path, &None, &mut found, true)?;
@@ -135,7 +142,11 @@ fn add_file(
         let root = holder.as_ref().unwrap().path().to_path_buf();
         walk_dir(&root, &format!("{display}!"), &holder, found, 0)?;
         if found.len() == before {
-            return Err(ReadError::new(display, None, "the archive holds no Spark event log"));
+            return Err(ReadError::new(
+                display,
+                None,
+                "the archive holds no Spark event log",
+            ));
         }
         return Ok(());
     }
@@ -144,7 +155,10 @@ fn add_file(
             found.push(LogInput {
                 display: display.to_string(),
                 layout: Layout::SingleFile,
-                parts: vec![Part { path: Some(path.to_path_buf()), display: display.to_string() }],
+                parts: vec![Part {
+                    path: Some(path.to_path_buf()),
+                    display: display.to_string(),
+                }],
                 in_progress: name.ends_with(".inprogress"),
                 notes: Vec::new(),
                 _extracted: extracted.clone(),
@@ -188,29 +202,44 @@ fn rolling_dir(
     events.sort_by_key(|(index, _, _)| *index);
     let mut notes = Vec::new();
     // A compacted file replaces every file up to its own index.
-    if let Some(pos) = events.iter().rposition(|(_, name, _)| name.contains(".compact")) {
+    if let Some(pos) = events
+        .iter()
+        .rposition(|(_, name, _)| name.contains(".compact"))
+    {
         events.drain(..pos);
     }
     for pair in events.windows(2) {
         let (a, b) = (pair[0].0, pair[1].0);
         if b != a + 1 {
-            let missing = if b == a + 2 { format!("events_{}", a + 1) } else { format!("events_{}..events_{}", a + 1, b - 1) };
+            let missing = if b == a + 2 {
+                format!("events_{}", a + 1)
+            } else {
+                format!("events_{}..events_{}", a + 1, b - 1)
+            };
             notes.push(format!("{missing} missing from {display}: the events between the neighbouring files are lost"));
         }
     }
     if events[0].0 > 1 && !events[0].1.contains(".compact") {
-        notes.push(format!("{display} starts at events_{}: earlier roll files are missing", events[0].0));
+        notes.push(format!(
+            "{display} starts at events_{}: earlier roll files are missing",
+            events[0].0
+        ));
     }
     let in_progress = match &status {
         Some(name) => name.ends_with(".inprogress"),
         None => {
-            notes.push(format!("{display} has no appstatus_* file; Spark writes one for every rolling log"));
+            notes.push(format!(
+                "{display} has no appstatus_* file; Spark writes one for every rolling log"
+            ));
             true
         }
     };
     let parts = events
         .into_iter()
-        .map(|(_, name, path)| Part { path: Some(path), display: format!("{}/{}", display.trim_end_matches('/'), name) })
+        .map(|(_, name, path)| Part {
+            path: Some(path),
+            display: format!("{}/{}", display.trim_end_matches('/'), name),
+        })
         .collect();
     Ok(Some(LogInput {
         display: display.to_string(),
@@ -249,7 +278,10 @@ fn databricks_dir(
     rolls.sort();
     let mut parts: Vec<Part> = rolls
         .into_iter()
-        .map(|(name, path)| Part { path: Some(path), display: format!("{}/{}", display.trim_end_matches('/'), name) })
+        .map(|(name, path)| Part {
+            path: Some(path),
+            display: format!("{}/{}", display.trim_end_matches('/'), name),
+        })
         .collect();
     let mut notes = Vec::new();
     match current {
@@ -292,9 +324,12 @@ fn archive_kind(path: &Path, head: &[u8], display: &str) -> Result<Option<Archiv
     }
     if head.starts_with(&[0x1F, 0x8B]) {
         // A gzip file is a Databricks roll file unless it unpacks to a tar header.
-        let file = fs::File::open(path).map_err(|e| ReadError::io(display, None, "cannot open", e))?;
+        let file =
+            fs::File::open(path).map_err(|e| ReadError::io(display, None, "cannot open", e))?;
         let mut inner = Vec::with_capacity(512);
-        let _ = flate2::read::MultiGzDecoder::new(file).take(512).read_to_end(&mut inner);
+        let _ = flate2::read::MultiGzDecoder::new(file)
+            .take(512)
+            .read_to_end(&mut inner);
         if is_tar_header(&inner) {
             return Ok(Some(ArchiveKind::TarGz));
         }
@@ -314,16 +349,27 @@ fn extract(path: &Path, display: &str, kind: ArchiveKind) -> Result<tempfile::Te
     let dir = tempfile::Builder::new()
         .prefix("sparkdiag-archive-")
         .tempdir()
-        .map_err(|e| ReadError::io(display, None, "cannot create a temporary folder to unpack into", e))?;
+        .map_err(|e| {
+            ReadError::io(
+                display,
+                None,
+                "cannot create a temporary folder to unpack into",
+                e,
+            )
+        })?;
     let file = fs::File::open(path).map_err(|e| ReadError::io(display, None, "cannot open", e))?;
     let result = match kind {
         ArchiveKind::Zip => zip::ZipArchive::new(file)
             .and_then(|mut zip| zip.extract(dir.path()))
             .map_err(|e| format!("cannot unpack zip archive: {e}")),
-        ArchiveKind::Tar => tar::Archive::new(file).unpack(dir.path()).map_err(|e| format!("cannot unpack tar archive: {e}")),
-        ArchiveKind::TarGz => tar::Archive::new(flate2::read::MultiGzDecoder::new(io::BufReader::new(file)))
+        ArchiveKind::Tar => tar::Archive::new(file)
             .unpack(dir.path())
-            .map_err(|e| format!("cannot unpack tar.gz archive: {e}")),
+            .map_err(|e| format!("cannot unpack tar archive: {e}")),
+        ArchiveKind::TarGz => {
+            tar::Archive::new(flate2::read::MultiGzDecoder::new(io::BufReader::new(file)))
+                .unpack(dir.path())
+                .map_err(|e| format!("cannot unpack tar.gz archive: {e}"))
+        }
     };
     result.map_err(|message| ReadError::new(display, None, message))?;
     Ok(dir)
@@ -331,10 +377,14 @@ fn extract(path: &Path, display: &str, kind: ArchiveKind) -> Result<tempfile::Te
 
 fn sorted_entries(dir: &Path, display: &str) -> Result<Vec<(String, PathBuf)>, ReadError> {
     let mut entries = Vec::new();
-    let reader = fs::read_dir(dir).map_err(|e| ReadError::io(display, None, "cannot list directory", e))?;
+    let reader =
+        fs::read_dir(dir).map_err(|e| ReadError::io(display, None, "cannot list directory", e))?;
     for entry in reader {
         let entry = entry.map_err(|e| ReadError::io(display, None, "cannot list directory", e))?;
-        entries.push((entry.file_name().to_string_lossy().into_owned(), entry.path()));
+        entries.push((
+            entry.file_name().to_string_lossy().into_owned(),
+            entry.path(),
+        ));
     }
     entries.sort();
     Ok(entries)
@@ -343,16 +393,24 @@ fn sorted_entries(dir: &Path, display: &str) -> Result<Vec<(String, PathBuf)>, R
 fn read_head(path: &Path, display: &str) -> Result<Vec<u8>, ReadError> {
     let file = fs::File::open(path).map_err(|e| ReadError::io(display, None, "cannot open", e))?;
     let mut head = Vec::with_capacity(512);
-    file.take(512).read_to_end(&mut head).map_err(|e| ReadError::io(display, Some(0), "cannot read", e))?;
+    file.take(512)
+        .read_to_end(&mut head)
+        .map_err(|e| ReadError::io(display, Some(0), "cannot read", e))?;
     Ok(head)
 }
 
 fn file_name(path: &Path) -> String {
-    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02X}")).collect::<Vec<_>>().join(" ")
+    bytes
+        .iter()
+        .map(|b| format!("{b:02X}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn guess_format(head: &[u8]) -> &'static str {

@@ -46,7 +46,11 @@ pub struct ReadError {
 
 impl ReadError {
     pub fn new(path: &str, offset: Option<u64>, message: impl Into<String>) -> Self {
-        ReadError { path: path.to_string(), offset, message: message.into() }
+        ReadError {
+            path: path.to_string(),
+            offset,
+            message: message.into(),
+        }
     }
 
     pub(crate) fn io(path: &str, offset: Option<u64>, doing: &str, err: std::io::Error) -> Self {

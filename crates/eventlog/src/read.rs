@@ -7,10 +7,10 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::rc::Rc;
 
+use crate::ReadError;
 use crate::codec::Codec;
 use crate::events::{Event, ParseFailure, is_known_event_name, parse_event};
 use crate::layout::{Layout, LogInput, Part};
-use crate::ReadError;
 
 /// How many damaged lines are located one by one before the rest are only counted.
 const LOCATED_LINE_LIMIT: usize = 10;
@@ -96,7 +96,10 @@ impl<R: Read> Read for Counting<R> {
 /// Damage is recorded in the returned report and reading goes on wherever it can. It is an error
 /// only when nothing at all could be read: a missing file, a file that is not a log, or a stream
 /// whose very first bytes do not decode.
-pub fn read_log(input: &LogInput, mut on_event: impl FnMut(Event<'_>)) -> Result<SourceReport, ReadError> {
+pub fn read_log(
+    input: &LogInput,
+    mut on_event: impl FnMut(Event<'_>),
+) -> Result<SourceReport, ReadError> {
     let mut report = SourceReport::new(input);
     let mut located = 0usize;
     for (i, part) in input.parts.iter().enumerate() {
@@ -107,7 +110,9 @@ pub fn read_log(input: &LogInput, mut on_event: impl FnMut(Event<'_>)) -> Result
             Err(err) if input.parts.len() == 1 => return Err(err),
             Err(err) => {
                 report.gaps = true;
-                report.warnings.push(format!("{err}; this file was skipped"));
+                report
+                    .warnings
+                    .push(format!("{err}; this file was skipped"));
                 report.files.push(FileReport {
                     path: part.display.clone(),
                     codec: None,
@@ -126,7 +131,9 @@ pub fn read_log(input: &LogInput, mut on_event: impl FnMut(Event<'_>)) -> Result
         ));
     }
     for (name, count) in &report.unknown_events {
-        report.warnings.push(format!("{count} event(s) of unknown type {name} were skipped"));
+        report.warnings.push(format!(
+            "{count} event(s) of unknown type {name} were skipped"
+        ));
     }
     if !report.saw_application_end && report.events() > 0 {
         report.warnings.push(if report.in_progress {
@@ -138,7 +145,9 @@ pub fn read_log(input: &LogInput, mut on_event: impl FnMut(Event<'_>)) -> Result
         });
     }
     if report.events() == 0 {
-        report.warnings.push(format!("{}: no events were found", input.display));
+        report
+            .warnings
+            .push(format!("{}: no events were found", input.display));
     }
     Ok(report)
 }
@@ -153,17 +162,31 @@ fn read_part(
     let count = Rc::new(Cell::new(0u64));
     let (raw, bytes): (Box<dyn Read>, u64) = match &part.path {
         Some(path) => {
-            let file = File::open(path).map_err(|e| ReadError::io(&part.display, None, "cannot open", e))?;
+            let file = File::open(path)
+                .map_err(|e| ReadError::io(&part.display, None, "cannot open", e))?;
             let len = file.metadata().map(|m| m.len()).unwrap_or(0);
             (Box::new(file), len)
         }
         None => (Box::new(io::stdin().lock()), 0),
     };
-    let mut raw = BufReader::with_capacity(BUFFER, Counting { inner: raw, count: count.clone() });
-    let head = raw.fill_buf().map_err(|e| ReadError::io(&part.display, Some(0), "cannot read", e))?.to_vec();
+    let mut raw = BufReader::with_capacity(
+        BUFFER,
+        Counting {
+            inner: raw,
+            count: count.clone(),
+        },
+    );
+    let head = raw
+        .fill_buf()
+        .map_err(|e| ReadError::io(&part.display, Some(0), "cannot read", e))?
+        .to_vec();
     let name = part.display.rsplit('/').next().unwrap_or_default();
     let codec = Codec::detect(&head, name).ok_or_else(|| {
-        ReadError::new(&part.display, Some(0), "not a Spark event log: the first bytes are neither JSON nor a codec Spark writes")
+        ReadError::new(
+            &part.display,
+            Some(0),
+            "not a Spark event log: the first bytes are neither JSON nor a codec Spark writes",
+        )
     })?;
     let mut lines = BufReader::with_capacity(BUFFER, codec.decoder(raw));
     let mut file = FileReport {
@@ -213,7 +236,11 @@ fn read_part(
                             part.display,
                             file.lines,
                             describe_event(&failure),
-                            if is_last_part && stream_error.is_none() { " (the writer stopped mid-line)" } else { "" },
+                            if is_last_part && stream_error.is_none() {
+                                " (the writer stopped mid-line)"
+                            } else {
+                                ""
+                            },
                         ));
                     }
                     Err(failure) => {
@@ -266,7 +293,10 @@ fn read_part(
 }
 
 fn describe_event(failure: &ParseFailure<'_>) -> String {
-    failure.event.map(|name| format!(" ({name})")).unwrap_or_default()
+    failure
+        .event
+        .map(|name| format!(" ({name})"))
+        .unwrap_or_default()
 }
 
 fn trim_line_end(line: &[u8]) -> &[u8] {

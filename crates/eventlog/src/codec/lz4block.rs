@@ -26,7 +26,13 @@ pub struct Lz4BlockReader<R> {
 
 impl<R: Read> Lz4BlockReader<R> {
     pub fn new(inner: R) -> Self {
-        Self { inner, compressed: Vec::new(), block: Vec::new(), pos: 0, offset: 0 }
+        Self {
+            inner,
+            compressed: Vec::new(),
+            block: Vec::new(),
+            pos: 0,
+            offset: 0,
+        }
     }
 
     /// Loads the next non-empty block; returns false at a clean end of input.
@@ -42,7 +48,9 @@ impl<R: Read> Lz4BlockReader<R> {
                 return Err(cut(format!("lz4 block header cut short at byte {at}")));
             }
             if &header[..8] != MAGIC {
-                return Err(invalid(format!("expected an lz4 block header (\"LZ4Block\") at byte {at}")));
+                return Err(invalid(format!(
+                    "expected an lz4 block header (\"LZ4Block\") at byte {at}"
+                )));
             }
             let token = header[8];
             let method = token & 0xF0;
@@ -77,12 +85,16 @@ impl<R: Read> Lz4BlockReader<R> {
                 let n = lz4_flex::block::decompress_into(&self.compressed, &mut self.block)
                     .map_err(|e| invalid(format!("corrupt lz4 block at byte {at}: {e}")))?;
                 if n != original_len {
-                    return Err(invalid(format!("lz4 block at byte {at} decodes to {n} bytes, header says {original_len}")));
+                    return Err(invalid(format!(
+                        "lz4 block at byte {at} decodes to {n} bytes, header says {original_len}"
+                    )));
                 }
             }
             let actual = twox_hash::XxHash32::oneshot(CHECKSUM_SEED, &self.block) & 0x0FFF_FFFF;
             if actual != checksum {
-                return Err(invalid(format!("lz4 block at byte {at} fails its checksum")));
+                return Err(invalid(format!(
+                    "lz4 block at byte {at} fails its checksum"
+                )));
             }
             self.pos = 0;
             return Ok(true);
@@ -108,7 +120,11 @@ mod tests {
 
     /// Builds a block exactly as lz4-java lays it out.
     fn block(data: &[u8], compress: bool) -> Vec<u8> {
-        let payload = if compress { lz4_flex::block::compress(data) } else { data.to_vec() };
+        let payload = if compress {
+            lz4_flex::block::compress(data)
+        } else {
+            data.to_vec()
+        };
         let token = if compress { METHOD_LZ4 } else { METHOD_RAW } | 5;
         let mut out = MAGIC.to_vec();
         out.push(token);
@@ -139,7 +155,10 @@ mod tests {
         bytes.extend(end_mark());
         bytes.extend(block(b"second stream\n", true));
         bytes.extend(end_mark());
-        assert_eq!(decode(&bytes).unwrap(), b"hello hello hello hello\nraw\nsecond stream\n");
+        assert_eq!(
+            decode(&bytes).unwrap(),
+            b"hello hello hello hello\nraw\nsecond stream\n"
+        );
     }
 
     #[test]
@@ -151,7 +170,11 @@ mod tests {
         let last = bad.len() - 1;
         bad[17] ^= 1;
         let err = decode(&bad).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::InvalidData, "{err} (last byte {last})");
+        assert_eq!(
+            err.kind(),
+            io::ErrorKind::InvalidData,
+            "{err} (last byte {last})"
+        );
         assert!(err.to_string().contains("checksum"));
     }
 
@@ -163,6 +186,10 @@ mod tests {
         bytes.extend(i32::MAX.to_le_bytes());
         bytes.extend([0u8; 4]);
         let err = decode(&bytes).unwrap_err();
-        assert!(err.to_string().contains("corrupt lz4 block header at byte 0"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("corrupt lz4 block header at byte 0"),
+            "{err}"
+        );
     }
 }

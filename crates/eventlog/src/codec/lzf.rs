@@ -19,7 +19,13 @@ pub struct LzfReader<R> {
 
 impl<R: Read> LzfReader<R> {
     pub fn new(inner: R) -> Self {
-        Self { inner, compressed: Vec::new(), block: Vec::new(), pos: 0, offset: 0 }
+        Self {
+            inner,
+            compressed: Vec::new(),
+            block: Vec::new(),
+            pos: 0,
+            offset: 0,
+        }
     }
 
     fn next_block(&mut self) -> io::Result<bool> {
@@ -34,7 +40,9 @@ impl<R: Read> LzfReader<R> {
                 return Err(cut(format!("lzf chunk header cut short at byte {at}")));
             }
             if &head[..2] != b"ZV" || head[2] > 1 {
-                return Err(invalid(format!("expected an lzf chunk header (\"ZV\") at byte {at}")));
+                return Err(invalid(format!(
+                    "expected an lzf chunk header (\"ZV\") at byte {at}"
+                )));
             }
             let first = usize::from(u16::from_be_bytes([head[3], head[4]]));
             let (stored, compressed_len, original_len) = if head[2] == 0 {
@@ -88,8 +96,12 @@ fn decompress(input: &[u8], out: &mut [u8]) -> Result<(), &'static str> {
         if ctrl < 32 {
             // A literal run of ctrl + 1 bytes.
             let len = ctrl + 1;
-            let src = input.get(ip..ip + len).ok_or("literal runs past the input")?;
-            out.get_mut(op..op + len).ok_or("literal runs past the output")?.copy_from_slice(src);
+            let src = input
+                .get(ip..ip + len)
+                .ok_or("literal runs past the input")?;
+            out.get_mut(op..op + len)
+                .ok_or("literal runs past the output")?
+                .copy_from_slice(src);
             ip += len;
             op += len;
         } else {
@@ -148,7 +160,13 @@ mod tests {
     fn rejects_references_before_the_start_and_cut_chunks() {
         let mut bytes = b"ZV\x01\x00\x02\x00\x05".to_vec();
         bytes.extend([(3 << 5), 9]);
-        assert_eq!(decode(&bytes).unwrap_err().kind(), io::ErrorKind::InvalidData);
-        assert_eq!(decode(b"ZV\x00\x00\x09abc").unwrap_err().kind(), io::ErrorKind::UnexpectedEof);
+        assert_eq!(
+            decode(&bytes).unwrap_err().kind(),
+            io::ErrorKind::InvalidData
+        );
+        assert_eq!(
+            decode(b"ZV\x00\x00\x09abc").unwrap_err().kind(),
+            io::ErrorKind::UnexpectedEof
+        );
     }
 }

@@ -31,7 +31,7 @@ pub enum Codec {
 impl Codec {
     pub fn name(self) -> &'static str {
         match self {
-            Codec::Plain => "none",
+            Codec::Plain => "plain",
             Codec::Zstd => "zstd",
             Codec::Lz4 => "lz4",
             Codec::Snappy => "snappy",
@@ -45,7 +45,13 @@ impl Codec {
     /// Magic bytes win because users rename files; the name only decides when the head says
     /// nothing, e.g. an empty file.
     pub fn detect(head: &[u8], file_name: &str) -> Option<Codec> {
-        Self::from_magic(head).or_else(|| if head.is_empty() { Self::from_name(file_name) } else { None })
+        Self::from_magic(head).or_else(|| {
+            if head.is_empty() {
+                Self::from_name(file_name)
+            } else {
+                None
+            }
+        })
     }
 
     pub fn from_magic(head: &[u8]) -> Option<Codec> {
@@ -68,7 +74,9 @@ impl Codec {
     }
 
     pub fn from_name(file_name: &str) -> Option<Codec> {
-        let name = file_name.trim_end_matches(".inprogress").trim_end_matches(".compact");
+        let name = file_name
+            .trim_end_matches(".inprogress")
+            .trim_end_matches(".compact");
         match name.rsplit_once('.').map(|(_, ext)| ext) {
             Some("zstd" | "zst") => Some(Codec::Zstd),
             Some("lz4") => Some(Codec::Lz4),
@@ -107,7 +115,9 @@ struct ZstdFrames<'r> {
 impl<'r> ZstdFrames<'r> {
     fn new(raw: impl io::BufRead + 'r) -> Self {
         let boxed: Box<dyn io::BufRead + 'r> = Box::new(raw);
-        Self { state: zstd::stream::read::Decoder::with_buffer(boxed).map_err(Some) }
+        Self {
+            state: zstd::stream::read::Decoder::with_buffer(boxed).map_err(Some),
+        }
     }
 }
 
@@ -115,7 +125,9 @@ impl Read for ZstdFrames<'_> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         match &mut self.state {
             Ok(decoder) => decoder.read(out),
-            Err(err) => Err(err.take().unwrap_or_else(|| invalid("zstd decoder failed to start".into()))),
+            Err(err) => Err(err
+                .take()
+                .unwrap_or_else(|| invalid("zstd decoder failed to start".into()))),
         }
     }
 }
@@ -153,11 +165,23 @@ mod tests {
 
     #[test]
     fn magic_bytes_win_over_the_file_name() {
-        assert_eq!(Codec::detect(&[0x28, 0xB5, 0x2F, 0xFD, 0], "app.lz4"), Some(Codec::Zstd));
-        assert_eq!(Codec::detect(b"{\"Event\":\"x\"}", "app.zstd"), Some(Codec::Plain));
+        assert_eq!(
+            Codec::detect(&[0x28, 0xB5, 0x2F, 0xFD, 0], "app.lz4"),
+            Some(Codec::Zstd)
+        );
+        assert_eq!(
+            Codec::detect(b"{\"Event\":\"x\"}", "app.zstd"),
+            Some(Codec::Plain)
+        );
         assert_eq!(Codec::detect(b"", "events_1_app.zstd"), Some(Codec::Zstd));
         assert_eq!(Codec::detect(b"\x89PNG\r\n", "app.zstd"), None);
-        assert_eq!(Codec::from_name("app.snappy.inprogress"), Some(Codec::Snappy));
-        assert_eq!(Codec::from_name("events_3_app.lz4.compact"), Some(Codec::Lz4));
+        assert_eq!(
+            Codec::from_name("app.snappy.inprogress"),
+            Some(Codec::Snappy)
+        );
+        assert_eq!(
+            Codec::from_name("events_3_app.lz4.compact"),
+            Some(Codec::Lz4)
+        );
     }
 }

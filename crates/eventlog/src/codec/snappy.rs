@@ -45,7 +45,9 @@ impl<R: Read> XerialSnappyReader<R> {
             return Err(cut(format!("snappy stream header cut short at byte {at}")));
         }
         if &header[..8] != MAGIC {
-            return Err(invalid(format!("expected the snappy-java header (\\x82SNAPPY\\0) at byte {at}")));
+            return Err(invalid(format!(
+                "expected the snappy-java header (\\x82SNAPPY\\0) at byte {at}"
+            )));
         }
         self.offset += HEADER_LEN as u64;
         Ok(())
@@ -72,7 +74,9 @@ impl<R: Read> XerialSnappyReader<R> {
             }
             let len = i32::from_be_bytes(len_bytes);
             if len < 0 || len as usize > MAX_CHUNK {
-                return Err(invalid(format!("corrupt snappy chunk length {len} at byte {at}")));
+                return Err(invalid(format!(
+                    "corrupt snappy chunk length {len} at byte {at}"
+                )));
             }
             let len = len as usize;
             self.offset += 4 + len as u64;
@@ -84,7 +88,9 @@ impl<R: Read> XerialSnappyReader<R> {
                 .map_err(|e| invalid(format!("corrupt snappy chunk at byte {at}: {e}")))?;
             // A chunk's varint can claim gigabytes; Snappy expands at most ~64x in practice.
             if original > (64 * len).max(1 << 20) {
-                return Err(invalid(format!("snappy chunk at byte {at} claims {original} bytes from {len}")));
+                return Err(invalid(format!(
+                    "snappy chunk at byte {at} claims {original} bytes from {len}"
+                )));
             }
             self.block.resize(original, 0);
             self.decoder
@@ -137,7 +143,10 @@ mod tests {
     fn reads_chunks_and_concatenated_streams() {
         let mut bytes = stream(&[b"line one\n", b"line two\n"]);
         bytes.extend(stream(&[b"next stream\n"]));
-        assert_eq!(decode(&bytes).unwrap(), b"line one\nline two\nnext stream\n");
+        assert_eq!(
+            decode(&bytes).unwrap(),
+            b"line one\nline two\nnext stream\n"
+        );
     }
 
     #[test]

@@ -1,0 +1,28 @@
+//! The application model of one Spark event log, aggregated the way the Spark History Server does.
+//!
+//! # Brief overview
+//! [`ApplicationBuilder`] takes [`sparkdiag_eventlog::Event`]s one at a time and keeps only what
+//! the diagnosis needs: the [`Application`] with its [`Job`]s, [`StageAttempt`]s (with metric
+//! totals summed over every task end, failed and killed ones included, as the History Server
+//! does), compact [`Task`]s, [`Executor`]s and [`SqlExecution`]s. A task takes about 160 bytes,
+//! so millions of tasks fit in a few hundred MB while the log itself is never held in memory.
+//! Quantiles follow the History Server's own rule ([`quantile`]).
+//!
+//! # Example
+//! ```no_run
+//! use sparkdiag_model::ApplicationBuilder;
+//! let input = &sparkdiag_eventlog::discover("app.zstd")?[0];
+//! let mut builder = ApplicationBuilder::default();
+//! sparkdiag_eventlog::read_log(input, |event| builder.on_event(event))?;
+//! let app = builder.finish();
+//! println!("{} stages, {} tasks", app.stages.len(), app.tasks.len());
+//! # Ok::<(), sparkdiag_eventlog::ReadError>(())
+//! ```
+
+mod build;
+mod model;
+pub mod quantile;
+
+pub use build::ApplicationBuilder;
+pub use model::*;
+pub use sparkdiag_eventlog::events::{ExecutorMetrics, SparkPlanInfo};

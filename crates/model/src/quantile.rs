@@ -1,0 +1,39 @@
+//! Quantiles exactly as the Spark History Server computes them, so our numbers match the UI's.
+
+/// The 0-based index `AppStatusStore.taskSummary` picks for quantile `q` of `n` sorted values:
+/// `min(floor(q * n), n - 1)`, nearest rank with no interpolation.
+pub fn shs_index(n: usize, q: f64) -> usize {
+    debug_assert!(n > 0);
+    ((q * n as f64) as usize).min(n - 1)
+}
+
+/// The History Server's quantiles of `values` (sorted here), or `None` when there are none.
+pub fn shs_quantiles<T: Copy + Ord>(values: &mut [T], quantiles: &[f64]) -> Option<Vec<T>> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_unstable();
+    Some(
+        quantiles
+            .iter()
+            .map(|&q| values[shs_index(values.len(), q)])
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_ten_is_the_sixth_smallest_and_q1_is_the_max() {
+        let mut v: Vec<u32> = (1..=10).rev().collect();
+        assert_eq!(
+            shs_quantiles(&mut v, &[0.0, 0.5, 1.0]).unwrap(),
+            vec![1, 6, 10]
+        );
+        assert_eq!(shs_index(100, 0.05), 5);
+        assert_eq!(shs_index(20, 0.95), 19);
+        assert!(shs_quantiles::<u32>(&mut [], &[0.5]).is_none());
+    }
+}

@@ -1,0 +1,438 @@
+//! The JSON report, field for field as `BRIEF.md`'s contract; extra fields are marked.
+
+use serde::Serialize;
+use sparkdiag_eventlog::SourceReport;
+use sparkdiag_model::quantile::shs_quantiles;
+use sparkdiag_model::{
+    AppStatus, Application, JobStatus, Platform, SparkPlanInfo, StageAttempt, StageStatus,
+    TaskOutcome,
+};
+
+pub const SCHEMA: &str = "sparkdiag/report/v1";
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub schema: &'static str,
+    pub source: Source,
+    pub application: ApplicationOut,
+    pub summary: Summary,
+    pub jobs: Vec<JobOut>,
+    pub stages: Vec<StageOut>,
+    pub executors: Vec<ExecutorOut>,
+    pub sql: Vec<SqlOut>,
+    /// Filled by the detectors; empty until they exist.
+    pub findings: Vec<serde_json::Value>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Source {
+    /// What the user named.
+    pub inputs: Vec<String>,
+    pub layout: &'static str,
+    pub files: Vec<SourceFile>,
+    /// Every event Spark wrote was read: the application ended, nothing cut, skipped or missing.
+    pub complete: bool,
+    pub in_progress: bool,
+    pub truncated: bool,
+    pub malformed_lines: u64,
+    pub unknown_events: std::collections::BTreeMap<String, u64>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SourceFile {
+    pub path: String,
+    pub codec: Option<&'static str>,
+    pub bytes: u64,
+    pub decoded_bytes: u64,
+    pub events: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ApplicationOut {
+    pub id: Option<String>,
+    pub name: Option<String>,
+    pub attempt_id: Option<String>,
+    pub user: Option<String>,
+    pub spark_version: Option<String>,
+    pub platform: Platform,
+    pub start_ms: Option<i64>,
+    /// `null` when the log has no application end.
+    pub end_ms: Option<i64>,
+    /// To the end event, or to the last event of an incomplete log.
+    pub duration_ms: Option<i64>,
+    pub status: AppStatus,
+    pub exit_code: Option<i64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Summary {
+    pub jobs: usize,
+    pub failed_jobs: usize,
+    pub stages: usize,
+    pub failed_stages: usize,
+    pub skipped_stages: usize,
+    pub tasks: usize,
+    pub failed_tasks: usize,
+    pub killed_tasks: usize,
+    pub executors: usize,
+    pub executor_run_time_ms: i64,
+    pub executor_cpu_time_ms: i64,
+    pub jvm_gc_time_ms: i64,
+    pub shuffle_read_bytes: i64,
+    pub shuffle_write_bytes: i64,
+    pub memory_spill_bytes: i64,
+    pub disk_spill_bytes: i64,
+    pub input_bytes: i64,
+    pub output_bytes: i64,
+    pub driver_time_ms: i64,
+    pub job_time_ms: i64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JobOut {
+    pub job_id: i64,
+    pub name: String,
+    pub description: Option<String>,
+    pub job_group: Option<String>,
+    pub sql_execution_id: Option<i64>,
+    pub status: JobStatus,
+    pub submission_ms: Option<i64>,
+    pub completion_ms: Option<i64>,
+    pub duration_ms: Option<i64>,
+    pub stage_ids: Vec<i64>,
+    pub num_tasks: i64,
+    pub completed_tasks: i64,
+    pub failed_tasks: i64,
+    pub killed_tasks: i64,
+    pub skipped_tasks: i64,
+    pub completed_stages: usize,
+    pub skipped_stages: usize,
+    pub failed_stages: i64,
+    pub failure: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StageOut {
+    pub stage_id: i64,
+    pub attempt_id: i64,
+    pub name: String,
+    pub status: StageStatus,
+    pub num_tasks: i64,
+    pub completed_tasks: i64,
+    pub failed_tasks: i64,
+    pub killed_tasks: i64,
+    pub submission_ms: Option<i64>,
+    pub completion_ms: Option<i64>,
+    pub duration_ms: Option<i64>,
+    /// Over successful tasks, History Server quantiles.
+    pub task_duration_ms: Option<Quantiles>,
+    pub executor_run_time_ms: i64,
+    pub executor_cpu_time_ms: i64,
+    pub jvm_gc_time_ms: i64,
+    pub shuffle_read_bytes: i64,
+    pub shuffle_read_records: i64,
+    pub shuffle_write_bytes: i64,
+    pub shuffle_write_records: i64,
+    pub input_bytes: i64,
+    pub input_records: i64,
+    pub output_bytes: i64,
+    pub output_records: i64,
+    pub memory_spill_bytes: i64,
+    pub disk_spill_bytes: i64,
+    pub peak_execution_memory_bytes: i64,
+    pub job_ids: Vec<i64>,
+    pub failure_reason: Option<String>,
+}
+
+#[derive(Debug, Serialize, PartialEq)]
+pub struct Quantiles {
+    pub min: u32,
+    pub p25: u32,
+    pub p50: u32,
+    pub p75: u32,
+    pub p95: u32,
+    pub max: u32,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ExecutorOut {
+    pub executor_id: String,
+    pub host: String,
+    pub cores: Option<i64>,
+    pub added_ms: Option<i64>,
+    pub removed_ms: Option<i64>,
+    pub removed_reason: Option<String>,
+    pub task_time_ms: i64,
+    pub run_time_ms: i64,
+    pub jvm_gc_time_ms: i64,
+    pub total_tasks: i64,
+    pub completed_tasks: i64,
+    pub failed_tasks: i64,
+    pub killed_tasks: i64,
+    pub input_bytes: i64,
+    pub shuffle_read_bytes: i64,
+    pub shuffle_write_bytes: i64,
+    pub memory_spill_bytes: i64,
+    pub disk_spill_bytes: i64,
+    pub max_memory_bytes: Option<i64>,
+    pub peak_jvm_heap_bytes: Option<i64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SqlOut {
+    pub execution_id: i64,
+    pub description: String,
+    pub start_ms: Option<i64>,
+    pub end_ms: Option<i64>,
+    pub error: Option<String>,
+    /// Shuffle `Exchange` operators in the plan that ran (the final AQE plan when there is one).
+    pub exchanges: usize,
+    pub plan_nodes: usize,
+    pub job_ids: Vec<i64>,
+}
+
+impl Report {
+    pub fn new(inputs: &[String], source: &SourceReport, app: &Application) -> Report {
+        Report {
+            schema: SCHEMA,
+            source: source_out(inputs, source),
+            application: application_out(app),
+            summary: summary(app),
+            jobs: app.jobs.iter().map(job_out).collect(),
+            stages: app.stages.iter().map(|s| stage_out(app, s)).collect(),
+            executors: app.executors.iter().map(executor_out).collect(),
+            sql: app.sql.iter().map(sql_out).collect(),
+            findings: Vec::new(),
+        }
+    }
+}
+
+fn source_out(inputs: &[String], s: &SourceReport) -> Source {
+    Source {
+        inputs: inputs.to_vec(),
+        layout: s.layout.name(),
+        files: s
+            .files
+            .iter()
+            .map(|f| SourceFile {
+                path: f.path.clone(),
+                codec: f.codec.map(|c| c.name()),
+                bytes: f.bytes,
+                decoded_bytes: f.decoded_bytes,
+                events: f.events,
+            })
+            .collect(),
+        complete: s.complete(),
+        in_progress: s.in_progress,
+        truncated: s.truncated,
+        malformed_lines: s.malformed_lines,
+        unknown_events: s.unknown_events.clone(),
+        warnings: s.warnings.clone(),
+    }
+}
+
+fn application_out(app: &Application) -> ApplicationOut {
+    ApplicationOut {
+        id: app.id.clone(),
+        name: app.name.clone(),
+        attempt_id: app.attempt_id.clone(),
+        user: app.user.clone(),
+        spark_version: app.spark_version.clone(),
+        platform: app.platform(),
+        start_ms: app.start_ms,
+        end_ms: app.end_ms,
+        duration_ms: app.duration_ms(),
+        status: app.status(),
+        exit_code: app.exit_code,
+    }
+}
+
+/// A stage attempt that started running (not one only named by a job).
+fn started(stage: &StageAttempt) -> bool {
+    !matches!(stage.status, StageStatus::Pending | StageStatus::Skipped)
+        || stage.submission_ms.is_some()
+}
+
+fn summary(app: &Application) -> Summary {
+    let (job_time_ms, driver_time_ms) = app.job_and_driver_time_ms();
+    let totals = |f: fn(&sparkdiag_model::MetricTotals) -> i64| {
+        app.stages.iter().map(|s| f(&s.totals)).sum::<i64>()
+    };
+    // In local mode the driver runs the tasks; elsewhere it only schedules them.
+    let executors = app
+        .executors
+        .iter()
+        .filter(|e| e.id != "driver" || e.total_tasks > 0 || e.completed_tasks > 0)
+        .count();
+    Summary {
+        jobs: app.jobs.len(),
+        failed_jobs: app
+            .jobs
+            .iter()
+            .filter(|j| j.status == JobStatus::Failed)
+            .count(),
+        stages: app.stages.iter().filter(|s| started(s)).count(),
+        failed_stages: app
+            .stages
+            .iter()
+            .filter(|s| s.status == StageStatus::Failed)
+            .count(),
+        skipped_stages: app
+            .stages
+            .iter()
+            .filter(|s| s.status == StageStatus::Skipped)
+            .count(),
+        tasks: app.tasks.len(),
+        failed_tasks: app
+            .tasks
+            .iter()
+            .filter(|t| t.outcome == TaskOutcome::Failed)
+            .count(),
+        killed_tasks: app
+            .tasks
+            .iter()
+            .filter(|t| t.outcome == TaskOutcome::Killed)
+            .count(),
+        executors,
+        executor_run_time_ms: totals(|t| t.executor_run_time),
+        executor_cpu_time_ms: totals(|t| t.executor_cpu_time) / 1_000_000,
+        jvm_gc_time_ms: totals(|t| t.jvm_gc_time),
+        shuffle_read_bytes: totals(|t| t.shuffle_read_bytes()),
+        shuffle_write_bytes: totals(|t| t.shuffle_write_bytes),
+        memory_spill_bytes: totals(|t| t.memory_bytes_spilled),
+        disk_spill_bytes: totals(|t| t.disk_bytes_spilled),
+        input_bytes: totals(|t| t.input_bytes),
+        output_bytes: totals(|t| t.output_bytes),
+        driver_time_ms,
+        job_time_ms,
+    }
+}
+
+fn job_out(j: &sparkdiag_model::Job) -> JobOut {
+    JobOut {
+        job_id: j.job_id,
+        name: j.name.clone(),
+        description: j.description.clone(),
+        job_group: j.job_group.clone(),
+        sql_execution_id: j.sql_execution_id,
+        status: j.status,
+        submission_ms: j.submission_ms,
+        completion_ms: j.completion_ms,
+        duration_ms: j
+            .submission_ms
+            .zip(j.completion_ms)
+            .map(|(s, e)| (e - s).max(0)),
+        stage_ids: j.stage_ids.clone(),
+        num_tasks: j.num_tasks,
+        completed_tasks: j.completed_tasks,
+        failed_tasks: j.failed_tasks,
+        killed_tasks: j.killed_tasks,
+        skipped_tasks: j.skipped_tasks,
+        completed_stages: j.completed_stages.len(),
+        skipped_stages: j.skipped_stages.len(),
+        failed_stages: j.failed_stages,
+        failure: j.failure.clone(),
+    }
+}
+
+/// History Server quantiles of the successful tasks' durations.
+pub fn task_duration_quantiles(app: &Application, stage: &StageAttempt) -> Option<Quantiles> {
+    let mut durations: Vec<u32> = app
+        .stage_tasks(stage)
+        .iter()
+        .filter(|t| t.outcome == TaskOutcome::Success && t.has_metrics)
+        .map(|t| t.duration_ms)
+        .collect();
+    let q = shs_quantiles(&mut durations, &[0.0, 0.25, 0.5, 0.75, 0.95, 1.0])?;
+    Some(Quantiles {
+        min: q[0],
+        p25: q[1],
+        p50: q[2],
+        p75: q[3],
+        p95: q[4],
+        max: q[5],
+    })
+}
+
+fn stage_out(app: &Application, s: &StageAttempt) -> StageOut {
+    let t = &s.totals;
+    StageOut {
+        stage_id: s.stage_id,
+        attempt_id: s.attempt_id,
+        name: s.name.clone(),
+        status: s.status,
+        num_tasks: s.num_tasks,
+        completed_tasks: s.completed_tasks,
+        failed_tasks: s.failed_tasks,
+        killed_tasks: s.killed_tasks,
+        submission_ms: s.submission_ms,
+        completion_ms: s.completion_ms,
+        duration_ms: s.duration_ms(app.effective_end_ms()),
+        task_duration_ms: task_duration_quantiles(app, s),
+        executor_run_time_ms: t.executor_run_time,
+        executor_cpu_time_ms: t.executor_cpu_time / 1_000_000,
+        jvm_gc_time_ms: t.jvm_gc_time,
+        shuffle_read_bytes: t.shuffle_read_bytes(),
+        shuffle_read_records: t.shuffle_read_records,
+        shuffle_write_bytes: t.shuffle_write_bytes,
+        shuffle_write_records: t.shuffle_write_records,
+        input_bytes: t.input_bytes,
+        input_records: t.input_records,
+        output_bytes: t.output_bytes,
+        output_records: t.output_records,
+        memory_spill_bytes: t.memory_bytes_spilled,
+        disk_spill_bytes: t.disk_bytes_spilled,
+        peak_execution_memory_bytes: t.peak_execution_memory,
+        job_ids: s.job_ids.clone(),
+        failure_reason: s.failure_reason.clone(),
+    }
+}
+
+fn executor_out(e: &sparkdiag_model::Executor) -> ExecutorOut {
+    ExecutorOut {
+        executor_id: e.id.clone(),
+        host: e.host.clone(),
+        cores: e.cores,
+        added_ms: e.added_ms,
+        removed_ms: e.removed_ms,
+        removed_reason: e.removed_reason.clone(),
+        task_time_ms: e.task_time_ms,
+        run_time_ms: e.run_time_ms,
+        jvm_gc_time_ms: e.jvm_gc_time_ms,
+        total_tasks: e.total_tasks,
+        completed_tasks: e.completed_tasks,
+        failed_tasks: e.failed_tasks,
+        killed_tasks: e.killed_tasks,
+        input_bytes: e.input_bytes,
+        shuffle_read_bytes: e.shuffle_read_bytes,
+        shuffle_write_bytes: e.shuffle_write_bytes,
+        memory_spill_bytes: e.memory_spill_bytes,
+        disk_spill_bytes: e.disk_spill_bytes,
+        max_memory_bytes: e.max_memory,
+        peak_jvm_heap_bytes: e.peak_metrics.map(|p| p.jvm_heap_memory),
+    }
+}
+
+fn sql_out(s: &sparkdiag_model::SqlExecution) -> SqlOut {
+    let plan = s.final_plan.as_ref().or(s.plan.as_ref());
+    SqlOut {
+        execution_id: s.execution_id,
+        description: s.description.clone(),
+        start_ms: s.start_ms,
+        end_ms: s.end_ms,
+        error: s.error.clone(),
+        exchanges: plan.map_or(0, |p| count_nodes(p, &|n| n == "Exchange")),
+        plan_nodes: plan.map_or(0, |p| count_nodes(p, &|_| true)),
+        job_ids: s.job_ids.clone(),
+    }
+}
+
+fn count_nodes(node: &SparkPlanInfo, keep: &dyn Fn(&str) -> bool) -> usize {
+    usize::from(keep(&node.node_name))
+        + node
+            .children
+            .iter()
+            .map(|c| count_nodes(c, keep))
+            .sum::<usize>()
+}

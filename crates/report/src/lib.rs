@@ -1,0 +1,13 @@
+//! Renders an analysed application: the versioned JSON contract (`sparkdiag/report/v1`) and a
+//! short terminal summary.
+//!
+//! # Brief overview
+//! [`Report::new`] takes the model ([`sparkdiag_model::Application`]) and the reading account
+//! ([`sparkdiag_eventlog::SourceReport`]) and produces the serialisable [`Report`], whose field
+//! names are a public API: renaming or dropping one is a new schema version. [`text::render`]
+//! prints the same report for a person.
+
+mod contract;
+pub mod text;
+
+pub use contract::*;

@@ -1,0 +1,67 @@
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use sparkdiag_eventlog::SourceReport;
+use sparkdiag_model::{Application, ApplicationBuilder};
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `shared/` sits beside the repository, for developers and in CI.
+pub fn shared() -> PathBuf {
+    let dir = repo().join("../shared");
+    assert!(
+        dir.is_dir(),
+        "expected the shared fixtures at {}",
+        dir.display()
+    );
+    dir
+}
+
+pub fn testdata(rel: &str) -> PathBuf {
+    repo().join("testdata").join(rel)
+}
+
+/// Reads every application under `path` into the model.
+pub fn load_all(path: &Path) -> Vec<(SourceReport, Application)> {
+    let inputs =
+        sparkdiag_eventlog::discover(path.to_str().unwrap()).unwrap_or_else(|e| panic!("{e}"));
+    inputs
+        .iter()
+        .map(|input| {
+            let mut builder = ApplicationBuilder::default();
+            let source = sparkdiag_eventlog::read_log(input, |e| builder.on_event(e))
+                .unwrap_or_else(|e| panic!("{e}"));
+            (source, builder.finish())
+        })
+        .collect()
+}
+
+pub fn load(path: &Path) -> (SourceReport, Application) {
+    let mut all = load_all(path);
+    assert_eq!(
+        all.len(),
+        1,
+        "expected one application in {}",
+        path.display()
+    );
+    all.pop().unwrap()
+}
+
+pub fn sparkdiag(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sparkdiag"))
+        .args(args)
+        .output()
+        .expect("run sparkdiag")
+}
+
+pub fn json_of(args: &[&str]) -> serde_json::Value {
+    let out = sparkdiag(args);
+    assert!(
+        out.status.success(),
+        "sparkdiag {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON")
+}
