@@ -4,5 +4,7 @@
 mod conformance;
 /// Cut, corrupt and unreadable input.
 mod damage;
+/// The real Spark 4.3 logs of every codec and layout in testdata/.
+mod fixtures;
 /// Shared helpers: where the fixtures are, reading a log into the model, running the binary.
 mod util;

@@ -261,7 +261,8 @@ fn databricks_dir(
     let entries = sorted_entries(dir, display)?;
     let mut rolls: Vec<(String, PathBuf)> = Vec::new();
     let mut current = None;
-    for (name, path) in entries {
+    // `<cluster>/eventlog/` is itself a folder named like the current log file: only files count.
+    for (name, path) in entries.into_iter().filter(|(_, p)| p.is_file()) {
         if name == "eventlog" {
             current = Some(path);
         } else if let Some(stamp) = name.strip_prefix("eventlog-") {

@@ -1,11 +1,14 @@
 //! Streams a log's parts through their decoders, splits lines and parses events, keeping an
 //! account of everything that was skipped, cut or missing.
 
-use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
-use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+
+use rayon::prelude::*;
 
 use crate::ReadError;
 use crate::codec::Codec;
@@ -80,14 +83,64 @@ impl SourceReport {
 /// Counts the bytes pulled from a file, so decoder errors can say where in the file they are.
 struct Counting<R> {
     inner: R,
-    count: Rc<Cell<u64>>,
+    count: Arc<AtomicU64>,
 }
 
 impl<R: Read> Read for Counting<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.count.set(self.count.get() + n as u64);
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
+    }
+}
+
+/// Whole lines of decoded text, handed from the decoding thread to the parsing one.
+struct Chunk {
+    data: Vec<u8>,
+    /// Set on the last chunk when the stream failed: the data before the failure came first.
+    error: Option<io::Error>,
+}
+
+/// Decoded bytes per chunk: large enough that handing over and parallel parsing cost little,
+/// small enough that the few chunks in flight keep memory flat.
+const CHUNK: usize = 1 << 20;
+/// Chunks in flight between the threads.
+const IN_FLIGHT: usize = 4;
+
+/// Decodes on its own thread, cutting the text at line ends, until the input ends or fails.
+fn decode_chunks(mut decoder: impl Read, to_parser: mpsc::SyncSender<Chunk>) {
+    let mut carry: Vec<u8> = Vec::new();
+    loop {
+        let mut data = std::mem::take(&mut carry);
+        let mut error = None;
+        let mut at_end = false;
+        // A line longer than a chunk (a big plan description) simply makes the chunk longer.
+        while data.len() < CHUNK || memchr::memrchr(b'\n', &data).is_none() {
+            let len = data.len();
+            data.resize(len + (CHUNK / 4).max(64 << 10), 0);
+            match decoder.read(&mut data[len..]) {
+                Ok(0) => {
+                    data.truncate(len);
+                    at_end = true;
+                    break;
+                }
+                Ok(n) => data.truncate(len + n),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => data.truncate(len),
+                Err(e) => {
+                    data.truncate(len);
+                    error = Some(e);
+                    break;
+                }
+            }
+        }
+        if !at_end && error.is_none() {
+            let cut = memchr::memrchr(b'\n', &data).map_or(0, |i| i + 1);
+            carry = data.split_off(cut);
+        }
+        let last = at_end || error.is_some();
+        if to_parser.send(Chunk { data, error }).is_err() || last {
+            return;
+        }
     }
 }
 
@@ -159,15 +212,15 @@ fn read_part(
     located: &mut usize,
     on_event: &mut impl FnMut(Event<'_>),
 ) -> Result<FileReport, ReadError> {
-    let count = Rc::new(Cell::new(0u64));
-    let (raw, bytes): (Box<dyn Read>, u64) = match &part.path {
+    let count = Arc::new(AtomicU64::new(0));
+    let (raw, bytes): (Box<dyn Read + Send>, u64) = match &part.path {
         Some(path) => {
             let file = File::open(path)
                 .map_err(|e| ReadError::io(&part.display, None, "cannot open", e))?;
             let len = file.metadata().map(|m| m.len()).unwrap_or(0);
             (Box::new(file), len)
         }
-        None => (Box::new(io::stdin().lock()), 0),
+        None => (Box::new(io::stdin()), 0),
     };
     let mut raw = BufReader::with_capacity(
         BUFFER,
@@ -188,7 +241,6 @@ fn read_part(
             "not a Spark event log: the first bytes are neither JSON nor a codec Spark writes",
         )
     })?;
-    let mut lines = BufReader::with_capacity(BUFFER, codec.decoder(raw));
     let mut file = FileReport {
         path: part.display.clone(),
         codec: Some(codec),
@@ -197,23 +249,29 @@ fn read_part(
         lines: 0,
         events: 0,
     };
-    let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
-    loop {
-        buf.clear();
-        let line_offset = file.decoded_bytes;
-        let (read, stream_error) = match lines.read_until(b'\n', &mut buf) {
-            Ok(n) => (n, None),
-            // read_until keeps what it read before the error in `buf`.
-            Err(e) => (buf.len(), Some(e)),
-        };
-        file.decoded_bytes += read as u64;
-        if read > 0 {
-            file.lines += 1;
-            let ends_with_newline = buf.last() == Some(&b'\n');
-            let line = trim_line_end(&buf);
-            if !line.iter().all(u8::is_ascii_whitespace) {
-                match parse_event(line) {
-                    Ok(event) => {
+    let (to_parser, chunks) = mpsc::sync_channel::<Chunk>(IN_FLIGHT);
+    let decoder = codec.decoder(raw);
+    std::thread::scope(|scope| -> Result<(), ReadError> {
+        scope.spawn(move || decode_chunks(decoder, to_parser));
+        for chunk in chunks {
+            let lines: Vec<&[u8]> = chunk.data.split_inclusive(|&b| b == b'\n').collect();
+            // Parsing is the costly step and lines are independent: parse them in parallel,
+            // then apply them in log order.
+            let parsed: Vec<Option<Result<Event<'_>, ParseFailure<'_>>>> = lines
+                .par_iter()
+                .with_min_len(256)
+                .map(|line| {
+                    let line = trim_line_end(line);
+                    (!line.iter().all(u8::is_ascii_whitespace)).then(|| parse_event(line))
+                })
+                .collect();
+            for (line, result) in lines.iter().zip(parsed) {
+                let line_offset = file.decoded_bytes;
+                file.decoded_bytes += line.len() as u64;
+                file.lines += 1;
+                match result {
+                    None => {}
+                    Some(Ok(event)) => {
                         file.events += 1;
                         match &event {
                             Event::ApplicationEnd(_) => report.saw_application_end = true,
@@ -229,21 +287,22 @@ fn read_part(
                         }
                         on_event(event);
                     }
-                    Err(failure) if !ends_with_newline => {
+                    // Only the last line of a stream can lack its newline: the writer stopped there.
+                    Some(Err(failure)) if line.last() != Some(&b'\n') => {
                         report.truncated = true;
                         report.warnings.push(format!(
                             "{}: line {} (byte {line_offset}) is cut short{}; it was skipped{}",
                             part.display,
                             file.lines,
                             describe_event(&failure),
-                            if is_last_part && stream_error.is_none() {
+                            if is_last_part && chunk.error.is_none() {
                                 " (the writer stopped mid-line)"
                             } else {
                                 ""
                             },
                         ));
                     }
-                    Err(failure) => {
+                    Some(Err(failure)) => {
                         report.malformed_lines += 1;
                         if *located < LOCATED_LINE_LIMIT {
                             *located += 1;
@@ -252,43 +311,43 @@ fn read_part(
                                 part.display,
                                 file.lines,
                                 describe_event(&failure),
-                                failure.error.as_ref().map_or("expected a JSON object with an \"Event\" key".to_string(), |e| e.to_string()),
+                                failure
+                                    .error
+                                    .as_ref()
+                                    .map_or("expected a JSON object with an \"Event\" key".to_string(), |e| e.to_string()),
                             ));
                         }
                     }
                 }
             }
-        }
-        if let Some(err) = stream_error {
-            if file.decoded_bytes == 0 && file.lines == 0 {
-                return Err(ReadError::new(
-                    &part.display,
-                    Some(0),
-                    format!("cannot decode as {codec}: {err}"),
-                ));
+            if let Some(err) = chunk.error {
+                if file.decoded_bytes == 0 {
+                    return Err(ReadError::new(
+                        &part.display,
+                        Some(0),
+                        format!("cannot decode as {codec}: {err}"),
+                    ));
+                }
+                let at = count.load(Ordering::Relaxed);
+                if err.kind() == io::ErrorKind::UnexpectedEof {
+                    report.truncated = true;
+                    report.warnings.push(format!(
+                        "{}: the {codec} stream is cut short ({err}; read {at} of {bytes} bytes); events after line {} are missing{}",
+                        part.display,
+                        file.lines,
+                        if is_last_part { "" } else { " from this file" },
+                    ));
+                } else {
+                    report.gaps = true;
+                    report.warnings.push(format!(
+                        "{}: corrupt {codec} data after line {} ({err}); the rest of this file was skipped",
+                        part.display, file.lines
+                    ));
+                }
             }
-            let at = count.get();
-            if err.kind() == io::ErrorKind::UnexpectedEof {
-                report.truncated = true;
-                report.warnings.push(format!(
-                    "{}: the {codec} stream is cut short ({err}; read {at} of {bytes} bytes); events after line {} are missing{}",
-                    part.display,
-                    file.lines,
-                    if is_last_part { "" } else { " from this file" },
-                ));
-            } else {
-                report.gaps = true;
-                report.warnings.push(format!(
-                    "{}: corrupt {codec} data after line {} ({err}); the rest of this file was skipped",
-                    part.display, file.lines
-                ));
-            }
-            break;
         }
-        if read == 0 {
-            break;
-        }
-    }
+        Ok(())
+    })?;
     Ok(file)
 }
 

@@ -89,7 +89,7 @@ impl Codec {
     }
 
     /// Wraps a raw byte stream in this codec's decoder.
-    pub fn decoder<'r>(self, raw: impl io::BufRead + 'r) -> Box<dyn Read + 'r> {
+    pub fn decoder<'r>(self, raw: impl io::BufRead + Send + 'r) -> Box<dyn Read + Send + 'r> {
         match self {
             Codec::Plain => Box::new(raw),
             Codec::Zstd => Box::new(ZstdFrames::new(raw)),
@@ -109,12 +109,15 @@ impl fmt::Display for Codec {
 
 /// zstd frames, with a failure to start the decoder reported as a read error instead of at open.
 struct ZstdFrames<'r> {
-    state: Result<zstd::stream::read::Decoder<'r, Box<dyn io::BufRead + 'r>>, Option<io::Error>>,
+    state: Result<
+        zstd::stream::read::Decoder<'r, Box<dyn io::BufRead + Send + 'r>>,
+        Option<io::Error>,
+    >,
 }
 
 impl<'r> ZstdFrames<'r> {
-    fn new(raw: impl io::BufRead + 'r) -> Self {
-        let boxed: Box<dyn io::BufRead + 'r> = Box::new(raw);
+    fn new(raw: impl io::BufRead + Send + 'r) -> Self {
+        let boxed: Box<dyn io::BufRead + Send + 'r> = Box::new(raw);
         Self {
             state: zstd::stream::read::Decoder::with_buffer(boxed).map_err(Some),
         }
