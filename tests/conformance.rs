@@ -435,17 +435,15 @@ pub fn compare_executors(expected: &Value, app: &Application, diffs: &mut Diffs)
         if id == "driver" {
             // The History Server shows the application's duration and the driver JVM's own GC
             // time here, not sums over the tasks the driver ran (AppStatusStore.replaceExec).
-            // A running application has no duration yet, and shows 0.
-            let duration = if app.end_ms.is_some() {
-                app.duration_ms().unwrap()
-            } else {
-                0
-            };
-            diffs.num(
-                &at("totalDuration (application duration)"),
-                &e["totalDuration"],
-                duration,
-            );
+            // For an application without an end the History Server measures to the log file's
+            // modification time, which the log does not hold: only completed ones compare.
+            if let Some(duration) = app.end_ms.and(app.duration_ms()) {
+                diffs.num(
+                    &at("totalDuration (application duration)"),
+                    &e["totalDuration"],
+                    duration,
+                );
+            }
             let gc = x.peak_metrics.map_or(x.jvm_gc_time_ms, |p| p.total_gc_time);
             diffs.num(&at("totalGCTime (driver JVM)"), &e["totalGCTime"], gc);
         } else {
@@ -579,12 +577,30 @@ pub fn compare_task_summary(
             Some(sub) => &summary[key][sub],
             None => &summary[key],
         };
-        let mut values: Vec<u64> = tasks.iter().map(|t| get(t)).collect();
-        let Some(ours) = shs_quantiles(&mut values, &quantiles) else {
+        if tasks.is_empty() {
             diffs.0.push(format!(
                 "stage {stage_id}.{att}: no successful task with metrics"
             ));
             return;
+        }
+        // The History Server's quirk (AppStatusStore.taskSummary): these three are picked from
+        // every task (duration) or every task with metrics, failed and killed included, at the
+        // index computed from the count of successful tasks. sparkdiag's own quantiles use the
+        // successful tasks only; here we reproduce the quirk to check the History Server's figures.
+        let ours = if matches!(key, "duration" | "schedulerDelay" | "gettingResultTime") {
+            let all = app
+                .stage_tasks(stage)
+                .iter()
+                .filter(|t| key == "duration" || t.has_metrics);
+            let mut values: Vec<u64> = all.map(get).collect();
+            values.sort_unstable();
+            quantiles
+                .iter()
+                .map(|&q| values[sparkdiag_model::quantile::shs_index(tasks.len(), q)])
+                .collect()
+        } else {
+            let mut values: Vec<u64> = tasks.iter().map(|t| get(t)).collect();
+            shs_quantiles(&mut values, &quantiles).unwrap()
         };
         let e: Vec<f64> = e
             .as_array()

@@ -5,6 +5,9 @@
 
 use std::borrow::Cow;
 
+use std::sync::LazyLock;
+
+use memchr::memmem;
 use serde::Deserialize;
 
 /// A string that borrows from the line when it holds no escapes.
@@ -526,63 +529,103 @@ pub fn parse_event(line: &[u8]) -> Result<Event<'_>, ParseFailure<'_>> {
         event: None,
         error: None,
     })?;
+    // One UTF-8 check of the whole line costs less than serde_json's check of every string.
+    let line = std::str::from_utf8(line).map_err(|e| ParseFailure {
+        event: Some(name),
+        error: Some(serde::de::Error::custom(format!(
+            "invalid UTF-8 at column {}",
+            e.valid_up_to() + 1
+        ))),
+    })?;
     let fail = |error| ParseFailure {
         event: Some(name),
         error: Some(error),
     };
     Ok(match name {
         "SparkListenerTaskEnd" => {
-            Event::TaskEnd(Box::new(serde_json::from_slice(line).map_err(fail)?))
+            Event::TaskEnd(Box::new(serde_json::from_str(line).map_err(fail)?))
         }
-        "SparkListenerTaskStart" => Event::TaskStart(serde_json::from_slice(line).map_err(fail)?),
+        "SparkListenerTaskStart" => Event::TaskStart(serde_json::from_str(line).map_err(fail)?),
         "SparkListenerStageSubmitted" => {
-            Event::StageSubmitted(serde_json::from_slice(line).map_err(fail)?)
+            Event::StageSubmitted(serde_json::from_str(line).map_err(fail)?)
         }
         "SparkListenerStageCompleted" => {
-            Event::StageCompleted(serde_json::from_slice(line).map_err(fail)?)
+            Event::StageCompleted(serde_json::from_str(line).map_err(fail)?)
         }
-        "SparkListenerJobStart" => Event::JobStart(serde_json::from_slice(line).map_err(fail)?),
-        "SparkListenerJobEnd" => Event::JobEnd(serde_json::from_slice(line).map_err(fail)?),
+        "SparkListenerJobStart" => Event::JobStart(serde_json::from_str(line).map_err(fail)?),
+        "SparkListenerJobEnd" => Event::JobEnd(serde_json::from_str(line).map_err(fail)?),
         "SparkListenerExecutorAdded" => {
-            Event::ExecutorAdded(serde_json::from_slice(line).map_err(fail)?)
+            Event::ExecutorAdded(serde_json::from_str(line).map_err(fail)?)
         }
         "SparkListenerExecutorRemoved" => {
-            Event::ExecutorRemoved(serde_json::from_slice(line).map_err(fail)?)
+            Event::ExecutorRemoved(serde_json::from_str(line).map_err(fail)?)
         }
         "SparkListenerBlockManagerAdded" => {
-            Event::BlockManagerAdded(serde_json::from_slice(line).map_err(fail)?)
+            Event::BlockManagerAdded(serde_json::from_str(line).map_err(fail)?)
         }
         "SparkListenerStageExecutorMetrics" => {
-            Event::StageExecutorMetrics(serde_json::from_slice(line).map_err(fail)?)
+            Event::StageExecutorMetrics(serde_json::from_str(line).map_err(fail)?)
         }
-        "SparkListenerLogStart" => Event::LogStart(serde_json::from_slice(line).map_err(fail)?),
+        "SparkListenerLogStart" => Event::LogStart(serde_json::from_str(line).map_err(fail)?),
         "SparkListenerApplicationStart" => {
-            Event::ApplicationStart(serde_json::from_slice(line).map_err(fail)?)
+            Event::ApplicationStart(serde_json::from_str(line).map_err(fail)?)
         }
         "SparkListenerApplicationEnd" => {
-            Event::ApplicationEnd(serde_json::from_slice(line).map_err(fail)?)
+            Event::ApplicationEnd(serde_json::from_str(line).map_err(fail)?)
         }
         "SparkListenerEnvironmentUpdate" => {
-            Event::EnvironmentUpdate(serde_json::from_slice(line).map_err(fail)?)
+            Event::EnvironmentUpdate(serde_json::from_str(line).map_err(fail)?)
         }
         _ => match name.strip_prefix(SQL_PREFIX) {
             Some("SparkListenerSQLExecutionStart") => {
-                Event::SqlExecutionStart(Box::new(serde_json::from_slice(line).map_err(fail)?))
+                Event::SqlExecutionStart(Box::new(serde_json::from_str(line).map_err(fail)?))
             }
             Some("SparkListenerSQLExecutionEnd") => {
-                Event::SqlExecutionEnd(serde_json::from_slice(line).map_err(fail)?)
+                Event::SqlExecutionEnd(serde_json::from_str(line).map_err(fail)?)
             }
             Some("SparkListenerSQLAdaptiveExecutionUpdate") => Event::SqlAdaptiveExecutionUpdate(
-                Box::new(serde_json::from_slice(line).map_err(fail)?),
+                Box::new(serde_json::from_str(line).map_err(fail)?),
             ),
             _ => {
                 // Not modelled: still make sure the line is a whole JSON object, so a damaged
                 // line is reported rather than silently counted as an event.
-                serde_json::from_slice::<serde::de::IgnoredAny>(line).map_err(fail)?;
+                serde_json::from_str::<serde::de::IgnoredAny>(line).map_err(fail)?;
                 Event::Other(name)
             }
         },
     })
+}
+
+/// Cuts the `"Accumulables"` array out of a `SparkListenerTaskEnd` line, in place, and returns
+/// the line's new length.
+///
+/// The array is over half of every task end (one entry per internal and SQL metric) and repeats
+/// what `Task Metrics` holds, yet serde would have to walk all of it. Spark writes it as the last
+/// key of `Task Info`, which is followed by `"Task Executor Metrics"` or `"Task Metrics"` or ends
+/// the line (`JsonProtocol.taskEndToJson`), so `]},"Task ` marks its end: that text cannot occur
+/// inside a JSON string (the quote would be escaped) nor inside an accumulable entry. A line of
+/// any other shape is left as it was, for serde to judge. (The plans issue will want the SQL
+/// metric entries from this array; this is where to pick them out.)
+pub fn strip_task_accumulables(line: &mut [u8]) -> usize {
+    static KEY: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new(br#""Accumulables":["#));
+    static END: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new(br#"]},"Task "#));
+    if !line.starts_with(br#"{"Event":"SparkListenerTaskEnd""#) {
+        return line.len();
+    }
+    let Some(pos) = KEY.find(line) else {
+        return line.len();
+    };
+    let start = pos + KEY.needle().len();
+    let rest = &line[start..];
+    let end = match END.find(rest) {
+        Some(i) => start + i,
+        None if rest.ends_with(b"]}}") => line.len() - 3,
+        None => return line.len(),
+    };
+    line.copy_within(end.., start);
+    line.len() - (end - start)
 }
 
 /// Why a line did not parse.
@@ -614,6 +657,28 @@ fn event_name(line: &[u8]) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strips_task_accumulables_including_strings_with_brackets_and_escapes() {
+        let original = br#"{"Event":"SparkListenerTaskEnd","Task Info":{"Task ID":7,"Accumulables":[{"ID":1,"Name":"a ]},\"Task [","Value":"[x]"},{"ID":2,"Value":[1,[2]]}]},"Task Metrics":{"JVM GC Time":5}}"#;
+        let mut line = original.to_vec();
+        let len = strip_task_accumulables(&mut line);
+        assert_eq!(
+            std::str::from_utf8(&line[..len]).unwrap(),
+            r#"{"Event":"SparkListenerTaskEnd","Task Info":{"Task ID":7,"Accumulables":[]},"Task Metrics":{"JVM GC Time":5}}"#
+        );
+        let mut unbalanced =
+            br#"{"Event":"SparkListenerTaskEnd","Task Info":{"Accumulables":[{"ID":1"#.to_vec();
+        assert_eq!(strip_task_accumulables(&mut unbalanced), unbalanced.len());
+        let mut last = br#"{"Event":"SparkListenerTaskEnd","Task Info":{"Task ID":7,"Accumulables":[{"ID":1}]}}"#.to_vec();
+        let len = strip_task_accumulables(&mut last);
+        assert_eq!(
+            &last[..len],
+            br#"{"Event":"SparkListenerTaskEnd","Task Info":{"Task ID":7,"Accumulables":[]}}"#
+        );
+        let mut other = br#"{"Event":"SparkListenerStageCompleted","Accumulables":[1]}"#.to_vec();
+        assert_eq!(strip_task_accumulables(&mut other), other.len());
+    }
 
     #[test]
     fn finds_the_name_in_any_key_order_and_rejects_broken_lines() {

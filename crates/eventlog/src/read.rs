@@ -12,7 +12,9 @@ use rayon::prelude::*;
 
 use crate::ReadError;
 use crate::codec::Codec;
-use crate::events::{Event, ParseFailure, is_known_event_name, parse_event};
+use crate::events::{
+    Event, ParseFailure, is_known_event_name, parse_event, strip_task_accumulables,
+};
 use crate::layout::{Layout, LogInput, Part};
 
 /// How many damaged lines are located one by one before the rest are only counted.
@@ -111,23 +113,23 @@ const IN_FLIGHT: usize = 4;
 fn decode_chunks(mut decoder: impl Read, to_parser: mpsc::SyncSender<Chunk>) {
     let mut carry: Vec<u8> = Vec::new();
     loop {
-        let mut data = std::mem::take(&mut carry);
+        // Room for a whole chunk up front: growing by doubling would copy it several times.
+        let mut data = Vec::with_capacity(CHUNK + carry.len() + (64 << 10));
+        data.append(&mut carry);
         let mut error = None;
         let mut at_end = false;
         // A line longer than a chunk (a big plan description) simply makes the chunk longer.
         while data.len() < CHUNK || memchr::memrchr(b'\n', &data).is_none() {
-            let len = data.len();
-            data.resize(len + (CHUNK / 4).max(64 << 10), 0);
-            match decoder.read(&mut data[len..]) {
-                Ok(0) => {
-                    data.truncate(len);
+            let before = data.len();
+            // read_to_end fills spare capacity without zeroing it first, and keeps what it read
+            // before an error.
+            match (&mut decoder).take(CHUNK as u64).read_to_end(&mut data) {
+                Ok(_) if data.len() == before => {
                     at_end = true;
                     break;
                 }
-                Ok(n) => data.truncate(len + n),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => data.truncate(len),
+                Ok(_) => {}
                 Err(e) => {
-                    data.truncate(len);
                     error = Some(e);
                     break;
                 }
@@ -254,20 +256,30 @@ fn read_part(
     std::thread::scope(|scope| -> Result<(), ReadError> {
         scope.spawn(move || decode_chunks(decoder, to_parser));
         for chunk in chunks {
-            let lines: Vec<&[u8]> = chunk.data.split_inclusive(|&b| b == b'\n').collect();
+            let mut chunk = chunk;
+            let lines = split_lines_mut(&mut chunk.data);
+            let shapes: Vec<LineShape> = lines
+                .iter()
+                .map(|l| LineShape {
+                    len: l.len(),
+                    newline: l.last() == Some(&b'\n'),
+                })
+                .collect();
             // Parsing is the costly step and lines are independent: parse them in parallel,
             // then apply them in log order.
             let parsed: Vec<Option<Result<Event<'_>, ParseFailure<'_>>>> = lines
-                .par_iter()
+                .into_par_iter()
                 .with_min_len(256)
                 .map(|line| {
-                    let line = trim_line_end(line);
+                    let len = trim_line_end(line).len();
+                    let len = strip_task_accumulables(&mut line[..len]);
+                    let line: &[u8] = &line[..len];
                     (!line.iter().all(u8::is_ascii_whitespace)).then(|| parse_event(line))
                 })
                 .collect();
-            for (line, result) in lines.iter().zip(parsed) {
+            for (line, result) in shapes.iter().zip(parsed) {
                 let line_offset = file.decoded_bytes;
-                file.decoded_bytes += line.len() as u64;
+                file.decoded_bytes += line.len as u64;
                 file.lines += 1;
                 match result {
                     None => {}
@@ -288,7 +300,7 @@ fn read_part(
                         on_event(event);
                     }
                     // Only the last line of a stream can lack its newline: the writer stopped there.
-                    Some(Err(failure)) if line.last() != Some(&b'\n') => {
+                    Some(Err(failure)) if !line.newline => {
                         report.truncated = true;
                         report.warnings.push(format!(
                             "{}: line {} (byte {line_offset}) is cut short{}; it was skipped{}",
@@ -320,7 +332,7 @@ fn read_part(
                     }
                 }
             }
-            if let Some(err) = chunk.error {
+            if let Some(err) = chunk.error.take() {
                 if file.decoded_bytes == 0 {
                     return Err(ReadError::new(
                         &part.display,
@@ -351,6 +363,31 @@ fn read_part(
     Ok(file)
 }
 
+/// A line's length and whether it ended with a newline, taken before parsing edits it.
+struct LineShape {
+    len: usize,
+    newline: bool,
+}
+
+/// Lines with their newline, found with memchr (a per-byte split closure costs several times
+/// more), as separate mutable slices so each parser can edit its own line.
+fn split_lines_mut(data: &mut [u8]) -> Vec<&mut [u8]> {
+    let mut ends: Vec<usize> = memchr::memchr_iter(b'\n', data).map(|i| i + 1).collect();
+    if ends.last().copied().unwrap_or(0) < data.len() {
+        ends.push(data.len());
+    }
+    let mut lines = Vec::with_capacity(ends.len());
+    let mut rest = data;
+    let mut start = 0;
+    for end in ends {
+        let (line, tail) = rest.split_at_mut(end - start);
+        lines.push(line);
+        rest = tail;
+        start = end;
+    }
+    lines
+}
+
 fn describe_event(failure: &ParseFailure<'_>) -> String {
     failure
         .event
@@ -358,7 +395,13 @@ fn describe_event(failure: &ParseFailure<'_>) -> String {
         .unwrap_or_default()
 }
 
-fn trim_line_end(line: &[u8]) -> &[u8] {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    line.strip_suffix(b"\r").unwrap_or(line)
+fn trim_line_end(line: &mut [u8]) -> &mut [u8] {
+    let mut len = line.len();
+    if line[..len].ends_with(b"\n") {
+        len -= 1;
+    }
+    if line[..len].ends_with(b"\r") {
+        len -= 1;
+    }
+    &mut line[..len]
 }

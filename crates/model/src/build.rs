@@ -17,7 +17,6 @@ pub struct ApplicationBuilder {
     sql: HashMap<i64, usize>,
     /// Per stage attempt, the jobs it counts toward (running jobs naming it when submitted).
     stage_jobs: Vec<Vec<usize>>,
-    databricks_version: Option<String>,
 }
 
 impl ApplicationBuilder {
@@ -40,7 +39,7 @@ impl ApplicationBuilder {
             Event::EnvironmentUpdate(e) => {
                 for (key, value) in e.spark_properties.0 {
                     if key == "spark.databricks.clusterUsageTags.sparkVersion" {
-                        self.databricks_version = Some(value.to_string());
+                        self.app.databricks_runtime = Some(value.to_string());
                     }
                     self.app
                         .spark_properties
@@ -133,9 +132,6 @@ impl ApplicationBuilder {
     /// Groups tasks by stage attempt and links SQL executions to their jobs.
     pub fn finish(mut self) -> Application {
         let app = &mut self.app;
-        if app.spark_version.is_none() {
-            app.spark_version = self.databricks_version.take();
-        }
         app.tasks.sort_unstable_by_key(|t| (t.stage, t.task_id));
         let mut start = 0;
         for (i, stage) in app.stages.iter_mut().enumerate() {
@@ -177,12 +173,11 @@ impl ApplicationBuilder {
 
     fn job_start(&mut self, e: events::JobStart<'_>) {
         let props = e.properties.unwrap_or_default();
-        let mut stage_ids = if e.stage_ids.is_empty() {
+        let stage_ids = if e.stage_ids.is_empty() {
             e.stage_infos.iter().map(|s| s.stage_id).collect()
         } else {
             e.stage_ids.clone()
         };
-        stage_ids.sort_unstable();
         let name = e
             .stage_infos
             .iter()

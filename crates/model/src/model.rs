@@ -28,8 +28,10 @@ pub struct Application {
     pub name: Option<String>,
     pub attempt_id: Option<String>,
     pub user: Option<String>,
-    /// From `SparkListenerLogStart`, or on Databricks from `spark.databricks.clusterUsageTags.sparkVersion`.
+    /// From `SparkListenerLogStart`.
     pub spark_version: Option<String>,
+    /// The Databricks Runtime (`spark.databricks.clusterUsageTags.sparkVersion`, e.g. `15.4.x-scala2.12`).
+    pub databricks_runtime: Option<String>,
     pub start_ms: Option<i64>,
     /// `SparkListenerApplicationEnd`'s time; `None` when the log has none.
     pub end_ms: Option<i64>,

@@ -54,7 +54,9 @@ pub struct ApplicationOut {
     pub name: Option<String>,
     pub attempt_id: Option<String>,
     pub user: Option<String>,
+    /// Spark's own version, or on Databricks logs without one the Databricks Runtime.
     pub spark_version: Option<String>,
+    pub databricks_runtime: Option<String>,
     pub platform: Platform,
     pub start_ms: Option<i64>,
     /// `null` when the log has no application end.
@@ -238,7 +240,11 @@ fn application_out(app: &Application) -> ApplicationOut {
         name: app.name.clone(),
         attempt_id: app.attempt_id.clone(),
         user: app.user.clone(),
-        spark_version: app.spark_version.clone(),
+        spark_version: app
+            .spark_version
+            .clone()
+            .or_else(|| app.databricks_runtime.clone()),
+        databricks_runtime: app.databricks_runtime.clone(),
         platform: app.platform(),
         start_ms: app.start_ms,
         end_ms: app.end_ms,
