@@ -10,13 +10,13 @@ Codecs (see shared/research/eventlog-format.md section 2):
   gz     - gzip, possibly several members
 """
 import gzip
-import io
 import json
 import re
 import struct
 import tarfile
 import tempfile
 import zipfile
+import zlib
 from collections import Counter
 from pathlib import Path
 
@@ -177,6 +177,19 @@ def decode_lzf(raw: bytes) -> Decoded:
     return Decoded(b"".join(out), "lzf", notes)
 
 
+def decode_gzip(raw: bytes) -> Decoded:
+    out, members, rest = [], 0, raw
+    while rest:
+        d = zlib.decompressobj(wbits=31)
+        out.append(d.decompress(rest))
+        if not d.eof:
+            raise ValueError("truncated gzip member")
+        members += 1
+        rest = d.unused_data
+    assert b"".join(out) == gzip.decompress(raw)
+    return Decoded(b"".join(out), "gzip", [f"{members} gzip members"])
+
+
 def decode_bytes(raw: bytes, name: str) -> Decoded:
     codec = sniff(raw, name)
     if codec == "zstd":
@@ -188,8 +201,7 @@ def decode_bytes(raw: bytes, name: str) -> Decoded:
     if codec == "lzf":
         return decode_lzf(raw)
     if codec in ("gzip", "gz"):
-        members = raw.count(b"\x1f\x8b\x08")  # upper bound, informative only
-        return Decoded(gzip.decompress(raw), "gzip", [f"<= {members} gzip members"])
+        return decode_gzip(raw)
     return Decoded(raw, "none")
 
 
@@ -226,7 +238,7 @@ def find_app_dirs(root: Path):
     for p in sorted(root.rglob("*")):
         if p.name.startswith("."):
             continue
-        if p.is_dir() and (p.name.startswith("eventlog_v2_") or (p / "eventlog").exists()):
+        if p.is_dir() and (p.name.startswith("eventlog_v2_") or (p / "eventlog").is_file()):
             out.append(p)
     return out
 
@@ -262,7 +274,7 @@ def read_log(path: Path):
 
 def count(lines):
     c = Counter()
-    info = {"app_id": "", "app_name": "", "spark_version": "", "bad_lines": 0}
+    info = {"app_id": "", "app_name": "", "spark_version": "", "version_from": "", "bad_lines": 0}
     events = [ln for ln in lines if ln.strip()]
     for i, ln in enumerate(events):
         try:
@@ -276,13 +288,15 @@ def count(lines):
         c["events"] += 1
         if ev == "SparkListenerLogStart":
             info["spark_version"] = e["Spark Version"]
+            info["version_from"] = "SparkListenerLogStart"
         elif ev == "SparkListenerApplicationStart":
             info["app_id"] = e.get("App ID", "")
             info["app_name"] = e.get("App Name", "")
         elif ev == "SparkListenerEnvironmentUpdate" and not info["spark_version"]:
             v = e.get("Spark Properties", {}).get("spark.databricks.clusterUsageTags.sparkVersion")
             if v:
-                info["spark_version"] = v + " (from spark.databricks.clusterUsageTags.sparkVersion)"
+                info["spark_version"] = v
+                info["version_from"] = "spark.databricks.clusterUsageTags.sparkVersion"
         elif ev == "SparkListenerJobStart":
             c["jobs"] += 1
         elif ev == "SparkListenerJobEnd":

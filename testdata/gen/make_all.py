@@ -20,7 +20,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import common  # noqa: E402
 import databricks_layout  # noqa: E402
-import evlog  # noqa: E402
 from common import LOGS, WORK, fresh_dir, run_app  # noqa: E402
 
 SINGLE = {"spark.eventLog.rolling.enabled": "false"}
@@ -113,14 +112,14 @@ def rolling_compacted():
     conf = {"spark.history.fs.eventLog.rolling.maxFilesToRetain": "1"}
     with HistoryServer(logdir, conf, name="shs-compact") as shs:
         shs.wait_for_apps([app_id])
-        deadline = time.time() + 300
+        deadline = time.time() + 90
         while time.time() < deadline:
             compact = list(dst.glob("events_*.compact"))
             if compact and len(list(dst.glob("events_*"))) == 2:
                 break
             time.sleep(1)
         else:
-            sys.exit(f"no compaction after 300 s in {dst}: {sorted(p.name for p in dst.iterdir())}")
+            sys.exit(f"no compaction after 90 s in {dst}: {sorted(p.name for p in dst.iterdir())}")
         time.sleep(2)  # let the SHS finish deleting the compacted originals
     out = fresh_dir(LOGS / "rolling/compacted")
     shutil.copytree(dst, out / dst.name)
@@ -141,6 +140,15 @@ def killed_single():
                                           "spark.eventLog.buffer.kb": "1", **SINGLE}, check=False)
     only(ev, "local-*.zstd.inprogress")
     install(ev, LOGS / "killed/single")
+
+
+@step("killed/lz4")
+def killed_lz4():
+    # Extra: the same kill with lz4 (LZ4Block) and the default 100 KiB buffer.
+    ev = run("killed/lz4", "killed", {"spark.eventLog.compress": "true",
+                                       "spark.eventLog.compression.codec": "lz4", **SINGLE}, check=False)
+    only(ev, "local-*.lz4.inprogress")
+    install(ev, LOGS / "killed/lz4")
 
 
 @step("killed/rolling")
@@ -220,7 +228,7 @@ def expected():
 
 
 ORDER = ["single/plain", "single/zstd", "single/lz4", "single/snappy", "single/lzf",
-         "rolling/zstd", "rolling/compacted", "failed", "killed/single", "killed/rolling",
+         "rolling/zstd", "rolling/compacted", "failed", "killed/single", "killed/lz4", "killed/rolling",
          "databricks", "multi", "archives", "manifest", "expected"]
 assert sorted(ORDER) == sorted(STEPS)
 

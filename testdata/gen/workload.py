@@ -68,10 +68,12 @@ def small_workload(spark):
     sc.setJobDescription(None)
 
 
-def many_tasks_workload(spark, jobs=2, tasks=3000):
+def many_tasks_workload(spark, jobs=12, tasks=500):
     """The main workload, then JOBS jobs of TASKS tiny tasks each: enough
     uncompressed event bytes (about 4.5 KB per task) to roll past 10 MiB
-    files several times."""
+    files several times. Many small jobs rather than a few big ones, so that
+    few tasks are still "live" at a roll point (the History Server's
+    compaction keeps those)."""
     main_workload(spark)
     sc = spark.sparkContext
     for i in range(jobs):
