@@ -381,3 +381,30 @@ fn a_real_history_server_agrees_on_every_spark_4_fixture() {
         "{apps} apps, {stages} stages, {summaries} task summaries"
     );
 }
+
+#[test]
+fn the_text_view_names_the_failure_and_what_the_log_is_missing() {
+    let out = crate::util::sparkdiag(&["analyze", testdata("logs/failed").to_str().unwrap()]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("Spark 4.3.0 · succeeded"), "{text}");
+    assert!(text.contains("5 (1 failed)"), "{text}");
+    let failure = text
+        .lines()
+        .find(|l| l.starts_with("Job ") && l.contains(" failed: "))
+        .expect("a failed-job line");
+    assert!(failure.contains("PYTHON_EXCEPTION"), "{failure}");
+
+    let out =
+        crate::util::sparkdiag(&["analyze", testdata("logs/killed/single").to_str().unwrap()]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("· incomplete ·") && text.contains("INCOMPLETE (see warnings)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("What the log is missing or could not be read"),
+        "{text}"
+    );
+    assert!(text.contains("zstd stream is cut short"), "{text}");
+}

@@ -17,6 +17,10 @@ pub struct ApplicationBuilder {
     sql: HashMap<i64, usize>,
     /// Per stage attempt, the jobs it counts toward (running jobs naming it when submitted).
     stage_jobs: Vec<Vec<usize>>,
+    /// Stage id -> the jobs that named it, and -> its attempts: applications with thousands of
+    /// jobs (a driver loop) must not scan every job or stage per event.
+    jobs_naming_stage: HashMap<i64, Vec<usize>>,
+    attempts_of_stage: HashMap<i64, Vec<usize>>,
 }
 
 impl ApplicationBuilder {
@@ -145,10 +149,12 @@ impl ApplicationBuilder {
         }
         // Spark 1.x wrote no job times: take them from the job's stages.
         for job in app.jobs.iter_mut().filter(|j| j.submission_ms.is_none()) {
+            let attempts = &self.attempts_of_stage;
             let stages = || {
-                app.stages
+                job.stage_ids
                     .iter()
-                    .filter(|s| s.job_ids.contains(&job.job_id))
+                    .flat_map(|id| attempts.get(id).into_iter().flatten())
+                    .map(|&i| &app.stages[i])
             };
             job.submission_ms = stages().filter_map(|s| s.submission_ms).min();
             if job.status != JobStatus::Running {
@@ -212,6 +218,12 @@ impl ApplicationBuilder {
         };
         let job_idx = self.app.jobs.len();
         self.jobs.insert(e.job_id, job_idx);
+        for &stage_id in &job.stage_ids {
+            self.jobs_naming_stage
+                .entry(stage_id)
+                .or_default()
+                .push(job_idx);
+        }
         self.app.jobs.push(job);
         for info in &e.stage_infos {
             let stage = self.stage_index(info.stage_id, info.attempt_id, Some(info));
@@ -246,19 +258,20 @@ impl ApplicationBuilder {
                 .map(|m| m.into_owned());
         }
         // Stages the job named but never ran were skipped: their output already existed.
-        let stage_ids = self.app.jobs[job_idx].stage_ids.clone();
-        for stage in self
-            .app
-            .stages
-            .iter_mut()
-            .filter(|s| s.status == StageStatus::Pending && stage_ids.contains(&s.stage_id))
-        {
-            stage.status = StageStatus::Skipped;
-            let job = &mut self.app.jobs[job_idx];
-            if !job.skipped_stages.contains(&stage.stage_id) {
-                job.skipped_stages.push(stage.stage_id);
+        for i in 0..self.app.jobs[job_idx].stage_ids.len() {
+            let stage_id = self.app.jobs[job_idx].stage_ids[i];
+            for &idx in self.attempts_of_stage.get(&stage_id).into_iter().flatten() {
+                let stage = &mut self.app.stages[idx];
+                if stage.status != StageStatus::Pending {
+                    continue;
+                }
+                stage.status = StageStatus::Skipped;
+                let job = &mut self.app.jobs[job_idx];
+                if !job.skipped_stages.contains(&stage_id) {
+                    job.skipped_stages.push(stage_id);
+                }
+                job.skipped_tasks += stage.num_tasks;
             }
-            job.skipped_tasks += stage.num_tasks;
         }
         self.seen(e.completion_time);
     }
@@ -268,11 +281,14 @@ impl ApplicationBuilder {
         let s = &mut self.app.stages[stage];
         s.status = StageStatus::Active;
         s.submission_ms = info.submission_time.filter(|&t| t >= 0);
-        let running: Vec<usize> = (0..self.app.jobs.len())
-            .filter(|&j| {
-                self.app.jobs[j].status == JobStatus::Running
-                    && self.app.jobs[j].stage_ids.contains(&info.stage_id)
-            })
+        let jobs = &self.app.jobs;
+        let running: Vec<usize> = self
+            .jobs_naming_stage
+            .get(&info.stage_id)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&j| jobs[j].status == JobStatus::Running)
             .collect();
         self.app.stages[stage].job_ids = running.iter().map(|&j| self.app.jobs[j].job_id).collect();
         self.stage_jobs[stage] = running;
@@ -452,6 +468,10 @@ impl ApplicationBuilder {
                     tasks: 0..0,
                 });
                 self.stage_jobs.push(Vec::new());
+                self.attempts_of_stage
+                    .entry(stage_id)
+                    .or_default()
+                    .push(self.app.stages.len() - 1);
                 self.app.stages.len() - 1
             });
         if let Some(info) = info {

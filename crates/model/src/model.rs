@@ -441,3 +441,61 @@ pub struct SqlExecution {
     pub final_plan: Option<SparkPlanInfo>,
     pub job_ids: Vec<i64>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(id: i64, start: i64, end: Option<i64>) -> Job {
+        Job {
+            job_id: id,
+            submission_ms: Some(start),
+            completion_ms: end,
+            status: if end.is_some() {
+                JobStatus::Succeeded
+            } else {
+                JobStatus::Running
+            },
+            failure: None,
+            name: String::new(),
+            description: None,
+            job_group: None,
+            call_site: None,
+            sql_execution_id: None,
+            stage_ids: Vec::new(),
+            num_tasks: 0,
+            completed_tasks: 0,
+            failed_tasks: 0,
+            killed_tasks: 0,
+            skipped_tasks: 0,
+            completed_stages: Vec::new(),
+            skipped_stages: Vec::new(),
+            failed_stages: 0,
+        }
+    }
+
+    #[test]
+    fn job_time_is_the_union_of_job_intervals_and_the_rest_is_driver_time() {
+        // 0..1000 ms application; jobs at 100..300 and 200..400 overlap (a thread pool), one
+        // at 600..700, and one still running from 900 when the log ends.
+        let app = Application {
+            start_ms: Some(0),
+            end_ms: Some(1000),
+            jobs: vec![
+                job(0, 100, Some(300)),
+                job(1, 200, Some(400)),
+                job(2, 600, Some(700)),
+                job(3, 900, None),
+            ],
+            ..Application::default()
+        };
+        assert_eq!(app.job_and_driver_time_ms(), (300 + 100 + 100, 500));
+    }
+
+    #[test]
+    fn a_task_stays_small() {
+        // Millions of tasks must fit comfortably: this is what one costs.
+        println!("Task: {} bytes", std::mem::size_of::<Task>());
+        assert!(std::mem::size_of::<Task>() <= 192);
+    }
+}

@@ -253,6 +253,14 @@ fn right_align(table: &mut Table, columns: &[usize]) {
     }
 }
 
+/// A duration for people: milliseconds under a second, then seconds, minutes, hours.
+///
+/// ```
+/// use sparkdiag_report::text::duration;
+/// assert_eq!(duration(950), "950 ms");
+/// assert_eq!(duration(125_000), "2m 05s");
+/// assert_eq!(duration(126 * 3_600_000), "126h 00m");
+/// ```
 pub fn duration(ms: i64) -> String {
     let ms = ms.max(0);
     if ms < 1000 {
@@ -266,6 +274,11 @@ pub fn duration(ms: i64) -> String {
     }
 }
 
+/// Bytes in binary units, as Spark's UI shows them.
+///
+/// ```
+/// assert_eq!(sparkdiag_report::text::human_bytes(1536), "1.5 KiB");
+/// ```
 pub fn human_bytes(bytes: i64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut value = bytes.max(0) as f64;
