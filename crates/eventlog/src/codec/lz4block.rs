@@ -6,7 +6,7 @@
 
 use std::io::{self, Read};
 
-use super::{cut, fill, invalid};
+use super::{BlockDecoder, cut, fill, invalid};
 
 const MAGIC: &[u8; 8] = b"LZ4Block";
 const HEADER_LEN: usize = 21;
@@ -18,8 +18,6 @@ const CHECKSUM_SEED: u32 = 0x9747_b28c;
 pub struct Lz4BlockReader<R> {
     inner: R,
     compressed: Vec<u8>,
-    block: Vec<u8>,
-    pos: usize,
     /// Offset in the compressed input of the next header, for error messages.
     offset: u64,
 }
@@ -29,14 +27,14 @@ impl<R: Read> Lz4BlockReader<R> {
         Self {
             inner,
             compressed: Vec::new(),
-            block: Vec::new(),
-            pos: 0,
             offset: 0,
         }
     }
+}
 
+impl<R: Read> BlockDecoder for Lz4BlockReader<R> {
     /// Loads the next non-empty block; returns false at a clean end of input.
-    fn next_block(&mut self) -> io::Result<bool> {
+    fn next_block(&mut self, block: &mut Vec<u8>) -> io::Result<bool> {
         loop {
             let mut header = [0u8; HEADER_LEN];
             let got = fill(&mut self.inner, &mut header)?;
@@ -78,11 +76,11 @@ impl<R: Read> Lz4BlockReader<R> {
             if fill(&mut self.inner, &mut self.compressed)? < compressed_len {
                 return Err(cut(format!("lz4 block at byte {at} cut short")));
             }
-            self.block.resize(original_len, 0);
+            block.resize(original_len, 0);
             if method == METHOD_RAW {
-                self.block.copy_from_slice(&self.compressed);
+                block.copy_from_slice(&self.compressed);
             } else {
-                let n = lz4_flex::block::decompress_into(&self.compressed, &mut self.block)
+                let n = lz4_flex::block::decompress_into(&self.compressed, block)
                     .map_err(|e| invalid(format!("corrupt lz4 block at byte {at}: {e}")))?;
                 if n != original_len {
                     return Err(invalid(format!(
@@ -90,27 +88,14 @@ impl<R: Read> Lz4BlockReader<R> {
                     )));
                 }
             }
-            let actual = twox_hash::XxHash32::oneshot(CHECKSUM_SEED, &self.block) & 0x0FFF_FFFF;
+            let actual = twox_hash::XxHash32::oneshot(CHECKSUM_SEED, block) & 0x0FFF_FFFF;
             if actual != checksum {
                 return Err(invalid(format!(
                     "lz4 block at byte {at} fails its checksum"
                 )));
             }
-            self.pos = 0;
             return Ok(true);
         }
-    }
-}
-
-impl<R: Read> Read for Lz4BlockReader<R> {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        if self.pos == self.block.len() && !self.next_block()? {
-            return Ok(0);
-        }
-        let n = out.len().min(self.block.len() - self.pos);
-        out[..n].copy_from_slice(&self.block[self.pos..self.pos + n]);
-        self.pos += n;
-        Ok(n)
     }
 }
 
@@ -144,7 +129,7 @@ mod tests {
 
     fn decode(bytes: &[u8]) -> io::Result<Vec<u8>> {
         let mut out = Vec::new();
-        Lz4BlockReader::new(bytes).read_to_end(&mut out)?;
+        crate::codec::Blocks::new(Lz4BlockReader::new(bytes)).read_to_end(&mut out)?;
         Ok(out)
     }
 

@@ -6,14 +6,12 @@
 
 use std::io::{self, Read};
 
-use super::{cut, fill, invalid};
+use super::{BlockDecoder, cut, fill, invalid};
 
 /// Decodes a stream of ning LZF chunks.
 pub struct LzfReader<R> {
     inner: R,
     compressed: Vec<u8>,
-    block: Vec<u8>,
-    pos: usize,
     offset: u64,
 }
 
@@ -22,13 +20,13 @@ impl<R: Read> LzfReader<R> {
         Self {
             inner,
             compressed: Vec::new(),
-            block: Vec::new(),
-            pos: 0,
             offset: 0,
         }
     }
+}
 
-    fn next_block(&mut self) -> io::Result<bool> {
+impl<R: Read> BlockDecoder for LzfReader<R> {
+    fn next_block(&mut self, block: &mut Vec<u8>) -> io::Result<bool> {
         loop {
             let mut head = [0u8; 5];
             let at = self.offset;
@@ -60,30 +58,17 @@ impl<R: Read> LzfReader<R> {
                 return Err(cut(format!("lzf chunk at byte {at} cut short")));
             }
             if stored {
-                std::mem::swap(&mut self.block, &mut self.compressed);
+                std::mem::swap(block, &mut self.compressed);
             } else {
-                self.block.resize(original_len, 0);
-                decompress(&self.compressed, &mut self.block)
+                block.resize(original_len, 0);
+                decompress(&self.compressed, block)
                     .map_err(|why| invalid(format!("corrupt lzf chunk at byte {at}: {why}")))?;
             }
-            if self.block.is_empty() {
+            if block.is_empty() {
                 continue;
             }
-            self.pos = 0;
             return Ok(true);
         }
-    }
-}
-
-impl<R: Read> Read for LzfReader<R> {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        if self.pos == self.block.len() && !self.next_block()? {
-            return Ok(0);
-        }
-        let n = out.len().min(self.block.len() - self.pos);
-        out[..n].copy_from_slice(&self.block[self.pos..self.pos + n]);
-        self.pos += n;
-        Ok(n)
     }
 }
 
@@ -140,7 +125,7 @@ mod tests {
 
     fn decode(bytes: &[u8]) -> io::Result<Vec<u8>> {
         let mut out = Vec::new();
-        LzfReader::new(bytes).read_to_end(&mut out)?;
+        crate::codec::Blocks::new(LzfReader::new(bytes)).read_to_end(&mut out)?;
         Ok(out)
     }
 

@@ -93,9 +93,9 @@ impl Codec {
         match self {
             Codec::Plain => Box::new(raw),
             Codec::Zstd => Box::new(ZstdFrames::new(raw)),
-            Codec::Lz4 => Box::new(Lz4BlockReader::new(raw)),
-            Codec::Snappy => Box::new(XerialSnappyReader::new(raw)),
-            Codec::Lzf => Box::new(LzfReader::new(raw)),
+            Codec::Lz4 => Box::new(Blocks::new(Lz4BlockReader::new(raw))),
+            Codec::Snappy => Box::new(Blocks::new(XerialSnappyReader::new(raw))),
+            Codec::Lzf => Box::new(Blocks::new(LzfReader::new(raw))),
             Codec::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(raw)),
         }
     }
@@ -104,6 +104,44 @@ impl Codec {
 impl fmt::Display for Codec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// A decoder of Spark's block framings: it yields the output one whole block at a time.
+pub trait BlockDecoder {
+    /// Decodes the next non-empty block into `block`; returns false at a clean end of input.
+    fn next_block(&mut self, block: &mut Vec<u8>) -> io::Result<bool>;
+}
+
+/// Serves a [`BlockDecoder`]'s blocks through [`Read`].
+pub struct Blocks<D> {
+    decoder: D,
+    block: Vec<u8>,
+    pos: usize,
+}
+
+impl<D: BlockDecoder> Blocks<D> {
+    pub fn new(decoder: D) -> Self {
+        Blocks {
+            decoder,
+            block: Vec::new(),
+            pos: 0,
+        }
+    }
+}
+
+impl<D: BlockDecoder> Read for Blocks<D> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.pos == self.block.len() {
+            if !self.decoder.next_block(&mut self.block)? {
+                return Ok(0);
+            }
+            self.pos = 0;
+        }
+        let n = out.len().min(self.block.len() - self.pos);
+        out[..n].copy_from_slice(&self.block[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
     }
 }
 

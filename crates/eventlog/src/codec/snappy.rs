@@ -6,7 +6,7 @@
 
 use std::io::{self, Read};
 
-use super::{cut, fill, invalid};
+use super::{BlockDecoder, cut, fill, invalid};
 
 pub const MAGIC: &[u8; 8] = b"\x82SNAPPY\0";
 const HEADER_LEN: usize = 16;
@@ -18,8 +18,6 @@ pub struct XerialSnappyReader<R> {
     inner: R,
     decoder: snap::raw::Decoder,
     compressed: Vec<u8>,
-    block: Vec<u8>,
-    pos: usize,
     offset: u64,
     header_read: bool,
 }
@@ -30,8 +28,6 @@ impl<R: Read> XerialSnappyReader<R> {
             inner,
             decoder: snap::raw::Decoder::new(),
             compressed: Vec::new(),
-            block: Vec::new(),
-            pos: 0,
             offset: 0,
             header_read: false,
         }
@@ -52,8 +48,10 @@ impl<R: Read> XerialSnappyReader<R> {
         self.offset += HEADER_LEN as u64;
         Ok(())
     }
+}
 
-    fn next_block(&mut self) -> io::Result<bool> {
+impl<R: Read> BlockDecoder for XerialSnappyReader<R> {
+    fn next_block(&mut self, block: &mut Vec<u8>) -> io::Result<bool> {
         if !self.header_read {
             self.read_header(&[])?;
             self.header_read = true;
@@ -92,28 +90,15 @@ impl<R: Read> XerialSnappyReader<R> {
                     "snappy chunk at byte {at} claims {original} bytes from {len}"
                 )));
             }
-            self.block.resize(original, 0);
+            block.resize(original, 0);
             self.decoder
-                .decompress(&self.compressed, &mut self.block)
+                .decompress(&self.compressed, block)
                 .map_err(|e| invalid(format!("corrupt snappy chunk at byte {at}: {e}")))?;
             if original == 0 {
                 continue;
             }
-            self.pos = 0;
             return Ok(true);
         }
-    }
-}
-
-impl<R: Read> Read for XerialSnappyReader<R> {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        if self.pos == self.block.len() && !self.next_block()? {
-            return Ok(0);
-        }
-        let n = out.len().min(self.block.len() - self.pos);
-        out[..n].copy_from_slice(&self.block[self.pos..self.pos + n]);
-        self.pos += n;
-        Ok(n)
     }
 }
 
@@ -135,7 +120,7 @@ mod tests {
 
     fn decode(bytes: &[u8]) -> io::Result<Vec<u8>> {
         let mut out = Vec::new();
-        XerialSnappyReader::new(bytes).read_to_end(&mut out)?;
+        crate::codec::Blocks::new(XerialSnappyReader::new(bytes)).read_to_end(&mut out)?;
         Ok(out)
     }
 
