@@ -8,6 +8,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
 use sparkdiag_model::ApplicationBuilder;
 use sparkdiag_report::Report;
+use sparkdiag_rules::{Config, Severity};
 
 #[derive(Parser)]
 #[command(
@@ -19,7 +20,7 @@ use sparkdiag_report::Report;
         single files, Spark 4's rolling eventlog_v2_* directories, Databricks cluster-log folders, \
         and .zip/.tar.gz archives of them — and reports the application, its jobs, stages and \
         executors with the same numbers as the Spark History Server.",
-    after_help = "Exit codes: 0 analysed, 2 usage error or unreadable input."
+    after_help = "Exit codes: 0 analysed, 1 findings at or above --fail-on, 2 usage error or unreadable input."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -41,6 +42,14 @@ enum Command {
         Damaged logs are analysed as far as they go: the report's `source` section (and the \
         text view's last lines) say what was cut, skipped or missing.")]
     Analyze(AnalyzeArgs),
+    /// List the detectors, or explain one: what it finds, why it hurts, how to fix it, and its thresholds.
+    #[command(
+        after_help = "Examples:\n  sparkdiag rules\n  sparkdiag rules SK001\n  sparkdiag rules data-skew"
+    )]
+    Rules {
+        /// A rule's code (SK001) or name (data-skew).
+        code: Option<String>,
+    },
 }
 
 #[derive(clap::Args)]
@@ -54,6 +63,21 @@ struct AnalyzeArgs {
     /// Write the report to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Exit with code 1 when a finding is at least this severe (for schedulers and CI).
+    #[arg(long, value_name = "SEVERITY", value_parser = ["critical", "high", "medium", "low", "info"])]
+    fail_on: Option<String>,
+    /// Threshold overrides and disabled rules (TOML). Default: ./sparkdiag.toml when it exists.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Override one threshold, e.g. --set SK001.ratio=4 (repeatable; `sparkdiag rules CODE` lists the keys).
+    #[arg(long = "set", value_name = "CODE.KEY=VALUE")]
+    set: Vec<String>,
+    /// Switch a rule off (repeatable), by code or name.
+    #[arg(long, value_name = "CODE")]
+    disable: Vec<String>,
+    /// Also give each finding's recoverable time in money, at this price per core-hour.
+    #[arg(long, value_name = "PRICE")]
+    price_per_core_hour: Option<f64>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -79,17 +103,101 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Analyze(args) => analyze(args),
+        Command::Rules { code } => rules(code.as_deref()),
     }
 }
 
+fn load_config(args: &AnalyzeArgs) -> anyhow::Result<Config> {
+    let default = PathBuf::from("sparkdiag.toml");
+    let path = args
+        .config
+        .clone()
+        .or_else(|| default.exists().then_some(default));
+    let mut config = match &path {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            Config::from_toml(&text, &path.display().to_string())?
+        }
+        None => Config::default(),
+    };
+    for arg in &args.set {
+        config.set_from_arg(arg)?;
+    }
+    for rule in &args.disable {
+        config.disable(rule)?;
+    }
+    Ok(config)
+}
+
+fn rules(code: Option<&str>) -> anyhow::Result<ExitCode> {
+    let mut out = String::new();
+    match code {
+        None => {
+            let mut table = comfy_table::Table::new();
+            table.load_style(comfy_table::presets::NOTHING);
+            table.set_header(vec!["code", "name", "category", "what it finds"]);
+            for rule in sparkdiag_rules::all_rules() {
+                table.add_row(vec![
+                    rule.code,
+                    rule.name,
+                    rule.category.name(),
+                    rule.summary,
+                ]);
+            }
+            out.push_str(&format!(
+                "{table}\n\nsparkdiag rules CODE explains one rule and lists its thresholds.\n"
+            ));
+        }
+        Some(code) => {
+            let rule = sparkdiag_rules::find_rule(code)
+                .with_context(|| format!("no rule `{code}`; `sparkdiag rules` lists them"))?;
+            out.push_str(&format!(
+                "# {} ({}) — {}\n\n{}\n\n",
+                rule.code,
+                rule.name,
+                rule.category.name(),
+                rule.summary
+            ));
+            out.push_str(rule.doc.trim_end());
+            out.push('\n');
+            if !rule.thresholds.is_empty() {
+                out.push_str("\n## Thresholds (override with --set CODE.key=value or [rules.CODE] in sparkdiag.toml)\n");
+                for t in rule.thresholds {
+                    out.push_str(&format!(
+                        "- {} = {} {}: {}\n",
+                        t.key, t.default, t.unit, t.meaning
+                    ));
+                }
+            }
+        }
+    }
+    std::io::stdout().lock().write_all(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
 fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
+    let config = load_config(&args)?;
+    let fail_on = args.fail_on.as_deref().and_then(Severity::parse);
+    let mut failing = false;
     let mut reports = Vec::new();
     for path in &args.paths {
         for input in sparkdiag_eventlog::discover(path)? {
             let mut builder = ApplicationBuilder::default();
             let source = sparkdiag_eventlog::read_log(&input, |event| builder.on_event(event))?;
             let app = builder.finish();
-            reports.push(Report::new(std::slice::from_ref(path), &source, &app));
+            let findings = sparkdiag_rules::analyze(&app, &config);
+            failing |=
+                fail_on.is_some_and(|threshold| findings.iter().any(|f| f.severity <= threshold));
+            let cores = sparkdiag_rules::Context::new(&app).cores;
+            reports.push(Report::new(
+                std::slice::from_ref(path),
+                &source,
+                &app,
+                findings,
+                cores,
+                args.price_per_core_hour,
+            ));
         }
     }
     let rendered = match args.format {
@@ -106,7 +214,11 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot write {}", file.display()))?,
         None => std::io::stdout().lock().write_all(rendered.as_bytes())?,
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if failing {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {

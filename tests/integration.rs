@@ -6,5 +6,7 @@ mod conformance;
 mod damage;
 /// The real Spark 4.3 logs of every codec and layout in testdata/.
 mod fixtures;
+/// The detectors on real logs with planted problems, and the rule catalogue.
+mod rules;
 /// Shared helpers: where the fixtures are, reading a log into the model, running the binary.
 mod util;

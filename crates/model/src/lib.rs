@@ -22,6 +22,7 @@
 mod build;
 mod model;
 pub mod quantile;
+pub mod units;
 
 pub use build::ApplicationBuilder;
 pub use model::*;

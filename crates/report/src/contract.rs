@@ -7,6 +7,7 @@ use sparkdiag_model::{
     AppStatus, Application, JobStatus, Platform, SparkPlanInfo, StageAttempt, StageStatus,
     TaskOutcome,
 };
+use sparkdiag_rules::Finding;
 
 pub const SCHEMA: &str = "sparkdiag/report/v1";
 
@@ -20,8 +21,20 @@ pub struct Report {
     pub stages: Vec<StageOut>,
     pub executors: Vec<ExecutorOut>,
     pub sql: Vec<SqlOut>,
-    /// Filled by the detectors; empty until they exist.
-    pub findings: Vec<serde_json::Value>,
+    /// Ranked by `impact_ms`, most recoverable time first.
+    pub findings: Vec<FindingOut>,
+}
+
+/// A finding as the report shows it: the rule's finding, plus its cost when a price is known.
+#[derive(Debug, Serialize)]
+pub struct FindingOut {
+    #[serde(flatten)]
+    pub finding: Finding,
+    /// `impact_ms` on every core the application had, in core-hours.
+    pub impact_core_hours: f64,
+    /// `impact_core_hours` at `--price-per-core-hour`, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub impact_cost: Option<f64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -195,7 +208,16 @@ pub struct SqlOut {
 }
 
 impl Report {
-    pub fn new(inputs: &[String], source: &SourceReport, app: &Application) -> Report {
+    /// `cores` is the application's peak executor cores, which turns recoverable wall-clock time
+    /// into core-hours (and, with `price_per_core_hour`, money).
+    pub fn new(
+        inputs: &[String],
+        source: &SourceReport,
+        app: &Application,
+        findings: Vec<Finding>,
+        cores: i64,
+        price_per_core_hour: Option<f64>,
+    ) -> Report {
         Report {
             schema: SCHEMA,
             source: source_out(inputs, source),
@@ -205,7 +227,18 @@ impl Report {
             stages: app.stages.iter().map(|s| stage_out(app, s)).collect(),
             executors: app.executors.iter().map(executor_out).collect(),
             sql: app.sql.iter().map(sql_out).collect(),
-            findings: Vec::new(),
+            findings: findings
+                .into_iter()
+                .map(|finding| {
+                    let core_hours = finding.impact_ms as f64 * cores as f64 / 3_600_000.0;
+                    FindingOut {
+                        finding,
+                        impact_core_hours: (core_hours * 1000.0).round() / 1000.0,
+                        impact_cost: price_per_core_hour
+                            .map(|p| (core_hours * p * 100.0).round() / 100.0),
+                    }
+                })
+                .collect(),
         }
     }
 }

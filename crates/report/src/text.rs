@@ -6,6 +6,7 @@ use std::fmt::Write;
 use comfy_table::{CellAlignment, ContentArrangement, LineStyle, Table, TableStyle, presets};
 
 use crate::Report;
+pub use sparkdiag_model::units::{duration, human_bytes};
 
 /// A header underline and nothing else: calm enough to read, aligned enough to compare.
 const LISTING: TableStyle =
@@ -63,6 +64,8 @@ pub fn render(report: &Report) -> String {
         }
     );
     out.push('\n');
+
+    out.push_str(&findings_section(report));
 
     let mut table = Table::new();
     table
@@ -245,52 +248,75 @@ pub fn render(report: &Report) -> String {
     out
 }
 
+/// How many findings the text view lists; the JSON has all of them.
+const TOP_FINDINGS: usize = 15;
+
+/// The findings, ranked by recoverable time, one line each, then the fix for each.
+fn findings_section(report: &Report) -> String {
+    let mut out = String::new();
+    if report.findings.is_empty() {
+        out.push_str("No findings: nothing here crossed a detector's threshold.\n\n");
+        return out;
+    }
+    let _ = writeln!(out, "Findings, most recoverable time first");
+    let mut t = Table::new();
+    t.load_style(LISTING)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    let with_cost = report.findings.iter().any(|f| f.impact_cost.is_some());
+    let mut header = vec!["#", "severity", "saves", "rule", "finding"];
+    if with_cost {
+        header.insert(3, "cost");
+    }
+    t.set_header(header);
+    for (i, f) in report.findings.iter().take(TOP_FINDINGS).enumerate() {
+        let finding = &f.finding;
+        let mut row = vec![
+            (i + 1).to_string(),
+            finding.severity.name().to_string(),
+            if finding.impact_ms > 0 {
+                format!("~{}", duration(finding.impact_ms))
+            } else {
+                "-".into()
+            },
+            finding.rule.to_string(),
+            finding.title.clone(),
+        ];
+        if with_cost {
+            row.insert(3, f.impact_cost.map_or("-".into(), |c| format!("{c:.2}")));
+        }
+        t.add_row(row);
+    }
+    right_align(&mut t, &[0, 2]);
+    let _ = writeln!(out, "{t}");
+    if report.findings.len() > TOP_FINDINGS {
+        let _ = writeln!(
+            out,
+            "({} more findings in --format json)",
+            report.findings.len() - TOP_FINDINGS
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nHow to fix them (sparkdiag rules CODE explains each rule)"
+    );
+    for (i, f) in report.findings.iter().take(TOP_FINDINGS).enumerate() {
+        let _ = writeln!(
+            out,
+            "{:>3}. {}: {}",
+            i + 1,
+            f.finding.rule,
+            f.finding.recommendation
+        );
+    }
+    out.push('\n');
+    out
+}
+
 fn right_align(table: &mut Table, columns: &[usize]) {
     for &c in columns {
         if let Some(col) = table.column_mut(c) {
             col.set_cell_alignment(CellAlignment::Right);
         }
-    }
-}
-
-/// A duration for people: milliseconds under a second, then seconds, minutes, hours.
-///
-/// ```
-/// use sparkdiag_report::text::duration;
-/// assert_eq!(duration(950), "950 ms");
-/// assert_eq!(duration(125_000), "2m 05s");
-/// assert_eq!(duration(126 * 3_600_000), "126h 00m");
-/// ```
-pub fn duration(ms: i64) -> String {
-    let ms = ms.max(0);
-    if ms < 1000 {
-        return format!("{ms} ms");
-    }
-    let secs = ms / 1000;
-    match secs {
-        0..60 => format!("{:.1} s", ms as f64 / 1000.0),
-        60..3600 => format!("{}m {:02}s", secs / 60, secs % 60),
-        _ => format!("{}h {:02}m", secs / 3600, (secs % 3600) / 60),
-    }
-}
-
-/// Bytes in binary units, as Spark's UI shows them.
-///
-/// ```
-/// assert_eq!(sparkdiag_report::text::human_bytes(1536), "1.5 KiB");
-/// ```
-pub fn human_bytes(bytes: i64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut value = bytes.max(0) as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
     }
 }
 

@@ -1,0 +1,132 @@
+//! What every rule needs, computed once: per-stage task statistics, the application's time and
+//! how many cores it had.
+
+use sparkdiag_model::quantile::shs_index;
+use sparkdiag_model::{Application, StageAttempt, Task, TaskOutcome};
+
+/// Statistics of one stage attempt's successful tasks (the History Server's population).
+#[derive(Debug, Clone, Default)]
+pub struct StageStats {
+    pub successful: usize,
+    pub median_ms: u32,
+    pub p95_ms: u32,
+    pub max_ms: u32,
+    /// Shuffle-read plus input bytes, the data a task processed.
+    pub median_bytes: u64,
+    pub median_records: u64,
+    /// Submission to completion (or to the end of the log).
+    pub duration_ms: i64,
+    /// Sum of task durations, every attempt.
+    pub task_time_ms: i64,
+}
+
+pub struct Context<'a> {
+    pub app: &'a Application,
+    /// The application's wall-clock time (to the last event for an incomplete log).
+    pub app_ms: i64,
+    /// The most cores executors offered at once (the driver's, in local mode).
+    pub cores: i64,
+    /// Indexed like `app.stages`.
+    pub stages: Vec<StageStats>,
+}
+
+impl<'a> Context<'a> {
+    pub fn new(app: &'a Application) -> Context<'a> {
+        let end = app.effective_end_ms();
+        let stages = app
+            .stages
+            .iter()
+            .map(|stage| {
+                let tasks = app.stage_tasks(stage);
+                let ok: Vec<&Task> = tasks
+                    .iter()
+                    .filter(|t| t.outcome == TaskOutcome::Success && t.has_metrics)
+                    .collect();
+                let pick = |mut v: Vec<u64>, q: f64| -> u64 {
+                    if v.is_empty() {
+                        return 0;
+                    }
+                    v.sort_unstable();
+                    v[shs_index(v.len(), q)]
+                };
+                let durations: Vec<u64> = ok.iter().map(|t| u64::from(t.duration_ms)).collect();
+                StageStats {
+                    successful: ok.len(),
+                    median_ms: pick(durations.clone(), 0.5) as u32,
+                    p95_ms: pick(durations.clone(), 0.95) as u32,
+                    max_ms: durations.iter().copied().max().unwrap_or(0) as u32,
+                    median_bytes: pick(ok.iter().map(|t| data_bytes(t)).collect(), 0.5),
+                    median_records: pick(ok.iter().map(|t| data_records(t)).collect(), 0.5),
+                    duration_ms: stage.duration_ms(end).unwrap_or(0),
+                    task_time_ms: tasks.iter().map(|t| i64::from(t.duration_ms)).sum(),
+                }
+            })
+            .collect();
+        Context {
+            app,
+            app_ms: app.duration_ms().unwrap_or(0),
+            cores: peak_cores(app),
+            stages,
+        }
+    }
+
+    pub fn stats(&self, stage: &StageAttempt) -> &StageStats {
+        let index = self
+            .app
+            .stages
+            .iter()
+            .position(|s| std::ptr::eq(s, stage))
+            .expect("stage of this application");
+        &self.stages[index]
+    }
+
+    /// Stage attempts with their statistics.
+    pub fn stage_stats(&self) -> impl Iterator<Item = (&'a StageAttempt, &StageStats)> {
+        self.app.stages.iter().zip(&self.stages)
+    }
+
+    /// `part` as a percentage of the application's time, for titles.
+    pub fn percent_of_app(&self, part: i64) -> String {
+        if self.app_ms <= 0 {
+            return "-".into();
+        }
+        format!("{:.0}%", 100.0 * part as f64 / self.app_ms as f64)
+    }
+}
+
+/// Shuffle-read plus input bytes: what a task had to process.
+pub fn data_bytes(t: &Task) -> u64 {
+    t.metrics.shuffle_read_bytes + t.metrics.input_bytes
+}
+
+pub fn data_records(t: &Task) -> u64 {
+    t.metrics.shuffle_read_records + t.metrics.input_records
+}
+
+/// The most cores live executors offered at one time. The driver counts only in local mode,
+/// where it runs the tasks.
+fn peak_cores(app: &Application) -> i64 {
+    let runs_tasks = |id: &str| {
+        app.executors
+            .iter()
+            .any(|e| e.id == id && e.total_tasks + e.completed_tasks > 0)
+    };
+    let mut changes: Vec<(i64, i64)> = Vec::new();
+    for e in &app.executors {
+        let Some(cores) = e.cores else { continue };
+        if e.id == "driver" && !runs_tasks("driver") {
+            continue;
+        }
+        changes.push((e.added_ms.unwrap_or(i64::MIN), cores));
+        if let Some(removed) = e.removed_ms {
+            changes.push((removed, -cores));
+        }
+    }
+    changes.sort_unstable();
+    let (mut live, mut peak) = (0i64, 0i64);
+    for (_, delta) in changes {
+        live += delta;
+        peak = peak.max(live);
+    }
+    peak.max(1)
+}

@@ -1,0 +1,172 @@
+//! What a rule reports.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Category {
+    Skew,
+    Partitions,
+    Gc,
+    DriverBound,
+    Spill,
+    Failure,
+    Utilization,
+    Config,
+    Exchanges,
+    Plan,
+}
+
+impl Category {
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Skew => "skew",
+            Category::Partitions => "partitions",
+            Category::Gc => "gc",
+            Category::DriverBound => "driver-bound",
+            Category::Spill => "spill",
+            Category::Failure => "failure",
+            Category::Utilization => "utilization",
+            Category::Config => "config",
+            Category::Exchanges => "exchanges",
+            Category::Plan => "plan",
+        }
+    }
+}
+
+/// Most severe first, so sorting ascending puts critical on top.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Critical,
+    High,
+    Medium,
+    Low,
+    Info,
+}
+
+impl Severity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Critical => "critical",
+            Severity::High => "high",
+            Severity::Medium => "medium",
+            Severity::Low => "low",
+            Severity::Info => "info",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Severity> {
+        [
+            Severity::Critical,
+            Severity::High,
+            Severity::Medium,
+            Severity::Low,
+            Severity::Info,
+        ]
+        .into_iter()
+        .find(|s| s.name().eq_ignore_ascii_case(text))
+    }
+
+    /// This severity, raised to `floor` if that is more severe.
+    pub fn at_least(self, floor: Severity) -> Severity {
+        self.min(floor)
+    }
+
+    /// This severity, lowered to `ceiling` if that is less severe.
+    pub fn at_most(self, ceiling: Severity) -> Severity {
+        self.max(ceiling)
+    }
+
+    /// The severity of a problem by the share of the application's time it costs:
+    /// 30 % or more critical, 10 % high, 2 % medium, 0.5 % low, less is information.
+    pub fn from_share(impact_ms: i64, app_ms: i64) -> Severity {
+        let share = if app_ms > 0 {
+            impact_ms as f64 / app_ms as f64
+        } else {
+            0.0
+        };
+        match share {
+            s if s >= 0.30 => Severity::Critical,
+            s if s >= 0.10 => Severity::High,
+            s if s >= 0.02 => Severity::Medium,
+            s if s >= 0.005 => Severity::Low,
+            _ => Severity::Info,
+        }
+    }
+}
+
+/// Where a finding applies.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Scope {
+    pub job_ids: Vec<i64>,
+    pub stage_ids: Vec<i64>,
+    pub executor_ids: Vec<String>,
+    pub sql_execution_ids: Vec<i64>,
+    pub plan_node_ids: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    pub rule: &'static str,
+    pub category: Category,
+    pub severity: Severity,
+    pub title: String,
+    /// Estimated wall-clock time fixing this would save, in milliseconds.
+    pub impact_ms: i64,
+    pub scope: Scope,
+    /// The numbers that justify the finding.
+    pub evidence: BTreeMap<String, serde_json::Value>,
+    /// The concrete change to make.
+    pub recommendation: String,
+}
+
+impl Finding {
+    pub fn new(
+        rule: &'static crate::Rule,
+        severity: Severity,
+        title: String,
+        impact_ms: i64,
+    ) -> Finding {
+        Finding {
+            rule: rule.code,
+            category: rule.category,
+            severity,
+            title,
+            impact_ms: impact_ms.max(0),
+            scope: Scope::default(),
+            evidence: BTreeMap::new(),
+            recommendation: String::new(),
+        }
+    }
+
+    pub fn evidence(mut self, key: &str, value: impl Into<serde_json::Value>) -> Finding {
+        self.evidence.insert(key.to_string(), value.into());
+        self
+    }
+
+    pub fn recommend(mut self, text: impl Into<String>) -> Finding {
+        self.recommendation = text.into();
+        self
+    }
+
+    pub fn stages(mut self, ids: impl IntoIterator<Item = i64>) -> Finding {
+        self.scope.stage_ids.extend(ids);
+        self.scope.stage_ids.dedup();
+        self
+    }
+
+    pub fn jobs(mut self, ids: impl IntoIterator<Item = i64>) -> Finding {
+        self.scope.job_ids.extend(ids);
+        self.scope.job_ids.sort_unstable();
+        self.scope.job_ids.dedup();
+        self
+    }
+
+    pub fn executors(mut self, ids: impl IntoIterator<Item = String>) -> Finding {
+        self.scope.executor_ids.extend(ids);
+        self
+    }
+}

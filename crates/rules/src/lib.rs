@@ -1,0 +1,255 @@
+//! The detectors: rules that read the application model and say what slowed or killed it, how
+//! much wall-clock time each problem cost, and how to fix it.
+//!
+//! # Brief overview
+//! Each [`Rule`] lives in its own file under `rules/`, with a stable code (`SK001`), a
+//! [`Category`], a table of [`Threshold`]s with their defaults and sources, and its documentation
+//! (what it detects, why it hurts, how to fix it), which `sparkdiag rules CODE` prints.
+//! [`analyze`] runs every rule over an [`Application`](sparkdiag_model::Application) with a
+//! [`Config`] (threshold overrides from the command line or a `sparkdiag.toml`) and returns the
+//! [`Finding`]s ranked by `impact_ms`, the estimated wall-clock time that fixing each would save.
+//!
+//! # Example
+//! ```no_run
+//! let input = &sparkdiag_eventlog::discover("app.zstd")?[0];
+//! let mut builder = sparkdiag_model::ApplicationBuilder::default();
+//! sparkdiag_eventlog::read_log(input, |e| builder.on_event(e))?;
+//! let app = builder.finish();
+//! for finding in sparkdiag_rules::analyze(&app, &sparkdiag_rules::Config::default()) {
+//!     println!("{} {} ({} ms)", finding.rule, finding.title, finding.impact_ms);
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod config;
+mod context;
+mod finding;
+pub mod rules;
+
+pub use config::{Config, ConfigError};
+pub use context::{Context, StageStats};
+pub use finding::{Category, Finding, Scope, Severity};
+
+use sparkdiag_model::Application;
+
+/// One detector: its identity, documentation, thresholds and check.
+pub struct Rule {
+    /// Stable code, never reused: two letters for the category, three digits.
+    pub code: &'static str,
+    /// Kebab-case name, also accepted wherever a code is.
+    pub name: &'static str,
+    pub category: Category,
+    /// One line: what it finds.
+    pub summary: &'static str,
+    /// Markdown: What it does / Why is this bad? / How to fix it / Threshold and its source.
+    pub doc: &'static str,
+    pub thresholds: &'static [Threshold],
+    pub check: fn(&Context, &Thresholds) -> Vec<Finding>,
+}
+
+/// A tunable number of a rule, with its default and where that default comes from.
+pub struct Threshold {
+    pub key: &'static str,
+    pub default: f64,
+    pub unit: &'static str,
+    pub meaning: &'static str,
+}
+
+/// A threshold entry for a rule's table.
+pub const fn threshold(
+    key: &'static str,
+    default: f64,
+    unit: &'static str,
+    meaning: &'static str,
+) -> Threshold {
+    Threshold {
+        key,
+        default,
+        unit,
+        meaning,
+    }
+}
+
+/// A rule's thresholds with the user's overrides applied.
+pub struct Thresholds<'a> {
+    rule: &'a Rule,
+    config: &'a Config,
+}
+
+impl Thresholds<'_> {
+    /// The value of `key`: the user's override, else the rule's default.
+    pub fn get(&self, key: &str) -> f64 {
+        self.config
+            .override_for(self.rule.code, key)
+            .unwrap_or_else(|| {
+                self.rule
+                    .thresholds
+                    .iter()
+                    .find(|t| t.key == key)
+                    .unwrap_or_else(|| {
+                        panic!("rule {} reads undeclared threshold {key}", self.rule.code)
+                    })
+                    .default
+            })
+    }
+}
+
+/// Declares a rule; its doc comment becomes the text `sparkdiag rules CODE` prints.
+#[macro_export]
+macro_rules! declare_rule {
+    (
+        $(#[doc = $doc:expr])*
+        pub static $NAME:ident = {
+            code: $code:expr,
+            name: $name:expr,
+            category: $category:ident,
+            summary: $summary:expr,
+            thresholds: $thresholds:expr,
+            check: $check:path $(,)?
+        };
+    ) => {
+        pub static $NAME: $crate::Rule = $crate::Rule {
+            code: $code,
+            name: $name,
+            category: $crate::Category::$category,
+            summary: $summary,
+            doc: concat!($($doc, "\n"),*),
+            thresholds: $thresholds,
+            check: $check,
+        };
+    };
+}
+
+/// Every rule, in catalogue order.
+pub fn all_rules() -> &'static [&'static Rule] {
+    rules::ALL
+}
+
+/// Finds a rule by code (`SK001`) or name (`data-skew`), case-insensitively.
+pub fn find_rule(code_or_name: &str) -> Option<&'static Rule> {
+    all_rules().iter().copied().find(|r| {
+        r.code.eq_ignore_ascii_case(code_or_name) || r.name.eq_ignore_ascii_case(code_or_name)
+    })
+}
+
+/// Runs every enabled rule and returns the findings, most recoverable time first.
+pub fn analyze(app: &Application, config: &Config) -> Vec<Finding> {
+    let context = Context::new(app);
+    let mut findings: Vec<Finding> = all_rules()
+        .iter()
+        .filter(|rule| config.enabled(rule))
+        .flat_map(|rule| (rule.check)(&context, &Thresholds { rule, config }))
+        .collect();
+    findings.sort_by(|a, b| {
+        b.impact_ms
+            .cmp(&a.impact_ms)
+            .then(a.severity.cmp(&b.severity))
+            .then(a.rule.cmp(b.rule))
+    });
+    findings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_has_a_unique_code_and_a_complete_doc() {
+        let mut codes = std::collections::BTreeSet::new();
+        for rule in all_rules() {
+            assert!(codes.insert(rule.code), "duplicate code {}", rule.code);
+            let (letters, digits) = rule.code.split_at(2);
+            assert!(
+                letters.chars().all(|c| c.is_ascii_uppercase())
+                    && digits.len() == 3
+                    && digits.parse::<u32>().is_ok(),
+                "{}",
+                rule.code
+            );
+            for section in [
+                "## What it does",
+                "## Why is this bad?",
+                "## How to fix it",
+                "## Threshold and its source",
+            ] {
+                assert!(
+                    rule.doc.contains(section),
+                    "{} lacks `{section}`",
+                    rule.code
+                );
+            }
+            for t in rule.thresholds {
+                assert!(
+                    rule.doc.contains(&format!("`{}`", t.key)),
+                    "{}'s doc does not explain threshold `{}`",
+                    rule.code,
+                    t.key
+                );
+            }
+            assert_eq!(find_rule(rule.name).map(|r| r.code), Some(rule.code));
+        }
+    }
+
+    #[test]
+    fn overrides_are_checked_against_the_rules_thresholds() {
+        let mut config = Config::default();
+        config.set_from_arg("SK001.ratio=4").unwrap();
+        config.set_from_arg("data-skew.min_tasks=3").unwrap();
+        assert_eq!(config.override_for("SK001", "ratio"), Some(4.0));
+        assert_eq!(config.override_for("SK001", "min_tasks"), Some(3.0));
+        let err = config
+            .set_from_arg("SK001.ratoi=4")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("no threshold `ratoi`") && err.contains("ratio"),
+            "{err}"
+        );
+        assert!(
+            config
+                .set_from_arg("XX999.ratio=4")
+                .unwrap_err()
+                .to_string()
+                .contains("unknown rule")
+        );
+        assert!(
+            config
+                .set_from_arg("SK001.ratio=four")
+                .unwrap_err()
+                .to_string()
+                .contains("not a number")
+        );
+
+        let file = "disable = [\"CF003\"]\n[rules.tiny-tasks]\nmin_tasks = 50\n";
+        let config = Config::from_toml(file, "sparkdiag.toml").unwrap();
+        assert_eq!(config.override_for("PA001", "min_tasks"), Some(50.0));
+        assert!(!config.enabled(find_rule("CF003").unwrap()));
+        let err = Config::from_toml("[rules.tiny-tasks]\nmin_taks = 1\n", "sparkdiag.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("sparkdiag.toml: [rules.tiny-tasks]"),
+            "{err}"
+        );
+        assert!(
+            Config::from_toml("[rulez]\n", "my.toml")
+                .unwrap_err()
+                .to_string()
+                .starts_with("my.toml:")
+        );
+    }
+
+    #[test]
+    fn severity_bands_follow_the_share_of_the_application() {
+        assert_eq!(Severity::from_share(300, 1000), Severity::Critical);
+        assert_eq!(Severity::from_share(100, 1000), Severity::High);
+        assert_eq!(Severity::from_share(20, 1000), Severity::Medium);
+        assert_eq!(Severity::from_share(5, 1000), Severity::Low);
+        assert_eq!(Severity::from_share(1, 1000), Severity::Info);
+        assert_eq!(Severity::Low.at_least(Severity::High), Severity::High);
+        assert_eq!(
+            Severity::Critical.at_most(Severity::Medium),
+            Severity::Medium
+        );
+    }
+}

@@ -1,0 +1,69 @@
+//! CF001 aqe-disabled: shuffles ran with Adaptive Query Execution off.
+
+use super::common::{aqe_enabled, bytes, duration, property, ratio, shuffle_stages};
+use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
+
+declare_rule! {
+    /// ## What it does
+    /// Flags applications that ran shuffles with Adaptive Query Execution off: explicitly
+    /// (`spark.sql.adaptive.enabled=false`) or by default on Spark before 3.2.
+    ///
+    /// ## Why is this bad?
+    /// AQE re-plans each query stage with the real sizes it measured: it coalesces tiny shuffle
+    /// partitions, splits skewed join partitions and turns sort-merge joins into broadcast joins
+    /// when one side turns out small. Without it, a static `spark.sql.shuffle.partitions` and the
+    /// optimizer's estimates decide everything.
+    ///
+    /// ## How to fix it
+    /// `spark.sql.adaptive.enabled=true` (with `spark.sql.adaptive.coalescePartitions.enabled` and
+    /// `spark.sql.adaptive.skewJoin.enabled`, both on by default once AQE is on).
+    ///
+    /// ## Threshold and its source
+    /// Any shuffle with AQE off (Spark's default since 3.2, SPARK-33679). Medium when shuffle
+    /// stages took at least `medium_shuffle_share` = 10 % of the application, low otherwise.
+    pub static AQE_DISABLED = {
+        code: "CF001",
+        name: "aqe-disabled",
+        category: Config,
+        summary: "Shuffles ran with Adaptive Query Execution switched off",
+        thresholds: &[
+            threshold("medium_shuffle_share", 0.10, "share", "share of the application in shuffle stages that makes it medium"),
+        ] as &[Threshold],
+        check: check_aqe,
+    };
+}
+
+fn check_aqe(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
+    if aqe_enabled(ctx) {
+        return Vec::new();
+    }
+    let stages: Vec<_> = shuffle_stages(ctx).collect();
+    if stages.is_empty() {
+        return Vec::new();
+    }
+    let shuffle_ms: i64 = stages.iter().map(|(_, st)| st.duration_ms).sum();
+    let shuffle_bytes: i64 = stages
+        .iter()
+        .map(|(s, _)| s.totals.shuffle_read_bytes())
+        .sum();
+    let severity = if ratio(shuffle_ms as f64, ctx.app_ms as f64) >= t.get("medium_shuffle_share") {
+        Severity::Medium
+    } else {
+        Severity::Low
+    };
+    let title = format!(
+        "Adaptive Query Execution was off for {} shuffle stage(s) ({} read, {} of stage time)",
+        stages.len(),
+        bytes(shuffle_bytes),
+        duration(shuffle_ms)
+    );
+    vec![
+        Finding::new(&AQE_DISABLED, severity, title, 0)
+            .stages(stages.iter().map(|(s, _)| s.stage_id))
+            .evidence("spark.sql.adaptive.enabled", property(ctx, "spark.sql.adaptive.enabled").unwrap_or("(default)"))
+            .evidence("shuffle_stages", stages.len())
+            .evidence("shuffle_stage_ms", shuffle_ms)
+            .evidence("shuffle_read_bytes", shuffle_bytes)
+            .recommend("Set spark.sql.adaptive.enabled=true: AQE coalesces tiny partitions, splits skewed joins and switches to broadcast joins with the sizes it measures."),
+    ]
+}

@@ -1,0 +1,62 @@
+//! SK001 data-skew: a task far longer than its stage's median because its partition held more data.
+
+use sparkdiag_model::Task;
+
+use super::slow_tasks::{SKEW_THRESHOLDS, finding_for, has_skewed_data, slow_stages};
+use crate::{Context, Finding, Thresholds, declare_rule};
+
+declare_rule! {
+    /// ## What it does
+    /// Finds stages where one or more tasks ran far longer than the stage's median task
+    /// **and** processed far more data (shuffle-read plus input bytes, or records) than the
+    /// median task: one partition holds a hot key.
+    ///
+    /// ## Why is this bad?
+    /// A stage ends when its last task ends. While the skewed task runs, every other core that
+    /// finished its share sits idle: one customer holding 60 % of the orders makes one reducer
+    /// run for 30 minutes while 199 finish in seconds. Adding executors does not help.
+    ///
+    /// ## How to fix it
+    /// - Spark 3.2+: let AQE split skewed join partitions:
+    ///   `spark.sql.adaptive.enabled=true`, `spark.sql.adaptive.skewJoin.enabled=true`
+    ///   (lower `spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes` if the skewed
+    ///   partition is under 256 MB).
+    /// - If one side of the join is small, broadcast it: `orders.join(F.broadcast(customers), "customer_id")`.
+    /// - For aggregations, salt the hot key and aggregate twice:
+    ///   `df.withColumn("salt", (F.rand() * 16).cast("int")).groupBy("key", "salt").agg(...)`
+    ///   then `.groupBy("key").agg(...)` over the partial results.
+    /// - Filter out null or placeholder keys (often the hot key) and handle them separately.
+    ///
+    /// ## Threshold and its source
+    /// `ratio` = 5: a task more than 5x the stage's median duration, AQE's own
+    /// `spark.sql.adaptive.skewJoin.skewedPartitionFactor`. `data_ratio` = 5: its bytes or
+    /// records more than 5x the median task's, the same factor applied to data. A stage needs
+    /// `min_tasks` = 5 successful tasks for a median to mean something, and the slow task must
+    /// last `min_task_s` = 30 s or `min_app_share` = 0.5 % of the application (SparkForensics'
+    /// impact floor) and at least `floor_s` = 1 s, so a 40 ms task five times an 8 ms median is
+    /// not a finding.
+    pub static DATA_SKEW = {
+        code: "SK001",
+        name: "data-skew",
+        category: Skew,
+        summary: "A task ran far longer than its stage's median because its partition held far more data",
+        thresholds: SKEW_THRESHOLDS,
+        check: check_data_skew,
+    };
+}
+
+fn check_data_skew(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
+    let data_ratio = t.get("data_ratio");
+    slow_stages(ctx, t)
+        .iter()
+        .filter_map(|s| {
+            let skewed: Vec<&Task> = s
+                .slow
+                .iter()
+                .copied()
+                .filter(|task| has_skewed_data(task, s, data_ratio))
+                .collect();
+            (!skewed.is_empty()).then(|| finding_for(ctx, &DATA_SKEW, s, &skewed, true))
+        })
+        .collect()
+}

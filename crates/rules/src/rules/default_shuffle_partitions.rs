@@ -1,0 +1,81 @@
+//! CF002 default-shuffle-partitions: 200 shuffle partitions where they do not fit.
+
+use super::common::{aqe_enabled, bytes, property, ratio, shuffle_stages};
+use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
+
+declare_rule! {
+    /// ## What it does
+    /// Flags shuffle stages that ran with exactly `spark.sql.shuffle.partitions` tasks, left at
+    /// its default of 200, while AQE could not adjust it, and whose partitions came out far from
+    /// a useful size.
+    ///
+    /// ## Why is this bad?
+    /// 200 is a guess made for a mid-sized cluster in 2014. Small data gets 200 tiny tasks of
+    /// overhead; large data gets 200 huge partitions that spill or fail.
+    ///
+    /// ## How to fix it
+    /// Turn AQE on (CF001) so Spark sizes partitions itself, or set `spark.sql.shuffle.partitions`
+    /// to the count in the finding (about 128 MB per partition).
+    ///
+    /// ## Threshold and its source
+    /// Average partition under `min_avg_mb` = 16 MB or over `max_avg_mb` = 256 MB (the brief's tiny
+    /// and AQE's skew sizes), in a stage of exactly the configured count (default 200). The
+    /// recommended count aims at `target_mb` = 128 MB per partition.
+    pub static DEFAULT_SHUFFLE_PARTITIONS = {
+        code: "CF002",
+        name: "default-shuffle-partitions",
+        category: Config,
+        summary: "spark.sql.shuffle.partitions left at 200 on shuffles it does not fit",
+        thresholds: &[
+            threshold("min_avg_mb", 16.0, "MB", "average shuffle partition under which 200 is too many"),
+            threshold("max_avg_mb", 256.0, "MB", "average shuffle partition over which 200 is too few"),
+            threshold("target_mb", 128.0, "MB", "partition size the recommended count aims at"),
+        ] as &[Threshold],
+        check: check_default_partitions,
+    };
+}
+
+fn check_default_partitions(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
+    let configured: i64 = property(ctx, "spark.sql.shuffle.partitions")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let coalescing = aqe_enabled(ctx)
+        && property(ctx, "spark.sql.adaptive.coalescePartitions.enabled")
+            .is_none_or(|v| v.eq_ignore_ascii_case("true"));
+    if configured != 200 || coalescing {
+        return Vec::new();
+    }
+    let mut findings = Vec::new();
+    for (stage, stats) in shuffle_stages(ctx).filter(|(s, _)| s.num_tasks == configured) {
+        let total = stage.totals.shuffle_read_bytes();
+        let avg = total as f64 / configured as f64;
+        let too_small = avg < t.get("min_avg_mb") * 1e6;
+        let too_big = avg > t.get("max_avg_mb") * 1e6;
+        if !(too_small || too_big) {
+            continue;
+        }
+        let recommended =
+            ((total as f64 / (t.get("target_mb") * 1e6)).ceil() as i64).max(ctx.cores);
+        let severity = if ratio(stats.duration_ms as f64, ctx.app_ms as f64) >= 0.1 {
+            Severity::Medium
+        } else {
+            Severity::Low
+        };
+        let title = format!(
+            "Stage {} used the default 200 shuffle partitions for {} ({} each); about {} would fit",
+            stage.stage_id,
+            bytes(total),
+            bytes(avg as i64),
+            recommended
+        );
+        findings.push(
+            Finding::new(&DEFAULT_SHUFFLE_PARTITIONS, severity, title, 0)
+                .stages([stage.stage_id])
+                .evidence("shuffle_read_bytes", total)
+                .evidence("avg_partition_bytes", avg as i64)
+                .evidence("recommended_partitions", recommended)
+                .recommend(format!("Turn on AQE (spark.sql.adaptive.enabled=true) or set spark.sql.shuffle.partitions={recommended}.")),
+        );
+    }
+    findings
+}

@@ -1,0 +1,106 @@
+//! DR001 driver-only-time: long stretches when no Spark job ran.
+
+use super::common::duration;
+use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
+
+declare_rule! {
+    /// ## What it does
+    /// Measures the wall-clock time during which no Spark job was running — before the first
+    /// job, between jobs and after the last — and flags applications where this driver-only time
+    /// is a large share of the run. It names the longest gaps and the jobs around them.
+    ///
+    /// ## Why is this bad?
+    /// While no job runs, every executor core is idle but paid for. Typical causes: Python or
+    /// Scala code on the driver (pandas work, `collect()` then loops, API calls, `time.sleep`),
+    /// planning of very large query plans, reading many small files' metadata, or waiting for
+    /// executors to start.
+    ///
+    /// ## How to fix it
+    /// - Move driver-side work into Spark: replace `collect()` + Python loops with DataFrame
+    ///   operations; use `mapInPandas`/`applyInPandas` rather than pandas on the driver.
+    /// - Replace loops that run one small job per item with one job over all items (DR002).
+    /// - Start with executors ready (`spark.dynamicAllocation.initialExecutors`) and release them
+    ///   during long driver phases (`spark.dynamicAllocation.enabled=true`).
+    ///
+    /// ## Threshold and its source
+    /// Driver-only time over `min_share` = 30 % of the application (Compass: uncovered job time
+    /// over 30 %) and at least `min_driver_s` = 30 s; gaps of `gap_s` = 60 s or more are listed
+    /// (the Databricks Spark UI guide: job gaps of a minute or more point to the driver).
+    pub static DRIVER_TIME = {
+        code: "DR001",
+        name: "driver-only-time",
+        category: DriverBound,
+        summary: "Much of the application's time passed with no Spark job running",
+        thresholds: &[
+            threshold("min_share", 0.30, "share", "driver-only share of the application worth a finding"),
+            threshold("min_driver_s", 30.0, "s", "driver-only time worth a finding"),
+            threshold("gap_s", 60.0, "s", "a gap between jobs this long is listed"),
+        ] as &[Threshold],
+        check: check,
+    };
+}
+
+fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
+    let app = ctx.app;
+    let (Some(start), Some(end)) = (app.start_ms, app.effective_end_ms()) else {
+        return Vec::new();
+    };
+    let (_, driver_ms) = app.job_and_driver_time_ms();
+    if (driver_ms as f64) < t.get("min_driver_s") * 1000.0
+        || (driver_ms as f64) < t.get("min_share") * ctx.app_ms as f64
+    {
+        return Vec::new();
+    }
+    // Walk the jobs in time order, tracking how far job coverage reaches.
+    let mut jobs: Vec<&sparkdiag_model::Job> = app
+        .jobs
+        .iter()
+        .filter(|j| j.submission_ms.is_some())
+        .collect();
+    jobs.sort_by_key(|j| j.submission_ms);
+    let first = jobs
+        .first()
+        .and_then(|j| j.submission_ms)
+        .map_or(end - start, |s| (s - start).max(0));
+    let mut reach = jobs.first().and_then(|j| j.submission_ms).unwrap_or(end);
+    let mut previous: Option<i64> = None;
+    let mut gaps: Vec<(i64, Option<i64>, i64)> = Vec::new();
+    for job in &jobs {
+        let s = job.submission_ms.unwrap();
+        if s > reach {
+            gaps.push((s - reach, previous, job.job_id));
+        }
+        reach = reach.max(job.completion_ms.unwrap_or(end));
+        previous = Some(job.job_id);
+    }
+    let after_last = (end - reach).max(0);
+    let between: i64 = gaps.iter().map(|g| g.0).sum();
+    gaps.sort_by_key(|g| std::cmp::Reverse(g.0));
+    let long_gaps: Vec<serde_json::Value> = gaps
+        .iter()
+        .filter(|g| g.0 as f64 >= t.get("gap_s") * 1000.0)
+        .take(5)
+        .map(|(ms, before, after)| serde_json::json!({"gap_ms": ms, "after_job": before, "before_job": after}))
+        .collect();
+    let title = format!(
+        "No Spark job ran for {} of the application's {} ({}): {} before the first job, {} between jobs, {} after the last",
+        duration(driver_ms),
+        duration(ctx.app_ms),
+        ctx.percent_of_app(driver_ms),
+        duration(first),
+        duration(between),
+        duration(after_last)
+    );
+    let mut finding = Finding::new(&DRIVER_TIME, Severity::from_share(driver_ms, ctx.app_ms), title, driver_ms)
+        .evidence("driver_only_ms", driver_ms)
+        .evidence("before_first_job_ms", first)
+        .evidence("between_jobs_ms", between)
+        .evidence("after_last_job_ms", after_last)
+        .evidence("idle_core_ms", driver_ms * ctx.cores)
+        .evidence("longest_gaps", serde_json::Value::Array(long_gaps))
+        .recommend("Move driver-side work into Spark (DataFrame operations instead of collect() and Python loops), replace loops of small jobs with one job (DR002), and let dynamic allocation release executors during long driver phases.");
+    if let Some((_, before, after)) = gaps.first() {
+        finding = finding.jobs(before.iter().copied().chain([*after]));
+    }
+    vec![finding]
+}

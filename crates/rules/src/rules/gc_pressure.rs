@@ -1,0 +1,130 @@
+//! GC001 gc-pressure: executors whose JVMs spend a large share of task time collecting garbage.
+
+use super::common::{duration, ratio};
+use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
+
+declare_rule! {
+    /// ## What it does
+    /// Compares each executor's JVM garbage-collection time with the time its tasks ran, and
+    /// flags executors where GC takes a large share.
+    ///
+    /// ## Why is this bad?
+    /// While the JVM collects, tasks stall. A fifth of executor time in GC means a fifth of the
+    /// cluster paid for nothing, and heavy GC is often the step before executors are lost to
+    /// out-of-memory errors or missed heartbeats.
+    ///
+    /// ## How to fix it
+    /// - Give each task more heap: raise `spark.executor.memory`, or lower `spark.executor.cores`
+    ///   (the heap is shared by the executor's concurrent tasks).
+    /// - Create less garbage: prefer DataFrame operations over RDD lambdas and Python UDFs,
+    ///   avoid `collect_list` of wide rows, cache serialized (`MEMORY_AND_DISK_SER`) or not at all.
+    /// - Use smaller partitions so each task holds less at once (see PA002, SP001).
+    /// - On large heaps, G1 with `-XX:InitiatingHeapOccupancyPercent=35` in
+    ///   `spark.executor.extraJavaOptions`.
+    ///
+    /// ## Threshold and its source
+    /// GC over `warn_share` = 10 % of task run time (the Spark UI shows it red above 10 %), and
+    /// high over `high_share` = 20 % (Dr. Elephant's critical tier), for executors whose tasks ran
+    /// at least `min_run_s` = 10 s (SparkForensics' guard). The recoverable time is the GC above
+    /// a healthy `healthy_share` = 5 %, spread over the executors' cores.
+    pub static GC_PRESSURE = {
+        code: "GC001",
+        name: "gc-pressure",
+        category: Gc,
+        summary: "Executors spend a large share of their task time in JVM garbage collection",
+        thresholds: &[
+            threshold("warn_share", 0.10, "share", "GC time over task run time worth a finding"),
+            threshold("high_share", 0.20, "share", "GC share that is high severity"),
+            threshold("healthy_share", 0.05, "share", "GC share considered normal: the rest is recoverable"),
+            threshold("min_run_s", 10.0, "s", "task run time an executor needs before its share means anything"),
+        ] as &[Threshold],
+        check: check,
+    };
+}
+
+fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
+    let mut heavy: Vec<(&sparkdiag_model::Executor, f64)> = ctx
+        .app
+        .executors
+        .iter()
+        .filter(|e| e.run_time_ms as f64 >= t.get("min_run_s") * 1000.0)
+        .map(|e| (e, ratio(e.jvm_gc_time_ms as f64, e.run_time_ms as f64)))
+        .filter(|(_, share)| *share >= t.get("warn_share"))
+        .collect();
+    if heavy.is_empty() {
+        return Vec::new();
+    }
+    heavy.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let healthy = t.get("healthy_share");
+    let excess: i64 = heavy
+        .iter()
+        .map(|(e, _)| (e.jvm_gc_time_ms as f64 - healthy * e.run_time_ms as f64) as i64)
+        .sum();
+    let impact = excess / ctx.cores;
+    let (worst, worst_share) = heavy[0];
+    let gc_total: i64 = heavy.iter().map(|(e, _)| e.jvm_gc_time_ms).sum();
+    let mut severity = Severity::from_share(impact, ctx.app_ms);
+    if worst_share >= t.get("high_share") {
+        severity = severity.at_least(Severity::High);
+    }
+    // The stage where GC weighed most, to say where the garbage is made.
+    let worst_stage = ctx
+        .app
+        .stages
+        .iter()
+        .filter(|s| s.totals.executor_run_time >= 1000)
+        .max_by(|a, b| {
+            ratio(
+                a.totals.jvm_gc_time as f64,
+                a.totals.executor_run_time as f64,
+            )
+            .total_cmp(&ratio(
+                b.totals.jvm_gc_time as f64,
+                b.totals.executor_run_time as f64,
+            ))
+        });
+    let title = format!(
+        "{} executor(s) spent {:.0}% or more of task time in GC (worst: executor {} on {}, {:.0}%, {} of GC)",
+        heavy.len(),
+        100.0 * heavy.last().map_or(0.0, |h| h.1),
+        worst.id,
+        worst.host,
+        100.0 * worst_share,
+        duration(worst.jvm_gc_time_ms)
+    );
+    let mut finding = Finding::new(&GC_PRESSURE, severity, title, impact)
+        .executors(heavy.iter().map(|(e, _)| e.id.clone()))
+        .evidence("gc_time_ms", gc_total)
+        .evidence("worst_executor", worst.id.clone())
+        .evidence("worst_gc_share", (worst_share * 1000.0).round() / 1000.0)
+        .evidence(
+            "executors",
+            serde_json::Value::Array(
+                heavy
+                    .iter()
+                    .take(10)
+                    .map(|(e, share)| {
+                        serde_json::json!({"executor_id": e.id, "host": e.host, "gc_ms": e.jvm_gc_time_ms,
+                            "run_ms": e.run_time_ms, "gc_share": (share * 1000.0).round() / 1000.0,
+                            "peak_heap_bytes": e.peak_metrics.map(|p| p.jvm_heap_memory)})
+                    })
+                    .collect(),
+            ),
+        )
+        .recommend("Give each task more heap (raise spark.executor.memory or lower spark.executor.cores), create less garbage (DataFrame operations instead of RDD lambdas and Python UDFs, no collect_list of wide rows, cache serialized or not at all), and use smaller partitions.");
+    if let Some(stage) = worst_stage {
+        finding = finding
+            .stages([stage.stage_id])
+            .evidence("worst_stage", stage.stage_id)
+            .evidence(
+                "worst_stage_gc_share",
+                (ratio(
+                    stage.totals.jvm_gc_time as f64,
+                    stage.totals.executor_run_time as f64,
+                ) * 1000.0)
+                    .round()
+                    / 1000.0,
+            );
+    }
+    vec![finding]
+}

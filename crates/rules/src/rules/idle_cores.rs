@@ -1,0 +1,87 @@
+//! UT001 idle-cores: executor cores allocated but not running tasks.
+
+use super::common::{duration, ratio};
+use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
+
+declare_rule! {
+    /// ## What it does
+    /// Adds up the core time executors were alive (cores x lifetime) and the time their cores
+    /// ran tasks, and flags applications that kept most of their cores idle.
+    ///
+    /// ## Why is this bad?
+    /// Idle cores cost the same as busy ones. Idleness comes from the driver working alone
+    /// (DR001), too few tasks for the cores (PA002), stages waiting on one long task (SK001), or
+    /// simply too many executors for the job.
+    ///
+    /// ## How to fix it
+    /// Fix the cause named by the other findings first; then size the cluster to the work:
+    /// `spark.dynamicAllocation.enabled=true` with `spark.dynamicAllocation.executorIdleTimeout=60s`,
+    /// or fewer or smaller executors.
+    ///
+    /// ## Threshold and its source
+    /// Idle share over `min_idle_share` = 50 % (DataFlint's and SparkForensics' idle-cores alert),
+    /// and at least `min_core_h` = 0.1 idle core-hours, so a short test run is not a finding.
+    /// Idleness costs money rather than wall-clock time, so its severity comes from the idle
+    /// core-hours: `medium_core_h` = 1 core-hour is medium, `high_core_h` = 10 high, less is low.
+    pub static IDLE_CORES = {
+        code: "UT001",
+        name: "idle-cores",
+        category: Utilization,
+        summary: "Most of the executor core time the application held was idle",
+        thresholds: &[
+            threshold("min_idle_share", 0.5, "share", "idle share of allocated core time worth a finding"),
+            threshold("min_core_h", 0.1, "core-hours", "idle core time under which a short run is not worth a finding"),
+            threshold("medium_core_h", 1.0, "core-hours", "idle core-hours that make it medium severity"),
+            threshold("high_core_h", 10.0, "core-hours", "idle core-hours that make it high severity"),
+        ] as &[Threshold],
+        check: check,
+    };
+}
+
+fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
+    let app = ctx.app;
+    let Some(end) = app.effective_end_ms() else {
+        return Vec::new();
+    };
+    let local = app.executors.iter().all(|e| e.id == "driver");
+    let (mut allocated, mut busy) = (0i64, 0i64);
+    for e in app.executors.iter().filter(|e| local || e.id != "driver") {
+        let (Some(cores), Some(added)) = (e.cores, e.added_ms.or(app.start_ms)) else {
+            continue;
+        };
+        allocated += cores * (e.removed_ms.unwrap_or(end) - added).max(0);
+        busy += e.task_time_ms;
+    }
+    let idle = (allocated - busy).max(0);
+    let share = ratio(idle as f64, allocated as f64);
+    if allocated == 0
+        || share < t.get("min_idle_share")
+        || (idle as f64 / 3_600_000.0) < t.get("min_core_h")
+    {
+        return Vec::new();
+    }
+    let core_hours = idle as f64 / 3_600_000.0;
+    let severity = if core_hours >= t.get("high_core_h") {
+        Severity::High
+    } else if core_hours >= t.get("medium_core_h") {
+        Severity::Medium
+    } else {
+        Severity::Low
+    };
+    let impact = idle / ctx.cores;
+    let title = format!(
+        "{:.0}% of the executor core time was idle: {:.1} core-hours of {:.1} held (about {} of wall-clock on all cores)",
+        100.0 * share,
+        core_hours,
+        allocated as f64 / 3_600_000.0,
+        duration(impact)
+    );
+    vec![
+        Finding::new(&IDLE_CORES, severity, title, impact)
+            .evidence("allocated_core_ms", allocated)
+            .evidence("busy_core_ms", busy)
+            .evidence("idle_core_ms", idle)
+            .evidence("idle_share", (share * 1000.0).round() / 1000.0)
+            .recommend("Fix the causes the other findings name (driver-only time, too few tasks, skew), then size the cluster to the work: spark.dynamicAllocation.enabled=true with spark.dynamicAllocation.executorIdleTimeout=60s, or fewer executors."),
+    ]
+}

@@ -1,0 +1,94 @@
+//! FA005 incomplete-run: the log ends without the application ending — what was running.
+
+use super::common::duration;
+use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule};
+use sparkdiag_model::{JobStatus, StageStatus};
+
+declare_rule! {
+    /// ## What it does
+    /// When the log has no `SparkListenerApplicationEnd` — the driver was killed, crashed, or
+    /// is still running — says when the last event was written and which jobs and stages were
+    /// still running then, with how many of their tasks had finished.
+    ///
+    /// ## Why is this bad?
+    /// A killed driver loses all running work, and nothing in Spark's UI says what it was doing.
+    /// The last running stage is where to look: a stage that never finishes (skew, a hang, an
+    /// external system) or a driver that ran out of memory collecting results.
+    ///
+    /// ## How to fix it
+    /// Look at the running stage named here and its tasks' progress; check the driver's own
+    /// logs for its last error (an out-of-memory in `collect()`/`toPandas()` is common: raise
+    /// `spark.driver.memory` or `spark.driver.maxResultSize`, or stop collecting large results).
+    ///
+    /// ## Threshold and its source
+    /// Any log without an application end. Its impact is the work lost: how long the running
+    /// jobs had run.
+    pub static INCOMPLETE_RUN = {
+        code: "FA005",
+        name: "incomplete-run",
+        category: Failure,
+        summary: "The application never ended in this log: what was running when it stopped",
+        thresholds: &[] as &[Threshold],
+        check: check,
+    };
+}
+
+fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
+    let app = ctx.app;
+    if app.end_ms.is_some() {
+        return Vec::new();
+    }
+    let last = app.last_event_ms.unwrap_or(0);
+    let running_jobs: Vec<&sparkdiag_model::Job> = app
+        .jobs
+        .iter()
+        .filter(|j| j.status == JobStatus::Running)
+        .collect();
+    let running_stages: Vec<&sparkdiag_model::StageAttempt> = app
+        .stages
+        .iter()
+        .filter(|s| s.status == StageStatus::Active)
+        .collect();
+    let lost: i64 = running_jobs
+        .iter()
+        .filter_map(|j| j.submission_ms)
+        .map(|s| (last - s).max(0))
+        .sum();
+    let stages_text: Vec<String> = running_stages
+        .iter()
+        .map(|s| {
+            format!(
+                "stage {} ({} of {} tasks done)",
+                s.stage_id, s.completed_tasks, s.num_tasks
+            )
+        })
+        .collect();
+    let title = format!(
+        "The log ends {} after the start without an application end; running then: {}",
+        duration(ctx.app_ms),
+        if stages_text.is_empty() {
+            "no stage".to_string()
+        } else {
+            stages_text.join(", ")
+        }
+    );
+    vec![
+        Finding::new(&INCOMPLETE_RUN, Severity::High, title, lost)
+            .jobs(running_jobs.iter().map(|j| j.job_id))
+            .stages(running_stages.iter().map(|s| s.stage_id))
+            .evidence("last_event_ms", last)
+            .evidence("running_jobs", running_jobs.len())
+            .evidence("running_job_ms", lost)
+            .evidence(
+                "running_stages",
+                serde_json::Value::Array(
+                    running_stages
+                        .iter()
+                        .map(|s| serde_json::json!({"stage_id": s.stage_id, "attempt": s.attempt_id, "name": s.name,
+                            "completed_tasks": s.completed_tasks, "num_tasks": s.num_tasks}))
+                        .collect(),
+                ),
+            )
+            .recommend("Look at the stage that was running and its tasks' progress, and at the driver's own log for its last error; a driver killed while collecting results needs more spark.driver.memory / spark.driver.maxResultSize or no large collect()."),
+    ]
+}

@@ -1,0 +1,158 @@
+//! DR002 job-train: the driver fires a long train of small jobs, one per item of a loop.
+
+use std::collections::BTreeMap;
+
+use super::common::duration;
+use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
+
+declare_rule! {
+    /// ## What it does
+    /// Recognises a driver loop: many short jobs of the same kind (the same job name or call
+    /// site) submitted one after another, or a few at a time from a thread pool — the shape of
+    /// `for month in months: df.filter(...).write...`. It says how many jobs, how long they took
+    /// from the first to the last, how much of that the executors actually worked, and how many
+    /// ran at once.
+    ///
+    /// ## Why is this bad?
+    /// Each job pays for planning, scheduling, a stage barrier and often re-reading the same
+    /// input, and the executors idle between jobs while the driver prepares the next. A
+    /// 24-month loop through a `ThreadPoolExecutor` ran for 126 hours where one Spark-native job
+    /// took under 30 minutes. A thread pool hides the problem without solving it.
+    ///
+    /// ## How to fix it
+    /// Express the loop as one job over all items:
+    /// ```python
+    /// spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    /// (df.where(F.col("month").isin(months))
+    ///    .groupBy("month", ...).agg(...)
+    ///    .write.partitionBy("month").mode("overwrite").parquet(path))
+    /// ```
+    /// Replace per-item `count()`/`collect()` checks with one aggregation, and join against a
+    /// DataFrame of the items instead of looping over them.
+    ///
+    /// ## Threshold and its source
+    /// At least `min_jobs` = 20 jobs of one kind with a median job under `max_median_job_s` = 10 s,
+    /// whose span from the first job's start to the last job's end is at least `min_span_s` =
+    /// 30 s. The recoverable time is the span minus the time the work itself needs on all cores
+    /// (total task time / cores), the Sparklens ideal-time model.
+    pub static JOB_TRAIN = {
+        code: "DR002",
+        name: "job-train",
+        category: DriverBound,
+        summary: "A long train of small jobs from a driver loop or thread pool",
+        thresholds: &[
+            threshold("min_jobs", 20.0, "jobs", "jobs of one kind that make a train"),
+            threshold("max_median_job_s", 10.0, "s", "median job duration under which jobs are small"),
+            threshold("min_span_s", 30.0, "s", "wall-clock span of the train worth a finding"),
+        ] as &[Threshold],
+        check: check,
+    };
+}
+
+fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
+    let app = ctx.app;
+    let end = app.effective_end_ms().unwrap_or(0);
+    // Jobs of one kind: the same job name (the last stage's call site), or the same description.
+    let mut kinds: BTreeMap<String, Vec<&sparkdiag_model::Job>> = BTreeMap::new();
+    for job in app.jobs.iter().filter(|j| j.submission_ms.is_some()) {
+        let kind = job
+            .description
+            .clone()
+            .filter(|d| !d.is_empty())
+            .map_or_else(|| job.name.clone(), |d| format!("{} / {d}", job.name));
+        kinds.entry(normalise(&kind)).or_default().push(job);
+    }
+    let mut findings = Vec::new();
+    for (kind, mut jobs) in kinds {
+        if (jobs.len() as f64) < t.get("min_jobs") {
+            continue;
+        }
+        jobs.sort_by_key(|j| j.submission_ms);
+        let mut durations: Vec<i64> = jobs
+            .iter()
+            .map(|j| j.completion_ms.unwrap_or(end) - j.submission_ms.unwrap())
+            .collect();
+        durations.sort_unstable();
+        let median = durations[durations.len() / 2];
+        let first = jobs[0].submission_ms.unwrap();
+        let last = jobs
+            .iter()
+            .map(|j| j.completion_ms.unwrap_or(end))
+            .max()
+            .unwrap_or(first);
+        let span = last - first;
+        if median as f64 >= t.get("max_median_job_s") * 1000.0
+            || (span as f64) < t.get("min_span_s") * 1000.0
+        {
+            continue;
+        }
+        let job_ids: Vec<i64> = jobs.iter().map(|j| j.job_id).collect();
+        let task_ms: i64 = app
+            .stages
+            .iter()
+            .filter(|s| s.job_ids.iter().any(|id| job_ids.contains(id)))
+            .map(|s| ctx.stats(s).task_time_ms)
+            .sum();
+        let needed = task_ms / ctx.cores;
+        let impact = (span - needed).max(0);
+        let concurrency = max_concurrency(&jobs, end);
+        let how = if concurrency > 1 {
+            format!("from a thread pool, up to {concurrency} at once")
+        } else {
+            "one after another".to_string()
+        };
+        let title = format!(
+            "{} small jobs `{}` ran {how} over {} (median job {}), while their tasks needed {} of the cluster",
+            jobs.len(),
+            short(&kind),
+            duration(span),
+            duration(median),
+            duration(needed)
+        );
+        findings.push(
+            Finding::new(&JOB_TRAIN, Severity::from_share(impact, ctx.app_ms), title, impact)
+                .jobs(job_ids.iter().copied())
+                .evidence("jobs", jobs.len())
+                .evidence("job_kind", kind.clone())
+                .evidence("span_ms", span)
+                .evidence("median_job_ms", median)
+                .evidence("task_time_ms", task_ms)
+                .evidence("max_concurrent_jobs", concurrency)
+                .evidence("cores", ctx.cores)
+                .recommend("Replace the loop with one Spark job over all items: filter with isin(...) or join a DataFrame of the items, aggregate by the item column, and write once with df.write.partitionBy(item_column).mode(\"overwrite\") and spark.sql.sources.partitionOverwriteMode=dynamic."),
+        );
+    }
+    findings
+}
+
+/// Job names carry line numbers and ids that differ between loop iterations only in digits
+/// inside descriptions (`month=2024-01`); the call site itself is what identifies the loop.
+fn normalise(kind: &str) -> String {
+    kind.chars()
+        .map(|c| if c.is_ascii_digit() { '#' } else { c })
+        .collect()
+}
+
+fn short(kind: &str) -> String {
+    let line = kind.lines().next().unwrap_or_default();
+    if line.chars().count() > 60 {
+        format!("{}…", line.chars().take(59).collect::<String>())
+    } else {
+        line.to_string()
+    }
+}
+
+fn max_concurrency(jobs: &[&sparkdiag_model::Job], end: i64) -> usize {
+    let mut edges: Vec<(i64, i32)> = Vec::new();
+    for j in jobs {
+        edges.push((j.submission_ms.unwrap(), 1));
+        edges.push((j.completion_ms.unwrap_or(end), -1));
+    }
+    edges.sort_unstable();
+    let (mut live, mut peak) = (0i32, 0i32);
+    for (_, d) in edges {
+        live += d;
+        peak = peak.max(live);
+    }
+    peak.max(0) as usize
+}

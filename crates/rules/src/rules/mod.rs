@@ -1,0 +1,47 @@
+//! The rule catalogue. Each rule lives in its own file; [`ALL`] lists them in catalogue order.
+
+mod aqe_disabled;
+mod broadcast_disabled;
+mod common;
+mod data_skew;
+mod default_shuffle_partitions;
+mod driver_time;
+mod failed_job;
+mod gc_pressure;
+mod heap_overprovisioned;
+mod idle_cores;
+mod incomplete_run;
+mod job_train;
+mod lost_executors;
+mod oversized_partitions;
+mod slow_executor;
+mod slow_tasks;
+mod spill;
+mod straggler;
+mod task_failures;
+mod tiny_tasks;
+mod wasted_attempts;
+
+use crate::Rule;
+
+pub static ALL: &[&Rule] = &[
+    &data_skew::DATA_SKEW,
+    &straggler::STRAGGLER,
+    &slow_executor::SLOW_EXECUTOR,
+    &tiny_tasks::TINY_TASKS,
+    &oversized_partitions::OVERSIZED,
+    &spill::SPILL,
+    &gc_pressure::GC_PRESSURE,
+    &heap_overprovisioned::HEAP_OVERPROVISIONED,
+    &driver_time::DRIVER_TIME,
+    &job_train::JOB_TRAIN,
+    &idle_cores::IDLE_CORES,
+    &failed_job::FAILED_JOB,
+    &task_failures::TASK_FAILURES,
+    &lost_executors::LOST_EXECUTORS,
+    &wasted_attempts::WASTED_ATTEMPTS,
+    &incomplete_run::INCOMPLETE_RUN,
+    &aqe_disabled::AQE_DISABLED,
+    &default_shuffle_partitions::DEFAULT_SHUFFLE_PARTITIONS,
+    &broadcast_disabled::BROADCAST_DISABLED,
+];

@@ -1,0 +1,129 @@
+//! SK003 slow-executor: one executor's tasks are consistently slower than their stages' medians.
+
+use std::collections::BTreeMap;
+
+use super::common::{duration, ratio};
+use crate::context::data_bytes;
+use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
+
+declare_rule! {
+    /// ## What it does
+    /// Compares every successful task with the median task of its own stage, and flags an
+    /// executor whose tasks are typically several times slower than their stages' medians while
+    /// processing no more data: a slow host, not a skewed partition.
+    ///
+    /// ## Why is this bad?
+    /// Every stage that places a task there waits for it. The cause is outside the job: a
+    /// degraded disk, an overloaded or noisy node, a bad network link, or a JVM thrashing in GC.
+    ///
+    /// ## How to fix it
+    /// - Check the executor's host (the finding names it) and its GC time (GC001).
+    /// - `spark.speculation=true` (with `spark.speculation.multiplier=3`) re-runs slow tasks elsewhere.
+    /// - `spark.excludeOnFailure.enabled=true` keeps failing executors and nodes out; on a cloud
+    ///   cluster, replace the node.
+    ///
+    /// ## Threshold and its source
+    /// `ratio` = 2: the executor's median task is at least twice its stage's median, SparkForensics'
+    /// slow-host rule ("mean ≥ 2x the overall median"). `data_ratio` = 1.5: its tasks' data is at
+    /// most 1.5x their stages' median, so the slowness is not the data's. Guards: `min_tasks` = 5
+    /// tasks on the executor in stages of at least 5 tasks with a median of at least
+    /// `min_median_ms` = 50 ms, and `min_excess_s` = 10 s of task time lost in all or
+    /// `min_app_share` = 2 % of the application.
+    pub static SLOW_EXECUTOR = {
+        code: "SK003",
+        name: "slow-executor",
+        category: Skew,
+        summary: "An executor whose tasks are consistently slower than their stages' medians, with the same data",
+        thresholds: &[
+            threshold("ratio", 2.0, "x median", "the executor's typical task duration over its stages' medians"),
+            threshold("data_ratio", 1.5, "x median", "its tasks' data must be at most this multiple of their stages' median"),
+            threshold("min_tasks", 5.0, "tasks", "successful tasks on the executor, in stages of at least as many tasks"),
+            threshold("min_median_ms", 50.0, "ms", "stages whose median task is shorter are too noisy to compare"),
+            threshold("min_excess_s", 10.0, "s", "task time lost on the executor worth a finding, or min_app_share"),
+            threshold("min_app_share", 0.02, "share", "task time lost, as a share of the application, worth a finding"),
+        ] as &[Threshold],
+        check: check,
+    };
+}
+
+#[derive(Default)]
+struct Tally {
+    time_ratios: Vec<f64>,
+    data_ratios: Vec<f64>,
+    excess_ms: i64,
+    stages: Vec<i64>,
+}
+
+fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
+    let min_tasks = t.get("min_tasks");
+    let mut by_executor: BTreeMap<u32, Tally> = BTreeMap::new();
+    for (stage, stats) in ctx.stage_stats() {
+        if (stats.successful as f64) < min_tasks
+            || f64::from(stats.median_ms) < t.get("min_median_ms")
+        {
+            continue;
+        }
+        for task in super::common::successful(ctx.app.stage_tasks(stage)) {
+            let tally = by_executor.entry(task.executor).or_default();
+            tally
+                .time_ratios
+                .push(ratio(task.duration_ms.into(), stats.median_ms.into()));
+            tally.data_ratios.push(ratio(
+                data_bytes(task) as f64,
+                stats.median_bytes.max(1) as f64,
+            ));
+            tally.excess_ms += (i64::from(task.duration_ms) - i64::from(stats.median_ms)).max(0);
+            if tally.stages.last() != Some(&stage.stage_id) {
+                tally.stages.push(stage.stage_id);
+            }
+        }
+    }
+    // With a single executor there is nothing to compare against.
+    if by_executor.len() < 2 {
+        return Vec::new();
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let mut findings = Vec::new();
+    for (exec, mut tally) in by_executor {
+        let enough_lost = tally.excess_ms as f64 >= t.get("min_excess_s") * 1000.0
+            || tally.excess_ms as f64 >= t.get("min_app_share") * ctx.app_ms as f64;
+        if (tally.time_ratios.len() as f64) < min_tasks || !enough_lost {
+            continue;
+        }
+        let time_ratio = median(&mut tally.time_ratios);
+        let data_ratio = median(&mut tally.data_ratios);
+        if time_ratio < t.get("ratio") || data_ratio > t.get("data_ratio") {
+            continue;
+        }
+        let executor = &ctx.app.executors[exec as usize];
+        let cores = executor.cores.unwrap_or(1).max(1);
+        // Its cores ran the extra time in parallel: that is the wall-clock it cost.
+        let impact = tally.excess_ms / cores;
+        let title = format!(
+            "Executor {} ({}): its tasks typically ran {:.1}x their stages' median with the same data, {} of task time lost",
+            executor.id,
+            executor.host,
+            time_ratio,
+            duration(tally.excess_ms)
+        );
+        findings.push(
+            Finding::new(&SLOW_EXECUTOR, Severity::from_share(impact, ctx.app_ms), title, impact)
+                .executors([executor.id.clone()])
+                .stages(tally.stages.iter().copied())
+                .evidence("host", executor.host.clone())
+                .evidence("tasks", tally.time_ratios.len())
+                .evidence("median_time_ratio", (time_ratio * 10.0).round() / 10.0)
+                .evidence("median_data_ratio", (data_ratio * 100.0).round() / 100.0)
+                .evidence("excess_task_time_ms", tally.excess_ms)
+                .evidence("cores", cores)
+                .recommend(format!(
+                    "Check host {} (GC, disk, network, other tenants) and replace or exclude it; spark.speculation=true re-runs its slow tasks elsewhere.",
+                    executor.host
+                )),
+        );
+    }
+    findings
+}

@@ -1,0 +1,164 @@
+//! What SK001 data-skew and SK002 straggler-task share: finding tasks far longer than their
+//! stage's median, and telling whether their data was out of line too.
+
+use sparkdiag_model::{StageAttempt, Task};
+
+use super::common::{bytes, duration, ratio, stage_end_saving, stage_label, successful};
+use crate::context::{data_bytes, data_records};
+use crate::{Context, Finding, Severity, Threshold, Thresholds, threshold};
+
+pub const SKEW_THRESHOLDS: &[Threshold] = &[
+    threshold(
+        "ratio",
+        5.0,
+        "x median",
+        "a task longer than this multiple of its stage's median task duration",
+    ),
+    threshold(
+        "data_ratio",
+        5.0,
+        "x median",
+        "the slow task's bytes or records above this multiple of the median task's mean data skew",
+    ),
+    threshold(
+        "min_tasks",
+        5.0,
+        "tasks",
+        "successful tasks a stage needs before its median means anything",
+    ),
+    threshold(
+        "min_task_s",
+        30.0,
+        "s",
+        "the slow task must last this long, or min_app_share of the application",
+    ),
+    threshold(
+        "min_app_share",
+        0.005,
+        "share",
+        "the slow task's share of the application that is worth a look",
+    ),
+    threshold(
+        "floor_s",
+        1.0,
+        "s",
+        "no task shorter than this is ever a finding",
+    ),
+];
+
+/// A stage whose slowest task passes the guards: the slow tasks, worst first.
+pub struct SlowStage<'a> {
+    pub stage: &'a StageAttempt,
+    pub slow: Vec<&'a Task>,
+    pub median_ms: u32,
+    pub median_bytes: u64,
+    pub median_records: u64,
+}
+
+pub fn slow_stages<'a>(ctx: &Context<'a>, t: &Thresholds) -> Vec<SlowStage<'a>> {
+    let mut out = Vec::new();
+    for (stage, stats) in ctx.stage_stats() {
+        if (stats.successful as f64) < t.get("min_tasks") || stats.median_ms == 0 {
+            continue;
+        }
+        let limit = t.get("ratio") * f64::from(stats.median_ms);
+        let mut slow: Vec<&Task> = successful(ctx.app.stage_tasks(stage))
+            .filter(|task| f64::from(task.duration_ms) > limit)
+            .collect();
+        slow.sort_by_key(|task| std::cmp::Reverse(task.duration_ms));
+        let Some(worst) = slow.first() else { continue };
+        let worst_ms = f64::from(worst.duration_ms);
+        let long_enough = worst_ms >= t.get("min_task_s") * 1000.0
+            || worst_ms >= t.get("min_app_share") * ctx.app_ms as f64;
+        if !long_enough || worst_ms < t.get("floor_s") * 1000.0 {
+            continue;
+        }
+        out.push(SlowStage {
+            stage,
+            slow,
+            median_ms: stats.median_ms,
+            median_bytes: stats.median_bytes,
+            median_records: stats.median_records,
+        });
+    }
+    out
+}
+
+/// Whether a task's data is out of line with the stage's median task.
+pub fn has_skewed_data(task: &Task, s: &SlowStage, data_ratio: f64) -> bool {
+    let over = |value: u64, median: u64, floor: u64| {
+        value >= floor && value as f64 > data_ratio * (median.max(1) as f64)
+    };
+    over(data_bytes(task), s.median_bytes, 1 << 20)
+        || over(data_records(task), s.median_records, 1000)
+}
+
+pub fn finding_for(
+    ctx: &Context,
+    rule: &'static crate::Rule,
+    s: &SlowStage,
+    tasks: &[&Task],
+    data: bool,
+) -> Finding {
+    let worst = tasks[0];
+    let executor = ctx.app.executor(worst);
+    let impact = stage_end_saving(ctx.app, s.stage, s.median_ms);
+    let times = ratio(f64::from(worst.duration_ms), f64::from(s.median_ms));
+    let title = if data {
+        format!(
+            "{}: task {} ran {} ({:.0}x the median {}) on {} of data ({:.0}x the median task's)",
+            stage_label(s.stage),
+            worst.index,
+            duration(worst.duration_ms.into()),
+            times,
+            duration(s.median_ms.into()),
+            bytes(data_bytes(worst) as i64),
+            ratio(data_bytes(worst) as f64, s.median_bytes as f64)
+                .max(ratio(data_records(worst) as f64, s.median_records as f64)),
+        )
+    } else {
+        format!(
+            "{}: task {} ran {} ({:.0}x the median {}) with no more data than the others, on executor {} ({})",
+            stage_label(s.stage),
+            worst.index,
+            duration(worst.duration_ms.into()),
+            times,
+            duration(s.median_ms.into()),
+            executor.id,
+            executor.host,
+        )
+    };
+    let recommendation = if data {
+        "Let AQE split the skewed partition (spark.sql.adaptive.enabled=true, spark.sql.adaptive.skewJoin.enabled=true; lower spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes if it is under 256 MB), broadcast the small side of the join (F.broadcast(small_df)), or salt the hot key (add (F.rand()*16).cast(\"int\") to the grouping keys and aggregate twice)."
+    } else {
+        "The data is even, the executor is slow: enable speculation (spark.speculation=true, spark.speculation.multiplier=3) and check the named executor's host (GC, disk, network); spark.excludeOnFailure.enabled=true keeps failing nodes out."
+    };
+    Finding::new(
+        rule,
+        Severity::from_share(impact, ctx.app_ms),
+        title,
+        impact,
+    )
+    .stages([s.stage.stage_id])
+    .jobs(s.stage.job_ids.iter().copied())
+    .executors(
+        tasks
+            .iter()
+            .map(|t| ctx.app.executor(t).id.clone())
+            .collect::<std::collections::BTreeSet<_>>(),
+    )
+    .evidence("stage_attempt", s.stage.attempt_id)
+    .evidence("task_id", worst.task_id)
+    .evidence("task_index", worst.index)
+    .evidence("task_duration_ms", worst.duration_ms)
+    .evidence("median_task_ms", s.median_ms)
+    .evidence("ratio", (times * 10.0).round() / 10.0)
+    .evidence("task_bytes", data_bytes(worst))
+    .evidence("median_task_bytes", s.median_bytes)
+    .evidence("task_records", data_records(worst))
+    .evidence("median_task_records", s.median_records)
+    .evidence("slow_tasks", tasks.len())
+    .evidence("executor", executor.id.clone())
+    .evidence("host", executor.host.clone())
+    .recommend(recommendation)
+}

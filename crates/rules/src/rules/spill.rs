@@ -1,0 +1,89 @@
+//! SP001 spill: tasks that ran out of execution memory and spilled to disk.
+
+use super::common::{bytes, duration};
+use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
+
+declare_rule! {
+    /// ## What it does
+    /// Finds stages whose tasks spilled sorted or aggregated data to disk because their share
+    /// of execution memory was too small.
+    ///
+    /// ## Why is this bad?
+    /// Spilled data is serialised, written to local disk and read back, often more than once:
+    /// a spilling sort or aggregation can run several times slower than one that fits in
+    /// memory, and heavy spill often comes just before an out-of-memory failure.
+    ///
+    /// ## How to fix it
+    /// - Make partitions smaller: more shuffle partitions (`spark.sql.shuffle.partitions`, or
+    ///   AQE with `spark.sql.adaptive.advisoryPartitionSizeInBytes=64m`).
+    /// - Give each task more memory: more `spark.executor.memory`, or fewer
+    ///   `spark.executor.cores` per executor (memory per task = executor memory / cores).
+    /// - If one partition spills and others do not, it is data skew: see SK001.
+    ///
+    /// ## Threshold and its source
+    /// `min_disk_mb` = 256 MB of disk spill in a stage (the brief's default; SparkForensics calls
+    /// 256 MiB medium and 1 GiB high), `high_disk_gb` = 1 GiB is high. The time spilling costs is
+    /// estimated as writing and reading the spilled bytes once at `disk_mb_per_s` = 200 MB/s per
+    /// task, spread over the cores.
+    pub static SPILL = {
+        code: "SP001",
+        name: "spill",
+        category: Spill,
+        summary: "Tasks ran out of execution memory and spilled to disk",
+        thresholds: &[
+            threshold("min_disk_mb", 256.0, "MB", "disk spill in a stage worth a finding"),
+            threshold("high_disk_gb", 1.0, "GiB", "disk spill in a stage that is high severity"),
+            threshold("disk_mb_per_s", 200.0, "MB/s", "assumed speed of writing and reading spill, per task"),
+        ] as &[Threshold],
+        check: check,
+    };
+}
+
+fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for (stage, stats) in ctx.stage_stats() {
+        let disk = stage.totals.disk_bytes_spilled;
+        if (disk as f64) < t.get("min_disk_mb") * 1e6 {
+            continue;
+        }
+        let tasks = ctx.app.stage_tasks(stage);
+        let spilling = tasks
+            .iter()
+            .filter(|task| task.metrics.disk_spill > 0)
+            .count();
+        let worst = tasks.iter().max_by_key(|task| task.metrics.disk_spill);
+        let io_ms = (2.0 * disk as f64 / (t.get("disk_mb_per_s") * 1e6) * 1000.0) as i64;
+        let impact = (io_ms / ctx.cores).min(stats.duration_ms);
+        let mut severity = Severity::from_share(impact, ctx.app_ms);
+        let floor = if disk as f64 >= t.get("high_disk_gb") * (1u64 << 30) as f64 {
+            Severity::High
+        } else {
+            Severity::Medium
+        };
+        severity = severity.at_least(floor);
+        let title = format!(
+            "Stage {}: {} of {} tasks spilled {} to disk ({} from memory); the stage ran {}",
+            stage.stage_id,
+            spilling,
+            tasks.len(),
+            bytes(disk),
+            bytes(stage.totals.memory_bytes_spilled),
+            duration(stats.duration_ms)
+        );
+        let mut finding = Finding::new(&SPILL, severity, title, impact)
+            .stages([stage.stage_id])
+            .jobs(stage.job_ids.iter().copied())
+            .evidence("disk_spill_bytes", disk)
+            .evidence("memory_spill_bytes", stage.totals.memory_bytes_spilled)
+            .evidence("spilling_tasks", spilling)
+            .evidence("tasks", tasks.len())
+            .recommend("Use smaller partitions (raise spark.sql.shuffle.partitions, or AQE with spark.sql.adaptive.advisoryPartitionSizeInBytes=64m) or give each task more memory (more spark.executor.memory, fewer spark.executor.cores); if only a few tasks spill, treat it as data skew (SK001).");
+        if let Some(worst) = worst {
+            finding = finding
+                .evidence("max_task_disk_spill_bytes", worst.metrics.disk_spill)
+                .evidence("max_spill_task_index", worst.index);
+        }
+        findings.push(finding);
+    }
+    findings
+}

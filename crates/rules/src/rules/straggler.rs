@@ -1,0 +1,60 @@
+//! SK002 straggler-task: a task far longer than its stage's median with no more data.
+
+use sparkdiag_model::Task;
+
+use super::slow_tasks::{SKEW_THRESHOLDS, finding_for, has_skewed_data, slow_stages};
+use crate::{Context, Finding, Thresholds, declare_rule};
+
+declare_rule! {
+    /// ## What it does
+    /// Finds stages where a task ran far longer than the stage's median task **without** having
+    /// more data to process: a straggler, slowed by its executor or host (GC, a busy or failing
+    /// disk, a noisy neighbour, a slow remote fetch), not by its partition.
+    ///
+    /// ## Why is this bad?
+    /// The whole stage waits for the straggler. Unlike data skew, repartitioning does not help:
+    /// the same task on a healthy executor would have finished with the others.
+    ///
+    /// ## How to fix it
+    /// - Turn on speculative execution so a copy of the slow task runs elsewhere:
+    ///   `spark.speculation=true`, `spark.speculation.multiplier=3`, `spark.speculation.quantile=0.9`.
+    /// - Look at the executor and host named in the finding: its GC time (GC001), its other
+    ///   tasks (SK003), and the node's health. `spark.excludeOnFailure.enabled=true` keeps
+    ///   failing nodes out.
+    /// - If the slow tasks wait on shuffle fetches, check `Fetch Wait Time` and the shuffle service.
+    ///
+    /// ## Threshold and its source
+    /// The same detection as SK001: a task over `ratio` = 5x the stage median (AQE's skew factor)
+    /// in a stage of at least `min_tasks` = 5 successful tasks, lasting `min_task_s` = 30 s or
+    /// `min_app_share` = 0.5 % of the application and at least `floor_s` = 1 s — where the slow
+    /// task's bytes and records are both under `data_ratio` = 5x the median task's.
+    pub static STRAGGLER = {
+        code: "SK002",
+        name: "straggler-task",
+        category: Skew,
+        summary: "A task ran far longer than its stage's median with no more data than the others",
+        thresholds: SKEW_THRESHOLDS,
+        check: check_straggler,
+    };
+}
+
+fn check_straggler(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
+    let data_ratio = t.get("data_ratio");
+    slow_stages(ctx, t)
+        .iter()
+        .filter_map(|s| {
+            // A stage with data skew is SK001's; only a stage whose slowest task has even data is
+            // a straggler.
+            if has_skewed_data(s.slow[0], s, data_ratio) {
+                return None;
+            }
+            let even: Vec<&Task> = s
+                .slow
+                .iter()
+                .copied()
+                .filter(|task| !has_skewed_data(task, s, data_ratio))
+                .collect();
+            Some(finding_for(ctx, &STRAGGLER, s, &even, false))
+        })
+        .collect()
+}

@@ -1,0 +1,135 @@
+//! FA002 task-failures: failed task attempts grouped by cause.
+
+use std::collections::BTreeMap;
+
+use super::common::{duration, ratio};
+use super::failed_job::describe_failure;
+use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
+use sparkdiag_model::TaskOutcome;
+
+declare_rule! {
+    /// ## What it does
+    /// Groups every failed task attempt by its end reason and exception class
+    /// (`ExceptionFailure` with `java.lang.OutOfMemoryError`, `FetchFailed`,
+    /// `ExecutorLostFailure`, ...) and reports how many failed, where, and the time they wasted.
+    ///
+    /// ## Why is this bad?
+    /// Every failed attempt's work is thrown away and redone; failures that repeat usually end
+    /// in a failed stage once `spark.task.maxFailures` (4) attempts are spent, and fetch
+    /// failures re-run whole map stages.
+    ///
+    /// ## How to fix it
+    /// Fix the largest group first: memory errors need more memory per task or smaller
+    /// partitions, fetch failures a stable executor for the shuffle output (or the external
+    /// shuffle service), exceptions in user code a fix in that code or its input.
+    ///
+    /// ## Threshold and its source
+    /// More than `max_failure_share` = 5 % of task attempts failed with at least `min_failed` = 10
+    /// failures (Dr. Elephant's and SparkForensics' 5 % tier), or any out-of-memory, fetch
+    /// failure or lost executor (always worth knowing).
+    pub static TASK_FAILURES = {
+        code: "FA002",
+        name: "task-failures",
+        category: Failure,
+        summary: "Task attempts failed: grouped by end reason and exception, with the time they wasted",
+        thresholds: &[
+            threshold("max_failure_share", 0.05, "share", "share of task attempts that may fail before it is a finding"),
+            threshold("min_failed", 10.0, "tasks", "failed attempts needed for the share rule"),
+        ] as &[Threshold],
+        check: check,
+    };
+}
+
+fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
+    let app = ctx.app;
+    let failed: Vec<&sparkdiag_model::TaskFailure> = app
+        .task_failures
+        .iter()
+        .filter(|f| f.reason != "TaskKilled" && f.reason != "TaskCommitDenied")
+        .collect();
+    if failed.is_empty() {
+        return Vec::new();
+    }
+    let share = ratio(failed.len() as f64, app.tasks.len() as f64);
+    let serious = failed.iter().any(|f| {
+        f.reason == "FetchFailed"
+            || f.reason == "ExecutorLostFailure"
+            || f.exception_class
+                .as_deref()
+                .is_some_and(|c| c.contains("OutOfMemoryError"))
+            || f.message
+                .as_deref()
+                .is_some_and(|m| m.contains("OutOfMemoryError"))
+    });
+    let too_many = share > t.get("max_failure_share") && failed.len() as f64 >= t.get("min_failed");
+    if !serious && !too_many {
+        return Vec::new();
+    }
+    let mut groups: BTreeMap<(String, String), Vec<&sparkdiag_model::TaskFailure>> =
+        BTreeMap::new();
+    for f in &failed {
+        groups
+            .entry((
+                f.reason.clone(),
+                f.exception_class.clone().unwrap_or_default(),
+            ))
+            .or_default()
+            .push(f);
+    }
+    let mut groups: Vec<_> = groups.into_iter().collect();
+    groups.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
+    let wasted: i64 = app
+        .tasks
+        .iter()
+        .filter(|task| task.outcome == TaskOutcome::Failed)
+        .map(|task| i64::from(task.duration_ms))
+        .sum();
+    let impact = wasted / ctx.cores;
+    let summary: Vec<serde_json::Value> = groups
+        .iter()
+        .take(5)
+        .map(|((reason, class), list)| {
+            let mut stages: Vec<i64> = list.iter().map(|f| f.stage_id).collect();
+            stages.dedup();
+            let mut executors: Vec<&str> = list
+                .iter()
+                .map(|f| app.executors[f.executor as usize].id.as_str())
+                .collect();
+            executors.sort_unstable();
+            executors.dedup();
+            serde_json::json!({"reason": reason, "exception_class": class, "count": list.len(),
+                "stages": stages, "executors": executors, "example": describe_failure(&list[0])})
+        })
+        .collect();
+    let ((reason, class), top) = &groups[0];
+    let title = format!(
+        "{} task attempts failed ({:.1}% of {}), most as {}{} ({}); {} of task time wasted",
+        failed.len(),
+        100.0 * share,
+        app.tasks.len(),
+        reason,
+        if class.is_empty() {
+            String::new()
+        } else {
+            format!(" {class}")
+        },
+        top.len(),
+        duration(wasted)
+    );
+    let mut severity = Severity::from_share(impact, ctx.app_ms);
+    if serious {
+        severity = severity.at_least(Severity::Medium);
+    }
+    let mut stages: Vec<i64> = failed.iter().map(|f| f.stage_id).collect();
+    stages.sort_unstable();
+    stages.dedup();
+    vec![
+        Finding::new(&TASK_FAILURES, severity, title, impact)
+            .stages(stages)
+            .evidence("failed_attempts", failed.len())
+            .evidence("task_attempts", app.tasks.len())
+            .evidence("wasted_task_ms", wasted)
+            .evidence("groups", serde_json::Value::Array(summary))
+            .recommend("Fix the largest group first: memory errors need more memory per task or smaller partitions, fetch failures a stable executor or the external shuffle service, exceptions in user code a fix in the code or its input."),
+    ]
+}

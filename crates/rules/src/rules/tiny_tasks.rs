@@ -1,0 +1,147 @@
+//! PA001 tiny-tasks: thousands of tasks too short to be worth scheduling.
+
+use super::common::{bytes, duration, successful};
+use crate::context::data_bytes;
+use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
+
+declare_rule! {
+    /// ## What it does
+    /// Finds stages with many tasks whose median runs for well under a second, or whose
+    /// partitions hold only a few megabytes: the data is cut into far more pieces than the
+    /// cluster has cores.
+    ///
+    /// ## Why is this bad?
+    /// Every task pays a fixed cost — scheduling on the driver, serialising the task, starting it
+    /// on an executor, sending back its result and metrics — of a few milliseconds to tens of
+    /// milliseconds. With 2000 partitions of a few KB (the default of 200 shuffle partitions is
+    /// often ten times too many for small data), that overhead is most of the stage, and the
+    /// driver becomes the bottleneck. Tiny partitions also write tiny files.
+    ///
+    /// ## How to fix it
+    /// - Let AQE coalesce shuffle partitions (Spark 3.2+ default): `spark.sql.adaptive.enabled=true`,
+    ///   `spark.sql.adaptive.coalescePartitions.enabled=true`,
+    ///   `spark.sql.adaptive.advisoryPartitionSizeInBytes=128m`.
+    /// - Or set `spark.sql.shuffle.partitions` to the count in the finding (about 128 MB per
+    ///   partition, at least the number of cores).
+    /// - For input stages, read fewer, larger files (`spark.sql.files.maxPartitionBytes=256m`)
+    ///   or compact the small files; `df.coalesce(n)` before a write.
+    ///
+    /// ## Threshold and its source
+    /// `min_tasks` = 100 tasks and a median under `max_median_ms` = 500 ms (SparkForensics' tiny
+    /// tasks; DataFlint flags more than 5000 tasks under 500 ms), or an average partition under
+    /// `max_avg_mb` = 16 MB with at least `min_tasks` tasks. The stage must take at least
+    /// `min_app_share` = 0.5 % of the application. The recommended count aims at
+    /// `target_mb` = 128 MB per partition (AQE's advisory size is 64 MB; Databricks and
+    /// spark-rapids target 128–256 MB).
+    pub static TINY_TASKS = {
+        code: "PA001",
+        name: "tiny-tasks",
+        category: Partitions,
+        summary: "Many tasks of a few milliseconds or a few megabytes: the data is cut into too many partitions",
+        thresholds: &[
+            threshold("min_tasks", 100.0, "tasks", "a stage with fewer tasks is never too finely split"),
+            threshold("max_median_ms", 500.0, "ms", "median task duration under which tasks are tiny"),
+            threshold("max_avg_mb", 16.0, "MB", "average partition size under which partitions are tiny"),
+            threshold("min_app_share", 0.005, "share", "the stage's share of the application that is worth a look"),
+            threshold("target_mb", 128.0, "MB", "partition size the recommended partition count aims at"),
+        ] as &[Threshold],
+        check: check,
+    };
+}
+
+/// One stage that qualifies, before stages of the same kind are merged.
+struct Tiny {
+    stage_id: i64,
+    job_ids: Vec<i64>,
+    median_ms: u32,
+    bytes: u64,
+    overhead_ms: i64,
+    impact_ms: i64,
+}
+
+fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
+    // Stages of one kind (same name, same task count) — a loop running the same query — make
+    // one finding, not one each.
+    let mut kinds: std::collections::BTreeMap<(String, usize), Vec<Tiny>> =
+        std::collections::BTreeMap::new();
+    for (stage, stats) in ctx.stage_stats() {
+        let tasks = ctx.app.stage_tasks(stage);
+        if (tasks.len() as f64) < t.get("min_tasks") || stats.successful == 0 {
+            continue;
+        }
+        let total_bytes: u64 = successful(tasks).map(data_bytes).sum();
+        let avg_bytes = total_bytes / stats.successful as u64;
+        let short = f64::from(stats.median_ms) < t.get("max_median_ms");
+        let small = total_bytes > 0 && (avg_bytes as f64) < t.get("max_avg_mb") * 1e6;
+        if !(short || small)
+            || (stats.duration_ms as f64) < t.get("min_app_share") * ctx.app_ms as f64
+        {
+            continue;
+        }
+        // What the tasks spent outside their own work: scheduling, launching, deserialising,
+        // returning results. Coalescing removes most of it; it ran spread over the cores.
+        let overhead: i64 = tasks
+            .iter()
+            .map(|task| {
+                i64::from(task.scheduler_delay_ms())
+                    + i64::from(task.metrics.deserialize_ms)
+                    + i64::from(task.metrics.result_serialization_ms)
+            })
+            .sum();
+        kinds
+            .entry((stage.name.clone(), tasks.len()))
+            .or_default()
+            .push(Tiny {
+                stage_id: stage.stage_id,
+                job_ids: stage.job_ids.clone(),
+                median_ms: stats.median_ms,
+                bytes: total_bytes,
+                overhead_ms: overhead,
+                impact_ms: (overhead / ctx.cores).min(stats.duration_ms),
+            });
+    }
+    let mut findings = Vec::new();
+    for ((_, tasks), stages) in kinds {
+        let impact: i64 = stages.iter().map(|s| s.impact_ms).sum();
+        let bytes_each = stages.iter().map(|s| s.bytes).max().unwrap_or(0);
+        let by_size = (bytes_each as f64 / (t.get("target_mb") * 1e6)).ceil() as i64;
+        let recommended = by_size.max(ctx.cores).min(tasks as i64).max(1);
+        let mut medians: Vec<u32> = stages.iter().map(|s| s.median_ms).collect();
+        medians.sort_unstable();
+        let median = medians[medians.len() / 2];
+        let data = if bytes_each > 0 {
+            format!(
+                " and {} per partition on average",
+                bytes((bytes_each / tasks as u64) as i64)
+            )
+        } else {
+            String::new()
+        };
+        let which = match stages.as_slice() {
+            [one] => format!("Stage {}", one.stage_id),
+            many => format!("{} stages like stage {}", many.len(), many[0].stage_id),
+        };
+        let title = format!(
+            "{which}: {tasks} tasks {}with a median of {}{data} — about {recommended} partitions would do",
+            if stages.len() > 1 { "each " } else { "" },
+            duration(median.into()),
+        );
+        findings.push(
+            Finding::new(&TINY_TASKS, Severity::from_share(impact, ctx.app_ms), title, impact)
+                .stages(stages.iter().map(|s| s.stage_id))
+                .jobs(stages.iter().flat_map(|s| s.job_ids.iter().copied()))
+                .evidence("stages", stages.len())
+                .evidence("tasks_per_stage", tasks)
+                .evidence("median_task_ms", median)
+                .evidence("partition_bytes_per_stage", bytes_each)
+                .evidence("overhead_task_ms", stages.iter().map(|s| s.overhead_ms).sum::<i64>())
+                .evidence("cores", ctx.cores)
+                .evidence("recommended_partitions", recommended)
+                .recommend(format!(
+                    "Let AQE coalesce partitions: spark.sql.adaptive.enabled=true, spark.sql.adaptive.coalescePartitions.enabled=true, spark.sql.adaptive.advisoryPartitionSizeInBytes=128m; or set spark.sql.shuffle.partitions={recommended} (about {} MB each). For small input files, raise spark.sql.files.maxPartitionBytes or compact them.",
+                    t.get("target_mb")
+                )),
+        );
+    }
+    findings
+}

@@ -1,0 +1,82 @@
+//! FA004 wasted-attempts: work thrown away by speculation and stage retries.
+
+use super::common::duration;
+use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
+use sparkdiag_model::TaskOutcome;
+
+declare_rule! {
+    /// ## What it does
+    /// Adds up task time thrown away without a task failing: speculative copies killed because
+    /// another attempt finished first, and the tasks of stage attempts that Spark had to
+    /// re-run (a retried stage attempt, usually after a fetch failure).
+    ///
+    /// ## Why is this bad?
+    /// It is work done twice. A little speculation is the price of beating stragglers; a lot
+    /// means speculation is too eager or the real problem (skew, a bad host, lost shuffle
+    /// output) is elsewhere.
+    ///
+    /// ## How to fix it
+    /// - Too much killed speculation: raise `spark.speculation.multiplier` (e.g. 3) or
+    ///   `spark.speculation.quantile` (0.9), or fix the skew that triggers it (SK001).
+    /// - Retried stages: fix what lost the shuffle output (FA003), enable the external shuffle
+    ///   service.
+    ///
+    /// ## Threshold and its source
+    /// At least `min_wasted_s` = 30 s of wasted task time (SparkForensics: retry waste ≥ 30 s,
+    /// speculation waste ≥ 60 s).
+    pub static WASTED_ATTEMPTS = {
+        code: "FA004",
+        name: "wasted-attempts",
+        category: Failure,
+        summary: "Task time thrown away by killed speculative copies and re-run stage attempts",
+        thresholds: &[threshold("min_wasted_s", 30.0, "s", "wasted task time worth a finding")] as &[Threshold],
+        check: check,
+    };
+}
+
+fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
+    let app = ctx.app;
+    let speculative: i64 = app
+        .tasks
+        .iter()
+        .filter(|task| task.outcome == TaskOutcome::Killed && task.speculative)
+        .map(|task| i64::from(task.duration_ms))
+        .sum();
+    // A stage with a later attempt ran its earlier attempts' successful tasks for nothing.
+    let mut retried_stages = Vec::new();
+    let mut retried: i64 = 0;
+    for stage in &app.stages {
+        if app
+            .stages
+            .iter()
+            .any(|s| s.stage_id == stage.stage_id && s.attempt_id > stage.attempt_id)
+        {
+            retried += app
+                .stage_tasks(stage)
+                .iter()
+                .filter(|task| task.outcome == TaskOutcome::Success)
+                .map(|task| i64::from(task.duration_ms))
+                .sum::<i64>();
+            retried_stages.push(stage.stage_id);
+        }
+    }
+    let wasted = speculative + retried;
+    if (wasted as f64) < t.get("min_wasted_s") * 1000.0 {
+        return Vec::new();
+    }
+    let impact = wasted / ctx.cores;
+    retried_stages.dedup();
+    let title = format!(
+        "{} of task time thrown away: {} in killed speculative copies, {} in stage attempts that had to be re-run",
+        duration(wasted),
+        duration(speculative),
+        duration(retried)
+    );
+    vec![
+        Finding::new(&WASTED_ATTEMPTS, Severity::from_share(impact, ctx.app_ms), title, impact)
+            .stages(retried_stages)
+            .evidence("speculative_killed_ms", speculative)
+            .evidence("retried_stage_task_ms", retried)
+            .recommend("For speculation waste raise spark.speculation.multiplier (3) or spark.speculation.quantile (0.9) or fix the skew behind it; for re-run stages fix what lost the shuffle output (lost executors) and enable the external shuffle service."),
+    ]
+}
