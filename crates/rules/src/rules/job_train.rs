@@ -49,6 +49,14 @@ declare_rule! {
     };
 }
 
+/// Jobs of one kind that pass the train thresholds.
+struct Train<'a> {
+    kinds: Vec<String>,
+    jobs: Vec<&'a sparkdiag_model::Job>,
+    first: i64,
+    last: i64,
+}
+
 fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let app = ctx.app;
     let end = app.effective_end_ms().unwrap_or(0);
@@ -62,7 +70,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .map_or_else(|| job.name.clone(), |d| format!("{} / {d}", job.name));
         kinds.entry(normalise(&kind)).or_default().push(job);
     }
-    let mut findings = Vec::new();
+    let mut trains: Vec<Train> = Vec::new();
     for (kind, mut jobs) in kinds {
         if (jobs.len() as f64) < t.get("min_jobs") {
             continue;
@@ -73,20 +81,51 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .map(|j| j.completion_ms.unwrap_or(end) - j.submission_ms.unwrap())
             .collect();
         durations.sort_unstable();
-        let median = durations[durations.len() / 2];
+        if durations[durations.len() / 2] as f64 >= t.get("max_median_job_s") * 1000.0 {
+            continue;
+        }
         let first = jobs[0].submission_ms.unwrap();
         let last = jobs
             .iter()
             .map(|j| j.completion_ms.unwrap_or(end))
             .max()
             .unwrap_or(first);
-        let span = last - first;
-        if median as f64 >= t.get("max_median_job_s") * 1000.0
-            || (span as f64) < t.get("min_span_s") * 1000.0
-        {
+        trains.push(Train {
+            kinds: vec![kind],
+            jobs,
+            first,
+            last,
+        });
+    }
+    // Kinds whose spans overlap are one loop whose body runs several jobs: one finding, so its
+    // time is not counted once per kind.
+    trains.sort_by_key(|tr| tr.first);
+    let mut merged: Vec<Train> = Vec::new();
+    for train in trains {
+        match merged.last_mut() {
+            Some(open) if train.first < open.last => {
+                open.last = open.last.max(train.last);
+                open.kinds.extend(train.kinds);
+                open.jobs.extend(train.jobs);
+            }
+            _ => merged.push(train),
+        }
+    }
+    let mut findings = Vec::new();
+    for mut train in merged {
+        let span = train.last - train.first;
+        if (span as f64) < t.get("min_span_s") * 1000.0 {
             continue;
         }
-        let job_ids: Vec<i64> = jobs.iter().map(|j| j.job_id).collect();
+        train.jobs.sort_by_key(|j| (j.submission_ms, j.job_id));
+        let jobs = &train.jobs;
+        let mut durations: Vec<i64> = jobs
+            .iter()
+            .map(|j| j.completion_ms.unwrap_or(end) - j.submission_ms.unwrap())
+            .collect();
+        durations.sort_unstable();
+        let median = durations[durations.len() / 2];
+        let job_ids: std::collections::BTreeSet<i64> = jobs.iter().map(|j| j.job_id).collect();
         let task_ms: i64 = app
             .stages
             .iter()
@@ -95,16 +134,24 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .sum();
         let needed = task_ms / ctx.cores;
         let impact = (span - needed).max(0);
-        let concurrency = max_concurrency(&jobs, end);
+        let concurrency = max_concurrency(jobs, end);
         let how = if concurrency > 1 {
             format!("from a thread pool, up to {concurrency} at once")
         } else {
             "one after another".to_string()
         };
+        let kinds = if train.kinds.len() == 1 {
+            format!("`{}`", short(&train.kinds[0]))
+        } else {
+            format!(
+                "of {} kinds (e.g. `{}`)",
+                train.kinds.len(),
+                short(&train.kinds[0])
+            )
+        };
         let title = format!(
-            "{} small jobs `{}` ran {how} over {} (median job {}), while their tasks needed {} of the cluster",
+            "{} small jobs {kinds} ran {how} over {} (median job {}), while their tasks needed {} of the cluster",
             jobs.len(),
-            short(&kind),
             duration(span),
             duration(median),
             duration(needed)
@@ -113,7 +160,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             Finding::new(&JOB_TRAIN, Severity::from_share(impact, ctx.app_ms), title, impact)
                 .jobs(job_ids.iter().copied())
                 .evidence("jobs", jobs.len())
-                .evidence("job_kind", kind.clone())
+                .evidence("job_kinds", train.kinds.clone())
                 .evidence("span_ms", span)
                 .evidence("median_job_ms", median)
                 .evidence("task_time_ms", task_ms)
