@@ -1,0 +1,171 @@
+//! Bracket-aware splitting of the values Spark prints inside plans.
+//!
+//! Spark joins list elements and constructor arguments with `", "`. Elements contain commas of
+//! their own inside `()`, `[]` and `{}`, never at nesting depth 0, so splitting at depth 0 is
+//! enough. `<>` is not counted: it occurs as a comparison operator. String literals are printed
+//! unquoted, so a bracket inside a literal can still mislead the splitter; callers cross-check
+//! with the `[n]` counts and fail soft.
+
+/// Splits `s` at every `", "` that is at bracket depth 0.
+///
+/// With `keep_subquery_ids`, a `", [id=#"` does not split: a subquery expression prints as
+/// `Subquery scalar-subquery#2, [id=#1]`, one element with a comma at depth 0.
+pub(crate) fn split_top_level(s: &str, keep_subquery_ids: bool) -> Vec<&str> {
+    let bytes = s.as_bytes();
+    let mut parts = Vec::new();
+    let mut depth: usize = 0;
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b',' if depth == 0 && bytes.get(i + 1) == Some(&b' ') => {
+                let rest = &bytes[i + 2..];
+                if !(keep_subquery_ids && rest.starts_with(b"[id=#")) {
+                    // `i` and `i + 2` sit next to ASCII bytes, so both are char boundaries.
+                    parts.push(&s[start..i]);
+                    start = i + 2;
+                    i += 2;
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if start < s.len() || !parts.is_empty() {
+        parts.push(&s[start..]);
+    }
+    parts
+}
+
+/// Parses a printed list `[a, b, c]` into its elements; `[]` is an empty list.
+/// Returns `None` when `value` is not bracketed.
+pub(crate) fn parse_list(value: &str) -> Option<Vec<String>> {
+    let inner = value.trim().strip_prefix('[')?.strip_suffix(']')?;
+    if inner.trim().is_empty() {
+        return Some(Vec::new());
+    }
+    Some(
+        split_top_level(inner, true)
+            .into_iter()
+            .map(|part| part.to_string())
+            .collect(),
+    )
+}
+
+/// Splits an argument string (`Arguments:` value or a one-line operator's arguments) into its
+/// top-level elements.
+pub(crate) fn split_args(value: &str) -> Vec<&str> {
+    split_top_level(value.trim(), false)
+}
+
+/// Finds the byte index of the bracket that closes the one opening at `open`.
+pub(crate) fn matching_close(s: &str, open: usize) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let mut depth: usize = 0;
+    for (i, &b) in bytes.iter().enumerate().skip(open) {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Parses a plan id token: `[plan_id=42]` (3.2.2+/3.3+) or `[id=#42]` (3.0–3.2). The
+/// normalised goldens print `x`, which yields `None`.
+pub(crate) fn parse_plan_id(token: &str) -> Option<u64> {
+    let token = token.trim();
+    let inner = token
+        .strip_prefix("[plan_id=")
+        .or_else(|| token.strip_prefix("[id=#"))?
+        .strip_suffix(']')?;
+    inner.parse().ok()
+}
+
+/// True for a plan id token, whether or not its number was normalised away.
+pub(crate) fn is_plan_id_token(token: &str) -> bool {
+    let token = token.trim();
+    (token.starts_with("[plan_id=") || token.starts_with("[id=#")) && token.ends_with(']')
+}
+
+/// Strips the `... <n> more characters` marker Spark appends when `spark.sql.maxPlanStringLength`
+/// cut the text. Returns the line without the marker, or `None` when there is no marker.
+pub(crate) fn strip_truncation_marker(line: &str) -> Option<&str> {
+    let trimmed = line.trim_end();
+    let head = trimmed.strip_suffix(" more characters")?;
+    let digits_start = head.rfind(|c: char| !c.is_ascii_digit())? + 1;
+    if digits_start == head.len() {
+        return None;
+    }
+    let before = head[..digits_start].strip_suffix(' ')?;
+    let before = before.strip_suffix("...")?;
+    Some(before)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_only_at_depth_zero() {
+        assert_eq!(
+            split_top_level(
+                "hashpartitioning(a#1, b#2, 200), ENSURE_REQUIREMENTS, [plan_id=5]",
+                false
+            ),
+            vec![
+                "hashpartitioning(a#1, b#2, 200)",
+                "ENSURE_REQUIREMENTS",
+                "[plan_id=5]"
+            ]
+        );
+    }
+
+    #[test]
+    fn keeps_subquery_expression_together_in_lists() {
+        assert_eq!(
+            parse_list("[a#1, Subquery scalar-subquery#2, [id=#1], b#3]").unwrap(),
+            vec!["a#1", "Subquery scalar-subquery#2, [id=#1]", "b#3"]
+        );
+        assert_eq!(parse_list("[]").unwrap(), Vec::<String>::new());
+        assert!(parse_list("None").is_none());
+    }
+
+    #[test]
+    fn unbalanced_brackets_do_not_underflow() {
+        let parts = split_top_level("Location [x]/{y}/t], PartitionFilters: []", false);
+        assert_eq!(parts, vec!["Location [x]/{y}/t]", "PartitionFilters: []"]);
+    }
+
+    #[test]
+    fn plan_ids_in_both_styles() {
+        assert_eq!(parse_plan_id("[plan_id=42]"), Some(42));
+        assert_eq!(parse_plan_id("[id=#7]"), Some(7));
+        assert_eq!(parse_plan_id("[plan_id=x]"), None);
+        assert!(is_plan_id_token("[plan_id=x]"));
+    }
+
+    #[test]
+    fn truncation_marker() {
+        assert_eq!(
+            strip_truncation_marker("+- Scan parq... 1234 more characters"),
+            Some("+- Scan parq")
+        );
+        assert_eq!(strip_truncation_marker("+- Scan parquet"), None);
+    }
+
+    #[test]
+    fn matching_close_finds_the_partner() {
+        assert_eq!(matching_close("f(a(b), c) d", 1), Some(9));
+        assert_eq!(matching_close("f(a", 1), None);
+    }
+}
