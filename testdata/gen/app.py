@@ -17,6 +17,18 @@ SCENARIOS = {
     "many-tasks": workload.many_tasks_workload,
     "failing": workload.failing_workload,
     "killed": workload.killed_workload,
+    # patterns/ (see patterns.py)
+    "skew-join": workload.skew_join_workload,
+    "straggler": workload.straggler_workload,
+    "tiny-partitions": workload.tiny_partitions_workload,
+    "spill": workload.spill_workload,
+    "gc": workload.gc_workload,
+    "driver-loop-serial": workload.driver_loop_serial_workload,
+    "driver-loop-threadpool": workload.driver_loop_threadpool_workload,
+    "driver-loop-fixed": workload.driver_loop_fixed_workload,
+    "executor-lost": workload.executor_lost_workload,
+    "broadcast-disabled": workload.broadcast_disabled_workload,
+    "healthy": workload.healthy_workload,
 }
 
 # Settings shared by every fixture app (each may be overridden with --conf).
@@ -39,7 +51,24 @@ def main():
     ap.add_argument("--event-dir", required=True)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--conf", action="append", default=[])
+    ap.add_argument("--plan-out", help="write the main query's explain(mode='formatted') here")
+    ap.add_argument("--set", action="append", default=[],
+                    help="NAME=INT: override a workload.py constant (e.g. GC_ROWS=2000000)")
     a = ap.parse_args()
+    workload.PLAN_OUT = a.plan_out
+    for kv in a.set:
+        k, v = kv.split("=", 1)
+        if not hasattr(workload, k):
+            sys.exit(f"workload.py has no {k}")
+        setattr(workload, k, int(v))
+
+    if a.master.startswith("local-cluster"):
+        import os
+
+        import common
+
+        # Keep the standalone worker's SPARK_HOME/work out of site-packages.
+        os.environ["SPARK_HOME"] = str(common.local_cluster_home())
 
     from pyspark import cloudpickle
     from pyspark.sql import SparkSession

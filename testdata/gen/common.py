@@ -33,6 +33,21 @@ def spark_env():
     return env
 
 
+def local_cluster_home() -> Path:
+    """A SPARK_HOME for master local-cluster[...]: symlinks to the pyspark
+    package's entries. The in-process standalone Worker always puts its
+    executors' work dirs in SPARK_HOME/work (it ignores SPARK_WORKER_DIR),
+    which would otherwise be inside site-packages."""
+    real = spark_home()
+    home = WORK / "spark-home"
+    home.mkdir(parents=True, exist_ok=True)
+    for p in real.iterdir():
+        link = home / p.name
+        if p.name != "work" and not link.exists():
+            link.symlink_to(p)
+    return home
+
+
 def spark_home():
     import pyspark
 
@@ -49,7 +64,7 @@ def fresh_dir(path: Path) -> Path:
     return path
 
 
-def run_app(scenario: str, event_dir: Path, conf: dict, master: str = "local[2]", check=True):
+def run_app(scenario: str, event_dir: Path, conf: dict, master: str = "local[2]", check=True, extra=()):
     """Run gen/app.py SCENARIO in a fresh python+JVM, writing its event log to event_dir.
 
     Returns the CompletedProcess. The app's own stdout/stderr go to
@@ -60,9 +75,13 @@ def run_app(scenario: str, event_dir: Path, conf: dict, master: str = "local[2]"
             "--event-dir", str(event_dir)]
     for k, v in conf.items():
         args += ["--conf", f"{k}={v}"]
+    args += [str(a) for a in extra]
     out = event_dir.parent / f"{event_dir.name}.out"
+    env = spark_env()
+    if master.startswith("local-cluster"):
+        env["SPARK_HOME"] = str(local_cluster_home())
     with open(out, "w") as fh:
-        proc = subprocess.run(args, env=spark_env(), stdout=fh, stderr=subprocess.STDOUT)
+        proc = subprocess.run(args, env=env, stdout=fh, stderr=subprocess.STDOUT)
     if check and proc.returncode != 0:
         sys.exit(f"app {scenario} failed (rc={proc.returncode}); see {out}")
     return proc

@@ -2,6 +2,7 @@
 
     python3 testdata/gen/make_all.py              # everything, in order
     python3 testdata/gen/make_all.py single/zstd manifest   # some steps
+    python3 testdata/gen/make_all.py patterns               # only the patterns/* steps
 
 Each step deletes and recreates its own output. Every event log is written
 by a real Spark 4.3.0 (pip install pyspark==4.3.0) running one app at a time
@@ -227,18 +228,95 @@ def expected():
     shs_expectations.main()
 
 
+# ------------------------------------------------------------------ patterns/
+# One real log per planted performance problem (or none), for the detectors:
+# testdata/logs/patterns/<name>/ (single zstd file), testdata/plans/<name>.txt
+# (the main query's explain(mode="formatted")), and PATTERNS.tsv (measured by
+# patterns.py from the logs). Run only these with `make_all.py patterns`.
+
+PATTERN_LOG = {"spark.eventLog.compress": "true", "spark.eventLog.compression.codec": "zstd", **SINGLE}
+LOCAL_CLUSTER = "local-cluster[2,1,1024]"  # 2 executor JVMs, 1 core and 1 GB each
+AQE_OFF = {"spark.sql.adaptive.enabled": "false"}
+NO_BROADCAST = {"spark.sql.autoBroadcastJoinThreshold": "-1"}
+PLANS = LOGS.parent / "plans"
+
+
+def pattern(name, scenario, conf=None, master="local[2]", sets=None):
+    """Run one pattern app; install its single zstd log in logs/patterns/NAME/."""
+    ev = fresh_dir(WORK / "patterns" / name / "events")
+    PLANS.mkdir(parents=True, exist_ok=True)
+    plan = PLANS / f"{name}.txt"
+    if plan.exists():
+        plan.unlink()
+    conf = {"spark.app.name": f"sparkdiag-pattern {name}", **PATTERN_LOG, **(conf or {})}
+    extra = ["--plan-out", plan] + [a for k, v in (sets or {}).items() for a in ("--set", f"{k}={v}")]
+    print(f"[{time.strftime('%H:%M:%S')}] patterns/{name}: running '{scenario}' on {master}", flush=True)
+    t0 = time.time()
+    run_app(scenario, ev, conf, master=master, extra=extra)
+    log = only(ev, "*.zstd")
+    if not plan.is_file():
+        sys.exit(f"{scenario} wrote no plan to {plan}")
+    print(f"  {time.time() - t0:.0f} s; {log.name}: {log.stat().st_size:,} bytes", flush=True)
+    install(ev, LOGS / "patterns" / name)
+
+
+PATTERN_STEPS = {
+    "skew-join": lambda: pattern("skew-join", "skew-join", {
+        **AQE_OFF, **NO_BROADCAST, "spark.sql.shuffle.partitions": "16"}),
+    "skew-join-aqe": lambda: pattern("skew-join-aqe", "skew-join", {
+        **NO_BROADCAST, "spark.sql.shuffle.partitions": "16",
+        "spark.sql.adaptive.enabled": "true",
+        "spark.sql.adaptive.skewJoin.enabled": "true",
+        "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes": "1m",
+        "spark.sql.adaptive.advisoryPartitionSizeInBytes": "1m"}),
+    "straggler": lambda: pattern("straggler", "straggler", master=LOCAL_CLUSTER),
+    "tiny-partitions": lambda: pattern("tiny-partitions", "tiny-partitions", {
+        **AQE_OFF, "spark.sql.shuffle.partitions": "2000"}),
+    "tiny-partitions-fixed": lambda: pattern("tiny-partitions-fixed", "tiny-partitions", {
+        "spark.sql.adaptive.enabled": "true", "spark.sql.shuffle.partitions": "2000"}),
+    "spill": lambda: pattern("spill", "spill", {
+        "spark.driver.memory": "512m", "spark.memory.fraction": "0.1",
+        "spark.sql.shuffle.partitions": "2"}, master="local[1]"),
+    # 450m: the smallest executor heap Spark accepts (1.5 x 300m reserved).
+    "gc-pressure": lambda: pattern("gc-pressure", "gc", {
+        **AQE_OFF, "spark.executor.memory": "450m"}, master=LOCAL_CLUSTER),
+    "gc-healthy": lambda: pattern("gc-healthy", "gc", {
+        **AQE_OFF, "spark.executor.memory": "1g"}, master=LOCAL_CLUSTER, sets={"GC_COUNT_ONLY": 1, "GC_ROWS": 1_000_000_000}),
+    "driver-loop-serial": lambda: pattern("driver-loop-serial", "driver-loop-serial"),
+    "driver-loop-threadpool": lambda: pattern("driver-loop-threadpool", "driver-loop-threadpool"),
+    "driver-loop-fixed": lambda: pattern("driver-loop-fixed", "driver-loop-fixed", {
+        "spark.sql.sources.partitionOverwriteMode": "dynamic"}),
+    "executor-lost": lambda: pattern("executor-lost", "executor-lost", master=LOCAL_CLUSTER),
+    "broadcast-disabled": lambda: pattern("broadcast-disabled", "broadcast-disabled", {
+        **AQE_OFF, **NO_BROADCAST}),
+    "healthy": lambda: pattern("healthy", "healthy", {"spark.sql.adaptive.enabled": "true"}),
+}
+for _name, _fn in PATTERN_STEPS.items():
+    step(f"patterns/{_name}")(_fn)
+
+
+@step("patterns/tsv")
+def patterns_tsv():
+    import patterns
+
+    patterns.write_tsv()
+
+
 ORDER = ["single/plain", "single/zstd", "single/lz4", "single/snappy", "single/lzf",
          "rolling/zstd", "rolling/compacted", "failed", "killed/single", "killed/lz4", "killed/rolling",
          "databricks", "multi", "archives", "manifest", "expected"]
+ORDER += [f"patterns/{n}" for n in PATTERN_STEPS] + ["patterns/tsv"]
 assert sorted(ORDER) == sorted(STEPS)
+# Step groups: `make_all.py patterns` runs every patterns/* step, in order.
+GROUPS = {"patterns": [s for s in ORDER if s.startswith("patterns/")]}
 
 
 def main(argv):
     common.spark_home()  # version check
-    steps = argv or ORDER
+    steps = [s for a in (argv or ORDER) for s in GROUPS.get(a, [a])]
     for s in steps:
         if s not in STEPS:
-            sys.exit(f"unknown step {s}; steps: {' '.join(ORDER)}")
+            sys.exit(f"unknown step {s}; steps: {' '.join(ORDER)} (groups: {' '.join(GROUPS)})")
     LOGS.mkdir(parents=True, exist_ok=True)
     for s in steps:
         STEPS[s]()

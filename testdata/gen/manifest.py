@@ -51,14 +51,20 @@ def describe(rel: str) -> str:
     return ""
 
 
+# logs/patterns/ (the planted-problem fixtures) has its own PATTERNS.tsv,
+# written by patterns.py; it is not part of MANIFEST.tsv.
+SKIP = {"patterns"}
+
+
 def units(root: Path = LOGS):
     """Each app log under root: a single file, a rolling dir, a Databricks
-    context dir, or an archive. Hidden files (.crc) are skipped."""
+    context dir, or an archive. Hidden files (.crc) are skipped, and so is
+    logs/patterns/."""
     out = []
 
     def walk(d: Path):
         for p in sorted(d.iterdir()):
-            if p.name.startswith(".") or p.name == "MANIFEST.tsv":
+            if p.name.startswith(".") or p.name == "MANIFEST.tsv" or (d == root and p.name in SKIP):
                 continue
             if p.is_dir():
                 if p.name.startswith("eventlog_v2_") or (p / "eventlog").is_file():
@@ -110,13 +116,15 @@ edited by hand. The only files made by these scripts are re-packagings of real S
 pip install pyspark==4.3.0 zstandard lz4 python-snappy   # the last three only for counting
 python3 testdata/gen/make_all.py                          # everything (~5 min, one JVM at a time)
 python3 testdata/gen/make_all.py single/zstd manifest     # only some steps
+python3 testdata/gen/make_all.py patterns                 # only the patterns/* steps (last section)
 python3 testdata/gen/shs_expectations.py                  # only testdata/expected/
 ```
 
 Steps, in order: `single/plain single/zstd single/lz4 single/snappy single/lzf rolling/zstd
 rolling/compacted failed killed/single killed/lz4 killed/rolling databricks multi archives
-manifest expected`. Each step deletes and recreates its own output. Spark scratch output goes to
-`/tmp/sparkdiag-gen` (override with `SPARKDIAG_GEN_WORK`).
+manifest expected`, then the `patterns/*` steps (see the last section). Each step deletes and
+recreates its own output. Spark scratch output goes to `/tmp/sparkdiag-gen` (override with
+`SPARKDIAG_GEN_WORK`).
 
 A rerun gives logs of the same *shape* (same jobs, stages, tasks and partition counts: fixed
 data, `spark.sql.shuffle.partitions=8`, fixed partition counts), but **new app ids, timestamps
@@ -131,13 +139,15 @@ reach the disk before the kill depends on timing).
 |---|---|
 | `make_all.py` | runs every step; one Spark app per fixture, each in its own process |
 | `app.py` | one fixture app: `python3 app.py SCENARIO --event-dir D [--master M] [--conf k=v]` |
-| `workload.py` | the deterministic workloads (`main`, `small`, `many-tasks`, `failing`, `killed`) |
+| `workload.py` | the deterministic workloads (`main`, `small`, `many-tasks`, `failing`, `killed`, and the pattern workloads of the last section) |
 | `databricks_layout.py` | splits a real plain log into the Databricks delivery layout |
 | `shs.py` | starts/stops the History Server (loopback, free port, in-memory store) |
 | `shs_expectations.py` | saves the History Server's REST answers to `testdata/expected/` |
 | `evlog.py` | independent Python decoder (zstd frames, LZ4Block, xerial snappy, LZF, gzip members) and event counter; `python3 evlog.py PATH...` prints counts |
 | `manifest.py` | writes `logs/MANIFEST.tsv` and the table below |
 | `common.py` | paths, Java/Spark environment, run-an-app helper |
+| `patterns.py` | measures the `logs/patterns/` fixtures and writes `logs/patterns/PATTERNS.tsv` and the last section of this README |
+| `patterns_readme.py` | the text of that section |
 
 ## The workloads
 
@@ -209,10 +219,17 @@ def write_manifest():
         n = sum(f.stat().st_size for f in ([p] if p.is_file() else p.rglob("*")) if f.is_file())
         total += n
         sizes.append(f"* `{p.relative_to(LOGS).as_posix()}`: {n:,}")
-    sizes.append(f"* total under `testdata/logs/`: "
-                 f"{sum(f.stat().st_size for f in LOGS.rglob('*') if f.is_file()):,}")
-    (GEN_DIR / "README.md").write_text(README_HEAD + "\n".join(table) + "\n" + "\n".join(sizes)
-                                       + "\n" + README_TAIL)
+    skipped = [LOGS / n for n in SKIP]
+    sizes.append(f"* total under `testdata/logs/` (without `patterns/`): "
+                 f"{sum(f.stat().st_size for f in LOGS.rglob('*') if f.is_file() and not any(f.is_relative_to(d) for d in skipped)):,}")
+    readme = GEN_DIR / "README.md"
+    # Keep the patterns section (written by patterns.py) as it is.
+    from patterns import README_MARK
+
+    kept = ""
+    if readme.exists() and README_MARK in readme.read_text():
+        kept = "\n" + README_MARK + readme.read_text().split(README_MARK, 1)[1]
+    readme.write_text(README_HEAD + "\n".join(table) + "\n" + "\n".join(sizes) + "\n" + README_TAIL + kept)
     print(f"wrote {LOGS / 'MANIFEST.tsv'} ({len(rows)} rows) and {GEN_DIR / 'README.md'}")
 
 
