@@ -42,6 +42,17 @@ enum Command {
         Damaged logs are analysed as far as they go: the report's `source` section (and the \
         text view's last lines) say what was cut, skipped or missing.")]
     Analyze(AnalyzeArgs),
+    /// Analyse physical-plan text on its own: df.explain("formatted"), EXPLAIN FORMATTED, or explain() output.
+    #[command(after_help = "Examples:\n  \
+        sparkdiag plan query-plan.txt\n  \
+        pbpaste | sparkdiag plan -\n  \
+        sparkdiag plan explain.txt --format json\n\n\
+        The text may hold several plans (one per '== Physical Plan ==' section); each is parsed \
+        into its operator tree, its shuffle Exchanges are counted (in the final plan when AQE \
+        printed one), and the plan rules (EX*, PL*) look for expensive patterns. From text alone \
+        the findings are ranked by structure; inside `sparkdiag analyze` they are ranked by the \
+        time the log measured.")]
+    Plan(PlanArgs),
     /// List the detectors, or explain one: what it finds, why it hurts, how to fix it, and its thresholds.
     #[command(
         after_help = "Examples:\n  sparkdiag rules\n  sparkdiag rules SK001\n  sparkdiag rules data-skew"
@@ -80,6 +91,22 @@ struct AnalyzeArgs {
     price_per_core_hour: Option<f64>,
 }
 
+#[derive(clap::Args)]
+struct PlanArgs {
+    /// A file of plan text, or - for standard input.
+    #[arg(value_name = "FILE")]
+    file: String,
+    /// Output format: the tree and findings for people, or JSON (schema sparkdiag/plan/v1).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Exit with code 1 when a finding is at least this severe.
+    #[arg(long, value_name = "SEVERITY", value_parser = ["critical", "high", "medium", "low", "info"])]
+    fail_on: Option<String>,
+    /// Override one threshold, e.g. --set EX001.max_exchanges=5 (repeatable).
+    #[arg(long = "set", value_name = "CODE.KEY=VALUE")]
+    set: Vec<String>,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum Format {
     Text,
@@ -104,6 +131,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Analyze(args) => analyze(args),
         Command::Rules { code } => rules(code.as_deref()),
+        Command::Plan(args) => plan(args),
     }
 }
 
@@ -128,6 +156,122 @@ fn load_config(args: &AnalyzeArgs) -> anyhow::Result<Config> {
         config.disable(rule)?;
     }
     Ok(config)
+}
+
+fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
+    let text = if args.file == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .context("cannot read standard input")?;
+        text
+    } else {
+        std::fs::read_to_string(&args.file)
+            .with_context(|| format!("{}: cannot read", args.file))?
+    };
+    let shown = if args.file == "-" {
+        "<stdin>"
+    } else {
+        args.file.as_str()
+    };
+    let plans = sparkdiag_plan::parse_plans(&text).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
+    let mut config = Config::default();
+    for arg in &args.set {
+        config.set_from_arg(arg)?;
+    }
+    let (plans, findings) = sparkdiag_rules::analyze_plans(plans, &config);
+    let fail_on = args.fail_on.as_deref().and_then(Severity::parse);
+    let failing = fail_on.is_some_and(|threshold| findings.iter().any(|f| f.severity <= threshold));
+    let of_plan = |i: usize| -> Vec<&sparkdiag_rules::Finding> {
+        findings
+            .iter()
+            .filter(|f| f.evidence.get("plan_index").and_then(|v| v.as_u64()) == Some(i as u64))
+            .collect()
+    };
+    let rendered = match args.format {
+        Format::Json => {
+            #[derive(serde::Serialize)]
+            struct PlanOut<'a> {
+                #[serde(flatten)]
+                plan: &'a sparkdiag_plan::Plan,
+                findings: Vec<&'a sparkdiag_rules::Finding>,
+            }
+            let out: Vec<PlanOut> = plans
+                .iter()
+                .enumerate()
+                .map(|(i, plan)| PlanOut {
+                    plan,
+                    findings: of_plan(i),
+                })
+                .collect();
+            serde_json::to_string_pretty(
+                &serde_json::json!({"schema": sparkdiag_plan::SCHEMA, "plans": out}),
+            )? + "\n"
+        }
+        Format::Text => {
+            let mut out = String::new();
+            for (i, plan) in plans.iter().enumerate() {
+                out.push_str(&format!(
+                    "Plan {} (line {}): {} shuffle Exchange(s), {} broadcast, {} reused{}\n",
+                    i + 1,
+                    plan.line,
+                    plan.exchanges(),
+                    plan.broadcast_exchanges(),
+                    plan.reused_exchanges(),
+                    match plan.is_final_plan {
+                        Some(true) => " — AQE final plan",
+                        Some(false) => " — AQE plan, not final",
+                        None => "",
+                    }
+                ));
+                let mut lines = Vec::new();
+                tree_lines(plan, plan.root, 0, &mut lines);
+                for line in lines {
+                    out.push_str(&format!("  {line}\n"));
+                }
+                let found = of_plan(i);
+                if found.is_empty() {
+                    out.push_str("  No findings.\n");
+                }
+                for f in found {
+                    out.push_str(&format!(
+                        "  {} {} {}\n      fix: {}\n",
+                        f.severity.name(),
+                        f.rule,
+                        f.title,
+                        f.recommendation
+                    ));
+                }
+                out.push('\n');
+            }
+            out
+        }
+    };
+    std::io::stdout().lock().write_all(rendered.as_bytes())?;
+    Ok(if failing {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The running tree, indented, one operator a line.
+fn tree_lines(plan: &sparkdiag_plan::Plan, node: usize, depth: usize, out: &mut Vec<String>) {
+    let n = &plan.nodes[node];
+    let id = n.id.map(|id| format!(" ({id})")).unwrap_or_default();
+    let stage = n
+        .codegen_stage
+        .map(|s| format!(" [codegen {s}]"))
+        .unwrap_or_default();
+    out.push(format!(
+        "{}{}{}{}",
+        "  ".repeat(depth),
+        n.name.trim(),
+        id,
+        stage
+    ));
+    for &child in n.children.iter().filter(|&&c| !plan.nodes[c].inner) {
+        tree_lines(plan, child, depth + 1, out);
+    }
 }
 
 fn rules(code: Option<&str>) -> anyhow::Result<ExitCode> {

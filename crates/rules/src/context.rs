@@ -28,12 +28,36 @@ pub struct Context<'a> {
     pub cores: i64,
     /// Indexed like `app.stages`.
     pub stages: Vec<StageStats>,
+    /// Physical plans: each SQL execution's (the last adaptive plan when AQE re-planned), or
+    /// those of a plan text given on its own.
+    pub plans: Vec<PlanInput>,
+}
+
+/// A physical plan and what the log says it cost.
+pub struct PlanInput {
+    /// The SQL execution it belongs to, for plans from an event log.
+    pub sql_execution_id: Option<i64>,
+    pub plan: sparkdiag_plan::Plan,
+    /// The stages of its jobs.
+    pub stage_ids: Vec<i64>,
+    /// Wall-clock time of those stages that shuffled (0 for a plan text alone).
+    pub shuffle_stage_ms: i64,
+}
+
+impl PlanInput {
+    /// "SQL execution 3" or "Plan 2 (line 40)", for titles.
+    pub fn label(&self, index: usize) -> String {
+        match self.sql_execution_id {
+            Some(id) => format!("SQL execution {id}"),
+            None => format!("Plan {} (line {})", index + 1, self.plan.line),
+        }
+    }
 }
 
 impl<'a> Context<'a> {
     pub fn new(app: &'a Application) -> Context<'a> {
         let end = app.effective_end_ms();
-        let stages = app
+        let stages: Vec<StageStats> = app
             .stages
             .iter()
             .map(|stage| {
@@ -62,11 +86,32 @@ impl<'a> Context<'a> {
                 }
             })
             .collect();
+        let plans = sql_plans(app, &stages);
         Context {
             app,
             app_ms: app.duration_ms().unwrap_or(0),
             cores: peak_cores(app),
             stages,
+            plans,
+        }
+    }
+
+    /// A context holding only plans (a plan text given alone); the application is empty.
+    pub fn for_plans(app: &'a Application, plans: Vec<sparkdiag_plan::Plan>) -> Context<'a> {
+        Context {
+            app,
+            app_ms: 0,
+            cores: 1,
+            stages: Vec::new(),
+            plans: plans
+                .into_iter()
+                .map(|plan| PlanInput {
+                    sql_execution_id: None,
+                    plan,
+                    stage_ids: Vec::new(),
+                    shuffle_stage_ms: 0,
+                })
+                .collect(),
         }
     }
 
@@ -94,6 +139,40 @@ impl<'a> Context<'a> {
         }
         format!("{:.0}%", 100.0 * part as f64 / self.app_ms as f64)
     }
+}
+
+/// Parses each SQL execution's plan text: the plan that ran is the last adaptive one when AQE
+/// re-planned. Text that does not parse is left out of the plan rules.
+fn sql_plans(app: &Application, stats: &[StageStats]) -> Vec<PlanInput> {
+    app.sql
+        .iter()
+        .filter_map(|sql| {
+            let text = sql
+                .final_plan_description
+                .as_deref()
+                .unwrap_or(&sql.plan_description);
+            let plan = sparkdiag_plan::parse_plans(text).ok()?.into_iter().next()?;
+            let stages: Vec<(usize, &StageAttempt)> = app
+                .stages
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.job_ids.iter().any(|j| sql.job_ids.contains(j)))
+                .collect();
+            let shuffle_stage_ms = stages
+                .iter()
+                .filter(|(_, s)| {
+                    s.totals.shuffle_write_bytes > 0 || s.totals.shuffle_read_bytes() > 0
+                })
+                .map(|(i, _)| stats[*i].duration_ms)
+                .sum();
+            Some(PlanInput {
+                sql_execution_id: Some(sql.execution_id),
+                plan,
+                stage_ids: stages.iter().map(|(_, s)| s.stage_id).collect(),
+                shuffle_stage_ms,
+            })
+        })
+        .collect()
 }
 
 /// Shuffle-read plus input bytes: what a task had to process.

@@ -27,7 +27,7 @@ mod finding;
 pub mod rules;
 
 pub use config::{Config, ConfigError};
-pub use context::{Context, StageStats};
+pub use context::{Context, PlanInput, StageStats};
 pub use finding::{Category, Finding, Scope, Severity};
 
 use sparkdiag_model::Application;
@@ -134,11 +134,30 @@ pub fn find_rule(code_or_name: &str) -> Option<&'static Rule> {
 
 /// Runs every enabled rule and returns the findings, most recoverable time first.
 pub fn analyze(app: &Application, config: &Config) -> Vec<Finding> {
-    let context = Context::new(app);
+    run(&Context::new(app), config, |_| true)
+}
+
+/// Runs the plan rules (categories `exchanges` and `plan`) over plans given on their own.
+pub fn analyze_plans(
+    plans: Vec<sparkdiag_plan::Plan>,
+    config: &Config,
+) -> (Vec<sparkdiag_plan::Plan>, Vec<Finding>) {
+    let app = Application::default();
+    let context = Context::for_plans(&app, plans);
+    let findings = run(&context, config, |rule| {
+        matches!(rule.category, Category::Exchanges | Category::Plan)
+    });
+    (
+        context.plans.into_iter().map(|p| p.plan).collect(),
+        findings,
+    )
+}
+
+fn run(context: &Context, config: &Config, wanted: impl Fn(&Rule) -> bool) -> Vec<Finding> {
     let mut findings: Vec<Finding> = all_rules()
         .iter()
-        .filter(|rule| config.enabled(rule))
-        .flat_map(|rule| (rule.check)(&context, &Thresholds { rule, config }))
+        .filter(|rule| config.enabled(rule) && wanted(rule))
+        .flat_map(|rule| (rule.check)(context, &Thresholds { rule, config }))
         .collect();
     findings.sort_by(|a, b| {
         b.impact_ms

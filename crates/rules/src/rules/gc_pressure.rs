@@ -24,8 +24,9 @@ declare_rule! {
     ///
     /// ## Threshold and its source
     /// GC over `warn_share` = 10 % of task run time (the Spark UI shows it red above 10 %), and
-    /// high over `high_share` = 20 % (Dr. Elephant's critical tier), for executors whose tasks ran
-    /// at least `min_run_s` = 10 s (SparkForensics' guard). The recoverable time is the GC above
+        /// high over `high_share` = 20 % (Dr. Elephant's critical tier), when those executors' tasks
+    /// ran at least `min_run_s` = 10 s together (SparkForensics' guard), each at least
+    /// `min_executor_run_s` = 1 s. The recoverable time is the GC above
     /// a healthy `healthy_share` = 5 %, spread over the executors' cores.
     pub static GC_PRESSURE = {
         code: "GC001",
@@ -36,7 +37,8 @@ declare_rule! {
             threshold("warn_share", 0.10, "share", "GC time over task run time worth a finding"),
             threshold("high_share", 0.20, "share", "GC share that is high severity"),
             threshold("healthy_share", 0.05, "share", "GC share considered normal: the rest is recoverable"),
-            threshold("min_run_s", 10.0, "s", "task run time an executor needs before its share means anything"),
+                        threshold("min_run_s", 10.0, "s", "task run time of the GC-heavy executors together before their share means anything"),
+            threshold("min_executor_run_s", 1.0, "s", "task run time one executor needs to be counted at all"),
         ] as &[Threshold],
         check: check,
     };
@@ -47,11 +49,12 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         .app
         .executors
         .iter()
-        .filter(|e| e.run_time_ms as f64 >= t.get("min_run_s") * 1000.0)
+        .filter(|e| e.run_time_ms as f64 >= t.get("min_executor_run_s") * 1000.0)
         .map(|e| (e, ratio(e.jvm_gc_time_ms as f64, e.run_time_ms as f64)))
         .filter(|(_, share)| *share >= t.get("warn_share"))
         .collect();
-    if heavy.is_empty() {
+    let run_ms: i64 = heavy.iter().map(|(e, _)| e.run_time_ms).sum();
+    if heavy.is_empty() || (run_ms as f64) < t.get("min_run_s") * 1000.0 {
         return Vec::new();
     }
     heavy.sort_by(|a, b| b.1.total_cmp(&a.1));

@@ -33,7 +33,7 @@ declare_rule! {
     /// ## Threshold and its source
     /// At least `min_jobs` = 20 jobs of one kind with a median job under `max_median_job_s` = 10 s,
     /// whose span from the first job's start to the last job's end is at least `min_span_s` =
-    /// 30 s. The recoverable time is the span minus the time the work itself needs on all cores
+    /// 10 s. The recoverable time is the span minus the time the work itself needs on all cores
     /// (total task time / cores), the Sparklens ideal-time model.
     pub static JOB_TRAIN = {
         code: "DR002",
@@ -43,7 +43,7 @@ declare_rule! {
         thresholds: &[
             threshold("min_jobs", 20.0, "jobs", "jobs of one kind that make a train"),
             threshold("max_median_job_s", 10.0, "s", "median job duration under which jobs are small"),
-            threshold("min_span_s", 30.0, "s", "wall-clock span of the train worth a finding"),
+            threshold("min_span_s", 10.0, "s", "wall-clock span of the train worth a finding"),
         ] as &[Threshold],
         check: check,
     };

@@ -1,6 +1,7 @@
 //! The rule catalogue. Each rule lives in its own file; [`ALL`] lists them in catalogue order.
 
 mod aqe_disabled;
+mod back_to_back_shuffles;
 mod broadcast_disabled;
 mod common;
 mod data_skew;
@@ -13,14 +14,22 @@ mod idle_cores;
 mod incomplete_run;
 mod job_train;
 mod lost_executors;
+mod nested_loop_join;
 mod oversized_partitions;
+mod plan_walk;
+mod python_udf;
+mod repeated_scans;
+mod round_robin_repartition;
 mod slow_executor;
 mod slow_tasks;
+mod smj_could_broadcast;
 mod spill;
 mod straggler;
 mod task_failures;
 mod tiny_tasks;
+mod too_many_exchanges;
 mod wasted_attempts;
+mod window_without_partition;
 
 use crate::Rule;
 
@@ -44,4 +53,12 @@ pub static ALL: &[&Rule] = &[
     &aqe_disabled::AQE_DISABLED,
     &default_shuffle_partitions::DEFAULT_SHUFFLE_PARTITIONS,
     &broadcast_disabled::BROADCAST_DISABLED,
+    &too_many_exchanges::TOO_MANY_EXCHANGES,
+    &back_to_back_shuffles::BACK_TO_BACK,
+    &smj_could_broadcast::SMJ_COULD_BROADCAST,
+    &nested_loop_join::NESTED_LOOP_JOIN,
+    &python_udf::PYTHON_UDF,
+    &window_without_partition::WINDOW_WITHOUT_PARTITION,
+    &round_robin_repartition::ROUND_ROBIN,
+    &repeated_scans::REPEATED_SCANS,
 ];

@@ -1,0 +1,64 @@
+//! EX004 nested-loop-join: joins that compare every row with every row.
+
+use super::plan_walk::{node_label, running, scoped};
+use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule};
+use sparkdiag_plan::Operator;
+
+declare_rule! {
+    /// ## What it does
+    /// Finds `CartesianProduct` and `BroadcastNestedLoopJoin` operators: joins without an
+    /// equality condition Spark can hash or sort on.
+    ///
+    /// ## Why is this bad?
+    /// They compare every row of one side with every row of the other: output and time grow with
+    /// the product of the sides. A join condition that is an inequality, an `OR`, or a function of
+    /// both sides forces this plan; a missing condition makes it a cross join.
+    ///
+    /// ## How to fix it
+    /// Add an equality on a key (`a.k = b.k AND ...`), split an `OR` into a union of two equi-joins,
+    /// bucket ranges (`floor(ts / 3600)`) to turn a range join into an equi-join on the bucket plus
+    /// the range filter. A tiny single-row side (a scalar subquery) is harmless.
+    ///
+    /// ## Threshold and its source
+    /// Presence (plan rule R3): a Cartesian product is medium, a broadcast nested-loop join low.
+    pub static NESTED_LOOP_JOIN = {
+        code: "EX004",
+        name: "nested-loop-join",
+        category: Exchanges,
+        summary: "A join compares every row with every row (Cartesian or nested-loop)",
+        thresholds: &[] as &[Threshold],
+        check: check,
+    };
+}
+
+fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for (i, input) in ctx.plans.iter().enumerate() {
+        let plan = &input.plan;
+        for n in running(plan) {
+            let node = &plan.nodes[n];
+            let severity = match node.operator {
+                Operator::CartesianProduct => Severity::Medium,
+                Operator::BroadcastNestedLoopJoin => Severity::Low,
+                _ => continue,
+            };
+            let condition = node
+                .details
+                .join_condition
+                .clone()
+                .unwrap_or_else(|| "none".into());
+            let title = format!(
+                "{}: {} joins every row with every row (condition: {})",
+                input.label(i),
+                node_label(plan, n),
+                condition
+            );
+            let finding = Finding::new(&NESTED_LOOP_JOIN, severity, title, 0)
+                .evidence("join_type", node.details.join_type.clone())
+                .evidence("join_condition", condition)
+                .recommend("Give the join an equality on a key (split OR conditions into a union of equi-joins, bucket range joins); a tiny single-row side is harmless.");
+            findings.push(scoped(finding, i, input, [n]));
+        }
+    }
+    findings
+}

@@ -1,0 +1,90 @@
+//! EX001 too-many-exchanges: a query that shuffles its data many times.
+
+use super::plan_walk::{node_label, scoped};
+use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
+use sparkdiag_plan::ExchangeKind;
+
+declare_rule! {
+    /// ## What it does
+    /// Counts the shuffle `Exchange` operators of each query's physical plan (the plan that ran:
+    /// the final adaptive plan when AQE printed one; broadcasts and reused exchanges are not
+    /// shuffles) and flags queries with many of them, saying how many were asked for by the
+    /// user (`repartition`, `DISTRIBUTE BY`, `REBALANCE`).
+    ///
+    /// ## Why is this bad?
+    /// Every Exchange writes all its input to local disk, sends it across the network and reads
+    /// it back: it is usually the most expensive operator of a query and a stage boundary.
+    /// Several of them in one query often mean joins and aggregations on different keys that
+    /// could share one partitioning, or repartitions that undo each other.
+    ///
+    /// ## How to fix it
+    /// - Join and aggregate on the same keys where possible, so one shuffle serves several steps.
+    /// - Broadcast small join sides (`F.broadcast(df)`) instead of shuffling both.
+    /// - Drop `repartition` calls that a later join or aggregation re-shuffles anyway.
+    /// - Bucket tables that are joined repeatedly on the same key.
+    ///
+    /// ## Threshold and its source
+    /// More than `max_exchanges` = 3 shuffles in one query (the brief; no other tool counts them).
+    /// Ranked by the time its shuffle stages took when the plan comes from an event log,
+    /// otherwise by the count: medium above twice the threshold, low otherwise.
+    pub static TOO_MANY_EXCHANGES = {
+        code: "EX001",
+        name: "too-many-exchanges",
+        category: Exchanges,
+        summary: "A query shuffles its data more times than it probably needs to",
+        thresholds: &[threshold("max_exchanges", 3.0, "shuffles", "shuffle Exchanges in one query above which it is worth a look")] as &[Threshold],
+        check: check,
+    };
+}
+
+fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for (i, input) in ctx.plans.iter().enumerate() {
+        let plan = &input.plan;
+        let shuffles: Vec<usize> = plan
+            .exchange_infos()
+            .iter()
+            .filter(|e| e.kind == ExchangeKind::Shuffle)
+            .map(|e| e.node)
+            .collect();
+        let count = shuffles.len();
+        if (count as f64) <= t.get("max_exchanges") {
+            continue;
+        }
+        let user: Vec<usize> = plan
+            .user_requested_exchanges()
+            .iter()
+            .map(|e| e.node)
+            .collect();
+        // The shuffles beyond the threshold are what a leaner plan would save, in proportion.
+        let excess = count as f64 - t.get("max_exchanges");
+        let impact = (input.shuffle_stage_ms as f64 * excess / count as f64) as i64;
+        let severity = if input.shuffle_stage_ms > 0 {
+            Severity::from_share(impact, ctx.app_ms)
+        } else if count as f64 > 2.0 * t.get("max_exchanges") {
+            Severity::Medium
+        } else {
+            Severity::Low
+        };
+        let title = format!(
+            "{}: {count} shuffle Exchanges{} ({} broadcast, {} reused)",
+            input.label(i),
+            if user.is_empty() {
+                String::new()
+            } else {
+                format!(", {} of them user-requested repartitions", user.len())
+            },
+            plan.broadcast_exchanges(),
+            plan.reused_exchanges()
+        );
+        let finding = Finding::new(&TOO_MANY_EXCHANGES, severity, title, impact)
+            .evidence("exchanges", count)
+            .evidence("broadcast_exchanges", plan.broadcast_exchanges())
+            .evidence("reused_exchanges", plan.reused_exchanges())
+            .evidence("user_requested", user.iter().map(|&n| node_label(plan, n)).collect::<Vec<_>>())
+            .evidence("shuffle_stage_ms", input.shuffle_stage_ms)
+            .recommend("Join and aggregate on shared keys so one shuffle serves several steps, broadcast small join sides (F.broadcast(df)), and drop repartition() calls that a later join or aggregation re-shuffles anyway.");
+        findings.push(scoped(finding, i, input, shuffles));
+    }
+    findings
+}
