@@ -337,3 +337,124 @@ fn impact_is_in_the_right_order_of_magnitude() {
         "DR002 impact {impact} vs saved {saved}"
     );
 }
+
+/// Where each rule fires on real Spark output: a pattern fixture (by name), a log path, or a plan
+/// text. Small fixtures lower a threshold, as a user of a small job would.
+const EVERY_RULE: &[(&str, &str, &[&str])] = &[
+    ("SK001", "pattern:skew-join", &[]),
+    ("SK002", "pattern:straggler", &[]),
+    ("SK003", "pattern:straggler", &[]),
+    ("PA001", "pattern:tiny-partitions", &[]),
+    (
+        "PA002",
+        "pattern:skew-join",
+        &["--set", "PA002.max_partition_gb=0.02"],
+    ),
+    ("SP001", "pattern:spill", &["--set", "SP001.min_disk_mb=32"]),
+    ("GC001", "pattern:gc-pressure", &[]),
+    (
+        "GC002",
+        "pattern:gc-healthy",
+        &["--set", "GC002.min_run_s=1"],
+    ),
+    ("DR001", "pattern:driver-loop-serial", &[]),
+    ("DR002", "pattern:driver-loop-threadpool", &[]),
+    (
+        "UT001",
+        "pattern:driver-loop-serial",
+        &["--set", "UT001.min_core_h=0"],
+    ),
+    ("FA001", "logs/failed", &[]),
+    ("FA002", "pattern:executor-lost", &[]),
+    ("FA003", "pattern:executor-lost", &[]),
+    (
+        "FA004",
+        "pattern:executor-lost",
+        &["--set", "FA004.min_wasted_s=1"],
+    ),
+    ("FA005", "logs/killed/single", &[]),
+    ("CF001", "pattern:broadcast-disabled", &[]),
+    ("CF002", "logs/config/default-shuffle-partitions", &[]),
+    ("CF003", "pattern:broadcast-disabled", &[]),
+    ("EX001", "plan:plans/antipattern-many-exchanges.txt", &[]),
+    ("EX002", "plan:plans/antipattern-back-to-back.txt", &[]),
+    ("EX003", "pattern:skew-join-aqe", &[]),
+    ("EX004", "plan:plans/antipattern-cross-join.txt", &[]),
+    ("PL001", "pattern:straggler", &[]),
+    (
+        "PL002",
+        "plan:plans/antipattern-window-no-partition.txt",
+        &[],
+    ),
+    ("PL003", "pattern:executor-lost", &[]),
+    (
+        "PL004",
+        "sample:spark-4.1.1__tpcds-v1_4__q4__explain.txt",
+        &[],
+    ),
+];
+
+#[test]
+fn every_rule_fires_on_real_spark_output_and_is_silent_on_the_healthy_run() {
+    let out = sparkdiag(&["rules"]);
+    let catalogue = String::from_utf8(out.stdout).unwrap();
+    let codes: Vec<&str> = catalogue
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| c.len() == 5)
+        .collect();
+    assert_eq!(
+        codes.len(),
+        EVERY_RULE.len(),
+        "the catalogue lists {codes:?}"
+    );
+    for code in &codes {
+        assert!(
+            EVERY_RULE.iter().any(|(c, _, _)| c == code),
+            "{code} has no real log where it fires: add one"
+        );
+    }
+    let patterns = patterns();
+    let healthy = findings(
+        &format!(
+            "logs/{}",
+            patterns.iter().find(|p| p.name == "healthy").unwrap().path
+        ),
+        &[],
+    );
+    for (code, source, extra) in EVERY_RULE {
+        let fired: Vec<Value> = match source.split_once(':') {
+            Some(("pattern", name)) => {
+                let p = patterns
+                    .iter()
+                    .find(|p| p.name == *name)
+                    .unwrap_or_else(|| panic!("no pattern {name}"));
+                findings(&format!("logs/{}", p.path), extra)
+            }
+            Some(("plan", path)) => plans_findings(&testdata(path)),
+            Some(("sample", file)) => {
+                plans_findings(&crate::util::shared().join("plan-samples").join(file))
+            }
+            _ => findings(source, extra),
+        };
+        assert!(
+            !of_rule(&fired, code).is_empty(),
+            "{code} did not fire on {source} {extra:?}"
+        );
+        let quiet = of_rule(&healthy, code)
+            .iter()
+            .all(|f| ["low", "info"].contains(&f["severity"].as_str().unwrap()));
+        assert!(quiet, "{code} fires at medium or above on the healthy run");
+    }
+}
+
+fn plans_findings(path: &std::path::Path) -> Vec<Value> {
+    let out = json_of(&["plan", path.to_str().unwrap(), "--format", "json"]);
+    out["plans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["findings"].as_array().unwrap().clone())
+        .collect()
+}
