@@ -392,6 +392,8 @@ const EVERY_RULE: &[(&str, &str, &[&str])] = &[
         "sample:spark-4.1.1__tpcds-v1_4__q4__explain.txt",
         &[],
     ),
+    ("PL005", "plan:plans/antipattern-sort-before-write.txt", &[]),
+    ("PL006", "plan:plans/antipattern-filter-not-pushed.txt", &[]),
 ];
 
 #[test]

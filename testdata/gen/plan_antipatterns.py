@@ -53,6 +53,23 @@ def main() -> None:
     for name, df in plans.items():
         (OUT / f"antipattern-{name}.txt").write_text(formatted(df))
         print("wrote", OUT / f"antipattern-{name}.txt")
+
+    # Plans over a real parquet table, which EXPLAIN prints with its scan details.
+    import tempfile
+    warehouse = tempfile.mkdtemp(prefix="sparkdiag-plans-")
+    orders.write.mode("overwrite").parquet(f"{warehouse}/orders")
+    spark.sql(f"CREATE TABLE orders_pq USING parquet LOCATION '{warehouse}/orders'")
+    spark.sql(f"CREATE TABLE orders_sorted (order_id BIGINT, amount DOUBLE) USING parquet LOCATION '{warehouse}/sorted'")
+    sql_plans = {
+        # A cast on the column keeps the filter from reaching the parquet reader.
+        "filter-not-pushed": "SELECT * FROM orders_pq WHERE CAST(customer_id AS STRING) = '7'",
+        # ORDER BY before a write: a full range shuffle and sort of everything written.
+        "sort-before-write": "INSERT OVERWRITE TABLE orders_sorted SELECT order_id, amount FROM orders_pq ORDER BY amount",
+    }
+    for name, query in sql_plans.items():
+        text = spark.sql(f"EXPLAIN FORMATTED {query}").collect()[0][0]
+        (OUT / f"antipattern-{name}.txt").write_text(text)
+        print("wrote", OUT / f"antipattern-{name}.txt")
     spark.stop()
 
 

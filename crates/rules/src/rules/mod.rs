@@ -8,6 +8,7 @@ mod data_skew;
 mod default_shuffle_partitions;
 mod driver_time;
 mod failed_job;
+mod filter_not_pushed;
 mod gc_pressure;
 mod heap_overprovisioned;
 mod idle_cores;
@@ -23,6 +24,7 @@ mod round_robin_repartition;
 mod slow_executor;
 mod slow_tasks;
 mod smj_could_broadcast;
+mod sort_before_write;
 mod spill;
 mod straggler;
 mod task_failures;
@@ -61,4 +63,6 @@ pub static ALL: &[&Rule] = &[
     &window_without_partition::WINDOW_WITHOUT_PARTITION,
     &round_robin_repartition::ROUND_ROBIN,
     &repeated_scans::REPEATED_SCANS,
+    &sort_before_write::SORT_BEFORE_WRITE,
+    &filter_not_pushed::FILTER_NOT_PUSHED,
 ];
