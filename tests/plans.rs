@@ -159,3 +159,75 @@ fn plan_findings_from_an_event_log_name_the_sql_execution_node_and_stages() {
     assert!(!ex003["scope"]["stage_ids"].as_array().unwrap().is_empty());
     assert!(ex003["evidence"]["small_side_bytes"].as_u64().unwrap() < 10_000_000);
 }
+
+#[test]
+fn sql_metrics_tie_each_exchange_to_the_stages_that_wrote_and_read_it() {
+    // Two independent records of the same bytes: the Exchange's SQL metric (accumulators) and the
+    // task metrics of the stages it names as its writers.
+    let tsv = std::fs::read_to_string(testdata("logs/patterns/PATTERNS.tsv")).unwrap();
+    let path_of = |name: &str| {
+        tsv.lines()
+            .find(|l| l.starts_with(&format!("{name}\t")))
+            .unwrap()
+            .split('\t')
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    let mut exchanges = 0;
+    for name in [
+        "skew-join",
+        "broadcast-disabled",
+        "tiny-partitions",
+        "healthy",
+    ] {
+        let report = json_of(&[
+            "analyze",
+            testdata(&format!("logs/{}", path_of(name)))
+                .to_str()
+                .unwrap(),
+            "--format",
+            "json",
+        ]);
+        let stages = report["stages"].as_array().unwrap();
+        let write_bytes = |id: i64| {
+            stages
+                .iter()
+                .filter(|s| s["stage_id"] == id)
+                .map(|s| s["shuffle_write_bytes"].as_i64().unwrap())
+                .sum::<i64>()
+        };
+        for sql in report["sql"].as_array().unwrap() {
+            for e in sql["exchange_stages"].as_array().unwrap() {
+                let writers: Vec<i64> = e["writer_stage_ids"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_i64().unwrap())
+                    .collect();
+                let readers: Vec<i64> = e["reader_stage_ids"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_i64().unwrap())
+                    .collect();
+                assert!(!writers.is_empty() && !readers.is_empty(), "{name}: {e}");
+                assert!(
+                    writers.iter().all(|w| readers.iter().all(|r| r > w)),
+                    "{name}: readers {readers:?} run after writers {writers:?}"
+                );
+                let written: i64 = writers.iter().map(|&w| write_bytes(w)).sum();
+                assert_eq!(
+                    e["shuffle_bytes_written"].as_i64(),
+                    Some(written),
+                    "{name}: exchange {}",
+                    e["node"]
+                );
+                let node = &sql["plan_nodes"][e["node"].as_u64().unwrap() as usize];
+                assert_eq!(node["name"], "Exchange");
+                exchanges += 1;
+            }
+        }
+    }
+    assert!(exchanges >= 5, "{exchanges} exchanges checked");
+}

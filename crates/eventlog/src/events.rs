@@ -33,6 +33,7 @@ pub enum Event<'a> {
     SqlExecutionStart(Box<SqlExecutionStart<'a>>),
     SqlExecutionEnd(SqlExecutionEnd<'a>),
     SqlAdaptiveExecutionUpdate(Box<SqlAdaptiveExecutionUpdate<'a>>),
+    SqlDriverAccumUpdates(SqlDriverAccumUpdates),
     /// A Spark event the model has no use for (yet), by name.
     Other(&'a str),
 }
@@ -177,6 +178,44 @@ pub struct StageInfo<'a> {
     pub completion_time: Option<i64>,
     #[serde(rename = "Failure Reason", borrow, default)]
     pub failure_reason: Option<Text<'a>>,
+    /// Final accumulator values; SQL metrics carry `"Metadata":"sql"`.
+    #[serde(rename = "Accumulables", borrow, default)]
+    pub accumulables: Vec<Accumulable<'a>>,
+}
+
+/// One accumulator of a stage (`AccumulableInfo`).
+#[derive(Debug, Deserialize)]
+pub struct Accumulable<'a> {
+    #[serde(rename = "ID")]
+    pub id: i64,
+    #[serde(rename = "Name", borrow, default)]
+    pub name: Option<Text<'a>>,
+    #[serde(rename = "Value", borrow, default)]
+    pub value: Option<NumberOrText<'a>>,
+    #[serde(rename = "Metadata", borrow, default)]
+    pub metadata: Option<Text<'a>>,
+}
+
+/// Accumulator values are numbers for internal metrics and strings for SQL metrics; old logs
+/// also hold lists (updated block statuses), which are read past.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum NumberOrText<'a> {
+    Integer(i64),
+    Float(f64),
+    Text(#[serde(borrow)] Text<'a>),
+    Other(serde::de::IgnoredAny),
+}
+
+impl NumberOrText<'_> {
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            NumberOrText::Integer(n) => Some(*n),
+            NumberOrText::Float(f) => Some(*f as i64),
+            NumberOrText::Text(t) => t.trim().parse().ok(),
+            NumberOrText::Other(_) => None,
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -492,6 +531,15 @@ pub struct SqlAdaptiveExecutionUpdate<'a> {
     pub spark_plan_info: Option<SparkPlanInfo>,
 }
 
+/// SQL metric values set on the driver (broadcast sizes, AQE partition counts, ...).
+#[derive(Debug, Deserialize)]
+pub struct SqlDriverAccumUpdates {
+    #[serde(rename = "executionId")]
+    pub execution_id: i64,
+    #[serde(rename = "accumUpdates", default)]
+    pub updates: Vec<(i64, i64)>,
+}
+
 /// The structured physical plan of a SQL execution (`SparkPlanInfo`).
 #[derive(Debug, Clone, Default, Deserialize, serde::Serialize)]
 #[serde(default)]
@@ -582,6 +630,9 @@ pub fn parse_event(line: &[u8]) -> Result<Event<'_>, ParseFailure<'_>> {
             }
             Some("SparkListenerSQLExecutionEnd") => {
                 Event::SqlExecutionEnd(serde_json::from_str(line).map_err(fail)?)
+            }
+            Some("SparkListenerDriverAccumUpdates") => {
+                Event::SqlDriverAccumUpdates(serde_json::from_str(line).map_err(fail)?)
             }
             Some("SparkListenerSQLAdaptiveExecutionUpdate") => Event::SqlAdaptiveExecutionUpdate(
                 Box::new(serde_json::from_str(line).map_err(fail)?),

@@ -123,6 +123,10 @@ impl ApplicationBuilder {
                     .filter(|m| !m.is_empty());
                 self.seen(e.time);
             }
+            Event::SqlDriverAccumUpdates(e) => {
+                let idx = self.sql_index(e.execution_id);
+                self.app.sql[idx].driver_metrics.extend(e.updates);
+            }
             Event::SqlAdaptiveExecutionUpdate(e) => {
                 let idx = self.sql_index(e.execution_id);
                 let sql = &mut self.app.sql[idx];
@@ -303,6 +307,12 @@ impl ApplicationBuilder {
         s.submission_ms = info.submission_time.filter(|&t| t >= 0).or(s.submission_ms);
         s.completion_ms = info.completion_time.filter(|&t| t >= 0);
         s.failure_reason = info.failure_reason.as_ref().map(|r| r.to_string());
+        s.sql_metrics = info
+            .accumulables
+            .iter()
+            .filter(|a| a.metadata.as_deref() == Some("sql"))
+            .filter_map(|a| Some((a.id, a.value.as_ref()?.as_i64()?)))
+            .collect();
         s.status = if s.failure_reason.is_some() {
             StageStatus::Failed
         } else if info.submission_time.is_some() {
@@ -466,6 +476,7 @@ impl ApplicationBuilder {
                     killed_tasks: 0,
                     peak_executor_metrics: None,
                     tasks: 0..0,
+                    sql_metrics: Vec::new(),
                 });
                 self.stage_jobs.push(Vec::new());
                 self.attempts_of_stage
@@ -516,6 +527,7 @@ impl ApplicationBuilder {
                 final_plan_description: None,
                 final_plan: None,
                 job_ids: Vec::new(),
+                driver_metrics: Vec::new(),
             });
             self.app.sql.len() - 1
         })

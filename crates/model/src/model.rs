@@ -266,6 +266,9 @@ pub struct StageAttempt {
     pub peak_executor_metrics: Option<ExecutorMetrics>,
     /// This attempt's slice of [`Application::tasks`].
     pub tasks: Range<usize>,
+    /// SQL metric accumulators this attempt's tasks updated, with their value at its completion
+    /// (the driver's merged value: cumulative over every stage that updates the accumulator).
+    pub sql_metrics: Vec<(i64, i64)>,
 }
 
 impl StageAttempt {
@@ -440,6 +443,15 @@ pub struct SqlExecution {
     pub final_plan_description: Option<String>,
     pub final_plan: Option<SparkPlanInfo>,
     pub job_ids: Vec<i64>,
+    /// SQL metric values set on the driver (`SparkListenerDriverAccumUpdates`).
+    pub driver_metrics: Vec<(i64, i64)>,
+}
+
+impl SqlExecution {
+    /// The plan that ran: the last adaptive re-plan, or the plan at submission.
+    pub fn plan_that_ran(&self) -> Option<&SparkPlanInfo> {
+        self.final_plan.as_ref().or(self.plan.as_ref())
+    }
 }
 
 #[cfg(test)]

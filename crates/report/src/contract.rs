@@ -203,8 +203,32 @@ pub struct SqlOut {
     pub error: Option<String>,
     /// Shuffle `Exchange` operators in the plan that ran (the final AQE plan when there is one).
     pub exchanges: usize,
-    pub plan_nodes: usize,
+    /// The plan that ran, node by node (pre-order), with the SQL metrics the log measured.
+    pub plan_nodes: Vec<PlanNodeOut>,
+    /// Each shuffle `Exchange` with the stages that wrote and read it.
+    pub exchange_stages: Vec<ExchangeStagesOut>,
     pub job_ids: Vec<i64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PlanNodeOut {
+    /// Position in `plan_nodes`.
+    pub index: usize,
+    pub name: String,
+    /// SQL metric name -> value (sizes in bytes, timings in ms as Spark records them).
+    pub metrics: std::collections::BTreeMap<String, i64>,
+    /// Stages whose tasks updated this node's metrics: where it ran.
+    pub stage_ids: Vec<i64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ExchangeStagesOut {
+    /// The Exchange's index in `plan_nodes`.
+    pub node: usize,
+    pub writer_stage_ids: Vec<i64>,
+    pub reader_stage_ids: Vec<i64>,
+    pub shuffle_bytes_written: Option<i64>,
+    pub shuffle_records_written: Option<i64>,
 }
 
 impl Report {
@@ -226,7 +250,10 @@ impl Report {
             jobs: app.jobs.iter().map(job_out).collect(),
             stages: app.stages.iter().map(|s| stage_out(app, s)).collect(),
             executors: app.executors.iter().map(executor_out).collect(),
-            sql: app.sql.iter().map(sql_out).collect(),
+            sql: {
+                let metrics = SqlMetricValues::new(app);
+                app.sql.iter().map(|s| sql_out(s, &metrics)).collect()
+            },
             findings: findings
                 .into_iter()
                 .map(|finding| {
@@ -453,8 +480,111 @@ fn executor_out(e: &sparkdiag_model::Executor) -> ExecutorOut {
     }
 }
 
-fn sql_out(s: &sparkdiag_model::SqlExecution) -> SqlOut {
-    let plan = s.final_plan.as_ref().or(s.plan.as_ref());
+/// Every SQL metric accumulator's final value and the stages that updated it. Accumulator ids
+/// are unique within an application; the value a stage reports is the driver's merged total so
+/// far, so the largest is the final one.
+struct SqlMetricValues {
+    values: std::collections::HashMap<i64, (i64, Vec<i64>)>,
+}
+
+impl SqlMetricValues {
+    fn new(app: &Application) -> SqlMetricValues {
+        let mut values: std::collections::HashMap<i64, (i64, Vec<i64>)> =
+            std::collections::HashMap::new();
+        for stage in &app.stages {
+            for &(id, value) in &stage.sql_metrics {
+                let entry = values.entry(id).or_insert((value, Vec::new()));
+                entry.0 = entry.0.max(value);
+                if !entry.1.contains(&stage.stage_id) {
+                    entry.1.push(stage.stage_id);
+                }
+            }
+        }
+        SqlMetricValues { values }
+    }
+}
+
+/// Exchange metrics updated by the tasks that write the shuffle, and by those that read it.
+const SHUFFLE_WRITE_METRICS: &[&str] = &[
+    "shuffle bytes written",
+    "shuffle records written",
+    "shuffle write time",
+];
+const SHUFFLE_READ_METRICS: &[&str] = &[
+    "records read",
+    "local bytes read",
+    "remote bytes read",
+    "fetch wait time",
+    "local blocks read",
+    "remote blocks read",
+];
+
+fn sql_out(s: &sparkdiag_model::SqlExecution, values: &SqlMetricValues) -> SqlOut {
+    let plan = s.plan_that_ran();
+    let mut nodes: Vec<&SparkPlanInfo> = Vec::new();
+    if let Some(root) = plan {
+        preorder(root, &mut nodes);
+    }
+    let driver: std::collections::HashMap<i64, i64> = s.driver_metrics.iter().copied().collect();
+    let plan_nodes: Vec<PlanNodeOut> = nodes
+        .iter()
+        .enumerate()
+        .map(|(index, node)| {
+            let mut metrics = std::collections::BTreeMap::new();
+            let mut stage_ids: Vec<i64> = Vec::new();
+            for m in &node.metrics {
+                if let Some((value, stages)) = values.values.get(&m.accumulator_id) {
+                    metrics.insert(m.name.clone(), *value);
+                    stage_ids.extend(
+                        stages
+                            .iter()
+                            .filter(|s| !stage_ids.contains(s))
+                            .copied()
+                            .collect::<Vec<_>>(),
+                    );
+                } else if let Some(value) = driver.get(&m.accumulator_id) {
+                    metrics.insert(m.name.clone(), *value);
+                }
+            }
+            stage_ids.sort_unstable();
+            PlanNodeOut {
+                index,
+                name: node.node_name.clone(),
+                metrics,
+                stage_ids,
+            }
+        })
+        .collect();
+    let stages_of = |node: &SparkPlanInfo, names: &[&str]| -> Vec<i64> {
+        let mut ids: Vec<i64> = node
+            .metrics
+            .iter()
+            .filter(|m| names.contains(&m.name.as_str()))
+            .filter_map(|m| values.values.get(&m.accumulator_id))
+            .flat_map(|(_, stages)| stages.iter().copied())
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    };
+    let exchange_stages = nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.node_name == "Exchange")
+        .map(|(index, n)| ExchangeStagesOut {
+            node: index,
+            writer_stage_ids: stages_of(n, SHUFFLE_WRITE_METRICS),
+            reader_stage_ids: stages_of(n, SHUFFLE_READ_METRICS),
+            shuffle_bytes_written: plan_nodes[index]
+                .metrics
+                .get("shuffle bytes written")
+                .copied(),
+            shuffle_records_written: plan_nodes[index]
+                .metrics
+                .get("shuffle records written")
+                .copied(),
+        })
+        .collect();
     SqlOut {
         execution_id: s.execution_id,
         description: s.description.clone(),
@@ -462,8 +592,16 @@ fn sql_out(s: &sparkdiag_model::SqlExecution) -> SqlOut {
         end_ms: s.end_ms,
         error: s.error.clone(),
         exchanges: plan.map_or(0, |p| count_nodes(p, &|n| n == "Exchange")),
-        plan_nodes: plan.map_or(0, |p| count_nodes(p, &|_| true)),
+        plan_nodes,
+        exchange_stages,
         job_ids: s.job_ids.clone(),
+    }
+}
+
+fn preorder<'a>(node: &'a SparkPlanInfo, out: &mut Vec<&'a SparkPlanInfo>) {
+    out.push(node);
+    for child in &node.children {
+        preorder(child, out);
     }
 }
 
