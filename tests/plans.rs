@@ -231,3 +231,58 @@ fn sql_metrics_tie_each_exchange_to_the_stages_that_wrote_and_read_it() {
     }
     assert!(exchanges >= 5, "{exchanges} exchanges checked");
 }
+
+#[test]
+fn a_join_that_could_broadcast_is_found_from_the_sizes_the_log_measured() {
+    // The planted config problem: a 100-row dimension joined with broadcasts off and AQE off, so
+    // the plan text has no sizes; the Exchange's `data size` SQL metric measured the small side.
+    let tsv = std::fs::read_to_string(testdata("logs/patterns/PATTERNS.tsv")).unwrap();
+    let path = tsv
+        .lines()
+        .find(|l| l.starts_with("broadcast-disabled\t"))
+        .unwrap()
+        .split('\t')
+        .nth(1)
+        .unwrap()
+        .to_string();
+    let report = json_of(&[
+        "analyze",
+        testdata(&format!("logs/{path}")).to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let ex003 = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "EX003")
+        .expect("EX003 fires");
+    assert!(
+        ex003["evidence"]["small_side_bytes"].as_u64().unwrap() < 100_000,
+        "{ex003}"
+    );
+    assert!(ex003["title"].as_str().unwrap().contains("SortMergeJoin"));
+    assert_eq!(ex003["scope"]["sql_execution_ids"], serde_json::json!([0]));
+    let healthy = tsv
+        .lines()
+        .find(|l| l.starts_with("healthy\t"))
+        .unwrap()
+        .split('\t')
+        .nth(1)
+        .unwrap()
+        .to_string();
+    let report = json_of(&[
+        "analyze",
+        testdata(&format!("logs/{healthy}")).to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert!(
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["rule"] != "EX003"),
+        "the healthy run broadcasts"
+    );
+}

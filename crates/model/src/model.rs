@@ -447,6 +447,53 @@ pub struct SqlExecution {
     pub driver_metrics: Vec<(i64, i64)>,
 }
 
+/// Every SQL metric accumulator's final value and the stages that updated it.
+#[derive(Debug, Default)]
+pub struct SqlMetricValues {
+    /// Accumulator id -> (value, stage ids).
+    pub values: std::collections::HashMap<i64, (i64, Vec<i64>)>,
+}
+
+impl SqlMetricValues {
+    /// Accumulator ids are unique within an application; the value a stage reports is the
+    /// driver's merged total so far, so the largest is the final one.
+    pub fn new(app: &Application) -> SqlMetricValues {
+        let mut values: std::collections::HashMap<i64, (i64, Vec<i64>)> =
+            std::collections::HashMap::new();
+        for stage in &app.stages {
+            for &(id, value) in &stage.sql_metrics {
+                let entry = values.entry(id).or_insert((value, Vec::new()));
+                entry.0 = entry.0.max(value);
+                if !entry.1.contains(&stage.stage_id) {
+                    entry.1.push(stage.stage_id);
+                }
+            }
+        }
+        SqlMetricValues { values }
+    }
+
+    /// A plan node's measured metrics, by name (driver-side updates of `sql` included).
+    pub fn of_node(&self, node: &SparkPlanInfo, sql: &SqlExecution) -> BTreeMap<String, i64> {
+        node.metrics
+            .iter()
+            .filter_map(|m| {
+                let value = self
+                    .values
+                    .get(&m.accumulator_id)
+                    .map(|v| v.0)
+                    .or_else(|| {
+                        sql.driver_metrics
+                            .iter()
+                            .rev()
+                            .find(|(id, _)| *id == m.accumulator_id)
+                            .map(|(_, v)| *v)
+                    })?;
+                Some((m.name.clone(), value))
+            })
+            .collect()
+    }
+}
+
 impl SqlExecution {
     /// The plan that ran: the last adaptive re-plan, or the plan at submission.
     pub fn plan_that_ran(&self) -> Option<&SparkPlanInfo> {

@@ -251,7 +251,7 @@ impl Report {
             stages: app.stages.iter().map(|s| stage_out(app, s)).collect(),
             executors: app.executors.iter().map(executor_out).collect(),
             sql: {
-                let metrics = SqlMetricValues::new(app);
+                let metrics = sparkdiag_model::SqlMetricValues::new(app);
                 app.sql.iter().map(|s| sql_out(s, &metrics)).collect()
             },
             findings: findings
@@ -480,30 +480,6 @@ fn executor_out(e: &sparkdiag_model::Executor) -> ExecutorOut {
     }
 }
 
-/// Every SQL metric accumulator's final value and the stages that updated it. Accumulator ids
-/// are unique within an application; the value a stage reports is the driver's merged total so
-/// far, so the largest is the final one.
-struct SqlMetricValues {
-    values: std::collections::HashMap<i64, (i64, Vec<i64>)>,
-}
-
-impl SqlMetricValues {
-    fn new(app: &Application) -> SqlMetricValues {
-        let mut values: std::collections::HashMap<i64, (i64, Vec<i64>)> =
-            std::collections::HashMap::new();
-        for stage in &app.stages {
-            for &(id, value) in &stage.sql_metrics {
-                let entry = values.entry(id).or_insert((value, Vec::new()));
-                entry.0 = entry.0.max(value);
-                if !entry.1.contains(&stage.stage_id) {
-                    entry.1.push(stage.stage_id);
-                }
-            }
-        }
-        SqlMetricValues { values }
-    }
-}
-
 /// Exchange metrics updated by the tasks that write the shuffle, and by those that read it.
 const SHUFFLE_WRITE_METRICS: &[&str] = &[
     "shuffle bytes written",
@@ -519,38 +495,28 @@ const SHUFFLE_READ_METRICS: &[&str] = &[
     "remote blocks read",
 ];
 
-fn sql_out(s: &sparkdiag_model::SqlExecution, values: &SqlMetricValues) -> SqlOut {
+fn sql_out(s: &sparkdiag_model::SqlExecution, values: &sparkdiag_model::SqlMetricValues) -> SqlOut {
     let plan = s.plan_that_ran();
     let mut nodes: Vec<&SparkPlanInfo> = Vec::new();
     if let Some(root) = plan {
         preorder(root, &mut nodes);
     }
-    let driver: std::collections::HashMap<i64, i64> = s.driver_metrics.iter().copied().collect();
     let plan_nodes: Vec<PlanNodeOut> = nodes
         .iter()
         .enumerate()
         .map(|(index, node)| {
-            let mut metrics = std::collections::BTreeMap::new();
-            let mut stage_ids: Vec<i64> = Vec::new();
-            for m in &node.metrics {
-                if let Some((value, stages)) = values.values.get(&m.accumulator_id) {
-                    metrics.insert(m.name.clone(), *value);
-                    stage_ids.extend(
-                        stages
-                            .iter()
-                            .filter(|s| !stage_ids.contains(s))
-                            .copied()
-                            .collect::<Vec<_>>(),
-                    );
-                } else if let Some(value) = driver.get(&m.accumulator_id) {
-                    metrics.insert(m.name.clone(), *value);
-                }
-            }
+            let mut stage_ids: Vec<i64> = node
+                .metrics
+                .iter()
+                .filter_map(|m| values.values.get(&m.accumulator_id))
+                .flat_map(|(_, stages)| stages.iter().copied())
+                .collect();
             stage_ids.sort_unstable();
+            stage_ids.dedup();
             PlanNodeOut {
                 index,
                 name: node.node_name.clone(),
-                metrics,
+                metrics: values.of_node(node, s),
                 stage_ids,
             }
         })

@@ -42,6 +42,9 @@ pub struct PlanInput {
     pub stage_ids: Vec<i64>,
     /// Wall-clock time of those stages that shuffled (0 for a plan text alone).
     pub shuffle_stage_ms: i64,
+    /// What the log measured for the plan's Exchanges (SQL metrics such as `data size`), by
+    /// node index in [`PlanInput::plan`]; empty for a plan text alone.
+    pub measured: std::collections::HashMap<usize, std::collections::BTreeMap<String, i64>>,
 }
 
 impl PlanInput {
@@ -110,6 +113,7 @@ impl<'a> Context<'a> {
                     plan,
                     stage_ids: Vec::new(),
                     shuffle_stage_ms: 0,
+                    measured: Default::default(),
                 })
                 .collect(),
         }
@@ -144,6 +148,7 @@ impl<'a> Context<'a> {
 /// Parses each SQL execution's plan text: the plan that ran is the last adaptive one when AQE
 /// re-planned. Text that does not parse is left out of the plan rules.
 fn sql_plans(app: &Application, stats: &[StageStats]) -> Vec<PlanInput> {
+    let values = sparkdiag_model::SqlMetricValues::new(app);
     app.sql
         .iter()
         .filter_map(|sql| {
@@ -165,13 +170,53 @@ fn sql_plans(app: &Application, stats: &[StageStats]) -> Vec<PlanInput> {
                 })
                 .map(|(i, _)| stats[*i].duration_ms)
                 .sum();
+            let measured = measured_exchanges(&plan, sql, &values);
             Some(PlanInput {
                 sql_execution_id: Some(sql.execution_id),
                 plan,
                 stage_ids: stages.iter().map(|(_, s)| s.stage_id).collect(),
                 shuffle_stage_ms,
+                measured,
             })
         })
+        .collect()
+}
+
+/// Pairs the text plan's Exchanges with those of the structured plan (`sparkPlanInfo`), which
+/// walk the same tree in the same pre-order, and takes the metrics the log measured for each.
+/// When the two disagree in number, nothing is paired rather than something guessed.
+fn measured_exchanges(
+    plan: &sparkdiag_plan::Plan,
+    sql: &sparkdiag_model::SqlExecution,
+    values: &sparkdiag_model::SqlMetricValues,
+) -> std::collections::HashMap<usize, std::collections::BTreeMap<String, i64>> {
+    fn collect<'p>(
+        node: &'p sparkdiag_model::SparkPlanInfo,
+        out: &mut Vec<&'p sparkdiag_model::SparkPlanInfo>,
+    ) {
+        if node.node_name == "Exchange" {
+            out.push(node);
+        }
+        for child in &node.children {
+            collect(child, out);
+        }
+    }
+    let Some(info) = sql.plan_that_ran() else {
+        return Default::default();
+    };
+    let mut structured = Vec::new();
+    collect(info, &mut structured);
+    let text: Vec<usize> = plan
+        .preorder(plan.root)
+        .into_iter()
+        .filter(|&n| plan.nodes[n].operator == sparkdiag_plan::Operator::Exchange)
+        .collect();
+    if text.len() != structured.len() {
+        return Default::default();
+    }
+    text.into_iter()
+        .zip(structured)
+        .map(|(node, info)| (node, values.of_node(info, sql)))
         .collect()
 }
 

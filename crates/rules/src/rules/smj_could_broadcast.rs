@@ -7,9 +7,9 @@ use sparkdiag_plan::Operator;
 
 declare_rule! {
     /// ## What it does
-    /// Finds `SortMergeJoin`s where the plan itself measured one side as small — the
-    /// `Statistics(sizeInBytes=…)` AQE prints for the query stage feeding that side — and that
-    /// side could be broadcast for the join type.
+    /// Finds `SortMergeJoin`s where one side was measured small — the `Statistics(sizeInBytes=…)`
+    /// AQE prints for the query stage feeding that side, or, in an event log, the `data size` SQL
+    /// metric of the Exchange under it — and that side could be broadcast for the join type.
     ///
     /// ## Why is this bad?
     /// A sort-merge join shuffles and sorts both sides. Broadcasting the small side ships it once
@@ -37,8 +37,10 @@ declare_rule! {
     };
 }
 
-/// The size AQE measured for the stage under one join side, if it printed one.
-fn side_size(plan: &sparkdiag_plan::Plan, side: usize) -> Option<u64> {
+/// The measured size of one join side: the statistics AQE printed for its query stage, or the
+/// `data size` the log's SQL metrics recorded for the Exchange under it.
+fn side_size(input: &crate::PlanInput, side: usize) -> Option<u64> {
+    let plan = &input.plan;
     let mut at = side;
     loop {
         let node = &plan.nodes[at];
@@ -49,6 +51,9 @@ fn side_size(plan: &sparkdiag_plan::Plan, side: usize) -> Option<u64> {
             .and_then(|s| s.size_in_bytes)
         {
             return Some(size);
+        }
+        if let Some(size) = input.measured.get(&at).and_then(|m| m.get("data size")) {
+            return u64::try_from(*size).ok();
         }
         if !PASS_THROUGH.contains(&node.operator) {
             return None;
@@ -91,7 +96,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             let candidate = [(left, "left", left_ok), (right, "right", right_ok)]
                 .into_iter()
                 .filter(|(_, _, ok)| *ok)
-                .filter_map(|(side, name, _)| Some((side, name, side_size(plan, side)?)))
+                .filter_map(|(side, name, _)| Some((side, name, side_size(input, side)?)))
                 .filter(|(_, _, size)| *size < limit)
                 .min_by_key(|(_, _, size)| *size);
             let Some((side, name, size)) = candidate else {
