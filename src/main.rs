@@ -68,9 +68,13 @@ struct AnalyzeArgs {
     /// Event logs, directories or archives to read; - reads standard input.
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<String>,
-    /// Output format: a summary for people, or the versioned JSON report (schema sparkdiag/report/v1).
+    /// Output format: a summary for people, the versioned JSON report (schema sparkdiag/report/v1),
+    /// Markdown for an issue or pull request, or one self-contained HTML page with charts.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// Also write the report's charts into DIR (created if missing), each as NAME.svg and NAME.png.
+    #[arg(long, value_name = "DIR")]
+    charts: Option<PathBuf>,
     /// Write the report to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -97,8 +101,8 @@ struct PlanArgs {
     #[arg(value_name = "FILE")]
     file: String,
     /// Output format: the tree and findings for people, or JSON (schema sparkdiag/plan/v1).
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    format: Format,
+    #[arg(long, value_enum, default_value_t = PlanFormat::Text)]
+    format: PlanFormat,
     /// Exit with code 1 when a finding is at least this severe.
     #[arg(long, value_name = "SEVERITY", value_parser = ["critical", "high", "medium", "low", "info"])]
     fail_on: Option<String>,
@@ -108,9 +112,17 @@ struct PlanArgs {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+enum PlanFormat {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
 enum Format {
     Text,
     Json,
+    Markdown,
+    Html,
 }
 
 fn main() -> ExitCode {
@@ -188,7 +200,7 @@ fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
             .collect()
     };
     let rendered = match args.format {
-        Format::Json => {
+        PlanFormat::Json => {
             #[derive(serde::Serialize)]
             struct PlanOut<'a> {
                 #[serde(flatten)]
@@ -207,7 +219,7 @@ fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
                 &serde_json::json!({"schema": sparkdiag_plan::SCHEMA, "plans": out}),
             )? + "\n"
         }
-        Format::Text => {
+        PlanFormat::Text => {
             let mut out = String::new();
             for (i, plan) in plans.iter().enumerate() {
                 out.push_str(&format!(
@@ -325,6 +337,9 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let fail_on = args.fail_on.as_deref().and_then(Severity::parse);
     let mut failing = false;
     let mut reports = Vec::new();
+    // Only the charts need the model once the report is built; keep it only for them.
+    let keep_apps = matches!(args.format, Format::Html) || args.charts.is_some();
+    let mut apps = Vec::new();
     for path in &args.paths {
         for input in sparkdiag_eventlog::discover(path)? {
             let mut builder = ApplicationBuilder::default();
@@ -342,7 +357,13 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
                 cores,
                 args.price_per_core_hour,
             ));
+            if keep_apps {
+                apps.push(app);
+            }
         }
+    }
+    if let Some(dir) = &args.charts {
+        write_charts(dir, &reports, &apps)?;
     }
     let rendered = match args.format {
         Format::Json if reports.len() == 1 => serde_json::to_string_pretty(&reports[0])? + "\n",
@@ -352,6 +373,14 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             .map(sparkdiag_report::text::render)
             .collect::<Vec<_>>()
             .join("\n────────\n\n"),
+        Format::Markdown => reports
+            .iter()
+            .map(sparkdiag_report::markdown::render)
+            .collect::<Vec<_>>()
+            .join("\n---\n\n"),
+        Format::Html => {
+            sparkdiag_report::html::render(&reports.iter().zip(&apps).collect::<Vec<_>>())
+        }
     };
     match &args.output {
         Some(file) => std::fs::write(file, rendered)
@@ -363,6 +392,36 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `NAME.svg` and `NAME.png` per chart that has data; prefixed `N-` (1-based) when several applications
+/// were analysed, so their files do not overwrite each other.
+fn write_charts(
+    dir: &std::path::Path,
+    reports: &[Report],
+    apps: &[sparkdiag_model::Application],
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for (i, (report, app)) in reports.iter().zip(apps).enumerate() {
+        let prefix = if reports.len() > 1 {
+            format!("{}-", i + 1)
+        } else {
+            String::new()
+        };
+        for chart in sparkdiag_report::charts::render_all(report, app) {
+            let Some(svg) = &chart.svg else { continue };
+            let file = dir.join(format!("{prefix}{}.svg", chart.name));
+            std::fs::write(&file, svg)
+                .with_context(|| format!("cannot write {}", file.display()))?;
+            let file = dir.join(format!("{prefix}{}.png", chart.name));
+            let png = chart
+                .png()
+                .with_context(|| format!("cannot draw {}", file.display()))?;
+            std::fs::write(&file, png)
+                .with_context(|| format!("cannot write {}", file.display()))?;
+        }
+    }
+    Ok(())
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {

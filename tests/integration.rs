@@ -6,6 +6,7 @@ mod conformance;
 mod damage;
 /// The real Spark 4.3 logs of every codec and layout in testdata/.
 mod fixtures;
+mod html;
 /// `sparkdiag plan` on real plan text, and plan findings inside event logs.
 mod plans;
 /// The detectors on real logs with planted problems, and the rule catalogue.

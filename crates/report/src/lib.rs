@@ -5,9 +5,14 @@
 //! [`Report::new`] takes the model ([`sparkdiag_model::Application`]) and the reading account
 //! ([`sparkdiag_eventlog::SourceReport`]) and produces the serialisable [`Report`], whose field
 //! names are a public API: renaming or dropping one is a new schema version. [`text::render`]
-//! prints the same report for a person.
+//! prints the same report for a person, [`markdown::render`] as a Markdown document for an issue
+//! or a pull request, and [`html::render`] as one self-contained HTML page with the
+//! [`charts`] inline.
 
+pub mod charts;
 mod contract;
+pub mod html;
+pub mod markdown;
 pub mod text;
 
 pub use contract::*;

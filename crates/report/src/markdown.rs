@@ -1,0 +1,290 @@
+//! The Markdown view, for pasting into a GitHub issue or pull request, or a Jira ticket that
+//! renders Markdown: the ranked findings with their fixes, the application summary, the longest
+//! stages and the failed jobs.
+//!
+//! Text from the log goes through [`cell`] (inside tables) or [`inline`] (elsewhere): a `|`
+//! would end a table cell, a newline the row, and `<` could start HTML that a renderer without
+//! GitHub's sanitiser would run. Markdown punctuation (`` ` ``, `*`, `_`) is left alone: finding
+//! titles quote stage names in code spans on purpose, and inside a code span a backslash escape
+//! would be shown literally. The cost is that a `<` inside a code span shows as `&lt;`.
+
+use std::fmt::Write;
+
+use sparkdiag_model::units::{duration, human_bytes};
+
+use crate::charts::truncate;
+use crate::html::{percent, status_name, thousands};
+use crate::{Report, StageOut};
+
+/// How many stages the Markdown lists; the JSON has all of them.
+const TOP_STAGES: usize = 10;
+/// Failure messages are stack traces; the first lines say what happened.
+const FAILURE_CHARS: usize = 300;
+
+/// Text from the log made safe inside a table cell: one line, `|` escaped, no HTML.
+pub fn cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut space = false;
+    for c in text.chars() {
+        match c {
+            '\n' | '\r' | '\t' => {
+                // Runs of line breaks become one space, so the row stays one line.
+                if !space {
+                    out.push(' ');
+                }
+                space = true;
+                continue;
+            }
+            '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            _ => out.push(c),
+        }
+        space = false;
+    }
+    out.trim().to_string()
+}
+
+/// Text from the log made safe in running Markdown text: the same rules as [`cell`], since a
+/// list item must stay one line too (`\|` renders as `|` outside a table).
+pub fn inline(text: &str) -> String {
+    cell(text)
+}
+
+/// One report as a Markdown document.
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    let app = &report.application;
+    let s = &report.summary;
+    let name = app.name.as_deref().unwrap_or("(unnamed application)");
+    let _ = writeln!(out, "# sparkdiag: {}\n", inline(name));
+    let _ = writeln!(
+        out,
+        "{} · {} · {} · {}{}\n",
+        inline(app.id.as_deref().unwrap_or("no app id")),
+        app.spark_version
+            .as_deref()
+            .map_or("Spark version unknown".into(), |v| format!(
+                "Spark {}",
+                inline(v)
+            )),
+        status_name(app.status),
+        app.duration_ms.map_or("duration unknown".into(), duration),
+        if report.source.complete {
+            ""
+        } else {
+            " · **incomplete log** (see below)"
+        }
+    );
+
+    out.push_str("## Findings, most recoverable time first\n\n");
+    if report.findings.is_empty() {
+        out.push_str("No findings: nothing here crossed a detector's threshold.\n\n");
+    } else {
+        let with_cost = report.findings.iter().any(|f| f.impact_cost.is_some());
+        out.push_str(if with_cost {
+            "| # | severity | saves | cost | rule | finding |\n|--:|---|--:|--:|---|---|\n"
+        } else {
+            "| # | severity | saves | rule | finding |\n|--:|---|--:|---|---|\n"
+        });
+        for (i, f) in report.findings.iter().enumerate() {
+            let finding = &f.finding;
+            let cost = if with_cost {
+                format!(
+                    " {} |",
+                    f.impact_cost.map_or("-".into(), |c| format!("{c:.2}"))
+                )
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} |{cost} {} | {} |",
+                i + 1,
+                finding.severity.name(),
+                saves(finding.impact_ms),
+                finding.rule,
+                cell(&finding.title)
+            );
+        }
+        out.push_str("\n### How to fix them\n\n");
+        for (i, f) in report.findings.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "{}. **{}** {}  \n   Fix: {}",
+                i + 1,
+                f.finding.rule,
+                inline(&f.finding.title),
+                inline(&f.finding.recommendation)
+            );
+        }
+        out.push_str("\n`sparkdiag rules CODE` explains each rule and its thresholds.\n\n");
+    }
+
+    out.push_str("## Application summary\n\n| | |\n|---|--:|\n");
+    let rows = [
+        ("jobs", format!("{} ({} failed)", s.jobs, s.failed_jobs)),
+        (
+            "stages",
+            format!(
+                "{} ({} failed, {} skipped)",
+                s.stages, s.failed_stages, s.skipped_stages
+            ),
+        ),
+        (
+            "tasks",
+            format!(
+                "{} ({} failed, {} killed)",
+                thousands(s.tasks as i64),
+                s.failed_tasks,
+                s.killed_tasks
+            ),
+        ),
+        ("executors", s.executors.to_string()),
+        (
+            "executor run time",
+            format!(
+                "{} (GC {})",
+                duration(s.executor_run_time_ms),
+                percent(s.jvm_gc_time_ms, s.executor_run_time_ms)
+            ),
+        ),
+        ("job time", duration(s.job_time_ms)),
+        (
+            "driver-only time",
+            format!(
+                "{} ({} of the application)",
+                duration(s.driver_time_ms),
+                percent(s.driver_time_ms, s.driver_time_ms + s.job_time_ms)
+            ),
+        ),
+        (
+            "input / output",
+            format!(
+                "{} / {}",
+                human_bytes(s.input_bytes),
+                human_bytes(s.output_bytes)
+            ),
+        ),
+        (
+            "shuffle read / write",
+            format!(
+                "{} / {}",
+                human_bytes(s.shuffle_read_bytes),
+                human_bytes(s.shuffle_write_bytes)
+            ),
+        ),
+        (
+            "spill memory / disk",
+            format!(
+                "{} / {}",
+                human_bytes(s.memory_spill_bytes),
+                human_bytes(s.disk_spill_bytes)
+            ),
+        ),
+    ];
+    for (label, value) in rows {
+        let _ = writeln!(out, "| {label} | {value} |");
+    }
+    out.push('\n');
+
+    let stages = longest_stages(report);
+    if !stages.is_empty() {
+        out.push_str("## Longest stages\n\n");
+        out.push_str(
+            "| stage | status | tasks | duration | median task | max task | shuffle read | shuffle write | disk spill | name |\n\
+             |---|---|--:|--:|--:|--:|--:|--:|--:|---|\n",
+        );
+        for st in stages.iter().take(TOP_STAGES) {
+            let q = st.task_duration_ms.as_ref();
+            let _ = writeln!(
+                out,
+                "| {}.{} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                st.stage_id,
+                st.attempt_id,
+                status_name(st.status),
+                st.num_tasks,
+                st.duration_ms.map_or("-".into(), duration),
+                q.map_or("-".into(), |q| duration(q.p50.into())),
+                q.map_or("-".into(), |q| duration(q.max.into())),
+                human_bytes(st.shuffle_read_bytes),
+                human_bytes(st.shuffle_write_bytes),
+                human_bytes(st.disk_spill_bytes),
+                cell(&truncate(&st.name, 60))
+            );
+        }
+        if stages.len() > TOP_STAGES {
+            let _ = writeln!(
+                out,
+                "\n{} more stages in `--format json`.",
+                stages.len() - TOP_STAGES
+            );
+        }
+        out.push('\n');
+    }
+
+    let failed: Vec<_> = report.jobs.iter().filter(|j| j.failure.is_some()).collect();
+    if !failed.is_empty() {
+        out.push_str("## Failed jobs\n\n");
+        for job in failed {
+            let _ = writeln!(
+                out,
+                "- **Job {}** ({}): {}",
+                job.job_id,
+                inline(&truncate(&job.name, 60)),
+                inline(&clip(job.failure.as_deref().unwrap_or_default()))
+            );
+        }
+        out.push('\n');
+    }
+
+    if !report.source.warnings.is_empty() {
+        out.push_str("## What the log is missing or could not be read\n\n");
+        for w in &report.source.warnings {
+            let _ = writeln!(out, "- {}", inline(w));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The first `FAILURE_CHARS` characters of a failure message, on one line.
+fn clip(text: &str) -> String {
+    let flat = cell(text);
+    if flat.chars().count() <= FAILURE_CHARS {
+        flat
+    } else {
+        format!("{}…", flat.chars().take(FAILURE_CHARS).collect::<String>())
+    }
+}
+
+fn saves(impact_ms: i64) -> String {
+    if impact_ms > 0 {
+        format!("~{}", duration(impact_ms))
+    } else {
+        "-".into()
+    }
+}
+
+/// Stage attempts that ran, longest first.
+pub(crate) fn longest_stages(report: &Report) -> Vec<&StageOut> {
+    let mut stages: Vec<&StageOut> = report
+        .stages
+        .iter()
+        .filter(|s| s.duration_ms.is_some())
+        .collect();
+    stages.sort_by_key(|s| std::cmp::Reverse(s.duration_ms));
+    stages
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_stay_on_one_line_and_keep_their_pipes() {
+        assert_eq!(cell("a | b\n\n  c"), "a \\| b   c");
+        assert_eq!(cell("<script>"), "&lt;script&gt;");
+        assert_eq!(cell("`x_y*z`"), "`x_y*z`");
+    }
+}

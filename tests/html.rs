@@ -1,0 +1,340 @@
+//! `analyze --format html|markdown` and `--charts DIR` on real logs: the page is one balanced,
+//! self-contained document, text from the log is escaped, and odd logs do not break it.
+
+use std::path::{Path, PathBuf};
+
+use crate::util::{json_of, sparkdiag, testdata};
+
+/// The one log file of a planted pattern, by its name in PATTERNS.tsv.
+fn pattern(name: &str) -> PathBuf {
+    let table = std::fs::read_to_string(testdata("logs/patterns/PATTERNS.tsv")).unwrap();
+    let path = table
+        .lines()
+        .skip(1)
+        .map(|line| line.split('\t').collect::<Vec<_>>())
+        .find(|cols| cols[0] == name)
+        .unwrap_or_else(|| panic!("no pattern {name} in PATTERNS.tsv"))[1];
+    testdata("logs").join(path)
+}
+
+fn the_plain_log() -> PathBuf {
+    let dir = testdata("logs/single/plain");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "one plain log in {}", dir.display());
+    files.pop().unwrap()
+}
+
+fn page_of(log: &Path, extra: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report.html");
+    let mut args = vec![
+        "analyze",
+        log.to_str().unwrap(),
+        "--format",
+        "html",
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let run = sparkdiag(&args);
+    assert!(
+        run.status.success(),
+        "sparkdiag {args:?}: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    std::fs::read_to_string(&out).unwrap()
+}
+
+/// Every element opened is closed, in order: a small parser for the page this tool writes
+/// (attribute values are escaped, so `>` only ends tags).
+fn assert_balanced(html: &str) {
+    const VOID: [&str; 10] = [
+        "meta", "br", "hr", "img", "input", "link", "wbr", "col", "area", "source",
+    ];
+    let mut stack: Vec<String> = Vec::new();
+    let mut rest = html;
+    while let Some(open) = rest.find('<') {
+        rest = &rest[open + 1..];
+        let close = rest.find('>').expect("a tag is closed by >");
+        let tag = &rest[..close];
+        rest = &rest[close + 1..];
+        if tag.starts_with('!') || tag.ends_with('/') {
+            continue;
+        }
+        let name: String = tag
+            .trim_start_matches('/')
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        assert!(!name.is_empty(), "not a tag: <{tag}>");
+        if VOID.contains(&name.as_str()) {
+            continue;
+        }
+        if tag.starts_with('/') {
+            let top = stack.pop();
+            assert_eq!(
+                top.as_deref(),
+                Some(name.as_str()),
+                "</{name}> closes <{top:?}>"
+            );
+        } else {
+            stack.push(name);
+        }
+    }
+    assert!(stack.is_empty(), "never closed: {stack:?}");
+}
+
+fn assert_self_contained(html: &str) {
+    for external in [
+        "src=\"http",
+        "href=\"http",
+        "<link",
+        "@import",
+        "url(",
+        "<script",
+        "<img",
+        "<iframe",
+    ] {
+        assert!(!html.contains(external), "the page holds {external}");
+    }
+}
+
+#[test]
+fn of_a_skewed_join_has_every_chart_and_stands_alone() {
+    let html = page_of(&pattern("skew-join"), &[]);
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert_balanced(&html);
+    assert_self_contained(&html);
+    // The skewed join spills too, so all five charts have data.
+    assert_eq!(html.matches("<svg").count(), 5, "five inline charts");
+    for title in [
+        "Stage timeline",
+        "Executor cores busy over time",
+        "Task durations of the worst stages",
+        "GC share per executor",
+        "Spill per stage",
+    ] {
+        assert!(html.contains(title), "chart {title}");
+    }
+    assert!(html.contains("SK001"), "the skew finding is shown");
+    assert!(
+        html.contains("sev-high"),
+        "findings carry their severity colour"
+    );
+}
+
+#[test]
+fn says_why_a_chart_is_missing() {
+    // gc-pressure does not spill.
+    let html = page_of(&pattern("gc-pressure"), &[]);
+    assert_balanced(&html);
+    assert_self_contained(&html);
+    assert_eq!(html.matches("<svg").count(), 4);
+    assert!(html.contains("No stage spilled"));
+    assert!(html.contains("GC001"));
+}
+
+#[test]
+fn of_a_failed_application_shows_the_failure() {
+    let html = page_of(&testdata("logs/failed"), &[]);
+    assert_balanced(&html);
+    assert_self_contained(&html);
+    assert!(html.contains("Failed jobs"));
+    // The job failed though the application went on and ended well.
+    assert!(html.contains("ValueError: bad row 1234"));
+    assert!(
+        html.contains("<pre>"),
+        "the failure message is shown as written"
+    );
+}
+
+/// Sets every `key` field, at any depth, to `value`; how many it set.
+fn replace_field(json: &mut serde_json::Value, key: &str, value: &str) -> usize {
+    match json {
+        serde_json::Value::Object(map) => map
+            .iter_mut()
+            .map(|(k, v)| {
+                if k == key {
+                    *v = value.into();
+                    1
+                } else {
+                    replace_field(v, key, value)
+                }
+            })
+            .sum(),
+        serde_json::Value::Array(items) => {
+            items.iter_mut().map(|v| replace_field(v, key, value)).sum()
+        }
+        _ => 0,
+    }
+}
+
+#[test]
+fn escapes_a_hostile_application_name() {
+    let text = std::fs::read_to_string(the_plain_log()).unwrap();
+    let hostile = "<script>alert(1)</script>";
+    // Stage names reach the tables, the finding titles and the charts' SVG labels.
+    let hostile_stage = "<img src=x onerror=alert(2)>|`x`";
+    let mut replaced = 0;
+    let copy: String = text
+        .lines()
+        .map(|line| {
+            if line.contains("\"Event\":\"SparkListenerApplicationStart\"") {
+                let mut event: serde_json::Value = serde_json::from_str(line).unwrap();
+                event["App Name"] = hostile.into();
+                replaced += 1;
+                format!("{event}\n")
+            } else if line.contains("\"Stage Name\"") {
+                let mut event: serde_json::Value = serde_json::from_str(line).unwrap();
+                replace_field(&mut event, "Stage Name", hostile_stage);
+                format!("{event}\n")
+            } else {
+                format!("{line}\n")
+            }
+        })
+        .collect();
+    assert_eq!(replaced, 1);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("local-1796049337368");
+    std::fs::write(&log, copy).unwrap();
+    assert_eq!(
+        json_of(&["analyze", log.to_str().unwrap(), "--format", "json"])["application"]["name"],
+        hostile,
+        "the copy carries the hostile name"
+    );
+
+    let html = page_of(&log, &[]);
+    assert!(!html.contains(hostile), "the name went out unescaped");
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(!html.contains("<img"), "a stage name went out unescaped");
+    assert!(
+        html.contains("&lt;img src=x"),
+        "stage names are shown, escaped"
+    );
+    assert_balanced(&html);
+    assert_self_contained(&html);
+
+    let md = sparkdiag(&["analyze", log.to_str().unwrap(), "--format", "markdown"]);
+    let md = String::from_utf8(md.stdout).unwrap();
+    assert!(!md.contains(hostile));
+    assert!(!md.contains("<img"));
+    assert!(md.contains("&lt;script&gt;"));
+}
+
+#[test]
+fn survives_logs_cut_short() {
+    let text = std::fs::read_to_string(the_plain_log()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.contains("\"Event\":\"SparkListenerApplicationStart\""))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (name, keep) in [
+        // The application started and nothing else happened: no stage, no task, no end.
+        ("no-tasks", start + 1),
+        // Cut mid-run: stages without completion, no application end.
+        ("incomplete", lines.len() / 2),
+    ] {
+        let log = dir.path().join(name);
+        std::fs::write(&log, lines[..keep].join("\n") + "\n").unwrap();
+        let html = page_of(&log, &[]);
+        assert_balanced(&html);
+        assert_self_contained(&html);
+        assert!(html.contains("incomplete"), "{name}: says so");
+        let md = sparkdiag(&["analyze", log.to_str().unwrap(), "--format", "markdown"]);
+        assert!(md.status.success(), "{name}: markdown");
+    }
+}
+
+#[test]
+fn markdown_lists_findings_in_rank_order() {
+    let log = pattern("driver-loop-serial");
+    let report = json_of(&["analyze", log.to_str().unwrap(), "--format", "json"]);
+    let rules: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert!(rules.len() >= 2, "{rules:?}");
+    let out = sparkdiag(&["analyze", log.to_str().unwrap(), "--format", "markdown"]);
+    assert!(out.status.success());
+    let md = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<Vec<&str>> = md
+        .lines()
+        .skip_while(|l| !l.starts_with("| # |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| l.split(" | ").collect())
+        .collect();
+    assert_eq!(rows.len(), rules.len(), "one row per finding:\n{md}");
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(row[0], format!("| {}", i + 1), "rank column");
+        assert_eq!(row[3], rules[i], "row {} is finding {}", i + 1, i + 1);
+    }
+    assert!(md.contains("### How to fix them"));
+}
+
+#[test]
+fn charts_dir_gets_an_svg_and_a_png_per_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    let charts = dir.path().join("charts");
+    let log = pattern("spill");
+    let out = sparkdiag(&[
+        "analyze",
+        log.to_str().unwrap(),
+        "--charts",
+        charts.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for name in [
+        "stage-timeline",
+        "cores-busy",
+        "task-durations",
+        "gc-share",
+        "spill",
+    ] {
+        let svg = std::fs::read_to_string(charts.join(format!("{name}.svg")))
+            .unwrap_or_else(|e| panic!("{name}.svg: {e}"));
+        assert!(svg.starts_with("<svg"), "{name}");
+        assert!(svg.trim_end().ends_with("</svg>"), "{name}");
+        assert_balanced(&svg);
+        let png = std::fs::read(charts.join(format!("{name}.png")))
+            .unwrap_or_else(|e| panic!("{name}.png: {e}"));
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "{name}.png is a PNG");
+    }
+}
+
+#[test]
+fn several_applications_share_one_page() {
+    let html = page_of(&testdata("logs/multi"), &[]);
+    assert_balanced(&html);
+    assert_self_contained(&html);
+    assert_eq!(
+        html.matches("<h1>").count(),
+        2,
+        "one section per application"
+    );
+    assert!(html.contains("<title>sparkdiag: 2 applications</title>"));
+}
+
+#[test]
+fn plan_refuses_the_report_formats() {
+    let plan = std::fs::read_dir(testdata("plans"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "txt"))
+        .expect("a plan text in testdata/plans");
+    let out = sparkdiag(&["plan", plan.to_str().unwrap(), "--format", "html"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("[possible values: text, json]"));
+}
