@@ -343,7 +343,17 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     for path in &args.paths {
         for input in sparkdiag_eventlog::discover(path)? {
             let mut builder = ApplicationBuilder::default();
-            let source = sparkdiag_eventlog::read_log(&input, |event| builder.on_event(event))?;
+            let progress = Progress::start(&input);
+            let mut events: u64 = 0;
+            let source = sparkdiag_eventlog::read_log(&input, |event| {
+                builder.on_event(event);
+                events += 1;
+                if events.is_multiple_of(Progress::EVERY) {
+                    progress.events(events);
+                }
+            });
+            progress.finish();
+            let source = source?;
             let app = builder.finish();
             let findings = sparkdiag_rules::analyze(&app, &config);
             failing |=
@@ -368,11 +378,19 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let rendered = match args.format {
         Format::Json if reports.len() == 1 => serde_json::to_string_pretty(&reports[0])? + "\n",
         Format::Json => serde_json::to_string_pretty(&reports)? + "\n",
-        Format::Text => reports
-            .iter()
-            .map(sparkdiag_report::text::render)
-            .collect::<Vec<_>>()
-            .join("\n────────\n\n"),
+        Format::Text => {
+            // Terminal width and colour only when the text goes to a terminal; `-o FILE` and
+            // pipes get the plain view.
+            let opts = match args.output {
+                Some(_) => sparkdiag_report::text::Options::default(),
+                None => sparkdiag_report::text::Options::for_stdout(),
+            };
+            reports
+                .iter()
+                .map(|r| sparkdiag_report::text::render_with(r, opts))
+                .collect::<Vec<_>>()
+                .join("\n────────\n\n")
+        }
         Format::Markdown => reports
             .iter()
             .map(sparkdiag_report::markdown::render)
@@ -392,6 +410,60 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A spinner on standard error with the count of events read, for large logs only (more than
+/// [`Progress::MIN_BYTES`] on disk) and only when standard error is a terminal: pipes, files and
+/// the tests see nothing. The reader hands over events, not bytes, so it counts events.
+struct Progress(Option<indicatif::ProgressBar>);
+
+impl Progress {
+    const MIN_BYTES: u64 = 50 * 1024 * 1024;
+    /// Events between two updates of the count.
+    const EVERY: u64 = 100_000;
+
+    fn start(input: &sparkdiag_eventlog::LogInput) -> Progress {
+        use std::io::IsTerminal;
+        if !std::io::stderr().is_terminal() {
+            return Progress(None);
+        }
+        let bytes: u64 = input
+            .parts
+            .iter()
+            .filter_map(|p| p.path.as_ref())
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum();
+        if bytes <= Self::MIN_BYTES {
+            return Progress(None);
+        }
+        let bar =
+            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {prefix} {elapsed} {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        bar.set_prefix(format!(
+            "reading {} ({} MiB)",
+            input.display,
+            bytes / (1024 * 1024)
+        ));
+        bar.set_message("");
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        Progress(Some(bar))
+    }
+
+    fn events(&self, n: u64) {
+        if let Some(bar) = &self.0 {
+            bar.set_message(format!("{}k events", n / 1000));
+        }
+    }
+
+    fn finish(self) {
+        if let Some(bar) = self.0 {
+            bar.finish_and_clear();
+        }
+    }
 }
 
 /// `NAME.svg` and `NAME.png` per chart that has data; prefixed `N-` (1-based) when several applications

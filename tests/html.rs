@@ -338,3 +338,189 @@ fn plan_refuses_the_report_formats() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("[possible values: text, json]"));
 }
+
+#[test]
+fn shows_each_plan_with_the_operators_findings_point_at() {
+    let html = page_of(&pattern("skew-join"), &[]);
+    let plans = &html[html.find("<h2>Query plans</h2>").expect("a plans section")..];
+    // EX003 names (9) Sort and (10) SortMergeJoin of the plan text; both are highlighted in
+    // the finding's colour, with its code.
+    for operator in [
+        "SortMergeJoin</span> <span class=\"oid\">(10)",
+        "Sort</span> <span class=\"oid\">(9)",
+    ] {
+        let at = plans
+            .find(operator)
+            .unwrap_or_else(|| panic!("{operator} in {plans}"));
+        let line_start = plans[..at].rfind("<li>").unwrap();
+        let line = &plans[line_start..at + plans[at..].find('\n').unwrap()];
+        assert!(line.contains("node hot sev-high"), "{line}");
+        assert!(line.contains(">EX003</span>"), "{line}");
+    }
+    // Key metrics and the stages each operator ran in.
+    assert!(plans.contains("rows 5,000,000"));
+    assert!(plans.contains("spill 80.0 MiB"), "the sort that spilled");
+    assert!(
+        plans.contains("<span class=\"st\">in stages 1, 2</span>"),
+        "the Exchange's writer and reader"
+    );
+    // Only the findings' operators are highlighted.
+    assert_eq!(plans.matches("node hot").count(), 2);
+
+    let html = page_of(&testdata("logs/failed"), &[]);
+    let plans = &html[html.find("<h2>Query plans</h2>").unwrap()..];
+    assert!(
+        plans.contains("<strong>SQL execution 1</strong> · 8 operators · 1.3 s · fails: UDF raises on order_id 1234 · <strong class=\"qfail\">failed</strong>"),
+        "the failed execution says so"
+    );
+    let at = plans
+        .find("BatchEvalPython</span> <span class=\"oid\">(2)")
+        .expect("the UDF");
+    let line = &plans[plans[..at].rfind("<li>").unwrap()..at + plans[at..].find('\n').unwrap()];
+    assert!(
+        line.contains("node hot sev-low") && line.contains(">PL001</span>"),
+        "{line}"
+    );
+    assert_balanced(&html);
+}
+
+/// Chromium for the end-to-end test: `chromium` on the PATH (Debian's package), or `$CHROMIUM`.
+fn chromium() -> PathBuf {
+    let named = std::env::var_os("CHROMIUM").map(PathBuf::from);
+    let on_path = || {
+        std::env::split_paths(&std::env::var_os("PATH")?)
+            .map(|dir| dir.join("chromium"))
+            .find(|p| p.is_file())
+    };
+    named
+        .filter(|p| p.is_file())
+        .or_else(on_path)
+        .unwrap_or_else(|| {
+            panic!(
+                "chromium is not installed, and the HTML report's end-to-end test needs it: \
+             install it (Debian/Ubuntu: apt-get install chromium; .ci/run does) or point \
+             $CHROMIUM at a Chromium binary"
+            )
+        })
+}
+
+/// Runs `cmd`, killing it after `limit`: a hung browser must fail the test, not hang it.
+fn output_within(
+    mut cmd: std::process::Command,
+    limit: std::time::Duration,
+) -> std::process::Output {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start chromium");
+    // Drain both pipes while waiting, so a full pipe cannot stall the browser.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut buf).ok();
+        buf
+    });
+    let err = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut stderr, &mut buf).ok();
+        buf
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for chromium") {
+            break status;
+        }
+        if start.elapsed() > limit {
+            child.kill().ok();
+            child.wait().ok();
+            panic!("chromium did not finish within {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    std::process::Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
+/// The page as a browser sees it: headless Chromium loads the report and dumps the DOM it
+/// built. Fails (does not skip) when Chromium is missing.
+#[test]
+fn renders_in_headless_chromium_without_console_errors() {
+    let browser = chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let log = pattern("skew-join");
+    let run = sparkdiag(&[
+        "analyze",
+        log.to_str().unwrap(),
+        "--format",
+        "html",
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let profile = dir.path().join("profile");
+    let mut cmd = std::process::Command::new(&browser);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        &format!("--user-data-dir={}", profile.display()),
+        "--enable-logging=stderr",
+        "--v=0",
+        "--virtual-time-budget=2000",
+        "--dump-dom",
+        &format!("file://{}", page.display()),
+    ]);
+    let out = output_within(cmd, std::time::Duration::from_secs(120));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{} exited with {}: {stderr}",
+        browser.display(),
+        out.status
+    );
+    let dom = String::from_utf8(out.stdout).expect("the DOM is UTF-8");
+    assert!(
+        dom.contains("<h1>sparkdiag-pattern skew-join</h1>"),
+        "the app name:\n{dom}"
+    );
+    assert_eq!(
+        dom.matches("<svg").count(),
+        5,
+        "each chart's <svg> is in the DOM"
+    );
+    for title in [
+        "Stage timeline",
+        "Executor cores busy over time",
+        "Task durations of the worst stages",
+        "GC share per executor",
+        "Spill per stage",
+    ] {
+        assert!(dom.contains(title), "chart {title}");
+    }
+    assert!(dom.contains("Query plans") && dom.contains("node hot sev-high"));
+    // The page has no script, so any console message at all is a fault. (Chromium logs
+    // console.error() as INFO:CONSOLE, so "CONSOLE" alone is matched, not "CONSOLE" + "ERROR".)
+    let faults: Vec<&str> = stderr
+        .lines()
+        .filter(|l| {
+            l.contains("CONSOLE") || l.contains("Uncaught") || l.contains("Failed to load resource")
+        })
+        .collect();
+    assert!(faults.is_empty(), "console errors:\n{}", faults.join("\n"));
+}

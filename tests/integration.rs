@@ -6,6 +6,8 @@ mod conformance;
 mod damage;
 /// The real Spark 4.3 logs of every codec and layout in testdata/.
 mod fixtures;
+/// The Markdown and text views of real logs against the files in tests/golden/.
+mod golden;
 mod html;
 /// `sparkdiag plan` on real plan text, and plan findings inside event logs.
 mod plans;

@@ -6,11 +6,19 @@
 //! messages, finding titles that quote them) is attacker-controlled as far as this page is
 //! concerned: it is written through [`escape`] and nowhere else. The charts' SVG is escaped by
 //! plotters (see `charts`).
+//!
+//! Each SQL execution's plan is drawn as a nested list from Spark's structured plan
+//! (`sparkPlanInfo`, the same pre-order as the report's `plan_nodes`), with each operator's key
+//! metrics and stages. Findings name operators by their `(n)` id in the plan *text*; the text's
+//! operators are paired with the structured nodes in pre-order by name (the structured plan
+//! also holds `WholeStageCodegen` and `InputAdapter` wrappers, which the tree draws through),
+//! and only when every text operator pairs, so a node is highlighted only when it is the one
+//! the finding means. Ids that pair with no node are listed under the tree instead.
 
 use std::fmt::Write;
 
 use sparkdiag_model::units::{duration, human_bytes};
-use sparkdiag_model::{AppStatus, Application};
+use sparkdiag_model::{AppStatus, Application, SparkPlanInfo, SqlExecution};
 
 use crate::Report;
 use crate::charts::{self, truncate};
@@ -126,6 +134,20 @@ td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space:
 tr.failed td { color: var(--critical); }
 .name { word-break: break-word; }
 pre { background: var(--panel); padding: 8px 12px; overflow-x: auto; font-size: 12px; white-space: pre-wrap; word-break: break-word; }
+details.plan { margin: 6px 0; border: 1px solid var(--rule); border-radius: 3px; padding: 4px 10px; }
+details.plan > summary { cursor: pointer; }
+details.plan .qfail { color: var(--critical); }
+details.plan > summary .sev, .node .sev { min-width: 0; margin: 0 0 0 6px; }
+ul.tree, ul.tree ul { list-style: none; margin: 0; padding: 0 0 0 16px; }
+ul.tree { padding: 4px 0; font-size: 13px; }
+ul.tree li { border-left: 1px solid var(--rule); padding: 1px 0 1px 8px; }
+.node { display: inline-block; padding: 0 4px; border-left: 4px solid transparent; }
+.node .op { font-weight: 600; }
+.node .oid, .node .cg, .node .st { color: var(--muted); }
+.node .m { font-variant-numeric: tabular-nums; }
+.node.hot { background: #fdeee8; }
+.node.sev-medium.hot { background: #fdf6dc; }
+.node.sev-low.hot, .node.sev-info.hot { background: #eaf1f9; }
 footer { margin-top: 48px; color: var(--muted); font-size: 12px; }
 "#;
 
@@ -231,6 +253,7 @@ fn application(out: &mut String, report: &Report, app: &Application) {
     executors(out, report);
     failures(out, report);
     sql(out, report);
+    plans(out, report, app);
     if !report.source.warnings.is_empty() {
         out.push_str("<h2>What the log is missing or could not be read</h2>\n<ul>\n");
         for w in &report.source.warnings {
@@ -481,6 +504,314 @@ fn sql(out: &mut String, report: &Report) {
     more(out, report.sql.len(), "SQL executions");
 }
 
+/// Plans with more operators than this start collapsed.
+const OPEN_PLAN_NODES: usize = 60;
+/// With more SQL executions than this, only the plans findings point at start open.
+const OPEN_PLANS: usize = 10;
+
+/// Nodes of Spark's structured plan that only wrap others: drawn through, not as operators.
+fn is_wrapper(name: &str) -> bool {
+    name.starts_with("WholeStageCodegen") || name == "InputAdapter"
+}
+
+/// The SQL metrics a plan node line shows, in this order: (metric, label, kind).
+const NODE_METRICS: &[(&str, &str, Kind)] = &[
+    ("number of output rows", "rows", Kind::Count),
+    ("data size", "size", Kind::Bytes),
+    ("shuffle bytes written", "shuffle write", Kind::Bytes),
+    ("size of files read", "read", Kind::Bytes),
+    ("written output", "written", Kind::Bytes),
+    ("spill size", "spill", Kind::Bytes),
+    ("time in aggregation build", "aggregate", Kind::Millis),
+    ("sort time", "sort", Kind::Millis),
+    ("time to build", "build", Kind::Millis),
+    ("time to broadcast", "broadcast", Kind::Millis),
+    ("time to execute Python code", "Python", Kind::Millis),
+    ("fetch wait time", "fetch wait", Kind::Millis),
+];
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Count,
+    Bytes,
+    Millis,
+}
+
+/// The plan that ran, flattened in the same pre-order as the report's `plan_nodes`, with each
+/// node's children as indexes.
+struct Tree<'a> {
+    nodes: Vec<&'a SparkPlanInfo>,
+    children: Vec<Vec<usize>>,
+}
+
+impl<'a> Tree<'a> {
+    fn new(root: &'a SparkPlanInfo) -> Tree<'a> {
+        fn walk<'a>(node: &'a SparkPlanInfo, tree: &mut Tree<'a>) -> usize {
+            let index = tree.nodes.len();
+            tree.nodes.push(node);
+            tree.children.push(Vec::new());
+            for child in &node.children {
+                let c = walk(child, tree);
+                tree.children[index].push(c);
+            }
+            index
+        }
+        let mut tree = Tree {
+            nodes: Vec::new(),
+            children: Vec::new(),
+        };
+        walk(root, &mut tree);
+        tree
+    }
+}
+
+/// The operator id `(n)` of the plan text for each node of the structured plan, when the two
+/// can be paired: the text's operators, in pre-order, must each be found in order among the
+/// structured nodes (which also hold the WholeStageCodegen and InputAdapter wrappers the text
+/// leaves out), by operator name. When one is not found nothing is paired: no guessing.
+fn text_operator_ids(sql: &SqlExecution, tree: &Tree) -> Option<Vec<Option<u32>>> {
+    let text = sql
+        .final_plan_description
+        .as_deref()
+        .unwrap_or(&sql.plan_description);
+    let plan = sparkdiag_plan::parse_plans(text).ok()?.into_iter().next()?;
+    let mut order = Vec::new();
+    let mut stack = vec![plan.root];
+    while let Some(i) = stack.pop() {
+        let node = plan.nodes.get(i)?;
+        order.push(i);
+        stack.extend(
+            node.children
+                .iter()
+                .rev()
+                .filter(|&&c| plan.nodes.get(c).is_some_and(|n| !n.inner)),
+        );
+    }
+    let first_word = |s: &str| s.split_whitespace().next().unwrap_or_default().to_string();
+    let mut ids = vec![None; tree.nodes.len()];
+    let mut at = 0;
+    for i in order {
+        let node = &plan.nodes[i];
+        let name = first_word(&node.name);
+        let found =
+            (at..tree.nodes.len()).find(|&j| first_word(&tree.nodes[j].node_name) == name)?;
+        ids[found] = node.id;
+        at = found + 1;
+    }
+    Some(ids)
+}
+
+/// One `<details>` per SQL execution with its plan tree: each operator with its key metrics and
+/// the stages it ran in. The operators a finding names (`scope.plan_node_ids`, ids of the plan
+/// text) are highlighted in the finding's severity colour; when the text plan and the
+/// structured plan cannot be paired, the finding is shown on the execution's line instead.
+fn plans(out: &mut String, report: &Report, app: &Application) {
+    let runs: Vec<(&crate::SqlOut, &SqlExecution)> = report
+        .sql
+        .iter()
+        .filter(|q| !q.plan_nodes.is_empty())
+        .filter_map(|q| {
+            let sql = app.sql.iter().find(|s| s.execution_id == q.execution_id)?;
+            Some((q, sql))
+        })
+        .collect();
+    if runs.is_empty() {
+        return;
+    }
+    out.push_str(
+        "<h2>Query plans</h2>\n<p class=\"meta\">The plan that ran, per SQL execution, with what \
+         each operator measured and the stages it ran in. Operators a finding points at are \
+         highlighted.</p>\n",
+    );
+    for (q, sql) in runs.iter().take(TOP_ROWS) {
+        let Some(root) = sql.plan_that_ran() else {
+            continue;
+        };
+        let tree = Tree::new(root);
+        if tree.nodes.len() != q.plan_nodes.len() {
+            continue;
+        }
+        let ids = text_operator_ids(sql, &tree);
+        let findings: Vec<&crate::FindingOut> = report
+            .findings
+            .iter()
+            .filter(|f| f.finding.scope.sql_execution_ids.contains(&q.execution_id))
+            .collect();
+        let operators = tree
+            .nodes
+            .iter()
+            .filter(|n| !is_wrapper(&n.node_name))
+            .count();
+        let open =
+            operators <= OPEN_PLAN_NODES && (!findings.is_empty() || runs.len() <= OPEN_PLANS);
+        let took = q.start_ms.zip(q.end_ms).map(|(s, e)| (e - s).max(0));
+        let _ = write!(
+            out,
+            "<details class=\"plan\"{}>\n<summary><strong>SQL execution {}</strong> · {} operators · \
+             {} · {}",
+            if open { " open" } else { "" },
+            q.execution_id,
+            operators,
+            took.map_or("-".into(), duration),
+            escape(&truncate(&q.description, 80)),
+        );
+        if q.error.is_some() {
+            out.push_str(" · <strong class=\"qfail\">failed</strong>");
+        }
+        for f in &findings {
+            let _ = write!(
+                out,
+                "<span class=\"sev-{}\"><span class=\"sev\" title=\"{}\">{}</span></span>",
+                f.finding.severity.name(),
+                escape(&f.finding.title),
+                escape(f.finding.rule)
+            );
+        }
+        out.push_str("</summary>\n<ul class=\"tree\">\n");
+        let ctx = PlanCtx {
+            q,
+            tree: &tree,
+            ids: ids.as_deref(),
+            findings: &findings,
+        };
+        ctx.node(out, 0, None);
+        out.push_str("</ul>\n");
+        // Operator ids a finding names that no node of the tree carries (the plan text and
+        // the tree could not be paired, or the operator sits in a subquery).
+        let shown: Vec<u32> = ids.iter().flatten().flatten().copied().collect();
+        let named: Vec<String> = findings
+            .iter()
+            .filter_map(|f| {
+                let ops: Vec<String> = f
+                    .finding
+                    .scope
+                    .plan_node_ids
+                    .iter()
+                    .filter(|id| !shown.contains(id))
+                    .map(|id| format!("({id})"))
+                    .collect();
+                (!ops.is_empty())
+                    .then(|| format!("{} at {}", escape(f.finding.rule), ops.join(", ")))
+            })
+            .collect();
+        {
+            if !named.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "<p class=\"meta\">Findings name operators of the plan text ({}) that could \
+                     not be paired with this tree; see the finding titles.</p>",
+                    named.join("; ")
+                );
+            }
+        }
+        out.push_str("</details>\n");
+    }
+    more(out, runs.len(), "SQL plans");
+}
+
+struct PlanCtx<'a> {
+    q: &'a crate::SqlOut,
+    tree: &'a Tree<'a>,
+    ids: Option<&'a [Option<u32>]>,
+    findings: &'a [&'a crate::FindingOut],
+}
+
+impl PlanCtx<'_> {
+    /// Writes node `i` as `<li>` (wrappers are drawn through: their children take their place,
+    /// and the first of them carries the codegen stage and its duration).
+    fn node(&self, out: &mut String, i: usize, codegen: Option<String>) {
+        let info = self.tree.nodes[i];
+        let measured = &self.q.plan_nodes[i];
+        if is_wrapper(&info.node_name) {
+            let label = info
+                .node_name
+                .strip_prefix("WholeStageCodegen")
+                .map(|rest| {
+                    let stage = rest.trim().trim_start_matches('(').trim_end_matches(')');
+                    match measured.metrics.get("duration") {
+                        Some(&ms) => format!("codegen {stage} · {}", duration(ms)),
+                        None => format!("codegen {stage}"),
+                    }
+                });
+            let mut label = label.or(codegen);
+            for &c in &self.tree.children[i] {
+                self.node(out, c, label.take());
+            }
+            return;
+        }
+        let id = self.ids.and_then(|ids| ids[i]);
+        let hits: Vec<&crate::FindingOut> = match id {
+            Some(id) => self
+                .findings
+                .iter()
+                .filter(|f| f.finding.scope.plan_node_ids.contains(&id))
+                .copied()
+                .collect(),
+            None => Vec::new(),
+        };
+        let class = match hits.first() {
+            Some(f) => format!("node hot sev-{}", f.finding.severity.name()),
+            None => "node".into(),
+        };
+        let _ = write!(
+            out,
+            "<li><span class=\"{class}\"><span class=\"op\">{}</span>",
+            escape(&info.node_name)
+        );
+        if let Some(id) = id {
+            let _ = write!(out, " <span class=\"oid\">({id})</span>");
+        }
+        let metrics: Vec<String> = NODE_METRICS
+            .iter()
+            .filter_map(|&(name, label, kind)| {
+                let &v = measured.metrics.get(name)?;
+                if v <= 0 && !(kind == Kind::Count && name == "number of output rows") {
+                    return None;
+                }
+                Some(match kind {
+                    Kind::Count => format!("{label} {}", thousands(v)),
+                    Kind::Bytes => format!("{label} {}", human_bytes(v)),
+                    Kind::Millis => format!("{label} {}", duration(v)),
+                })
+            })
+            .collect();
+        if !metrics.is_empty() {
+            let _ = write!(out, " <span class=\"m\">{}</span>", metrics.join(" · "));
+        }
+        if let Some(cg) = codegen {
+            let _ = write!(out, " <span class=\"cg\">[{}]</span>", escape(&cg));
+        }
+        if !measured.stage_ids.is_empty() {
+            let stages: Vec<String> = measured.stage_ids.iter().map(i64::to_string).collect();
+            let _ = write!(
+                out,
+                " <span class=\"st\">in stage{} {}</span>",
+                if stages.len() > 1 { "s" } else { "" },
+                stages.join(", ")
+            );
+        }
+        for f in &hits {
+            let _ = write!(
+                out,
+                "<span class=\"sev\" title=\"{}\">{}</span>",
+                escape(&f.finding.title),
+                escape(f.finding.rule)
+            );
+        }
+        out.push_str("</span>");
+        let children = &self.tree.children[i];
+        if children.is_empty() {
+            out.push_str("</li>\n");
+        } else {
+            out.push_str("\n<ul>\n");
+            for &c in children {
+                self.node(out, c, None);
+            }
+            out.push_str("</ul></li>\n");
+        }
+    }
+}
+
 fn more(out: &mut String, total: usize, what: &str) {
     if total > TOP_ROWS {
         let _ = writeln!(
@@ -518,6 +849,78 @@ mod tests {
             with_code_spans(&escape("Stage 2 `a<b>` and `c` `d")),
             "Stage 2 <code>a&lt;b&gt;</code> and <code>c</code> `d"
         );
+    }
+
+    fn node(name: &str, children: Vec<SparkPlanInfo>) -> SparkPlanInfo {
+        SparkPlanInfo {
+            node_name: name.into(),
+            simple_string: name.into(),
+            children,
+            ..Default::default()
+        }
+    }
+
+    fn execution(id: i64, plan: SparkPlanInfo) -> SqlExecution {
+        SqlExecution {
+            execution_id: id,
+            root_execution_id: None,
+            description: format!("query {id}"),
+            details: String::new(),
+            start_ms: Some(0),
+            end_ms: Some(1000),
+            error: None,
+            plan_description: String::new(),
+            plan: Some(plan),
+            final_plan_description: None,
+            final_plan: None,
+            job_ids: Vec::new(),
+            driver_metrics: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn plans_are_trees_with_wrappers_drawn_through_and_long_ones_collapsed() {
+        // Sort <- WholeStageCodegen (1) <- InputAdapter <- Scan: the wrappers are not operators.
+        let short = node(
+            "WholeStageCodegen (1)",
+            vec![node(
+                "Sort",
+                vec![node("InputAdapter", vec![node("Scan <evil>", vec![])])],
+            )],
+        );
+        let mut long = node("Scan", vec![]);
+        for _ in 0..OPEN_PLAN_NODES {
+            long = node("Project", vec![long]);
+        }
+        let mut app = Application::default();
+        app.sql.push(execution(0, short));
+        app.sql.push(execution(1, long));
+        let report = crate::charts::report_of(&app);
+        let page = render(&[(&report, &app)]);
+        let plans = &page[page.find("<h2>Query plans</h2>").expect("a plans section")..];
+        assert!(plans.contains("<summary><strong>SQL execution 0</strong> · 2 operators"));
+        assert!(!plans.contains("WholeStageCodegen") && !plans.contains("InputAdapter"));
+        assert!(
+            plans.contains("[codegen 1]"),
+            "the codegen stage goes on its operator"
+        );
+        assert!(
+            plans.contains("Scan &lt;evil&gt;"),
+            "node names are escaped"
+        );
+        // Sort's child is nested one level down.
+        let sort = plans.find(">Sort<").unwrap();
+        assert!(
+            plans[sort..].contains(
+                "</span>\n<ul>\n<li><span class=\"node\"><span class=\"op\">Scan &lt;evil&gt;"
+            ),
+            "{plans}"
+        );
+        assert!(plans.contains("<details class=\"plan\" open>\n<summary><strong>SQL execution 0"));
+        assert!(plans.contains(&format!(
+            "<details class=\"plan\">\n<summary><strong>SQL execution 1</strong> · {} operators",
+            OPEN_PLAN_NODES + 1
+        )));
     }
 
     #[test]

@@ -3,7 +3,10 @@
 
 use std::fmt::Write;
 
-use comfy_table::{CellAlignment, ContentArrangement, LineStyle, Table, TableStyle, presets};
+use comfy_table::{
+    Attribute, Cell, CellAlignment, Color, ContentArrangement, LineStyle, Table, TableStyle,
+    presets,
+};
 
 use crate::Report;
 pub use sparkdiag_model::units::{duration, human_bytes};
@@ -15,7 +18,75 @@ const LISTING: TableStyle =
 /// How many stages and executors the text view lists; the JSON has all of them.
 const TOP_ROWS: usize = 10;
 
+/// Where the text goes, which decides its width and colour.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Standard output is a terminal: tables fit its width (comfy-table measures it).
+    pub terminal: bool,
+    /// Severities and failed stages in colour (only meaningful with `terminal`).
+    pub color: bool,
+}
+
+impl Options {
+    /// For standard output: terminal width and colour only when it is a terminal, no colour
+    /// when `NO_COLOR` is set (<https://no-color.org>). Use the default (plain) for `-o FILE`.
+    pub fn for_stdout() -> Options {
+        use std::io::IsTerminal;
+        let terminal = std::io::stdout().is_terminal();
+        Options {
+            terminal,
+            color: terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        }
+    }
+}
+
+/// The plain view, the same wherever it is written: no colour, tables as wide as their content.
 pub fn render(report: &Report) -> String {
+    render_with(report, Options::default())
+}
+
+/// A table in `style`, laid out for `opts`: plain unless writing to a terminal.
+fn new_table(opts: Options, style: TableStyle) -> Table {
+    let mut t = Table::new();
+    t.load_style(style)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    if !opts.terminal {
+        // Neither the terminal's width nor styling, even when stdout happens to be a terminal
+        // (`-o FILE` run from a shell).
+        t.force_no_tty();
+    }
+    if opts.color {
+        t.enforce_styling();
+    }
+    t
+}
+
+/// A severity cell in its colour: critical and high red, medium yellow, low and info dim.
+fn severity_cell(severity: sparkdiag_rules::Severity, opts: Options) -> Cell {
+    use sparkdiag_rules::Severity;
+    let cell = Cell::new(severity.name());
+    if !opts.color {
+        return cell;
+    }
+    match severity {
+        Severity::Critical => cell.fg(Color::Red).add_attribute(Attribute::Bold),
+        Severity::High => cell.fg(Color::Red),
+        Severity::Medium => cell.fg(Color::Yellow),
+        Severity::Low | Severity::Info => cell.add_attribute(Attribute::Dim),
+    }
+}
+
+pub fn render_with(report: &Report, opts: Options) -> String {
+    // comfy-table pads every cell, the last column too: drop the trailing blanks it leaves.
+    let mut out = String::new();
+    for line in view(report, opts).lines() {
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn view(report: &Report, opts: Options) -> String {
     let mut out = String::new();
     let app = &report.application;
     let s = &report.summary;
@@ -65,12 +136,9 @@ pub fn render(report: &Report) -> String {
     );
     out.push('\n');
 
-    out.push_str(&findings_section(report));
+    out.push_str(&findings_section(report, opts));
 
-    let mut table = Table::new();
-    table
-        .load_style(presets::NOTHING)
-        .set_content_arrangement(ContentArrangement::Dynamic);
+    let mut table = new_table(opts, presets::NOTHING);
     let gc_share = percent(s.jvm_gc_time_ms, s.executor_run_time_ms);
     let rows = [
         ("jobs", format!("{} ({} failed)", s.jobs, s.failed_jobs)),
@@ -142,9 +210,7 @@ pub fn render(report: &Report) -> String {
     stages.sort_by_key(|s| std::cmp::Reverse(s.duration_ms));
     if !stages.is_empty() {
         let _ = writeln!(out, "Longest stages");
-        let mut t = Table::new();
-        t.load_style(LISTING)
-            .set_content_arrangement(ContentArrangement::Dynamic);
+        let mut t = new_table(opts, LISTING);
         t.set_header(vec![
             "stage",
             "status",
@@ -159,17 +225,23 @@ pub fn render(report: &Report) -> String {
         ]);
         for st in stages.iter().take(TOP_ROWS) {
             let q = st.task_duration_ms.as_ref();
+            let status = format!("{:?}", st.status).to_lowercase();
+            let status = if opts.color && status == "failed" {
+                Cell::new(status).fg(Color::Red)
+            } else {
+                Cell::new(status)
+            };
             t.add_row(vec![
-                format!("{}.{}", st.stage_id, st.attempt_id),
-                format!("{:?}", st.status).to_lowercase(),
-                st.num_tasks.to_string(),
-                st.duration_ms.map_or("-".into(), duration),
-                q.map_or("-".into(), |q| duration(q.p50.into())),
-                q.map_or("-".into(), |q| duration(q.max.into())),
-                human_bytes(st.shuffle_read_bytes),
-                human_bytes(st.shuffle_write_bytes),
-                human_bytes(st.disk_spill_bytes),
-                truncate(&st.name, 40),
+                Cell::new(format!("{}.{}", st.stage_id, st.attempt_id)),
+                status,
+                Cell::new(st.num_tasks),
+                Cell::new(st.duration_ms.map_or("-".into(), duration)),
+                Cell::new(q.map_or("-".into(), |q| duration(q.p50.into()))),
+                Cell::new(q.map_or("-".into(), |q| duration(q.max.into()))),
+                Cell::new(human_bytes(st.shuffle_read_bytes)),
+                Cell::new(human_bytes(st.shuffle_write_bytes)),
+                Cell::new(human_bytes(st.disk_spill_bytes)),
+                Cell::new(stage_name(&st.name, 40)),
             ]);
         }
         right_align(&mut t, &[2, 3, 4, 5, 6, 7, 8]);
@@ -192,9 +264,7 @@ pub fn render(report: &Report) -> String {
     executors.sort_by_key(|e| std::cmp::Reverse(e.task_time_ms));
     if !executors.is_empty() {
         let _ = writeln!(out, "Executors");
-        let mut t = Table::new();
-        t.load_style(LISTING)
-            .set_content_arrangement(ContentArrangement::Dynamic);
+        let mut t = new_table(opts, LISTING);
         t.set_header(vec![
             "executor",
             "host",
@@ -236,7 +306,7 @@ pub fn render(report: &Report) -> String {
             out,
             "Job {} failed: {}",
             job.job_id,
-            first_line(job.failure.as_deref().unwrap_or_default(), 200)
+            failure_line(job.failure.as_deref().unwrap_or_default(), 200)
         );
     }
     if !report.source.warnings.is_empty() {
@@ -252,16 +322,14 @@ pub fn render(report: &Report) -> String {
 const TOP_FINDINGS: usize = 15;
 
 /// The findings, ranked by recoverable time, one line each, then the fix for each.
-fn findings_section(report: &Report) -> String {
+fn findings_section(report: &Report, opts: Options) -> String {
     let mut out = String::new();
     if report.findings.is_empty() {
         out.push_str("No findings: nothing here crossed a detector's threshold.\n\n");
         return out;
     }
     let _ = writeln!(out, "Findings, most recoverable time first");
-    let mut t = Table::new();
-    t.load_style(LISTING)
-        .set_content_arrangement(ContentArrangement::Dynamic);
+    let mut t = new_table(opts, LISTING);
     let with_cost = report.findings.iter().any(|f| f.impact_cost.is_some());
     let mut header = vec!["#", "severity", "saves", "rule", "finding"];
     if with_cost {
@@ -271,18 +339,21 @@ fn findings_section(report: &Report) -> String {
     for (i, f) in report.findings.iter().take(TOP_FINDINGS).enumerate() {
         let finding = &f.finding;
         let mut row = vec![
-            (i + 1).to_string(),
-            finding.severity.name().to_string(),
-            if finding.impact_ms > 0 {
+            Cell::new(i + 1),
+            severity_cell(finding.severity, opts),
+            Cell::new(if finding.impact_ms > 0 {
                 format!("~{}", duration(finding.impact_ms))
             } else {
                 "-".into()
-            },
-            finding.rule.to_string(),
-            finding.title.clone(),
+            }),
+            Cell::new(finding.rule),
+            Cell::new(&finding.title),
         ];
         if with_cost {
-            row.insert(3, f.impact_cost.map_or("-".into(), |c| format!("{c:.2}")));
+            row.insert(
+                3,
+                Cell::new(f.impact_cost.map_or("-".into(), |c| format!("{c:.2}"))),
+            );
         }
         t.add_row(row);
     }
@@ -299,15 +370,57 @@ fn findings_section(report: &Report) -> String {
         out,
         "\nHow to fix them (sparkdiag rules CODE explains each rule)"
     );
+    // On a terminal the fixes wrap at its width, under their text; elsewhere one line each.
+    let width = if opts.terminal {
+        new_table(opts, LISTING).width().map(usize::from)
+    } else {
+        None
+    };
     for (i, f) in report.findings.iter().take(TOP_FINDINGS).enumerate() {
-        let _ = writeln!(
-            out,
+        let line = format!(
             "{:>3}. {}: {}",
             i + 1,
             f.finding.rule,
             f.finding.recommendation
         );
+        match width {
+            Some(width) => out.push_str(&wrap(&line, width, 7)),
+            None => {
+                out.push_str(&line);
+                out.push('\n');
+            }
+        }
     }
+    out.push('\n');
+    out
+}
+
+/// `text` broken at spaces into lines of at most `width` characters (a longer word gets a line
+/// of its own), the lines after the first indented by `indent`.
+fn wrap(text: &str, width: usize, indent: usize) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    let mut len = 0;
+    // Nothing on `line` yet but the indent.
+    let mut fresh = true;
+    for word in text.split(' ') {
+        let w = word.chars().count();
+        if !fresh && len + 1 + w > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = " ".repeat(indent);
+            len = indent;
+            fresh = true;
+        }
+        if !fresh {
+            line.push(' ');
+            len += 1;
+        }
+        line.push_str(word);
+        len += w;
+        fresh = false;
+    }
+    out.push_str(&line);
     out.push('\n');
     out
 }
@@ -349,8 +462,49 @@ fn truncate(s: &str, max: usize) -> String {
     }
 }
 
-fn first_line(s: &str, max: usize) -> String {
-    truncate(s, max)
+/// The first line of a failure message; when it only announces a Python traceback
+/// (`... from the Python worker: Traceback (most recent call last):`), the exception the
+/// traceback ends with takes the announcement's place.
+fn failure_line(message: &str, max: usize) -> String {
+    let first = message.lines().next().unwrap_or_default();
+    let Some(head) = first
+        .trim_end()
+        .strip_suffix("Traceback (most recent call last):")
+    else {
+        return truncate(first, max);
+    };
+    let rest: Vec<&str> = message.lines().skip(1).map(str::trim).collect();
+    let exception = rest.iter().rev().find(|l| {
+        let name = l.split(':').next().unwrap_or_default();
+        !l.starts_with("File ") && (name.ends_with("Error") || name.ends_with("Exception"))
+    });
+    match exception {
+        Some(exception) => truncate(&format!("{head}{exception}"), max),
+        None => truncate(first, max),
+    }
+}
+
+/// A stage name in `max` characters. Spark names stages after their call site
+/// (`collect at /path/to/job.py:107`): the file name and line say more than the directories,
+/// so the path is cut to its file name, and a name still too long loses the head rather than
+/// the call site.
+fn stage_name(name: &str, max: usize) -> String {
+    let line = name.lines().next().unwrap_or_default();
+    let Some((head, site)) = line.rsplit_once(" at ") else {
+        return truncate(line, max);
+    };
+    let site = site.rsplit('/').next().unwrap_or(site);
+    let short = format!("{head} at {site}");
+    let count = |s: &str| s.chars().count();
+    if count(&short) <= max {
+        return short;
+    }
+    let tail = format!("… at {site}");
+    if count(&tail) >= max {
+        return truncate(&short, max);
+    }
+    let keep = max - count(&tail);
+    format!("{}{tail}", head.chars().take(keep).collect::<String>())
 }
 
 #[cfg(test)]
@@ -366,5 +520,82 @@ mod tests {
         assert_eq!(human_bytes(1536), "1.5 KiB");
         assert_eq!(human_bytes(12), "12 B");
         assert_eq!(thousands(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn colour_only_when_asked_for() {
+        let app = sparkdiag_model::Application::default();
+        let mut report = crate::charts::report_of(&app);
+        let rule = sparkdiag_rules::find_rule("FA001").unwrap();
+        let finding = sparkdiag_rules::Finding::new(
+            rule,
+            sparkdiag_rules::Severity::High,
+            "Job 2 failed".into(),
+            1200,
+        );
+        report.findings.push(crate::FindingOut {
+            finding,
+            impact_core_hours: 0.0,
+            impact_cost: None,
+        });
+        let plain = render(&report);
+        assert!(!plain.contains('\u{1b}'), "{plain}");
+        assert!(plain.contains(" high "));
+        assert!(
+            plain.lines().all(|l| l == l.trim_end()),
+            "no trailing blanks"
+        );
+        let coloured = render_with(
+            &report,
+            Options {
+                terminal: true,
+                color: true,
+            },
+        );
+        assert!(
+            coloured.contains("\u{1b}[38;5;9m"),
+            "high is red: {coloured:?}"
+        );
+    }
+
+    #[test]
+    fn fixes_wrap_under_their_text() {
+        assert_eq!(
+            wrap("  1. EX003: aaa bbb cccc dddddddddddddd e", 20, 7),
+            "  1. EX003: aaa bbb\n       cccc\n       dddddddddddddd\n       e\n"
+        );
+        assert_eq!(wrap("short", 20, 7), "short\n");
+    }
+
+    #[test]
+    fn stage_names_keep_their_call_site() {
+        assert_eq!(
+            stage_name("collect at /work/main/testdata/gen/workload.py:107", 40),
+            "collect at workload.py:107"
+        );
+        assert_eq!(
+            stage_name(
+                "$anonfun$withThreadLocalCaptured$1 at CompletableFuture.java:1768",
+                40
+            ),
+            "$anonfun… at CompletableFuture.java:1768"
+        );
+        assert_eq!(stage_name("plain name", 40), "plain name");
+        assert!(stage_name(&"x".repeat(80), 40).chars().count() <= 40);
+    }
+
+    #[test]
+    fn a_python_traceback_is_named_by_its_exception() {
+        let message = "[PYTHON_EXCEPTION] From the worker: Traceback (most recent call last):\n  \
+                       File \"job.py\", line 9, in f\n    raise ValueError(x)\n\
+                       ValueError: bad row 1\n\nSQLSTATE: 38000";
+        assert_eq!(
+            failure_line(message, 200),
+            "[PYTHON_EXCEPTION] From the worker: ValueError: bad row 1"
+        );
+        assert_eq!(
+            failure_line("Stage cancelled\nmore", 200),
+            "Stage cancelled"
+        );
     }
 }
