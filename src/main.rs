@@ -1,5 +1,7 @@
 //! `sparkdiag`: the command line. It only wires arguments to the library crates.
 
+mod batch;
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -53,6 +55,17 @@ enum Command {
         the findings are ranked by structure; inside `sparkdiag analyze` they are ranked by the \
         time the log measured.")]
     Plan(PlanArgs),
+    /// Analyse every application under some directories in parallel: the nightly fleet report.
+    #[command(after_help = "Examples:\n  \
+        sparkdiag batch /dbfs/cluster-logs /mnt/spark-events -o /reports/fleet\n  \
+        sparkdiag batch spark-events/ -o fleet/ --date 2026-11-29 --jobs 8 --fail-on-regression\n\n\
+        OUTDIR gets index.html (applications ranked by recoverable time, regressions since earlier \
+        nights, the worst findings, unreadable logs, runtime and findings over the nights), \
+        apps/DATE/*.html and *.json (one report per application), tables/{applications,stages,\
+        executors,findings}/date=DATE/part-0.parquet (Parquet, readable by Spark, Databricks and \
+        DuckDB) and nights/DATE.json (what later nights compare with). Re-running a date replaces \
+        it. A log that cannot be read is listed with its error and never stops the batch.")]
+    Batch(BatchCommand),
     /// List the detectors, or explain one: what it finds, why it hurts, how to fix it, and its thresholds.
     #[command(
         after_help = "Examples:\n  sparkdiag rules\n  sparkdiag rules SK001\n  sparkdiag rules data-skew"
@@ -93,6 +106,21 @@ struct AnalyzeArgs {
     /// Also give each finding's recoverable time in money, at this price per core-hour.
     #[arg(long, value_name = "PRICE")]
     price_per_core_hour: Option<f64>,
+}
+
+#[derive(clap::Args)]
+struct BatchCommand {
+    #[command(flatten)]
+    batch: batch::BatchArgs,
+    /// Threshold overrides and disabled rules (TOML). Default: ./sparkdiag.toml when it exists.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Override one threshold, e.g. --set SK001.ratio=4 (repeatable).
+    #[arg(long = "set", value_name = "CODE.KEY=VALUE")]
+    set: Vec<String>,
+    /// Switch a rule off (repeatable), by code or name.
+    #[arg(long, value_name = "CODE")]
+    disable: Vec<String>,
 }
 
 #[derive(clap::Args)]
@@ -144,15 +172,26 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Analyze(args) => analyze(args),
         Command::Rules { code } => rules(code.as_deref()),
         Command::Plan(args) => plan(args),
+        Command::Batch(args) => {
+            let config = config_from(args.config, &args.set, &args.disable)?;
+            batch::run(args.batch, config)
+        }
     }
 }
 
 fn load_config(args: &AnalyzeArgs) -> anyhow::Result<Config> {
+    config_from(args.config.clone(), &args.set, &args.disable)
+}
+
+/// The rules' configuration: the given file, else `./sparkdiag.toml` when it exists, then the
+/// command line's overrides.
+fn config_from(
+    file: Option<PathBuf>,
+    set: &[String],
+    disable: &[String],
+) -> anyhow::Result<Config> {
     let default = PathBuf::from("sparkdiag.toml");
-    let path = args
-        .config
-        .clone()
-        .or_else(|| default.exists().then_some(default));
+    let path = file.or_else(|| default.exists().then_some(default));
     let mut config = match &path {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -161,10 +200,10 @@ fn load_config(args: &AnalyzeArgs) -> anyhow::Result<Config> {
         }
         None => Config::default(),
     };
-    for arg in &args.set {
+    for arg in set {
         config.set_from_arg(arg)?;
     }
-    for rule in &args.disable {
+    for rule in disable {
         config.disable(rule)?;
     }
     Ok(config)

@@ -1,5 +1,7 @@
 //! Integration tests, one binary (each test binary costs a link).
 
+/// `sparkdiag batch` over two nights of real logs.
+mod batch;
 /// Our numbers against the Spark History Server's own golden REST responses.
 mod conformance;
 /// Cut, corrupt and unreadable input.
@@ -8,6 +10,7 @@ mod damage;
 mod fixtures;
 /// The Markdown and text views of real logs against the files in tests/golden/.
 mod golden;
+/// The HTML report: structure, escaping, charts, and headless Chromium.
 mod html;
 /// `sparkdiag plan` on real plan text, and plan findings inside event logs.
 mod plans;

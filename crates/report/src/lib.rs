@@ -9,10 +9,12 @@
 //! and severity colours when standard output is a terminal), [`markdown::render`] as a Markdown
 //! document for an issue or a pull request, and [`html::render`] as one self-contained HTML
 //! page with the [`charts`] inline and each SQL execution's plan tree, the operators findings
-//! point at highlighted.
+//! point at highlighted. [`fleet`] keeps what the nightly batch needs of each night, compares
+//! nights and renders the fleet's index page.
 
 pub mod charts;
 mod contract;
+pub mod fleet;
 pub mod html;
 pub mod markdown;
 pub mod text;

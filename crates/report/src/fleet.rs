@@ -1,0 +1,411 @@
+//! The nightly fleet: one night's applications, how they compare with earlier nights, and the
+//! fleet's `index.html`.
+//!
+//! A [`Night`] is what `sparkdiag batch` keeps of each night (`OUTDIR/nights/<date>.json`): enough
+//! to rank the applications and to compare the next night with it. [`compare`] matches each
+//! application with its latest earlier run by key (the application name unless configured) and
+//! says what got worse: runtime or wasted time up by more than a threshold, new findings.
+
+use std::fmt::Write;
+
+use serde::{Deserialize, Serialize};
+
+use crate::html::escape;
+use crate::text::duration;
+
+/// One application of a night.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NightApp {
+    /// What matches runs across nights (the application name unless configured).
+    pub key: String,
+    pub app_id: String,
+    pub name: String,
+    pub status: String,
+    pub duration_ms: i64,
+    /// Sum of the findings' recoverable time.
+    pub impact_ms: i64,
+    /// Codes of findings at medium severity or above.
+    pub findings: Vec<String>,
+    pub worst_severity: Option<String>,
+    pub top_finding: Option<String>,
+    /// The per-application HTML report, relative to the output folder.
+    pub report: String,
+}
+
+/// A log that could not be read, with why.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NightError {
+    pub input: String,
+    pub error: String,
+}
+
+/// One of the night's worst findings, across applications.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NightFinding {
+    pub app: String,
+    pub rule: String,
+    pub severity: String,
+    pub title: String,
+    pub impact_ms: i64,
+    pub report: String,
+}
+
+/// What `sparkdiag batch` keeps of one night.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Night {
+    /// `YYYY-MM-DD`.
+    pub date: String,
+    pub apps: Vec<NightApp>,
+    pub errors: Vec<NightError>,
+    pub worst_findings: Vec<NightFinding>,
+}
+
+/// How an application changed since its latest earlier run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Change {
+    pub key: String,
+    pub app_id: String,
+    pub regression: bool,
+    pub what: String,
+    /// The earlier night compared with.
+    pub since: String,
+    pub report: String,
+}
+
+/// Compares `night` with the latest earlier run of each application in `earlier` (any order).
+/// A regression is runtime or wasted time up by more than `threshold` (0.2 = 20 %) and at least
+/// `min_ms`, or a new finding at medium severity or above; findings that went away are reported
+/// as improvements.
+pub fn compare(night: &Night, earlier: &[Night], threshold: f64, min_ms: i64) -> Vec<Change> {
+    let mut nights: Vec<&Night> = earlier.iter().filter(|n| n.date < night.date).collect();
+    nights.sort_by(|a, b| b.date.cmp(&a.date));
+    let mut changes = Vec::new();
+    for app in &night.apps {
+        let Some((since, before)) = nights.iter().find_map(|n| {
+            n.apps
+                .iter()
+                .find(|a| a.key == app.key)
+                .map(|a| (&n.date, a))
+        }) else {
+            continue;
+        };
+        let mut push = |regression: bool, what: String| {
+            changes.push(Change {
+                key: app.key.clone(),
+                app_id: app.app_id.clone(),
+                regression,
+                what,
+                since: since.clone(),
+                report: app.report.clone(),
+            })
+        };
+        let grew =
+            |b: i64, a: i64| a - b >= min_ms && (b <= 0 || (a - b) as f64 / b as f64 > threshold);
+        if grew(before.duration_ms, app.duration_ms) {
+            push(
+                true,
+                format!(
+                    "runtime {} → {} ({})",
+                    duration(before.duration_ms),
+                    duration(app.duration_ms),
+                    percent(before.duration_ms, app.duration_ms)
+                ),
+            );
+        }
+        if grew(before.impact_ms, app.impact_ms) {
+            push(
+                true,
+                format!(
+                    "recoverable time {} → {}",
+                    duration(before.impact_ms),
+                    duration(app.impact_ms)
+                ),
+            );
+        }
+        for code in app.findings.iter().filter(|c| !before.findings.contains(c)) {
+            push(true, format!("new finding {code}"));
+        }
+        for code in before.findings.iter().filter(|c| !app.findings.contains(c)) {
+            push(false, format!("{code} went away"));
+        }
+        if app.status != before.status && app.status != "succeeded" {
+            push(true, format!("status {} → {}", before.status, app.status));
+        }
+    }
+    changes
+}
+
+fn percent(before: i64, after: i64) -> String {
+    if before <= 0 {
+        "new".into()
+    } else {
+        format!("{:+.0}%", 100.0 * (after - before) as f64 / before as f64)
+    }
+}
+
+const STYLE: &str = "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
+h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.15em;margin-top:1.8em;border-bottom:1px solid #ddd;padding-bottom:.2em}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35em .6em;border-bottom:1px solid #eee;vertical-align:top}
+th{color:#555;font-weight:600}td.n{text-align:right;font-variant-numeric:tabular-nums}.muted{color:#777}
+.reg{color:#b3261e}.imp{color:#1e7b34}.sev{font-size:.8em;font-weight:700;padding:.1em .45em;border-radius:3px;color:#fff}
+.critical,.high{background:#c4452d}.medium{background:#c99a0e}.low,.info{background:#5b7db1}svg text{font:11px sans-serif;fill:#444}";
+
+/// The fleet's index page: regressions first, applications ranked by recoverable time, the
+/// worst findings across the fleet, unreadable logs, and runtime and findings over the nights.
+pub fn render_index(night: &Night, history: &[Night], changes: &[Change]) -> String {
+    let mut out = String::new();
+    let total_ms: i64 = night.apps.iter().map(|a| a.duration_ms).sum();
+    let wasted_ms: i64 = night.apps.iter().map(|a| a.impact_ms).sum();
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>sparkdiag fleet report {date}</title><style>{STYLE}</style></head><body>\n\
+         <h1>sparkdiag fleet report — {date}</h1>\n<p class=\"muted\">{apps} application(s), {errors} unreadable log(s); {total} of runtime, about {wasted} of it recoverable.</p>\n",
+        date = escape(&night.date),
+        apps = night.apps.len(),
+        errors = night.errors.len(),
+        total = duration(total_ms),
+        wasted = duration(wasted_ms),
+    );
+    let regressions: Vec<&Change> = changes.iter().filter(|c| c.regression).collect();
+    let improvements: Vec<&Change> = changes.iter().filter(|c| !c.regression).collect();
+    let _ = writeln!(out, "<h2>What got worse since the previous run</h2>");
+    if regressions.is_empty() {
+        let _ = writeln!(out, "<p>Nothing regressed.</p>");
+    } else {
+        let _ = writeln!(
+            out,
+            "<table><tr><th>application</th><th>change</th><th>since</th></tr>"
+        );
+        for c in &regressions {
+            let _ = writeln!(
+                out,
+                "<tr><td><a href=\"{}\">{}</a></td><td class=\"reg\">{}</td><td>{}</td></tr>",
+                escape(&c.report),
+                escape(&c.key),
+                escape(&c.what),
+                escape(&c.since)
+            );
+        }
+        let _ = writeln!(out, "</table>");
+    }
+    if !improvements.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p class=\"imp\">Better: {}</p>",
+            improvements
+                .iter()
+                .map(|c| escape(&format!("{}: {}", c.key, c.what)))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
+
+    let mut apps: Vec<&NightApp> = night.apps.iter().collect();
+    apps.sort_by(|a, b| {
+        b.impact_ms
+            .cmp(&a.impact_ms)
+            .then(b.duration_ms.cmp(&a.duration_ms))
+    });
+    let _ = writeln!(
+        out,
+        "<h2>Applications, most recoverable time first</h2>\n<table><tr><th>application</th><th>status</th><th>runtime</th><th>recoverable</th><th>worst</th><th>top finding</th></tr>"
+    );
+    for a in apps {
+        let worst = a
+            .worst_severity
+            .as_deref()
+            .map(|s| format!("<span class=\"sev {s}\">{}</span>", escape(s)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "<tr><td><a href=\"{}\">{}</a><br><span class=\"muted\">{}</span></td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{worst}</td><td>{}</td></tr>",
+            escape(&a.report),
+            escape(&a.name),
+            escape(&a.app_id),
+            escape(&a.status),
+            duration(a.duration_ms),
+            duration(a.impact_ms),
+            escape(a.top_finding.as_deref().unwrap_or(""))
+        );
+    }
+    let _ = writeln!(out, "</table>");
+
+    if !night.worst_findings.is_empty() {
+        let _ = writeln!(
+            out,
+            "<h2>The worst findings across the fleet</h2>\n<table><tr><th>saves</th><th>severity</th><th>rule</th><th>application</th><th>finding</th></tr>"
+        );
+        for f in &night.worst_findings {
+            let _ = writeln!(
+                out,
+                "<tr><td class=\"n\">{}</td><td><span class=\"sev {sev}\">{sev}</span></td><td>{}</td><td><a href=\"{}\">{}</a></td><td>{}</td></tr>",
+                duration(f.impact_ms),
+                escape(&f.rule),
+                escape(&f.report),
+                escape(&f.app),
+                escape(&f.title),
+                sev = escape(&f.severity),
+            );
+        }
+        let _ = writeln!(out, "</table>");
+    }
+    if !night.errors.is_empty() {
+        let _ = writeln!(
+            out,
+            "<h2>Logs that could not be read</h2>\n<table><tr><th>input</th><th>error</th></tr>"
+        );
+        for e in &night.errors {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td></tr>",
+                escape(&e.input),
+                escape(&e.error)
+            );
+        }
+        let _ = writeln!(out, "</table>");
+    }
+
+    let mut nights: Vec<&Night> = history.iter().collect();
+    nights.sort_by(|a, b| a.date.cmp(&b.date));
+    let nights: Vec<&Night> = nights.into_iter().rev().take(30).rev().collect();
+    let _ = writeln!(out, "<h2>Over the nights</h2>");
+    let runtime: Vec<(String, f64)> = nights
+        .iter()
+        .map(|n| {
+            (
+                n.date.clone(),
+                n.apps.iter().map(|a| a.duration_ms).sum::<i64>() as f64 / 60_000.0,
+            )
+        })
+        .collect();
+    let findings: Vec<(String, f64)> = nights
+        .iter()
+        .map(|n| {
+            (
+                n.date.clone(),
+                n.apps.iter().map(|a| a.findings.len()).sum::<usize>() as f64,
+            )
+        })
+        .collect();
+    out.push_str(&bars("Total runtime per night", "minutes", &runtime));
+    out.push_str(&bars(
+        "Findings at medium severity or above per night",
+        "findings",
+        &findings,
+    ));
+    out.push_str("</body></html>\n");
+    out
+}
+
+/// A small bar chart as inline SVG: one bar per night, labelled with its date.
+fn bars(title: &str, unit: &str, values: &[(String, f64)]) -> String {
+    let (w, h, left, bottom) = (760.0, 220.0, 56.0, 48.0);
+    let max = values.iter().map(|v| v.1).fold(0.0f64, f64::max).max(1.0);
+    let step = (w - left - 10.0) / values.len().max(1) as f64;
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" role=\"img\" aria-label=\"{t}\"><text x=\"{left}\" y=\"16\" font-weight=\"600\">{t}</text>\
+         <text x=\"12\" y=\"{ym}\" transform=\"rotate(-90 12 {ym})\">{u}</text><line x1=\"{left}\" y1=\"{yb}\" x2=\"{w}\" y2=\"{yb}\" stroke=\"#999\"/>\
+         <text x=\"{lx}\" y=\"30\" text-anchor=\"end\">{top:.0}</text><text x=\"{lx}\" y=\"{yb}\" text-anchor=\"end\">0</text>",
+        t = escape(title),
+        u = escape(unit),
+        ym = (h - bottom) / 2.0 + 20.0,
+        yb = h - bottom,
+        lx = left - 6.0,
+        top = max,
+    );
+    let label_every = (values.len() / 10).max(1);
+    for (i, (date, v)) in values.iter().enumerate() {
+        let bh = (h - bottom - 30.0) * v / max;
+        let x = left + i as f64 * step + step * 0.15;
+        let _ = write!(
+            svg,
+            "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{bh:.1}\" fill=\"#5b7db1\"><title>{}: {v:.1} {}</title></rect>",
+            h - bottom - bh,
+            step * 0.7,
+            escape(date),
+            escape(unit)
+        );
+        if i % label_every == 0 {
+            let _ = write!(
+                svg,
+                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+                x + step * 0.35,
+                h - bottom + 16.0,
+                escape(date.get(5..).unwrap_or(date))
+            );
+        }
+    }
+    svg.push_str("</svg>\n");
+    svg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn app(key: &str, duration_ms: i64, findings: &[&str]) -> NightApp {
+        NightApp {
+            key: key.into(),
+            app_id: format!("id-{key}"),
+            name: key.into(),
+            status: "succeeded".into(),
+            duration_ms,
+            impact_ms: 0,
+            findings: findings.iter().map(|s| s.to_string()).collect(),
+            worst_severity: None,
+            top_finding: None,
+            report: format!("apps/{key}.html"),
+        }
+    }
+
+    fn night(date: &str, apps: Vec<NightApp>) -> Night {
+        Night {
+            date: date.into(),
+            apps,
+            errors: Vec::new(),
+            worst_findings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn compares_with_each_apps_latest_earlier_run() {
+        let older = night(
+            "2026-11-27",
+            vec![app("etl", 100_000, &[]), app("report", 50_000, &["SK001"])],
+        );
+        let previous = night("2026-11-28", vec![app("etl", 600_000, &["DR002"])]);
+        let now = night(
+            "2026-11-29",
+            vec![
+                app("etl", 900_000, &["DR002", "SK001"]),
+                app("report", 52_000, &[]),
+            ],
+        );
+        let changes = compare(&now, &[previous, older], 0.2, 60_000);
+        let text: Vec<String> = changes
+            .iter()
+            .map(|c| format!("{} {} {} {}", c.key, c.regression, c.what, c.since))
+            .collect();
+        assert!(
+            text.iter()
+                .any(|t| t.starts_with("etl true runtime 10m 00s → 15m 00s (+50%) 2026-11-28")),
+            "{text:?}"
+        );
+        assert!(
+            text.iter()
+                .any(|t| t == "etl true new finding SK001 2026-11-28"),
+            "{text:?}"
+        );
+        assert!(
+            text.iter()
+                .any(|t| t == "report false SK001 went away 2026-11-27"),
+            "{text:?}"
+        );
+        assert!(
+            !text.iter().any(|t| t.starts_with("report true")),
+            "52 s vs 50 s is noise: {text:?}"
+        );
+        let html = render_index(&now, std::slice::from_ref(&now), &changes);
+        assert!(html.contains("class=\"reg\">runtime 10m 00s → 15m 00s (+50%)"));
+    }
+}

@@ -1,0 +1,321 @@
+//! `sparkdiag batch`: every application under some directories, analysed in parallel, with
+//! per-application reports, the fleet's index page, Parquet tables and trends against earlier
+//! nights. The work itself lives in the library crates; this wires it together and writes files.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context;
+use rayon::prelude::*;
+use sparkdiag_model::ApplicationBuilder;
+use sparkdiag_report::Report;
+use sparkdiag_report::fleet::{self, Night, NightApp, NightError, NightFinding};
+use sparkdiag_rules::{Config, Severity};
+
+#[derive(clap::Args)]
+pub struct BatchArgs {
+    /// Directories holding event logs (any mix of layouts, codecs and archives).
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<String>,
+    /// Where the reports, the index page, the tables and the night's history go.
+    #[arg(short, long, value_name = "OUTDIR")]
+    pub output: PathBuf,
+    /// The night these logs belong to (YYYY-MM-DD); default: today (UTC). Re-running a date
+    /// replaces that date's reports and table partitions.
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    pub date: Option<String>,
+    /// How many applications to analyse at once; default: the number of cores.
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Also analyse logs still being written (.inprogress); they are skipped by default.
+    #[arg(long)]
+    pub include_in_progress: bool,
+    /// Exit with code 1 when an application regressed against its previous run.
+    #[arg(long)]
+    pub fail_on_regression: bool,
+    /// How much runtime or recoverable time must grow to count as a regression (0.2 = 20 %).
+    #[arg(long, value_name = "SHARE", default_value_t = 0.2)]
+    pub regression_threshold: f64,
+    /// ...and by at least this many seconds, so a 3 s job taking 4 s is not a regression.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    pub min_regression_s: f64,
+    /// Match applications across nights by this instead of the application name:
+    /// `name` or `spark-property:<key>` (e.g. spark-property:spark.databricks.clusterUsageTags.clusterName).
+    #[arg(long, value_name = "KEY", default_value = "name")]
+    pub key: String,
+}
+
+/// What one worker returns: the report, or the input with why it could not be read.
+type Outcome = Result<(Report, NightApp), NightError>;
+
+pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
+    let started = Instant::now();
+    let date = match &args.date {
+        Some(d) if is_date(d) => d.clone(),
+        Some(d) => anyhow::bail!("--date {d}: expected YYYY-MM-DD"),
+        None => today(),
+    };
+    let mut inputs = Vec::new();
+    let mut skipped = 0;
+    for dir in &args.dirs {
+        for input in sparkdiag_eventlog::discover(dir)? {
+            if input.in_progress && !args.include_in_progress {
+                skipped += 1;
+            } else {
+                inputs.push((dir.clone(), input));
+            }
+        }
+    }
+    let out = &args.output;
+    let apps_rel = format!("apps/{date}");
+    let apps_dir = out.join(&apps_rel);
+    // The night is written afresh: a re-run replaces it instead of adding to it.
+    if apps_dir.exists() {
+        std::fs::remove_dir_all(&apps_dir)
+            .with_context(|| format!("cannot clear {}", apps_dir.display()))?;
+    }
+    std::fs::create_dir_all(&apps_dir)
+        .with_context(|| format!("cannot create {}", apps_dir.display()))?;
+
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.jobs.unwrap_or(0))
+        .build()?;
+    // Each worker holds one application's model at a time and keeps only its report.
+    let outcomes: Vec<Outcome> = pool.install(|| {
+        inputs
+            .par_iter()
+            .enumerate()
+            .map(|(i, (dir, input))| {
+                analyse(i, dir, input, &config, &args.key, &apps_dir, &apps_rel)
+            })
+            .collect()
+    });
+    let mut reports = Vec::new();
+    let mut night = Night {
+        date: date.clone(),
+        apps: Vec::new(),
+        errors: Vec::new(),
+        worst_findings: Vec::new(),
+    };
+    for outcome in outcomes {
+        match outcome {
+            Ok((report, app)) => {
+                reports.push(report);
+                night.apps.push(app);
+            }
+            Err(e) => night.errors.push(e),
+        }
+    }
+    let mut worst: Vec<NightFinding> = reports
+        .iter()
+        .zip(&night.apps)
+        .flat_map(|(r, a)| {
+            r.findings
+                .iter()
+                .filter(|f| f.finding.severity <= Severity::Medium)
+                .map(move |f| NightFinding {
+                    app: a.name.clone(),
+                    rule: f.finding.rule.to_string(),
+                    severity: f.finding.severity.name().to_string(),
+                    title: f.finding.title.clone(),
+                    impact_ms: f.finding.impact_ms,
+                    report: a.report.clone(),
+                })
+        })
+        .collect();
+    worst.sort_by_key(|f| std::cmp::Reverse(f.impact_ms));
+    worst.truncate(20);
+    night.worst_findings = worst;
+
+    let refs: Vec<&Report> = reports.iter().collect();
+    sparkdiag_tables::write_night(out, &date, &refs)?;
+    write_atomic(
+        &out.join("nights").join(format!("{date}.json")),
+        &serde_json::to_string_pretty(&night)?,
+    )?;
+    let history = read_nights(&out.join("nights"))?;
+    let changes = fleet::compare(
+        &night,
+        &history,
+        args.regression_threshold,
+        (args.min_regression_s * 1000.0) as i64,
+    );
+    write_atomic(
+        &out.join("index.html"),
+        &fleet::render_index(&night, &history, &changes),
+    )?;
+
+    let regressions = changes.iter().filter(|c| c.regression).count();
+    println!(
+        "{} application(s) analysed in {:.1} s, {} unreadable, {} in progress skipped; {} regression(s) since earlier nights",
+        night.apps.len(),
+        started.elapsed().as_secs_f64(),
+        night.errors.len(),
+        skipped,
+        regressions
+    );
+    for e in &night.errors {
+        println!("  could not read {}: {}", e.input, e.error);
+    }
+    for c in changes.iter().filter(|c| c.regression) {
+        println!("  regressed: {} — {} (since {})", c.key, c.what, c.since);
+    }
+    println!("wrote {}", out.join("index.html").display());
+    Ok(if args.fail_on_regression && regressions > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn analyse(
+    i: usize,
+    dir: &str,
+    input: &sparkdiag_eventlog::LogInput,
+    config: &Config,
+    key: &str,
+    apps_dir: &Path,
+    apps_rel: &str,
+) -> Outcome {
+    let failed = |error: String| NightError {
+        input: input.display.clone(),
+        error,
+    };
+    let mut builder = ApplicationBuilder::default();
+    let source = sparkdiag_eventlog::read_log(input, |e| builder.on_event(e))
+        .map_err(|e| failed(e.to_string()))?;
+    let app = builder.finish();
+    let findings = sparkdiag_rules::analyze(&app, config);
+    let cores = sparkdiag_rules::Context::new(&app).cores;
+    let report = Report::new(&[dir.to_string()], &source, &app, findings, cores, None);
+    let id = report
+        .application
+        .id
+        .clone()
+        .unwrap_or_else(|| format!("app-{i}"));
+    // Ids are unique per attempt; the index keeps two logs of one id apart.
+    let file = format!("{}-{i}", safe_name(&id));
+    let html = sparkdiag_report::html::render(&[(&report, &app)]);
+    write_atomic(&apps_dir.join(format!("{file}.html")), &html)
+        .map_err(|e| failed(e.to_string()))?;
+    write_atomic(
+        &apps_dir.join(format!("{file}.json")),
+        &serde_json::to_string_pretty(&report).unwrap_or_default(),
+    )
+    .map_err(|e| failed(e.to_string()))?;
+    let medium: Vec<&sparkdiag_report::FindingOut> = report
+        .findings
+        .iter()
+        .filter(|f| f.finding.severity <= Severity::Medium)
+        .collect();
+    let mut codes: Vec<String> = medium.iter().map(|f| f.finding.rule.to_string()).collect();
+    codes.sort();
+    codes.dedup();
+    let name = report
+        .application
+        .name
+        .clone()
+        .unwrap_or_else(|| id.clone());
+    let key = match key.strip_prefix("spark-property:") {
+        Some(property) => app
+            .spark_properties
+            .get(property)
+            .cloned()
+            .unwrap_or_else(|| name.clone()),
+        None => name.clone(),
+    };
+    let night_app = NightApp {
+        key,
+        app_id: id,
+        name,
+        status: serde_json::to_value(report.application.status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        duration_ms: report.application.duration_ms.unwrap_or(0),
+        impact_ms: report.findings.iter().map(|f| f.finding.impact_ms).sum(),
+        findings: codes,
+        worst_severity: report
+            .findings
+            .iter()
+            .map(|f| f.finding.severity)
+            .min()
+            .map(|s| s.name().to_string()),
+        top_finding: report
+            .findings
+            .first()
+            .map(|f| format!("{}: {}", f.finding.rule, f.finding.title)),
+        report: format!("{apps_rel}/{file}.html"),
+    };
+    Ok((report, night_app))
+}
+
+/// Writes under a temporary name and renames, so a crash never leaves a half-written file.
+fn write_atomic(path: &Path, contents: &str) -> anyhow::Result<()> {
+    let dir = path.parent().context("a file needs a folder")?;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("out")
+    ));
+    std::fs::write(&tmp, contents).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("cannot rename {} into place", tmp.display()))?;
+    Ok(())
+}
+
+fn read_nights(dir: &Path) -> anyhow::Result<Vec<Night>> {
+    let mut nights = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            nights.push(serde_json::from_str(&text).with_context(|| {
+                format!("{}: not a night written by sparkdiag batch", path.display())
+            })?);
+        }
+    }
+    Ok(nights)
+}
+
+fn safe_name(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn is_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+}
+
+/// Today's date in UTC, from the system clock (civil-from-days).
+fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let z = secs.div_euclid(86_400) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}

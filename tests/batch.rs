@@ -1,0 +1,187 @@
+//! `sparkdiag batch` over two "nights" of real logs: reports, Parquet tables, the index page,
+//! regressions against the earlier night, unreadable logs listed, re-runs idempotent.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use crate::util::{sparkdiag, testdata};
+
+fn pattern_log(name: &str) -> std::path::PathBuf {
+    let tsv = std::fs::read_to_string(testdata("logs/patterns/PATTERNS.tsv")).unwrap();
+    let rel = tsv
+        .lines()
+        .find(|l| l.starts_with(&format!("{name}\t")))
+        .unwrap()
+        .split('\t')
+        .nth(1)
+        .unwrap()
+        .to_string();
+    testdata(&format!("logs/{rel}"))
+}
+
+/// Copies a real zstd log into `dir` under the application name `app_name`, so two nights'
+/// runs of "the same job" match by name as nightly runs of one job do.
+fn copy_as(log: &Path, dir: &Path, app_name: &str) {
+    let mut text = String::new();
+    zstd::Decoder::new(std::fs::File::open(log).unwrap())
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    let renamed: Vec<String> = text
+        .lines()
+        .map(|line| {
+            if line.starts_with(r#"{"Event":"SparkListenerApplicationStart""#) {
+                let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+                v["App Name"] = serde_json::Value::String(app_name.to_string());
+                serde_json::to_string(&v).unwrap()
+            } else {
+                line.to_string()
+            }
+        })
+        .collect();
+    let out = dir.join(format!(
+        "{}.zstd",
+        log.file_stem().unwrap().to_string_lossy()
+    ));
+    let mut enc = zstd::Encoder::new(std::fs::File::create(out).unwrap(), 1).unwrap();
+    enc.write_all((renamed.join("\n") + "\n").as_bytes())
+        .unwrap();
+    enc.finish().unwrap();
+}
+
+fn parquet_files(out: &Path, date: &str) -> Vec<std::path::PathBuf> {
+    ["applications", "stages", "executors", "findings"]
+        .iter()
+        .map(|t| out.join(format!("tables/{t}/date={date}/part-0.parquet")))
+        .collect()
+}
+
+#[test]
+fn two_nights_of_real_logs_give_reports_tables_and_the_regressions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (night1, night2, out) = (
+        tmp.path().join("n1"),
+        tmp.path().join("n2"),
+        tmp.path().join("fleet"),
+    );
+    std::fs::create_dir_all(&night1).unwrap();
+    std::fs::create_dir_all(&night2).unwrap();
+    copy_as(&pattern_log("driver-loop-fixed"), &night1, "monthly-etl");
+    copy_as(&pattern_log("skew-join-aqe"), &night1, "orders-join");
+    std::fs::write(
+        night1.join("broken.zstd"),
+        b"\x28\xB5\x2F\xFD\xFF\xFF garbage",
+    )
+    .unwrap();
+    let killed = std::fs::read_dir(testdata("logs/killed/single"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::copy(&killed, night1.join(killed.file_name().unwrap())).unwrap();
+    copy_as(&pattern_log("driver-loop-serial"), &night2, "monthly-etl");
+    copy_as(&pattern_log("skew-join"), &night2, "orders-join");
+
+    let run = |dir: &Path, date: &str, extra: &[&str]| {
+        // These test jobs run for seconds, not hours: count a 5 s slowdown.
+        let mut args = vec![
+            "batch",
+            dir.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--date",
+            date,
+            "--jobs",
+            "2",
+            "--min-regression-s",
+            "5",
+        ];
+        args.extend_from_slice(extra);
+        sparkdiag(&args)
+    };
+    let first = run(&night1, "2026-11-28", &[]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let said = String::from_utf8_lossy(&first.stdout).to_string();
+    assert!(
+        said.contains("2 application(s) analysed")
+            && said.contains("1 unreadable")
+            && said.contains("1 in progress skipped"),
+        "{said}"
+    );
+    assert!(
+        said.contains("broken.zstd"),
+        "the unreadable log is named: {said}"
+    );
+
+    let second = run(&night2, "2026-11-29", &["--fail-on-regression"]);
+    assert_eq!(
+        second.status.code(),
+        Some(1),
+        "a regression fails the run: {}",
+        String::from_utf8_lossy(&second.stdout)
+    );
+    let said = String::from_utf8_lossy(&second.stdout).to_string();
+    assert!(said.contains("regressed: monthly-etl — runtime"), "{said}");
+    assert!(
+        said.contains("regressed: orders-join — new finding SK001"),
+        "{said}"
+    );
+
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(
+        index.contains("What got worse since the previous run") && index.contains("monthly-etl")
+    );
+    assert!(index.contains("<svg") && !index.contains("src=\"http"));
+    for date in ["2026-11-28", "2026-11-29"] {
+        for file in parquet_files(&out, date) {
+            let bytes =
+                std::fs::read(&file).unwrap_or_else(|_| panic!("{} missing", file.display()));
+            assert!(
+                bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"),
+                "{} is not Parquet",
+                file.display()
+            );
+        }
+    }
+    let apps: Vec<_> = std::fs::read_dir(out.join("apps/2026-11-29"))
+        .unwrap()
+        .collect();
+    assert_eq!(apps.len(), 4, "an HTML and a JSON report per application");
+
+    // Re-running a night replaces it: same reports, same night, no duplicates.
+    let again = run(&night2, "2026-11-29", &[]);
+    assert!(again.status.success());
+    assert_eq!(
+        std::fs::read_dir(out.join("apps/2026-11-29"))
+            .unwrap()
+            .count(),
+        4
+    );
+    let night: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("nights/2026-11-29.json")).unwrap())
+            .unwrap();
+    assert_eq!(night["apps"].as_array().unwrap().len(), 2);
+    let leftovers: Vec<_> = walk(&out)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
