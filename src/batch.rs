@@ -57,9 +57,21 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
         None => today(),
     };
     let mut inputs = Vec::new();
+    let mut unreadable = Vec::new();
     let mut skipped = 0;
     for dir in &args.dirs {
-        for input in sparkdiag_eventlog::discover(dir)? {
+        // A path that is not a log is listed like any unreadable log; it does not stop the night.
+        let found = match sparkdiag_eventlog::discover(dir) {
+            Ok(found) => found,
+            Err(e) => {
+                unreadable.push(NightError {
+                    input: dir.clone(),
+                    error: e.to_string(),
+                });
+                continue;
+            }
+        };
+        for input in found {
             if input.in_progress && !args.include_in_progress {
                 skipped += 1;
             } else {
@@ -95,7 +107,7 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
     let mut night = Night {
         date: date.clone(),
         apps: Vec::new(),
-        errors: Vec::new(),
+        errors: unreadable,
         worst_findings: Vec::new(),
     };
     for outcome in outcomes {

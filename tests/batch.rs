@@ -100,7 +100,10 @@ fn two_nights_of_real_logs_give_reports_tables_and_the_regressions() {
         args.extend_from_slice(extra);
         sparkdiag(&args)
     };
-    let first = run(&night1, "2026-11-28", &[]);
+    // A path that is not a log at all, named on the command line, is listed and skipped.
+    let notes = tmp.path().join("notes.txt");
+    std::fs::write(&notes, "not a log").unwrap();
+    let first = run(&night1, "2026-11-28", &[notes.to_str().unwrap()]);
     assert!(
         first.status.success(),
         "{}",
@@ -109,13 +112,13 @@ fn two_nights_of_real_logs_give_reports_tables_and_the_regressions() {
     let said = String::from_utf8_lossy(&first.stdout).to_string();
     assert!(
         said.contains("2 application(s) analysed")
-            && said.contains("1 unreadable")
+            && said.contains("2 unreadable")
             && said.contains("1 in progress skipped"),
         "{said}"
     );
     assert!(
-        said.contains("broken.zstd"),
-        "the unreadable log is named: {said}"
+        said.contains("broken.zstd") && said.contains("notes.txt"),
+        "unreadable inputs are named: {said}"
     );
 
     let second = run(&night2, "2026-11-29", &["--fail-on-regression"]);
