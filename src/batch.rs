@@ -31,6 +31,9 @@ pub struct BatchArgs {
     /// Also analyse logs still being written (.inprogress); they are skipped by default.
     #[arg(long)]
     pub include_in_progress: bool,
+    /// Only logs modified within this long before now: `36h`, `2d`, `90m`.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub since: Option<std::time::Duration>,
     /// Exit with code 1 when an application regressed against its previous run.
     #[arg(long)]
     pub fail_on_regression: bool,
@@ -72,6 +75,9 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
             }
         };
         for input in found {
+            if args.since.is_some_and(|since| older_than(&input, since)) {
+                continue;
+            }
             if input.in_progress && !args.include_in_progress {
                 skipped += 1;
             } else {
@@ -246,6 +252,7 @@ fn analyse(
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default(),
         duration_ms: report.application.duration_ms.unwrap_or(0),
+        core_ms: report.summary.executor_run_time_ms,
         impact_ms: report.findings.iter().map(|f| f.finding.impact_ms).sum(),
         findings: codes,
         worst_severity: report
@@ -290,6 +297,39 @@ fn read_nights(dir: &Path) -> anyhow::Result<Vec<Night>> {
         }
     }
     Ok(nights)
+}
+
+/// `36h`, `2d`, `90m`, `45s`.
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let text = text.trim();
+    let (number, unit) = text.split_at(
+        text.find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len()),
+    );
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("`{text}`: expected a number and a unit, e.g. 36h, 2d, 90m"))?;
+    let secs = match unit {
+        "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        "d" => n * 86_400,
+        _ => return Err(format!("`{text}`: the unit must be s, m, h or d")),
+    };
+    Ok(std::time::Duration::from_secs(secs))
+}
+
+/// Whether every file of a log was last modified more than `since` ago.
+fn older_than(input: &sparkdiag_eventlog::LogInput, since: std::time::Duration) -> bool {
+    let Some(cutoff) = std::time::SystemTime::now().checked_sub(since) else {
+        return false;
+    };
+    input
+        .parts
+        .iter()
+        .filter_map(|p| p.path.as_ref())
+        .filter_map(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
+        .all(|modified| modified < cutoff)
 }
 
 fn safe_name(id: &str) -> String {

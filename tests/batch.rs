@@ -82,6 +82,16 @@ fn two_nights_of_real_logs_give_reports_tables_and_the_regressions() {
     std::fs::copy(&killed, night1.join(killed.file_name().unwrap())).unwrap();
     copy_as(&pattern_log("driver-loop-serial"), &night2, "monthly-etl");
     copy_as(&pattern_log("skew-join"), &night2, "orders-join");
+    // Night 2 also holds other layouts: a Databricks delivery folder and a tar.gz of a rolling log.
+    copy_dir(&testdata("logs/databricks"), &night2.join("databricks"));
+    for archive in std::fs::read_dir(testdata("logs/archives"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+    {
+        if archive.to_string_lossy().ends_with(".tar.gz") {
+            std::fs::copy(&archive, night2.join(archive.file_name().unwrap())).unwrap();
+        }
+    }
 
     let run = |dir: &Path, date: &str, extra: &[&str]| {
         // These test jobs run for seconds, not hours: count a 5 s slowdown.
@@ -154,7 +164,11 @@ fn two_nights_of_real_logs_give_reports_tables_and_the_regressions() {
     let apps: Vec<_> = std::fs::read_dir(out.join("apps/2026-11-29"))
         .unwrap()
         .collect();
-    assert_eq!(apps.len(), 4, "an HTML and a JSON report per application");
+    assert_eq!(
+        apps.len(),
+        8,
+        "an HTML and a JSON report per application, whatever its layout"
+    );
 
     // Re-running a night replaces it: same reports, same night, no duplicates.
     let again = run(&night2, "2026-11-29", &[]);
@@ -163,17 +177,58 @@ fn two_nights_of_real_logs_give_reports_tables_and_the_regressions() {
         std::fs::read_dir(out.join("apps/2026-11-29"))
             .unwrap()
             .count(),
-        4
+        8
     );
     let night: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("nights/2026-11-29.json")).unwrap())
             .unwrap();
-    assert_eq!(night["apps"].as_array().unwrap().len(), 2);
+    assert_eq!(night["apps"].as_array().unwrap().len(), 4);
+    let layouts: Vec<String> = ["databricks", "rolling"]
+        .iter()
+        .filter(|l| {
+            std::fs::read_dir(out.join("apps/2026-11-29"))
+                .unwrap()
+                .any(|e| {
+                    std::fs::read_to_string(e.unwrap().path())
+                        .unwrap_or_default()
+                        .contains(&format!("\"layout\": \"{l}\""))
+                })
+        })
+        .map(|l| l.to_string())
+        .collect();
+    assert_eq!(
+        layouts,
+        ["databricks", "rolling"],
+        "reports from every layout"
+    );
+
+    // --since keeps only recently modified logs: none of these is a year old, all are newer than 0 s.
+    let none = run(&night2, "2026-11-30", &["--since", "0s"]);
+    assert!(
+        String::from_utf8_lossy(&none.stdout).contains("0 application(s) analysed"),
+        "{}",
+        String::from_utf8_lossy(&none.stdout)
+    );
+    let bad = run(&night2, "2026-11-30", &["--since", "3 weeks"]);
+    assert_eq!(bad.status.code(), Some(2));
     let leftovers: Vec<_> = walk(&out)
         .into_iter()
         .filter(|p| p.to_string_lossy().ends_with(".tmp"))
         .collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {

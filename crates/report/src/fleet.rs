@@ -22,6 +22,9 @@ pub struct NightApp {
     pub name: String,
     pub status: String,
     pub duration_ms: i64,
+    /// Executor time the tasks used: what the run cost in compute.
+    #[serde(default)]
+    pub core_ms: i64,
     /// Sum of the findings' recoverable time.
     pub impact_ms: i64,
     /// Codes of findings at medium severity or above.
@@ -73,8 +76,8 @@ pub struct Change {
 }
 
 /// Compares `night` with the latest earlier run of each application in `earlier` (any order).
-/// A regression is runtime or wasted time up by more than `threshold` (0.2 = 20 %) and at least
-/// `min_ms`, or a new finding at medium severity or above; findings that went away are reported
+/// A regression is runtime, executor time (what the run cost) or recoverable time up by more
+/// than `threshold` (0.2 = 20 %) and at least `min_ms`, or a new finding at medium severity or above; findings that went away are reported
 /// as improvements.
 pub fn compare(night: &Night, earlier: &[Night], threshold: f64, min_ms: i64) -> Vec<Change> {
     let mut nights: Vec<&Night> = earlier.iter().filter(|n| n.date < night.date).collect();
@@ -109,6 +112,17 @@ pub fn compare(night: &Night, earlier: &[Night], threshold: f64, min_ms: i64) ->
                     duration(before.duration_ms),
                     duration(app.duration_ms),
                     percent(before.duration_ms, app.duration_ms)
+                ),
+            );
+        }
+        if grew(before.core_ms, app.core_ms) {
+            push(
+                true,
+                format!(
+                    "executor time {} → {} ({})",
+                    duration(before.core_ms),
+                    duration(app.core_ms),
+                    percent(before.core_ms, app.core_ms)
                 ),
             );
         }
@@ -350,6 +364,7 @@ mod tests {
             name: key.into(),
             status: "succeeded".into(),
             duration_ms,
+            core_ms: 0,
             impact_ms: 0,
             findings: findings.iter().map(|s| s.to_string()).collect(),
             worst_severity: None,
