@@ -20,8 +20,11 @@ use sparkdiag_rules::{Config, Severity};
     long_about = "Diagnose slow and failed Apache Spark jobs from their event logs.\n\n\
         sparkdiag reads the event logs Spark already writes — plain, zstd, lz4, snappy, lzf or gzip; \
         single files, Spark 4's rolling eventlog_v2_* directories, Databricks cluster-log folders, \
-        and .zip/.tar.gz archives of them — and reports the application, its jobs, stages and \
-        executors with the same numbers as the Spark History Server.",
+        and .zip/.tar.gz archives of them — with the same numbers as the Spark History Server, and \
+        says what slowed or killed each application, ranked by the wall-clock time fixing it would \
+        save, with the fix: skew, stragglers, tiny or oversized partitions, spill, GC, driver-bound \
+        loops, idle cores, failed jobs and lost executors, and expensive plan shapes. Reports come \
+        as text, JSON, Markdown or one self-contained HTML page; `batch` does a whole night's logs.",
     after_help = "Exit codes: 0 analysed, 1 findings at or above --fail-on, 2 usage error or unreadable input."
 )]
 struct Cli {
