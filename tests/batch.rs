@@ -4,20 +4,7 @@
 use std::io::{Read, Write};
 use std::path::Path;
 
-use crate::util::{sparkdiag, testdata};
-
-fn pattern_log(name: &str) -> std::path::PathBuf {
-    let tsv = std::fs::read_to_string(testdata("logs/patterns/PATTERNS.tsv")).unwrap();
-    let rel = tsv
-        .lines()
-        .find(|l| l.starts_with(&format!("{name}\t")))
-        .unwrap()
-        .split('\t')
-        .nth(1)
-        .unwrap()
-        .to_string();
-    testdata(&format!("logs/{rel}"))
-}
+use crate::util::{pattern_log, sparkdiag, testdata};
 
 /// Copies a real zstd log into `dir` under the application name `app_name`, so two nights'
 /// runs of "the same job" match by name as nightly runs of one job do.

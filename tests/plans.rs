@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::util::{json_of, shared, sparkdiag, testdata};
+use crate::util::{json_of, pattern_log, shared, sparkdiag, testdata};
 
 fn plan_json(path: &std::path::Path) -> Value {
     json_of(&["plan", path.to_str().unwrap(), "--format", "json"])
@@ -164,16 +164,6 @@ fn plan_findings_from_an_event_log_name_the_sql_execution_node_and_stages() {
 fn sql_metrics_tie_each_exchange_to_the_stages_that_wrote_and_read_it() {
     // Two independent records of the same bytes: the Exchange's SQL metric (accumulators) and the
     // task metrics of the stages it names as its writers.
-    let tsv = std::fs::read_to_string(testdata("logs/patterns/PATTERNS.tsv")).unwrap();
-    let path_of = |name: &str| {
-        tsv.lines()
-            .find(|l| l.starts_with(&format!("{name}\t")))
-            .unwrap()
-            .split('\t')
-            .nth(1)
-            .unwrap()
-            .to_string()
-    };
     let mut exchanges = 0;
     for name in [
         "skew-join",
@@ -183,9 +173,7 @@ fn sql_metrics_tie_each_exchange_to_the_stages_that_wrote_and_read_it() {
     ] {
         let report = json_of(&[
             "analyze",
-            testdata(&format!("logs/{}", path_of(name)))
-                .to_str()
-                .unwrap(),
+            pattern_log(name).to_str().unwrap(),
             "--format",
             "json",
         ]);
@@ -236,18 +224,9 @@ fn sql_metrics_tie_each_exchange_to_the_stages_that_wrote_and_read_it() {
 fn a_join_that_could_broadcast_is_found_from_the_sizes_the_log_measured() {
     // The planted config problem: a 100-row dimension joined with broadcasts off and AQE off, so
     // the plan text has no sizes; the Exchange's `data size` SQL metric measured the small side.
-    let tsv = std::fs::read_to_string(testdata("logs/patterns/PATTERNS.tsv")).unwrap();
-    let path = tsv
-        .lines()
-        .find(|l| l.starts_with("broadcast-disabled\t"))
-        .unwrap()
-        .split('\t')
-        .nth(1)
-        .unwrap()
-        .to_string();
     let report = json_of(&[
         "analyze",
-        testdata(&format!("logs/{path}")).to_str().unwrap(),
+        pattern_log("broadcast-disabled").to_str().unwrap(),
         "--format",
         "json",
     ]);
@@ -263,20 +242,8 @@ fn a_join_that_could_broadcast_is_found_from_the_sizes_the_log_measured() {
     );
     assert!(ex003["title"].as_str().unwrap().contains("SortMergeJoin"));
     assert_eq!(ex003["scope"]["sql_execution_ids"], serde_json::json!([0]));
-    let healthy = tsv
-        .lines()
-        .find(|l| l.starts_with("healthy\t"))
-        .unwrap()
-        .split('\t')
-        .nth(1)
-        .unwrap()
-        .to_string();
-    let report = json_of(&[
-        "analyze",
-        testdata(&format!("logs/{healthy}")).to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
+    let healthy = pattern_log("healthy");
+    let report = json_of(&["analyze", healthy.to_str().unwrap(), "--format", "json"]);
     assert!(
         report["findings"]
             .as_array()

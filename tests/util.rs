@@ -65,3 +65,13 @@ pub fn json_of(args: &[&str]) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).expect("valid JSON")
 }
+
+/// The log of a pattern fixture, by its name in `testdata/logs/patterns/PATTERNS.tsv`.
+pub fn pattern_log(name: &str) -> PathBuf {
+    let tsv = std::fs::read_to_string(testdata("logs/patterns/PATTERNS.tsv")).unwrap();
+    let row = tsv
+        .lines()
+        .find(|l| l.starts_with(&format!("{name}\t")))
+        .unwrap_or_else(|| panic!("no pattern {name}"));
+    testdata(&format!("logs/{}", row.split('\t').nth(1).unwrap()))
+}

@@ -13,7 +13,7 @@ use std::fmt::Write;
 use sparkdiag_model::units::{duration, human_bytes};
 
 use crate::charts::truncate;
-use crate::html::{percent, status_name, thousands};
+use crate::html::status_name;
 use crate::{Report, StageOut};
 
 /// How many stages the Markdown lists; the JSON has all of them.
@@ -122,67 +122,7 @@ pub fn render(report: &Report) -> String {
     }
 
     out.push_str("## Application summary\n\n| | |\n|---|--:|\n");
-    let rows = [
-        ("jobs", format!("{} ({} failed)", s.jobs, s.failed_jobs)),
-        (
-            "stages",
-            format!(
-                "{} ({} failed, {} skipped)",
-                s.stages, s.failed_stages, s.skipped_stages
-            ),
-        ),
-        (
-            "tasks",
-            format!(
-                "{} ({} failed, {} killed)",
-                thousands(s.tasks as i64),
-                s.failed_tasks,
-                s.killed_tasks
-            ),
-        ),
-        ("executors", s.executors.to_string()),
-        (
-            "executor run time",
-            format!(
-                "{} (GC {})",
-                duration(s.executor_run_time_ms),
-                percent(s.jvm_gc_time_ms, s.executor_run_time_ms)
-            ),
-        ),
-        ("job time", duration(s.job_time_ms)),
-        (
-            "driver-only time",
-            format!(
-                "{} ({} of the application)",
-                duration(s.driver_time_ms),
-                percent(s.driver_time_ms, s.driver_time_ms + s.job_time_ms)
-            ),
-        ),
-        (
-            "input / output",
-            format!(
-                "{} / {}",
-                human_bytes(s.input_bytes),
-                human_bytes(s.output_bytes)
-            ),
-        ),
-        (
-            "shuffle read / write",
-            format!(
-                "{} / {}",
-                human_bytes(s.shuffle_read_bytes),
-                human_bytes(s.shuffle_write_bytes)
-            ),
-        ),
-        (
-            "spill memory / disk",
-            format!(
-                "{} / {}",
-                human_bytes(s.memory_spill_bytes),
-                human_bytes(s.disk_spill_bytes)
-            ),
-        ),
-    ];
+    let rows = crate::text::summary_rows(s);
     for (label, value) in rows {
         let _ = writeln!(out, "| {label} | {value} |");
     }

@@ -139,64 +139,7 @@ fn view(report: &Report, opts: Options) -> String {
     out.push_str(&findings_section(report, opts));
 
     let mut table = new_table(opts, presets::NOTHING);
-    let gc_share = percent(s.jvm_gc_time_ms, s.executor_run_time_ms);
-    let rows = [
-        ("jobs", format!("{} ({} failed)", s.jobs, s.failed_jobs)),
-        (
-            "stages",
-            format!(
-                "{} ({} failed, {} skipped)",
-                s.stages, s.failed_stages, s.skipped_stages
-            ),
-        ),
-        (
-            "tasks",
-            format!(
-                "{} ({} failed, {} killed)",
-                thousands(s.tasks as i64),
-                s.failed_tasks,
-                s.killed_tasks
-            ),
-        ),
-        ("executors", s.executors.to_string()),
-        (
-            "executor run time",
-            format!("{} (GC {gc_share})", duration(s.executor_run_time_ms)),
-        ),
-        ("job time", duration(s.job_time_ms)),
-        (
-            "driver-only time",
-            format!(
-                "{} ({} of the application)",
-                duration(s.driver_time_ms),
-                percent(s.driver_time_ms, s.driver_time_ms + s.job_time_ms)
-            ),
-        ),
-        (
-            "input / output",
-            format!(
-                "{} / {}",
-                human_bytes(s.input_bytes),
-                human_bytes(s.output_bytes)
-            ),
-        ),
-        (
-            "shuffle read / write",
-            format!(
-                "{} / {}",
-                human_bytes(s.shuffle_read_bytes),
-                human_bytes(s.shuffle_write_bytes)
-            ),
-        ),
-        (
-            "spill memory / disk",
-            format!(
-                "{} / {}",
-                human_bytes(s.memory_spill_bytes),
-                human_bytes(s.disk_spill_bytes)
-            ),
-        ),
-    ];
+    let rows = summary_rows(s);
     for (label, value) in rows {
         table.add_row(vec![label.to_string(), value]);
     }
@@ -316,6 +259,72 @@ fn view(report: &Report, opts: Options) -> String {
         }
     }
     out
+}
+
+/// The application's totals as (label, value) rows, shared by the text and Markdown views.
+pub fn summary_rows(s: &crate::Summary) -> Vec<(&'static str, String)> {
+    [
+        ("jobs", format!("{} ({} failed)", s.jobs, s.failed_jobs)),
+        (
+            "stages",
+            format!(
+                "{} ({} failed, {} skipped)",
+                s.stages, s.failed_stages, s.skipped_stages
+            ),
+        ),
+        (
+            "tasks",
+            format!(
+                "{} ({} failed, {} killed)",
+                thousands(s.tasks as i64),
+                s.failed_tasks,
+                s.killed_tasks
+            ),
+        ),
+        ("executors", s.executors.to_string()),
+        (
+            "executor run time",
+            format!(
+                "{} (GC {})",
+                duration(s.executor_run_time_ms),
+                percent(s.jvm_gc_time_ms, s.executor_run_time_ms)
+            ),
+        ),
+        ("job time", duration(s.job_time_ms)),
+        (
+            "driver-only time",
+            format!(
+                "{} ({} of the application)",
+                duration(s.driver_time_ms),
+                percent(s.driver_time_ms, s.driver_time_ms + s.job_time_ms)
+            ),
+        ),
+        (
+            "input / output",
+            format!(
+                "{} / {}",
+                human_bytes(s.input_bytes),
+                human_bytes(s.output_bytes)
+            ),
+        ),
+        (
+            "shuffle read / write",
+            format!(
+                "{} / {}",
+                human_bytes(s.shuffle_read_bytes),
+                human_bytes(s.shuffle_write_bytes)
+            ),
+        ),
+        (
+            "spill memory / disk",
+            format!(
+                "{} / {}",
+                human_bytes(s.memory_spill_bytes),
+                human_bytes(s.disk_spill_bytes)
+            ),
+        ),
+    ]
+    .into()
 }
 
 /// How many findings the text view lists; the JSON has all of them.
