@@ -11,6 +11,17 @@
 //! half-written table, and writing a date again replaces that date's partition.
 //!
 //! polars lives here alone so that the crates that read and model logs build fast.
+//!
+//! # Example
+//! ```
+//! let out = tempfile::tempdir()?;
+//! // A night with no applications still writes every table, empty, in the same layout.
+//! let files = sparkdiag_tables::write_night(out.path(), "2026-11-29", &[])?;
+//! assert_eq!(files.len(), 4);
+//! assert!(files[0].ends_with("tables/applications/date=2026-11-29/part-0.parquet"));
+//! assert!(std::fs::read(&files[3])?.starts_with(b"PAR1"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::fs;
 use std::path::{Path, PathBuf};
