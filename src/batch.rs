@@ -205,7 +205,7 @@ fn analyse(
         .map_err(|e| failed(e.to_string()))?;
     let app = builder.finish();
     let findings = sparkdiag_rules::analyze(&app, config);
-    let cores = sparkdiag_rules::Context::new(&app).cores;
+    let cores = sparkdiag_rules::peak_cores(&app);
     let report = Report::new(&[dir.to_string()], &source, &app, findings, cores, None);
     let id = report
         .application

@@ -400,7 +400,7 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             let findings = sparkdiag_rules::analyze(&app, &config);
             failing |=
                 fail_on.is_some_and(|threshold| findings.iter().any(|f| f.severity <= threshold));
-            let cores = sparkdiag_rules::Context::new(&app).cores;
+            let cores = sparkdiag_rules::peak_cores(&app);
             reports.push(Report::new(
                 std::slice::from_ref(path),
                 &source,

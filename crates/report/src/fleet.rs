@@ -104,37 +104,22 @@ pub fn compare(night: &Night, earlier: &[Night], threshold: f64, min_ms: i64) ->
         };
         let grew =
             |b: i64, a: i64| a - b >= min_ms && (b <= 0 || (a - b) as f64 / b as f64 > threshold);
-        if grew(before.duration_ms, app.duration_ms) {
-            push(
-                true,
-                format!(
-                    "runtime {} → {} ({})",
-                    duration(before.duration_ms),
-                    duration(app.duration_ms),
-                    percent(before.duration_ms, app.duration_ms)
-                ),
-            );
-        }
-        if grew(before.core_ms, app.core_ms) {
-            push(
-                true,
-                format!(
-                    "executor time {} → {} ({})",
-                    duration(before.core_ms),
-                    duration(app.core_ms),
-                    percent(before.core_ms, app.core_ms)
-                ),
-            );
-        }
-        if grew(before.impact_ms, app.impact_ms) {
-            push(
-                true,
-                format!(
-                    "recoverable time {} → {}",
-                    duration(before.impact_ms),
-                    duration(app.impact_ms)
-                ),
-            );
+        for (what, was, now) in [
+            ("runtime", before.duration_ms, app.duration_ms),
+            ("executor time", before.core_ms, app.core_ms),
+            ("recoverable time", before.impact_ms, app.impact_ms),
+        ] {
+            if grew(was, now) {
+                push(
+                    true,
+                    format!(
+                        "{what} {} → {} ({})",
+                        duration(was),
+                        duration(now),
+                        percent(was, now)
+                    ),
+                );
+            }
         }
         for code in app.findings.iter().filter(|c| !before.findings.contains(c)) {
             push(true, format!("new finding {code}"));

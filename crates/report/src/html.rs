@@ -300,65 +300,8 @@ fn findings(out: &mut String, report: &Report) {
 }
 
 fn summary(out: &mut String, report: &Report) {
-    let s = &report.summary;
-    let tiles = [
-        ("jobs", format!("{} ({} failed)", s.jobs, s.failed_jobs)),
-        (
-            "stages",
-            format!(
-                "{} ({} failed, {} skipped)",
-                s.stages, s.failed_stages, s.skipped_stages
-            ),
-        ),
-        (
-            "tasks",
-            format!(
-                "{} ({} failed, {} killed)",
-                thousands(s.tasks as i64),
-                s.failed_tasks,
-                s.killed_tasks
-            ),
-        ),
-        ("executors", s.executors.to_string()),
-        ("executor run time", duration(s.executor_run_time_ms)),
-        (
-            "GC share of run time",
-            percent(s.jvm_gc_time_ms, s.executor_run_time_ms),
-        ),
-        ("job time", duration(s.job_time_ms)),
-        (
-            "driver-only time",
-            format!(
-                "{} ({})",
-                duration(s.driver_time_ms),
-                percent(s.driver_time_ms, s.driver_time_ms + s.job_time_ms)
-            ),
-        ),
-        (
-            "input / output",
-            format!(
-                "{} / {}",
-                human_bytes(s.input_bytes),
-                human_bytes(s.output_bytes)
-            ),
-        ),
-        (
-            "shuffle read / write",
-            format!(
-                "{} / {}",
-                human_bytes(s.shuffle_read_bytes),
-                human_bytes(s.shuffle_write_bytes)
-            ),
-        ),
-        (
-            "spill memory / disk",
-            format!(
-                "{} / {}",
-                human_bytes(s.memory_spill_bytes),
-                human_bytes(s.disk_spill_bytes)
-            ),
-        ),
-    ];
+    // The same rows as the text and Markdown views, as tiles.
+    let tiles = crate::text::summary_rows(&report.summary);
     out.push_str("<h2>Summary</h2>\n<dl class=\"numbers\">\n");
     for (label, value) in tiles {
         let _ = writeln!(

@@ -231,7 +231,7 @@ pub fn data_records(t: &Task) -> u64 {
 
 /// The most cores live executors offered at one time. The driver counts only in local mode,
 /// where it runs the tasks.
-fn peak_cores(app: &Application) -> i64 {
+pub fn peak_cores(app: &Application) -> i64 {
     let runs_tasks = |id: &str| {
         app.executors
             .iter()

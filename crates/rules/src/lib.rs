@@ -27,7 +27,7 @@ mod finding;
 pub mod rules;
 
 pub use config::{Config, ConfigError};
-pub use context::{Context, PlanInput, StageStats};
+pub use context::{Context, PlanInput, StageStats, peak_cores};
 pub use finding::{Category, Finding, Scope, Severity};
 
 use sparkdiag_model::Application;
