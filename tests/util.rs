@@ -8,6 +8,31 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// `../shared/<rel>`, the fixtures that sit beside the repository for developers and in CI
+/// (Spark's History Server suite, real plans, other tools' real logs). A fresh clone does not
+/// have them: then the calling test prints one line saying what it needs and is skipped (the
+/// caller returns on `None`), except under CI (`CI` set), where their absence is a failure.
+pub fn shared_opt(rel: &str) -> Option<PathBuf> {
+    let path = repo().join("../shared").join(rel);
+    if path.exists() {
+        return Some(path);
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!(
+            "CI is set but the shared fixtures are missing: {}",
+            path.display()
+        );
+    }
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    eprintln!(
+        "skipped: {test} needs ../shared/{rel} beside the repository (present for developers and in CI)"
+    );
+    None
+}
+
 /// `shared/` sits beside the repository, for developers and in CI.
 pub fn shared() -> PathBuf {
     let dir = repo().join("../shared");
