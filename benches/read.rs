@@ -12,7 +12,6 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use sparkdiag_model::ApplicationBuilder;
 
 const RUNS: usize = 5;
 
@@ -126,10 +125,9 @@ fn time_runs(mut f: impl FnMut()) -> Vec<Duration> {
 
 fn read_and_model(path: &Path) -> usize {
     let input = &sparkdiag_eventlog::discover(path.to_str().unwrap()).unwrap()[0];
-    let mut builder = ApplicationBuilder::default();
-    let source = sparkdiag_eventlog::read_log(input, |e| builder.on_event(e)).unwrap();
+    let (source, app) = sparkdiag_analysis::model(input).unwrap();
     assert!(source.complete(), "{:?}", source.warnings);
-    builder.finish().tasks.len()
+    app.tasks.len()
 }
 
 /// Events that describe the application once; the rest is repeated.

@@ -5,17 +5,15 @@
 //! cargo run --example slowest_stages -- testdata/logs/rolling/zstd
 //! ```
 
+use sparkdiag_model::TaskOutcome;
 use sparkdiag_model::quantile::shs_quantiles;
-use sparkdiag_model::{ApplicationBuilder, TaskOutcome};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args()
         .nth(1)
         .ok_or("usage: slowest_stages PATH")?;
     for input in sparkdiag_eventlog::discover(&path)? {
-        let mut builder = ApplicationBuilder::default();
-        let source = sparkdiag_eventlog::read_log(&input, |event| builder.on_event(event))?;
-        let app = builder.finish();
+        let (source, app) = sparkdiag_analysis::model(&input)?;
         println!(
             "{} ({} events, complete: {})",
             app.name.as_deref().unwrap_or("?"),

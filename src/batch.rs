@@ -8,7 +8,6 @@ use std::time::Instant;
 
 use anyhow::Context;
 use rayon::prelude::*;
-use sparkdiag_model::ApplicationBuilder;
 use sparkdiag_report::Report;
 use sparkdiag_report::fleet::{self, Night, NightApp, NightError, NightFinding};
 use sparkdiag_rules::{Config, Severity};
@@ -200,13 +199,13 @@ fn analyse(
         input: input.display.clone(),
         error,
     };
-    let mut builder = ApplicationBuilder::default();
-    let source = sparkdiag_eventlog::read_log(input, |e| builder.on_event(e))
-        .map_err(|e| failed(e.to_string()))?;
-    let app = builder.finish();
-    let findings = sparkdiag_rules::analyze(&app, config);
-    let cores = sparkdiag_rules::peak_cores(&app);
-    let report = Report::new(&[dir.to_string()], &source, &app, findings, cores, None);
+    let options = sparkdiag_analysis::Options {
+        config,
+        price_per_core_hour: None,
+        inputs: vec![dir.to_string()],
+    };
+    let sparkdiag_analysis::Analysis { app, report, .. } =
+        sparkdiag_analysis::analyze(input, &options).map_err(|e| failed(e.to_string()))?;
     let id = report
         .application
         .id

@@ -8,7 +8,6 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
-use sparkdiag_model::ApplicationBuilder;
 use sparkdiag_report::Report;
 use sparkdiag_rules::{Config, Severity};
 
@@ -384,31 +383,23 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let mut apps = Vec::new();
     for path in &args.paths {
         for input in sparkdiag_eventlog::discover(path)? {
-            let mut builder = ApplicationBuilder::default();
             let progress = Progress::start(&input);
-            let mut events: u64 = 0;
-            let source = sparkdiag_eventlog::read_log(&input, |event| {
-                builder.on_event(event);
-                events += 1;
-                if events.is_multiple_of(Progress::EVERY) {
-                    progress.events(events);
-                }
-            });
+            let options = sparkdiag_analysis::Options {
+                config: &config,
+                price_per_core_hour: args.price_per_core_hour,
+                inputs: vec![path.clone()],
+            };
+            let analysis =
+                sparkdiag_analysis::analyze_with_progress(&input, &options, |n| progress.events(n));
             progress.finish();
-            let source = source?;
-            let app = builder.finish();
-            let findings = sparkdiag_rules::analyze(&app, &config);
-            failing |=
-                fail_on.is_some_and(|threshold| findings.iter().any(|f| f.severity <= threshold));
-            let cores = sparkdiag_rules::peak_cores(&app);
-            reports.push(Report::new(
-                std::slice::from_ref(path),
-                &source,
-                &app,
-                findings,
-                cores,
-                args.price_per_core_hour,
-            ));
+            let sparkdiag_analysis::Analysis { app, report, .. } = analysis?;
+            failing |= fail_on.is_some_and(|threshold| {
+                report
+                    .findings
+                    .iter()
+                    .any(|f| f.finding.severity <= threshold)
+            });
+            reports.push(report);
             if keep_apps {
                 apps.push(app);
             }
@@ -461,9 +452,6 @@ struct Progress(Option<indicatif::ProgressBar>);
 
 impl Progress {
     const MIN_BYTES: u64 = 50 * 1024 * 1024;
-    /// Events between two updates of the count.
-    const EVERY: u64 = 100_000;
-
     fn start(input: &sparkdiag_eventlog::LogInput) -> Progress {
         use std::io::IsTerminal;
         if !std::io::stderr().is_terminal() {

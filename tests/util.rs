@@ -2,7 +2,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use sparkdiag_eventlog::SourceReport;
-use sparkdiag_model::{Application, ApplicationBuilder};
+use sparkdiag_model::Application;
 
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -54,12 +54,7 @@ pub fn load_all(path: &Path) -> Vec<(SourceReport, Application)> {
         sparkdiag_eventlog::discover(path.to_str().unwrap()).unwrap_or_else(|e| panic!("{e}"));
     inputs
         .iter()
-        .map(|input| {
-            let mut builder = ApplicationBuilder::default();
-            let source = sparkdiag_eventlog::read_log(input, |e| builder.on_event(e))
-                .unwrap_or_else(|e| panic!("{e}"));
-            (source, builder.finish())
-        })
+        .map(|input| sparkdiag_analysis::model(input).unwrap_or_else(|e| panic!("{e}")))
         .collect()
 }
 

@@ -1,0 +1,104 @@
+//! The one analysis step that every sparkdiag command shares (`analyze`, `batch`, `diff`, the
+//! tests, the examples and the benchmarks): read one input, build the model, run the rules and
+//! build the report contract.
+//!
+//! ```no_run
+//! let config = sparkdiag_rules::Config::default();
+//! for input in sparkdiag_eventlog::discover("app.zstd")? {
+//!     let analysis = sparkdiag_analysis::analyze(&input, &sparkdiag_analysis::Options::new(&config))?;
+//!     println!("{}: {} findings", analysis.report.application.name.as_deref().unwrap_or("?"),
+//!              analysis.report.findings.len());
+//! }
+//! # Ok::<(), sparkdiag_eventlog::ReadError>(())
+//! ```
+
+use sparkdiag_eventlog::{LogInput, ReadError, SourceReport};
+use sparkdiag_model::{Application, ApplicationBuilder};
+use sparkdiag_report::Report;
+use sparkdiag_rules::Config;
+
+/// How to analyse: the rules' configuration and what the report is told about its inputs.
+pub struct Options<'a> {
+    pub config: &'a Config,
+    /// Gives each finding's recoverable time in money too (`impact_cost`).
+    pub price_per_core_hour: Option<f64>,
+    /// The paths the user named, as the report's `source.inputs` shows them; the input's own
+    /// display name when empty.
+    pub inputs: Vec<String>,
+}
+
+impl<'a> Options<'a> {
+    pub fn new(config: &'a Config) -> Options<'a> {
+        Options {
+            config,
+            price_per_core_hour: None,
+            inputs: Vec::new(),
+        }
+    }
+}
+
+/// One analysed application: the reading account, the model and the report built from them.
+pub struct Analysis {
+    pub source: SourceReport,
+    pub app: Application,
+    pub report: Report,
+}
+
+/// Reads `input`, builds the model, runs every enabled rule and builds the report.
+pub fn analyze(input: &LogInput, options: &Options) -> Result<Analysis, ReadError> {
+    analyze_with_progress(input, options, |_| {})
+}
+
+/// [`analyze`], calling `progress` with the number of events read so far every
+/// [`PROGRESS_EVERY`] events (for a spinner on a large log).
+pub fn analyze_with_progress(
+    input: &LogInput,
+    options: &Options,
+    mut progress: impl FnMut(u64),
+) -> Result<Analysis, ReadError> {
+    let (source, app) = model_with_progress(input, &mut progress)?;
+    let findings = sparkdiag_rules::analyze(&app, options.config);
+    let cores = sparkdiag_rules::peak_cores(&app);
+    let inputs = if options.inputs.is_empty() {
+        vec![input.display.clone()]
+    } else {
+        options.inputs.clone()
+    };
+    let report = Report::new(
+        &inputs,
+        &source,
+        &app,
+        findings,
+        cores,
+        options.price_per_core_hour,
+    );
+    Ok(Analysis {
+        source,
+        app,
+        report,
+    })
+}
+
+/// The first half of [`analyze`]: reads `input` into the model, without running the rules.
+pub fn model(input: &LogInput) -> Result<(SourceReport, Application), ReadError> {
+    model_with_progress(input, |_| {})
+}
+
+fn model_with_progress(
+    input: &LogInput,
+    mut progress: impl FnMut(u64),
+) -> Result<(SourceReport, Application), ReadError> {
+    let mut builder = ApplicationBuilder::default();
+    let mut events: u64 = 0;
+    let source = sparkdiag_eventlog::read_log(input, |event| {
+        builder.on_event(event);
+        events += 1;
+        if events.is_multiple_of(PROGRESS_EVERY) {
+            progress(events);
+        }
+    })?;
+    Ok((source, builder.finish()))
+}
+
+/// Events between two progress calls.
+pub const PROGRESS_EVERY: u64 = 100_000;
