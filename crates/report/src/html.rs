@@ -480,8 +480,8 @@ pub(crate) fn error_headline(message: &str) -> &str {
     };
     message[at + TRACEBACK.len()..]
         .lines()
-        .filter(is_exception)
-        .last()
+        .rev()
+        .find(is_exception)
         .map(str::trim_end)
         .unwrap_or_else(first)
 }

@@ -155,7 +155,8 @@ pub(super) fn task_durations(app: &Application, focus: &Focus) -> Chart {
         },
         summaries.join(". ")
     );
-    let top = strips.iter().map(Strip::longest).fold(0.001f64, f64::max);
+    // Headroom, so the slowest task's dot is not cut by the edge when it falls on a tick.
+    let top = strips.iter().map(Strip::longest).fold(0.001f64, f64::max) * 1.04;
     chart.drawn(Plot::Strips(Strips {
         strips,
         x: Axis::linear(0.0, top, 10, Unit::Seconds),
@@ -257,7 +258,7 @@ fn sample(durations: &[f64], y: f64) -> impl Iterator<Item = (f64, f64)> + '_ {
     let step = n.div_ceil(MAX_STRIP_POINTS).max(1);
     (0..n)
         .step_by(step)
-        .chain((n > 0 && (n - 1) % step != 0).then_some(n.saturating_sub(1)))
+        .chain((n > 0 && !(n - 1).is_multiple_of(step)).then_some(n.saturating_sub(1)))
         .map(move |j| {
             let jitter = ((j as u64).wrapping_mul(2_654_435_761) % 1000) as f64 / 1000.0;
             (durations[j], y + 0.3 + 0.4 * jitter)
