@@ -65,6 +65,12 @@ fn with_code_spans(escaped: &str) -> String {
     out
 }
 
+/// Escaped text with a line-break opportunity after each `/`, so a call site's path wraps
+/// between folders ("…/testdata/" | "gen/workload.py:107") instead of inside a word.
+fn with_path_breaks(escaped: &str) -> String {
+    escaped.replace('/', "/<wbr>")
+}
+
 pub(crate) fn thousands(n: i64) -> String {
     let digits = n.unsigned_abs().to_string();
     let mut out = String::new();
@@ -352,7 +358,7 @@ fn stages(out: &mut String, report: &Report) {
             human_bytes(st.disk_spill_bytes),
             percent(st.jvm_gc_time_ms, st.executor_run_time_ms),
             escape(&st.name),
-            escape(&truncate(&st.name, 60)),
+            with_path_breaks(&escape(&charts::short_name(&st.name, 60))),
         );
     }
     out.push_str("</tbody>\n</table>\n");
@@ -903,6 +909,20 @@ mod tests {
             "<details class=\"plan\">\n<summary><strong>SQL execution 1</strong> · {} operators",
             OPEN_PLAN_NODES + 1
         )));
+    }
+
+    #[test]
+    fn stage_names_wrap_between_folders_and_keep_their_file_and_line() {
+        let name = "collect at /home/someone/projects/nightly/etl/jobs/orders/daily_orders.py:123";
+        let cell = with_path_breaks(&escape(&charts::short_name(name, 60)));
+        assert_eq!(
+            cell,
+            "collect at …/<wbr>nightly/<wbr>etl/<wbr>jobs/<wbr>orders/<wbr>daily_orders.py:123"
+        );
+        assert_eq!(
+            with_path_breaks("collect at /a/b.py:1"),
+            "collect at /<wbr>a/<wbr>b.py:1"
+        );
     }
 
     #[test]

@@ -194,7 +194,7 @@ pub(super) fn stage_label(stage_id: i64, attempt_id: i64, name: &str, max: usize
 /// characters so that the call site's `file:line` survives: the folders go first ("…/"),
 /// then the words of the operation, whole words at a time. Never cuts inside a word or the
 /// `file:line`; a name with no call site is cut after its last whole word that fits.
-pub(super) fn short_name(name: &str, max: usize) -> String {
+pub(crate) fn short_name(name: &str, max: usize) -> String {
     let line = name.lines().next().unwrap_or_default().trim();
     if line.chars().count() <= max {
         return line.to_string();
@@ -203,11 +203,23 @@ pub(super) fn short_name(name: &str, max: usize) -> String {
         return cut_words(line, max).unwrap_or_else(|| super::truncate(line, max));
     };
     let (op, place) = (&line[..at], &line[at + 4..]);
-    let place = match place.rfind(['/', '\\']) {
-        Some(slash) => format!("…/{}", &place[slash + 1..]),
-        None => place.to_string(),
+    // As many of the innermost folders as fit beside the whole operation, at least none.
+    let folders: Vec<&str> = place.split(['/', '\\']).collect();
+    let file = folders.len() - 1;
+    let tail_from = |k: usize| {
+        if k == 0 {
+            format!(" at {place}")
+        } else {
+            format!(" at …/{}", folders[k..].join("/"))
+        }
     };
-    let tail = format!(" at {place}");
+    let fits = |k: usize| op.chars().count() + tail_from(k).chars().count() <= max;
+    let keep = (1..=file).find(|&k| fits(k)).unwrap_or(file);
+    let tail = if file == 0 {
+        tail_from(0)
+    } else {
+        tail_from(keep)
+    };
     let room = max.saturating_sub(tail.chars().count());
     if op.chars().count() <= room {
         return format!("{op}{tail}");
@@ -296,8 +308,12 @@ mod tests {
     #[test]
     fn stage_names_keep_their_file_and_line() {
         let name = "collect at /tmp/spark-gen/testdata/gen/patterns/failed_job.py:57";
-        let short = short_name(name, 30);
-        assert_eq!(short, "collect at …/failed_job.py:57");
+        assert_eq!(short_name(name, 30), "collect at …/failed_job.py:57");
+        // Inner folders stay while they fit.
+        assert_eq!(
+            short_name(name, 45),
+            "collect at …/gen/patterns/failed_job.py:57"
+        );
         // The operation gives way before the call site does, a whole word at a time.
         assert_eq!(
             short_name("showString at NativeMethodAccessorImpl.java:0", 30),

@@ -33,6 +33,7 @@ mod spill;
 mod timeline;
 
 pub(crate) use axis::round_step;
+pub(crate) use axis::short_name;
 use axis::{Axis, Unit, stage_label};
 use busy::{Busy, cores_busy};
 use durations::{Strips, task_durations};
