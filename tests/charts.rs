@@ -54,6 +54,34 @@ fn file_line(name: &str) -> Option<&str> {
     (!line.is_empty() && line.chars().all(|c| c.is_ascii_digit())).then_some(file)
 }
 
+/// Ticks of a linear axis go up in equal steps of 1, 2 or 5 × 10^n (of the unit they name).
+fn assert_round_steps(labels: &[String], what: &str) {
+    let values: Vec<f64> = labels
+        .iter()
+        .map(|l| {
+            let number: String = l
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == '-')
+                .collect();
+            number
+                .parse()
+                .unwrap_or_else(|_| panic!("{what}: tick {l:?} is not a number"))
+        })
+        .collect();
+    let step = values[1] - values[0];
+    let mantissa = step / 10f64.powf(step.log10().floor());
+    assert!(
+        [1.0, 2.0, 5.0].iter().any(|m| (mantissa - m).abs() < 1e-6),
+        "{what}: step {step} of {labels:?}"
+    );
+    for pair in values.windows(2) {
+        assert!(
+            ((pair[1] - pair[0]) - step).abs() < step * 1e-6,
+            "{what}: uneven ticks {labels:?}"
+        );
+    }
+}
+
 /// The stage id a row label (`"2.0 collect at …"`) is about.
 fn row_stage(label: &str) -> i64 {
     label
@@ -82,6 +110,9 @@ fn every_chart_of_every_bundled_log_reads_at_a_glance() {
                 assert_eq!(unique.len(), labels.len(), "{who} {}: {labels:?}", c.name);
                 for l in &labels {
                     assert!(texts.contains(l), "{who} {}: tick {l} not drawn", c.name);
+                }
+                if !c.caption.contains("logarithmic") {
+                    assert_round_steps(&labels, &format!("{who} {}", c.name));
                 }
             }
             // Each stage row keeps the call site's file:line, however deep its folders.

@@ -121,8 +121,16 @@ pub(super) fn task_durations(app: &Application, focus: &Focus) -> Chart {
         .iter()
         .map(|s| {
             let id = s.label.split(' ').next().unwrap_or_default();
-            let ok = match (s.quantile(0.5), s.quantile(1.0)) {
-                (Some(median), Some(max)) => format!(
+            let ok = match (s.quantile(0.0), s.quantile(0.5), s.quantile(1.0)) {
+                // Too few tasks for a median to mean much: their range says it all.
+                (Some(min), _, Some(max)) if s.durations.len() < MIN_BOX_TASKS => format!(
+                    "{} task{} of {} to {}",
+                    s.durations.len(),
+                    if s.durations.len() == 1 { "" } else { "s" },
+                    duration((min * 1000.0) as i64),
+                    duration((max * 1000.0) as i64),
+                ),
+                (_, Some(median), Some(max)) => format!(
                     "{} tasks, median {}, max {}{}",
                     s.durations.len(),
                     duration((median * 1000.0) as i64),
