@@ -47,7 +47,7 @@ const MIN_BOX_TASKS: usize = 5;
 /// The stage attempts to draw, in order: those the focus names, those that failed, then the
 /// ones whose slowest successful task ran longest past the median (where a skewed or
 /// straggling task held the stage open).
-pub(super) fn chosen_stages(app: &Application, focus: &Focus) -> Vec<Strip> {
+pub(super) fn chosen_stages(app: &Application, focus: &Focus, names: &StageNames) -> Vec<Strip> {
     let mut strips: Vec<Strip> = app
         .stages
         .iter()
@@ -69,7 +69,7 @@ pub(super) fn chosen_stages(app: &Application, focus: &Focus) -> Vec<Strip> {
             }
             Some(Strip {
                 stage_id: s.stage_id,
-                label: stage_label(s.stage_id, s.attempt_id, &s.name, LABEL_CHARS),
+                label: names.label(s.stage_id, s.attempt_id, &s.name),
                 durations,
                 failed,
                 marked: focus.stage_ids.contains(&s.stage_id),
@@ -110,9 +110,9 @@ pub(super) fn chosen_stages(app: &Application, focus: &Focus) -> Vec<Strip> {
     kept
 }
 
-pub(super) fn task_durations(app: &Application, focus: &Focus) -> Chart {
+pub(super) fn task_durations(app: &Application, focus: &Focus, names: &StageNames) -> Chart {
     let mut chart = Chart::empty("task-durations", "Task durations of the worst stages");
-    let strips = chosen_stages(app, focus);
+    let strips = chosen_stages(app, focus, names);
     if strips.is_empty() {
         chart.caption = "No task finished: there are no durations to compare.".into();
         return chart;

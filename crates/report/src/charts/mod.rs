@@ -136,13 +136,72 @@ type DrawResult = Result<(), Box<dyn Error>>;
 /// Every chart of one application, in the order the HTML shows them.
 pub fn render_all(report: &Report, app: &Application) -> Vec<Chart> {
     let focus = Focus::of(report);
+    let names = StageNames::of(report);
     vec![
-        stage_timeline(app, &focus),
+        stage_timeline(app, &focus, &names),
         cores_busy(app),
-        task_durations(app, &focus),
+        task_durations(app, &focus, &names),
         gc_share(report),
-        spill(report, &focus),
+        spill(report, &focus, &names),
     ]
+}
+
+/// How a chart's row names a stage: `"2.0 collect at …/etl/daily.py:42"`, the call site's
+/// `file:line` always kept. A stage whose call site is a frame of the JDK's reflection or
+/// thread pools (`$anonfun$withThreadLocalCaptured$1 at CompletableFuture.java:1768`, what
+/// Spark records for work submitted from a thread or through py4j) says nothing of the user's
+/// code; its job's description, when the user set one, does.
+pub(crate) struct StageNames {
+    descriptions: std::collections::HashMap<i64, String>,
+}
+
+/// Call-site files that are the JDK's plumbing, never the user's code.
+const PLUMBING: [&str; 6] = [
+    "CompletableFuture.java",
+    "NativeMethodAccessorImpl.java",
+    "DirectMethodHandleAccessor.java",
+    "ThreadPoolExecutor.java",
+    "ForkJoinTask.java",
+    "Thread.java",
+];
+
+impl StageNames {
+    pub(crate) fn of(report: &Report) -> StageNames {
+        let mut descriptions = std::collections::HashMap::new();
+        for job in &report.jobs {
+            let Some(text) = job.description.as_deref().map(str::trim) else {
+                continue;
+            };
+            if text.is_empty() {
+                continue;
+            }
+            for &id in &job.stage_ids {
+                descriptions.entry(id).or_insert_with(|| text.to_string());
+            }
+        }
+        StageNames { descriptions }
+    }
+
+    fn label(&self, stage_id: i64, attempt_id: i64, name: &str) -> String {
+        match self.descriptions.get(&stage_id) {
+            Some(description) if is_plumbing(name) => {
+                stage_label(stage_id, attempt_id, description, LABEL_CHARS)
+            }
+            _ => stage_label(stage_id, attempt_id, name, LABEL_CHARS),
+        }
+    }
+}
+
+/// Whether a stage name's call site (`op at File.java:N`) is a JDK plumbing frame.
+pub fn is_plumbing(name: &str) -> bool {
+    let first = name.lines().next().unwrap_or_default();
+    first.rsplit_once(" at ").is_some_and(|(_, place)| {
+        let file = place.rsplit(['/', '\\']).next().unwrap_or(place);
+        PLUMBING.iter().any(|p| {
+            file.strip_prefix(p)
+                .is_some_and(|rest| rest.starts_with(':'))
+        })
+    })
 }
 
 /// The stages the charts point the reader at: those named by the highest-ranked finding about
@@ -490,7 +549,7 @@ mod tests {
     fn spill_spanning_orders_of_magnitude_is_drawn_on_a_log_scale() {
         let app = app_of(&[(2 << 30, 1 << 30), (0, 0), (4096, 0)], None);
         let report = report_of(&app);
-        let chart = spill(&report, &Focus::of(&report));
+        let chart = spill(&report, &Focus::of(&report), &StageNames::of(&report));
         assert!(chart.caption.contains("logarithmic"), "{}", chart.caption);
         let svg = chart.svg.expect("drawn");
         // Only the stages that spilled get a label.
@@ -502,7 +561,7 @@ mod tests {
 
         let even = report_of(&app_of(&[(2000, 1000)], None));
         assert!(
-            !spill(&even, &Focus::of(&even))
+            !spill(&even, &Focus::of(&even), &StageNames::of(&even))
                 .caption
                 .contains("logarithmic")
         );
@@ -542,6 +601,17 @@ mod tests {
         }
         let timeline = &render_all(&report, &app)[0];
         assert!(timeline.png().is_some(), "the timeline has data");
+    }
+
+    #[test]
+    fn jdk_plumbing_call_sites_are_told_apart_from_the_users() {
+        assert!(is_plumbing(
+            "$anonfun$withThreadLocalCaptured$1 at CompletableFuture.java:1768"
+        ));
+        assert!(is_plumbing("showString at NativeMethodAccessorImpl.java:0"));
+        assert!(!is_plumbing("collect at /a/b/workload.py:12"));
+        assert!(!is_plumbing("run at MyThread.java:3"));
+        assert!(!is_plumbing("count at Thread.javadoc"));
     }
 
     #[test]

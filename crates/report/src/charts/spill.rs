@@ -14,7 +14,7 @@ pub(super) struct SpillRow {
     pub(super) marked: bool,
 }
 
-pub(super) fn spill(report: &Report, focus: &Focus) -> Chart {
+pub(super) fn spill(report: &Report, focus: &Focus, names: &StageNames) -> Chart {
     let mut chart = Chart::empty("spill", "Spill per stage");
     let mut rows: Vec<SpillRow> = report
         .stages
@@ -22,7 +22,7 @@ pub(super) fn spill(report: &Report, focus: &Focus) -> Chart {
         .filter(|s| s.memory_spill_bytes > 0 || s.disk_spill_bytes > 0)
         .map(|s| SpillRow {
             stage_id: s.stage_id,
-            label: stage_label(s.stage_id, s.attempt_id, &s.name, LABEL_CHARS),
+            label: names.label(s.stage_id, s.attempt_id, &s.name),
             memory: s.memory_spill_bytes as f64,
             disk: s.disk_spill_bytes as f64,
             marked: focus.rule.is_some() && focus.stage_ids.contains(&s.stage_id),

@@ -15,7 +15,7 @@ pub(super) struct Bar {
     pub(super) marked: bool,
 }
 
-pub(super) fn stage_timeline(app: &Application, focus: &Focus) -> Chart {
+pub(super) fn stage_timeline(app: &Application, focus: &Focus, names: &StageNames) -> Chart {
     let mut chart = Chart::empty("stage-timeline", "Stage timeline");
     let (Some(t0), Some(end)) = (origin(app), horizon(app)) else {
         chart.caption = "No stage was submitted: there is nothing to place on a timeline.".into();
@@ -30,7 +30,7 @@ pub(super) fn stage_timeline(app: &Application, focus: &Focus) -> Chart {
             let stop = s.completion_ms.unwrap_or(end).max(start);
             Some(Bar {
                 stage_id: s.stage_id,
-                label: stage_label(s.stage_id, s.attempt_id, &s.name, LABEL_CHARS),
+                label: names.label(s.stage_id, s.attempt_id, &s.name),
                 start: secs(start),
                 end: secs(stop),
                 status: s.status,
