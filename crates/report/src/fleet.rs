@@ -298,13 +298,18 @@ pub fn render_index(night: &Night, history: &[Night], changes: &[Change]) -> Str
             )
         })
         .collect();
-    out.push_str(&bars("Total runtime per night", unit, &runtime, &|v| {
-        duration((v * unit_ms).round() as i64)
-    }));
+    out.push_str(&bars(
+        "Total runtime per night",
+        unit,
+        &runtime,
+        0.0,
+        &|v| duration((v * unit_ms).round() as i64),
+    ));
     out.push_str(&bars(
         "Findings at medium severity or above per night",
         "findings",
         &findings,
+        1.0,
         &|n| format!("{n:.0}"),
     ));
     out.push_str("</body></html>\n");
@@ -315,18 +320,20 @@ pub fn render_index(night: &Night, history: &[Night], changes: &[Change]) -> Str
 const MAX_NIGHT_BAR: f64 = 48.0;
 
 /// A small bar chart as inline SVG: one bar per night, labelled with its date and its value
-/// (as `value` writes it), on a round y axis.
+/// (as `value` writes it), on a round y axis whose step is at least `min_step` (1 for counts,
+/// which come whole).
 fn bars(
     title: &str,
     unit: &str,
     values: &[(String, f64)],
+    min_step: f64,
     value: &dyn Fn(f64) -> String,
 ) -> String {
     let (w, h, left, bottom, top_pad) = (760.0, 220.0, 56.0, 48.0, 34.0);
     let max = values.iter().map(|v| v.1).fold(0.0f64, f64::max);
     // Headroom above the tallest bar for its value label.
     let reach = if max > 0.0 { max * 1.12 } else { 1.0 };
-    let step = crate::charts::round_step(reach, 4);
+    let step = crate::charts::round_step(reach, 4).max(min_step);
     let top = ((reach / step).ceil() * step).max(step);
     let plot_h = h - bottom - top_pad;
     let y_of = |v: f64| h - bottom - plot_h * v / top;
@@ -488,5 +495,10 @@ mod tests {
             assert!(chart.contains(tick), "{tick}: {chart}");
         }
         assert!(chart.contains(">11-29</text>"));
+        // One finding is counted on whole ticks, not 0.0 0.5 1.0.
+        let findings = &html[html.find("aria-label=\"Findings at").unwrap()..];
+        let findings = &findings[..findings.find("</svg>").unwrap()];
+        assert!(findings.contains(">1</text>") && findings.contains(">2</text>"));
+        assert!(!findings.contains(">0.5</text>"), "{findings}");
     }
 }
