@@ -4,10 +4,17 @@
 //!
 //! The HTML view inlines them; `sparkdiag analyze --charts DIR` writes them as files. Charts are
 //! built from the model ([`Application`]) because they need per-task data the JSON contract
-//! does not carry. Each chart keeps its data ([`Plot`]) and draws it on any plotters backend:
+//! does not carry. Each chart keeps its data (`Plot`) and draws it on any plotters backend:
 //! SVG for the page, PNG ([`Chart::png`]) for tools that take images. Text is measured and
 //! rasterised by ab_glyph with the DejaVu Sans font compiled in, so nothing comes from the
 //! system.
+//!
+//! What a reader should see at a glance decides the layout: every numeric axis is an
+//! `Axis` with round ticks that never read the same twice; stage rows are named by
+//! `StageNames`, which keep the call site's `file:line`; the stages the top finding names
+//! (`Focus`) are outlined on the timeline and come first among the task durations; bar
+//! charts are as tall as their bars. [`Chart::axis_labels`], [`Chart::row_labels`] and
+//! [`Chart::marked_stages`] say what was drawn, for tests.
 //!
 //! Text from the log (stage names, executor ids) reaches the SVG through plotters, which escapes
 //! `<`, `>`, `&`, `"` and `'` in every `<text>` and attribute it writes; labels are therefore
