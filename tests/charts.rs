@@ -220,7 +220,19 @@ fn the_stage_the_top_finding_names_is_marked_and_comes_first() {
         want.dedup();
         assert_eq!(marked, want, "{name}: {rule} names {stages:?}");
         let svg = timeline.svg.as_deref().unwrap();
-        assert!(svg.contains(&format!("◀ {rule}")) || svg.contains(&format!("{rule} ▶")));
+        let tags = svg_texts(svg)
+            .iter()
+            .filter(|t| t.trim_matches(['◀', '▶', ' ']) == rule)
+            .count();
+        let marked_rows = timeline
+            .row_labels()
+            .iter()
+            .filter(|l| want.contains(&row_stage(l)))
+            .count();
+        assert_eq!(
+            tags, marked_rows,
+            "{name}: one {rule} tag per marked stage attempt"
+        );
         assert!(timeline.caption.contains(rule), "{}", timeline.caption);
 
         let durations = chart(&charts, "task-durations");

@@ -164,18 +164,22 @@ impl Timeline {
                 INK.stroke_width(2),
             )])?;
             let y = (n - 1 - i) as f64 + 0.5;
-            let right = hi.0 < first + (span - first) * 0.8;
-            let (at, text, anchor) = if right {
-                (hi.0, format!(" ◀ {tag}"), HPos::Left)
+            let width = span - first;
+            // Right of the bar when there is room, else left of it, else (a bar across the
+            // whole run) inside it, in white.
+            let (at, text, anchor, ink) = if hi.0 < first + width * 0.8 {
+                (hi.0, format!(" ◀ {tag}"), HPos::Left, INK)
+            } else if lo.0 > first + width * 0.15 {
+                (lo.0, format!("{tag} ▶ "), HPos::Right, INK)
             } else {
-                (lo.0, format!("{tag} ▶ "), HPos::Right)
+                (lo.0, format!(" {tag}"), HPos::Left, WHITE)
             };
             c.draw_series([Text::new(
                 text,
                 (at, y),
                 (FONT, 12)
                     .into_font()
-                    .color(&INK)
+                    .color(&ink)
                     .pos(Pos::new(anchor, VPos::Center)),
             )])?;
         }
