@@ -2,6 +2,8 @@
 
 /// `sparkdiag batch` over two nights of real logs.
 mod batch;
+/// Every chart of every bundled log: round unique ticks, file:line labels, the marked stage.
+mod charts;
 /// Our numbers against the Spark History Server's own golden REST responses.
 mod conformance;
 /// Cut, corrupt and unreadable input.

@@ -65,6 +65,12 @@ fn with_code_spans(escaped: &str) -> String {
     out
 }
 
+/// Escaped text with a line-break opportunity after each `/`, so a call site's path wraps
+/// between folders ("…/testdata/" | "gen/workload.py:107") instead of inside a word.
+fn with_path_breaks(escaped: &str) -> String {
+    escaped.replace('/', "/<wbr>")
+}
+
 pub(crate) fn thousands(n: i64) -> String {
     let digits = n.unsigned_abs().to_string();
     let mut out = String::new();
@@ -352,7 +358,7 @@ fn stages(out: &mut String, report: &Report) {
             human_bytes(st.disk_spill_bytes),
             percent(st.jvm_gc_time_ms, st.executor_run_time_ms),
             escape(&st.name),
-            escape(&truncate(&st.name, 60)),
+            with_path_breaks(&escape(&charts::short_name(&st.name, 60))),
         );
     }
     out.push_str("</tbody>\n</table>\n");
@@ -434,17 +440,56 @@ fn sql(out: &mut String, report: &Report) {
         let _ = writeln!(
             out,
             "<tr><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
-             <td class=\"n\">{}</td><td class=\"name\">{}</td><td class=\"name\">{}</td></tr>",
+             <td class=\"n\">{}</td><td class=\"name\">{}</td><td class=\"name\" title=\"{}\">{}</td></tr>",
             q.execution_id,
             took.map_or("-".into(), duration),
             q.job_ids.len(),
             q.exchanges,
             escape(&clip(&q.description, SQL_CHARS)),
-            escape(&truncate(q.error.as_deref().unwrap_or_default(), 120)),
+            escape(&clip(q.error.as_deref().unwrap_or_default(), FAILURE_CHARS)),
+            escape(&truncate(
+                error_headline(q.error.as_deref().unwrap_or_default()),
+                120
+            )),
         );
     }
     out.push_str("</tbody>\n</table>\n");
     more(out, report.sql.len(), "SQL executions");
+}
+
+/// The line of an error message that says what went wrong. A Python traceback (alone or inside
+/// Spark's "An exception was thrown from the Python worker: Traceback ...") ends with the
+/// exception, `ValueError: bad row 1234`, which is the line to show rather than the
+/// "Traceback (most recent call last):" that starts it; any other message leads with its point.
+pub(crate) fn error_headline(message: &str) -> &str {
+    const TRACEBACK: &str = "Traceback (most recent call last):";
+    let first = || {
+        message
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or_default()
+    };
+    let Some(at) = message.find(TRACEBACK) else {
+        return first();
+    };
+    // The exception line is the last unindented `Name: message` (or a bare `SomeError`) of
+    // the traceback; frames are indented, and Java's `\tat` lines follow it.
+    let is_exception = |line: &&str| {
+        let name = line.split(':').next().unwrap_or_default();
+        !line.starts_with(char::is_whitespace)
+            && !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+            && (line.contains(':') || name.ends_with("Error") || name.ends_with("Exception"))
+    };
+    message[at + TRACEBACK.len()..]
+        .lines()
+        .rev()
+        .find(is_exception)
+        .map(str::trim_end)
+        .unwrap_or_else(first)
 }
 
 /// Plans with more operators than this start collapsed.
@@ -864,6 +909,46 @@ mod tests {
             "<details class=\"plan\">\n<summary><strong>SQL execution 1</strong> · {} operators",
             OPEN_PLAN_NODES + 1
         )));
+    }
+
+    #[test]
+    fn stage_names_wrap_between_folders_and_keep_their_file_and_line() {
+        let name = "collect at /home/someone/projects/nightly/etl/jobs/orders/daily_orders.py:123";
+        let cell = with_path_breaks(&escape(&charts::short_name(name, 60)));
+        assert_eq!(
+            cell,
+            "collect at …/<wbr>nightly/<wbr>etl/<wbr>jobs/<wbr>orders/<wbr>daily_orders.py:123"
+        );
+        assert_eq!(
+            with_path_breaks("collect at /a/b.py:1"),
+            "collect at /<wbr>a/<wbr>b.py:1"
+        );
+    }
+
+    #[test]
+    fn an_error_is_headed_by_its_exception_not_its_traceback() {
+        // As Spark 4.3 wrote it in testdata/logs/failed (SQLExecutionEnd errorMessage).
+        let python = "[PYTHON_EXCEPTION] An exception was thrown from the Python worker: \
+            Traceback (most recent call last):\n  File \"/w/workload.py\", line 90, in checked_double\n    \
+            raise ValueError(f\"bad row {x}: refusing to double it\")\nValueError: bad row 1234: \
+            refusing to double it\n SQLSTATE: 38000";
+        assert_eq!(
+            error_headline(python),
+            "ValueError: bad row 1234: refusing to double it"
+        );
+        // A chained traceback: the last exception is the one that ended the query.
+        let chained = "Traceback (most recent call last):\n  File \"a.py\", line 1\nKeyError: 'k'\n\n\
+            During handling of the above exception, another exception occurred:\n\n\
+            Traceback (most recent call last):\n  File \"a.py\", line 3\nRuntimeError: lookup failed\n\
+            \tat org.apache.spark.api.python.BasePythonRunner.handlePythonException(PythonRunner.scala:572)";
+        assert_eq!(error_headline(chained), "RuntimeError: lookup failed");
+        let java =
+            "Job aborted due to stage failure: Task 0 in stage 1.0 failed\n\tat org.apache.X";
+        assert_eq!(
+            error_headline(java),
+            "Job aborted due to stage failure: Task 0 in stage 1.0 failed"
+        );
+        assert_eq!(error_headline(""), "");
     }
 
     #[test]
