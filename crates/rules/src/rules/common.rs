@@ -57,13 +57,36 @@ pub fn property<'a>(ctx: &'a crate::Context, key: &str) -> Option<&'a str> {
 pub fn aqe_enabled(ctx: &crate::Context) -> bool {
     match property(ctx, "spark.sql.adaptive.enabled") {
         Some(value) => value.eq_ignore_ascii_case("true"),
-        None => {
-            let version = ctx.app.spark_version.as_deref().unwrap_or("");
-            let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
-            let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-            // Unknown versions (Databricks runtimes) have AQE on.
-            major == 0 || (major, minor) >= (3, 2)
+        // Unknown versions (Databricks runtimes without their metadata event) have AQE on.
+        None => ctx.app.spark_version_number().is_none_or(|v| v >= (3, 2)),
+    }
+}
+
+/// AQE exists (Spark 3.0 and later, or a Databricks runtime) and applies: the application ran
+/// SQL / DataFrame queries. Advice to turn it on fits only then.
+pub fn aqe_applies(ctx: &crate::Context) -> bool {
+    ctx.app.uses_sql()
+        && match ctx.app.spark_version_number() {
+            Some(v) => v >= (3, 0),
+            None => ctx.app.platform() == sparkdiag_model::Platform::Databricks,
         }
+}
+
+/// How to get `n` partitions in this application: the SQL setting for DataFrame work (with AQE
+/// where it exists), the RDD API's own knobs for an RDD-only application.
+pub fn partitions_advice(ctx: &crate::Context, n: i64) -> String {
+    if !ctx.app.uses_sql() {
+        format!(
+            "this application uses RDDs only, so spark.sql.shuffle.partitions does not apply: pass numPartitions={n} to the shuffle (reduceByKey, groupByKey, join, repartition({n})) or set spark.default.parallelism={n}"
+        )
+    } else if aqe_applies(ctx) {
+        format!(
+            "spark.sql.shuffle.partitions={n}, or let AQE size them (spark.sql.adaptive.enabled=true with spark.sql.adaptive.advisoryPartitionSizeInBytes), or df.repartition({n}, key) before this step"
+        )
+    } else {
+        format!(
+            "spark.sql.shuffle.partitions={n} (this Spark version has no adaptive execution to size them), or df.repartition({n}, key) before this step"
+        )
     }
 }
 

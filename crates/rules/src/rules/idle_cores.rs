@@ -69,6 +69,24 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         Severity::Low
     };
     let impact = idle / ctx.cores;
+    if let Some(why) = app.interactive() {
+        // Idle cores in a session people type into cost money, not wall-clock time.
+        let title = format!(
+            "{:.0}% of the executor core time was idle ({:.1} core-hours of {:.1}): {why}, so executors waited for the next command",
+            100.0 * share,
+            core_hours,
+            allocated as f64 / 3_600_000.0,
+        );
+        return vec![
+            Finding::new(&IDLE_CORES, severity.at_most(Severity::Medium), title, 0)
+                .evidence("interactive", why)
+                .evidence("allocated_core_ms", allocated)
+                .evidence("busy_core_ms", busy)
+                .evidence("idle_core_ms", idle)
+                .evidence("idle_share", (share * 1000.0).round() / 1000.0)
+                .recommend("Release executors while nobody is typing: spark.dynamicAllocation.enabled=true with spark.dynamicAllocation.executorIdleTimeout=60s (and the external shuffle service or shuffle tracking), or the cluster's auto-termination."),
+        ];
+    }
     let title = format!(
         "{:.0}% of the executor core time was idle: {:.1} core-hours of {:.1} held (about {} of wall-clock on all cores)",
         100.0 * share,
