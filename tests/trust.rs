@@ -478,3 +478,79 @@ fn a_stage_where_every_task_spills_has_oversized_partitions() {
     assert!(f["evidence"]["recommended_partitions"].as_u64().unwrap() > tasks);
     assert_eq!(f["evidence"]["spilling_tasks"], f["evidence"]["tasks"]);
 }
+
+#[test]
+fn a_clock_jump_is_said_in_the_source_and_saves_nobody_hours() {
+    // The smallest log whose clock jumps: one job of a second, then an application end dated
+    // three years later (as a driver whose clock was reset writes). Hand-written: no Spark run
+    // can be made to do this on purpose.
+    let t0: i64 = 1_700_000_000_000;
+    let later = t0 + 3 * 365 * 86_400_000;
+    let log = [
+        r#"{"Event":"SparkListenerLogStart","Spark Version":"3.5.1"}"#.to_string(),
+        format!(
+            r#"{{"Event":"SparkListenerApplicationStart","App Name":"nightly","App ID":"app-1","Timestamp":{t0},"User":"etl"}}"#
+        ),
+        format!(
+            r#"{{"Event":"SparkListenerJobStart","Job ID":0,"Submission Time":{},"Stage Infos":[],"Stage IDs":[]}}"#,
+            t0 + 1000
+        ),
+        format!(
+            r#"{{"Event":"SparkListenerJobEnd","Job ID":0,"Completion Time":{},"Job Result":{{"Result":"JobSucceeded"}}}}"#,
+            t0 + 2000
+        ),
+        format!(r#"{{"Event":"SparkListenerApplicationEnd","Timestamp":{later}}}"#),
+    ]
+    .join("\n");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("app-1");
+    std::fs::write(&path, log + "\n").unwrap();
+    let r = report_of(&path);
+    let warnings = r["source"]["warnings"].to_string();
+    assert!(warnings.contains("no event for 1095.0 days"), "{warnings}");
+    let total: i64 = findings(&r)
+        .iter()
+        .map(|f| f["impact_ms"].as_i64().unwrap())
+        .sum();
+    assert!(total <= 2000, "{:?}", findings(&r));
+    assert_eq!(r["summary"]["recoverable_ms"].as_i64(), Some(total));
+}
+
+#[test]
+fn repeats_of_a_rule_become_one_finding_that_lists_every_place() {
+    // The driver loop runs 48 jobs; its plan findings (one per SQL execution before grouping)
+    // and any per-stage finding come out once, listing every place.
+    let mut grouped = 0;
+    for a in every_log() {
+        for f in findings(&a.report) {
+            let Some(count) = f["evidence"]["occurrence_count"].as_u64() else {
+                continue;
+            };
+            grouped += 1;
+            let listed = f["evidence"]["occurrences"].as_array().unwrap();
+            assert_eq!(listed.len() as u64, count.min(50), "{}: {f}", a.label);
+            assert!(
+                f["title"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with(&format!("(and {} more like it)", count - 1)),
+                "{}",
+                f["title"]
+            );
+            // The scope holds every occurrence's places.
+            for o in listed {
+                for key in ["stage_ids", "job_ids", "sql_execution_ids"] {
+                    for id in o["scope"][key].as_array().unwrap() {
+                        assert!(
+                            f["scope"][key].as_array().unwrap().contains(id),
+                            "{}: {key} {id} missing from {}",
+                            a.label,
+                            f["scope"]
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(grouped >= 3, "{grouped} grouped findings");
+}

@@ -24,8 +24,9 @@ declare_rule! {
     /// - An exception from user code (a Python UDF, a bad record): the message names the row.
     ///
     /// ## Threshold and its source
-    /// Any failed job. Critical when it failed the application (exit code, or the last job to
-    /// finish), high otherwise.
+    /// Any failed job. Critical when it failed the application (exit code, or the first failure
+    /// of a failed application), high otherwise; medium for a job only cancelled because the
+    /// application was shutting down, and for a failed command in an interactive session.
     pub static FAILED_JOB = {
         code: "FA001",
         name: "failed-job",
@@ -106,9 +107,10 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         let failed_app = app.status() == AppStatus::Failed
             && (root_job == Some(job.job_id)
                 || (root_job.is_none() && last_finished == Some(job.job_id)));
+        // A command that failed in a shell or notebook is the person's to retry, not an incident.
         let severity = if failed_app {
             Severity::Critical
-        } else if cascade {
+        } else if cascade || app.interactive().is_some() {
             Severity::Medium
         } else {
             Severity::High

@@ -28,8 +28,9 @@ declare_rule! {
     ///   the external shuffle service.
     ///
     /// ## Threshold and its source
-    /// Any executor lost, or killed by the cluster manager with failed tasks on it, from Spark's
-    /// `ExecutorRemoved` reason and the tasks that failed there. High when tasks failed on them,
+    /// Any executor lost or killed by the cluster manager that cost work: tasks failed on it, or
+    /// later tasks hit `FetchFailed` (its shuffle output was gone). From Spark's `ExecutorRemoved`
+    /// reason and the task end reasons. High when tasks failed on them,
     /// medium otherwise; its impact is the failed tasks' time spread over the cores.
     pub static LOST_EXECUTORS = {
         code: "FA003",
@@ -66,12 +67,15 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         }
         *kinds.entry(removal.name()).or_default() += 1;
         // Released and decommissioned executors, and those leaving with the application, cost
-        // no work; the others only when their removal did (failed tasks), or when they died.
-        let costly = match removal {
-            Removal::Lost => true,
-            Removal::KilledByClusterManager => failed_on[i] > 0,
-            _ => false,
-        };
+        // no work; a lost or killed one only when tasks failed on it, or when later tasks could
+        // not fetch the shuffle output it took with it.
+        let removed_at = e.removed_ms.unwrap_or(i64::MAX);
+        let costly = matches!(removal, Removal::Lost | Removal::KilledByClusterManager)
+            && (failed_on[i] > 0
+                || app
+                    .task_failures
+                    .iter()
+                    .any(|f| f.reason == "FetchFailed" && f.finish_ms >= removed_at));
         if !costly {
             continue;
         }
