@@ -247,6 +247,27 @@ impl Application {
         None
     }
 
+    /// The cluster manager from `spark.master`: `local`, `local-cluster`, `yarn`, `kubernetes`,
+    /// `standalone` or `mesos`; `None` when the log does not say.
+    pub fn cluster_manager(&self) -> Option<&'static str> {
+        let master = self.spark_properties.get("spark.master")?.trim();
+        Some(if master.starts_with("local-cluster") {
+            "local-cluster"
+        } else if master.starts_with("local") {
+            "local"
+        } else if master.starts_with("yarn") {
+            "yarn"
+        } else if master.starts_with("k8s://") {
+            "kubernetes"
+        } else if master.starts_with("spark://") {
+            "standalone"
+        } else if master.starts_with("mesos://") {
+            "mesos"
+        } else {
+            return None;
+        })
+    }
+
     /// Dynamic allocation was on: executors come and go with the load.
     pub fn dynamic_allocation(&self) -> bool {
         self.spark_properties

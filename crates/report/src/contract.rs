@@ -86,6 +86,8 @@ pub struct ApplicationOut {
     /// Databricks' Photon engine ran it.
     pub photon: bool,
     pub dynamic_allocation: bool,
+    /// From `spark.master`: `local`, `local-cluster`, `yarn`, `kubernetes`, `standalone`, `mesos`.
+    pub cluster_manager: Option<&'static str>,
 }
 
 #[derive(Debug, Serialize)]
@@ -339,6 +341,7 @@ fn application_out(app: &Application) -> ApplicationOut {
         api: if app.uses_sql() { "sql" } else { "rdd" },
         photon: app.photon(),
         dynamic_allocation: app.dynamic_allocation(),
+        cluster_manager: app.cluster_manager(),
     }
 }
 

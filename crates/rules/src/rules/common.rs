@@ -96,3 +96,72 @@ pub fn shuffle_stages<'a>(
     ctx.stage_stats()
         .filter(|(s, _)| s.totals.shuffle_read_bytes() > 0 || s.totals.shuffle_read_records > 0)
 }
+
+/// How to let executors go when there is no work, on this application's platform.
+pub fn release_idle_executors(ctx: &crate::Context) -> &'static str {
+    use sparkdiag_model::Platform;
+    match (ctx.app.platform(), ctx.app.cluster_manager()) {
+        (Platform::Databricks, _) => {
+            "enable the cluster's autoscaling (a lower minimum of workers) and auto-termination, or run the work on a job cluster"
+        }
+        (_, Some("kubernetes")) => {
+            "spark.dynamicAllocation.enabled=true with spark.dynamicAllocation.shuffleTracking.enabled=true (Kubernetes has no external shuffle service) and spark.dynamicAllocation.executorIdleTimeout=60s"
+        }
+        (Platform::Emr, _) => {
+            "spark.dynamicAllocation.enabled=true (EMR runs the external shuffle service already) with spark.dynamicAllocation.executorIdleTimeout=60s, and EMR managed scaling for the nodes"
+        }
+        _ => {
+            "spark.dynamicAllocation.enabled=true with spark.dynamicAllocation.executorIdleTimeout=60s (and spark.shuffle.service.enabled=true or spark.dynamicAllocation.shuffleTracking.enabled=true)"
+        }
+    }
+}
+
+/// How to keep shuffle output when an executor goes, on this application's platform.
+pub fn keep_shuffle_output(ctx: &crate::Context) -> &'static str {
+    use sparkdiag_model::Platform;
+    match (ctx.app.platform(), ctx.app.cluster_manager()) {
+        (Platform::Databricks, _) => {
+            "on Databricks use on-demand (not spot) workers for this job, or enable decommissioning (spark.decommission.enabled=true)"
+        }
+        (_, Some("kubernetes")) => {
+            "on Kubernetes enable graceful decommissioning with shuffle migration (spark.decommission.enabled=true, spark.storage.decommission.enabled=true, spark.storage.decommission.shuffleBlocks.enabled=true)"
+        }
+        _ => {
+            "run the external shuffle service (spark.shuffle.service.enabled=true) or decommission executors gracefully (spark.decommission.enabled=true) so shuffle files outlive them"
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn context_advice(props: &[(&str, &str)]) -> (String, String) {
+        let app = sparkdiag_model::Application {
+            spark_properties: props
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..Default::default()
+        };
+        let ctx = crate::Context::new(&app);
+        (
+            release_idle_executors(&ctx).to_string(),
+            keep_shuffle_output(&ctx).to_string(),
+        )
+    }
+
+    #[test]
+    fn advice_names_the_platforms_own_knobs() {
+        let (idle, shuffle) =
+            context_advice(&[("spark.databricks.clusterUsageTags.sparkVersion", "13.3.x")]);
+        assert!(idle.contains("autoscaling") && !idle.contains("spark.dynamicAllocation"));
+        assert!(!shuffle.contains("spark.shuffle.service"));
+        let (idle, shuffle) = context_advice(&[("spark.master", "k8s://https://10.0.0.1:443")]);
+        assert!(idle.contains("shuffleTracking") && !idle.contains("spark.shuffle.service"));
+        assert!(shuffle.contains("shuffleBlocks"));
+        let (idle, shuffle) = context_advice(&[("spark.master", "yarn")]);
+        assert!(idle.contains("spark.shuffle.service.enabled=true"));
+        assert!(shuffle.contains("spark.shuffle.service.enabled=true"));
+    }
+}

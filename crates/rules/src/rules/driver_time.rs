@@ -125,7 +125,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 .evidence("interactive", why)
                 .evidence("driver_only_ms", driver_ms)
                 .evidence("idle_core_ms", driver_ms * ctx.cores)
-                .recommend("Nothing to fix in the code: release idle executors while nobody is typing (spark.dynamicAllocation.enabled=true with a short spark.dynamicAllocation.executorIdleTimeout, or the cluster's auto-termination), and run finished notebooks as scheduled batch jobs."),
+                .recommend(format!("Nothing to fix in the code: release idle executors while nobody is typing ({}), and run finished notebooks as scheduled batch jobs.", super::common::release_idle_executors(ctx))),
         ];
     }
     let mut finding = Finding::new(&DRIVER_TIME, Severity::from_share(driver_ms, ctx.app_ms), title, driver_ms)
@@ -135,7 +135,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         .evidence("after_last_job_ms", after_last)
         .evidence("idle_core_ms", driver_ms * ctx.cores)
         .evidence("longest_gaps", serde_json::Value::Array(long_gaps))
-        .recommend("Move driver-side work into Spark (DataFrame operations instead of collect() and Python loops), replace loops of small jobs with one job (DR002), and let dynamic allocation release executors during long driver phases.");
+        .recommend(format!("Move driver-side work into Spark (DataFrame operations instead of collect() and Python loops), replace loops of small jobs with one job (DR002), and release executors during long driver phases ({}).", super::common::release_idle_executors(ctx)));
     for (s, e) in windows {
         finding = finding.during(s, e);
     }

@@ -151,7 +151,7 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
             .recommend(if cascade {
                 "This job was stopped because the application was shutting down: fix the first failure (the finding's lead job) and it will run.".to_string()
             } else {
-                recommendation(first.copied(), origin.is_some())
+                recommendation(ctx, first.copied(), origin.is_some())
             });
         if let Some(s) = stage {
             finding = finding
@@ -283,9 +283,16 @@ fn loss_text(e: &sparkdiag_model::Executor, reason: &str) -> String {
     format!("executor {} on {} lost ({reason}{means})", e.id, e.host)
 }
 
-fn recommendation(first: Option<&sparkdiag_model::TaskFailure>, after_loss: bool) -> String {
+fn recommendation(
+    ctx: &Context,
+    first: Option<&sparkdiag_model::TaskFailure>,
+    after_loss: bool,
+) -> String {
     if after_loss {
-        return "An executor died and took its shuffle output with it, so the next stage could not fetch it: fix why the executor died (FA003: memory limits, preemption, heartbeats) and use the external shuffle service or decommissioning (spark.shuffle.service.enabled=true, spark.decommission.enabled=true) so shuffle files outlive executors.".into();
+        return format!(
+            "An executor died and took its shuffle output with it, so the next stage could not fetch it: fix why the executor died (FA003: memory limits, preemption, heartbeats), and {}.",
+            super::common::keep_shuffle_output(ctx)
+        );
     }
     let Some(f) = first else {
         return "Read the job's failure message; the log holds no failed task for it.".into();
@@ -301,7 +308,10 @@ fn recommendation(first: Option<&sparkdiag_model::TaskFailure>, after_loss: bool
     {
         "Out of memory: raise spark.executor.memory or spark.executor.memoryOverhead, use smaller partitions (more shuffle partitions), and check for a skewed partition (SK001).".into()
     } else if f.reason == "FetchFailed" {
-        "Shuffle output was lost with its executor: find why that executor died (FA003) and consider the external shuffle service (spark.shuffle.service.enabled=true).".into()
+        format!(
+            "Shuffle output was lost with its executor: find why that executor died (FA003), and {}.",
+            super::common::keep_shuffle_output(ctx)
+        )
     } else if f.reason == "ExecutorLostFailure" {
         "The executor running the task was lost: see FA003 for its removal reason (memory limits, preemption, heartbeat timeouts).".into()
     } else {

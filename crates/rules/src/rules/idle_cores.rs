@@ -84,7 +84,10 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 .evidence("busy_core_ms", busy)
                 .evidence("idle_core_ms", idle)
                 .evidence("idle_share", (share * 1000.0).round() / 1000.0)
-                .recommend("Release executors while nobody is typing: spark.dynamicAllocation.enabled=true with spark.dynamicAllocation.executorIdleTimeout=60s (and the external shuffle service or shuffle tracking), or the cluster's auto-termination."),
+                .recommend(format!(
+                    "Release executors while nobody is typing: {}.",
+                    super::common::release_idle_executors(ctx)
+                )),
         ];
     }
     let title = format!(
@@ -100,6 +103,6 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .evidence("busy_core_ms", busy)
             .evidence("idle_core_ms", idle)
             .evidence("idle_share", (share * 1000.0).round() / 1000.0)
-            .recommend("Fix the causes the other findings name (driver-only time, too few tasks, skew), then size the cluster to the work: spark.dynamicAllocation.enabled=true with spark.dynamicAllocation.executorIdleTimeout=60s, or fewer executors."),
+            .recommend(format!("Fix the causes the other findings name (driver-only time, too few tasks, skew), then size the cluster to the work: {}, or fewer executors.", super::common::release_idle_executors(ctx))),
     ]
 }

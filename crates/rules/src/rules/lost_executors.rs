@@ -140,7 +140,7 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         .evidence("removals_by_kind", serde_json::to_value(&kinds).unwrap_or_default())
         .evidence("dynamic_allocation", app.dynamic_allocation())
         .evidence("failed_task_ms", wasted_ms)
-        .recommend("Read the removal reason: exit code 137 or \"exceeding memory limits\" needs more spark.executor.memoryOverhead (or memory) and smaller partitions; 143 is a SIGTERM from the cluster manager (preemption: enable spark.decommission.enabled=true and the external shuffle service); heartbeat timeouts point to GC pauses (GC001) or overloaded nodes.");
+        .recommend(format!("Read the removal reason: exit code 137 or \"exceeding memory limits\" needs more spark.executor.memoryOverhead (or memory) and smaller partitions; 143 is a SIGTERM from the cluster manager (preemption or a node drain); heartbeat timeouts point to GC pauses (GC001) or overloaded nodes. To lose less when one goes: {}.", super::common::keep_shuffle_output(ctx)));
     for (s, e) in windows {
         finding = finding.during(s, e);
     }
