@@ -372,7 +372,10 @@ fn an_interactive_session_is_not_called_driver_bound() {
 }
 
 #[test]
-fn databricks_metadata_gives_the_spark_version_and_photon() {
+fn databricks_metadata_gives_the_spark_version_and_a_job_run_is_batch() {
+    // NVIDIA's NDS q88 on Databricks 13.3 Photon: Spark's version is only in the metadata
+    // event; the app calls itself "Databricks Shell", but its jobs carry
+    // spark.databricks.job.runId: a scheduled job run, not a notebook session.
     let Some(path) = shared_opt(
         "plan-samples/databricks-13.3-photon__spark-rapids-tools-nds_q88__exec26__selected-events.jsonl",
     ) else {
@@ -381,7 +384,11 @@ fn databricks_metadata_gives_the_spark_version_and_photon() {
     let r = report_of(&path);
     assert_eq!(r["application"]["spark_version"], "3.4.1");
     assert_eq!(r["application"]["name"], "Databricks Shell");
-    assert!(r["application"]["interactive"].is_string());
+    assert!(
+        r["application"]["interactive"].is_null(),
+        "{}",
+        r["application"]
+    );
     assert!(
         !r["source"]["unknown_events"]
             .to_string()
@@ -529,13 +536,11 @@ fn repeats_of_a_rule_become_one_finding_that_lists_every_place() {
             grouped += 1;
             let listed = f["evidence"]["occurrences"].as_array().unwrap();
             assert_eq!(listed.len() as u64, count.min(50), "{}: {f}", a.label);
+            let title = f["title"].as_str().unwrap();
             assert!(
-                f["title"]
-                    .as_str()
-                    .unwrap()
-                    .ends_with(&format!("(and {} more like it)", count - 1)),
-                "{}",
-                f["title"]
+                title.ends_with(&format!("(and {} more like it)", count - 1))
+                    || title.ends_with("cancelled as its consequence)"),
+                "{title}"
             );
             // The scope holds every occurrence's places.
             for o in listed {
@@ -553,4 +558,31 @@ fn repeats_of_a_rule_become_one_finding_that_lists_every_place() {
         }
     }
     assert!(grouped >= 3, "{grouped} grouped findings");
+}
+
+#[test]
+fn a_job_cancelled_by_the_shutdown_is_a_consequence_of_the_failure_before_it() {
+    // Job 0 ran long in a thread; job 1 failed in a UDF; the driver stopped the context, which
+    // cancelled job 0. Job 0 ended last and ran longest, yet job 1 is the cause.
+    let r = report_of(&testdata("logs/trust/cascade"));
+    let fa001 = of_rule(&r, "FA001");
+    assert_eq!(fa001.len(), 1, "{:?}", findings(&r));
+    let f = fa001[0];
+    let title = f["title"].as_str().unwrap();
+    assert!(title.starts_with("Job 1 failed"), "{title}");
+    assert!(title.contains("ValueError: bad row 1234"), "{title}");
+    assert!(
+        title.ends_with("(1 more cancelled as its consequence)"),
+        "{title}"
+    );
+    assert_eq!(f["evidence"]["consequence_of_another_failure"], false);
+    assert_eq!(f["scope"]["job_ids"], serde_json::json!([0, 1]));
+    let cancelled = &f["evidence"]["occurrences"][1]["title"];
+    assert!(
+        cancelled
+            .as_str()
+            .unwrap()
+            .contains("a consequence of job 1's failure"),
+        "{cancelled}"
+    );
 }

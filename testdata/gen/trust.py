@@ -15,6 +15,9 @@ Writes testdata/logs/trust/<scenario>/<appId>.zstd (one zstd file each):
   partitions.
 * interactive: local[2], app name PySparkShell; four small queries with 15 s of "thinking"
   between them, as a person at a shell.
+* cascade: local[2]; a long job runs in a thread while another job fails in a UDF (ValueError);
+  the driver then stops the SparkContext, which cancels the long job "because SparkContext was
+  shut down": the first failure is the cause, the cancelled job its consequence.
 """
 import os
 import signal
@@ -63,6 +66,8 @@ SCENARIOS = {
     }),
     "rdd-only": ("local[2]", {"spark.app.name": "sparkdiag-fixture rdd-only"}),
     "interactive": ("local[2]", {"spark.app.name": "PySparkShell"}),
+    "cascade": ("local[2]", {"spark.app.name": "sparkdiag-fixture cascade",
+                             "spark.task.maxFailures": "1"}),
 }
 
 
@@ -145,11 +150,38 @@ def interactive(spark):
             time.sleep(15)  # a person reading the result and typing the next command
 
 
+def bad_row(x):
+    if x == 1234:
+        raise ValueError(f"bad row {x}")
+    return x
+
+
+def cascade(spark):
+    sc = spark.sparkContext
+
+    def long_job():
+        try:
+            sc.parallelize(range(4), 1).map(lambda x: (time.sleep(30), x)[1]).collect()
+        except Exception as e:  # cancelled when the context stops
+            print("long job:", str(e).splitlines()[0], flush=True)
+
+    t = threading.Thread(target=long_job)
+    t.start()
+    time.sleep(3)
+    try:
+        sc.parallelize(range(2000), 1).map(bad_row).sum()
+    except Exception as e:
+        print("failed:", str(e).splitlines()[0], flush=True)
+    spark.stop()  # the long job is still running: it is cancelled
+    t.join()
+
+
 WORKLOADS = {
     "dynamic-allocation": dynamic_allocation,
     "fetch-failed": fetch_failed,
     "rdd-only": rdd_only,
     "interactive": interactive,
+    "cascade": cascade,
 }
 
 
@@ -166,7 +198,7 @@ def run_one(name, event_dir):
     spark = b.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     WORKLOADS[name](spark)
-    spark.stop()
+    spark.stop()  # a second stop (after cascade's own) does nothing
 
 
 def main():

@@ -129,6 +129,12 @@ pub struct JobProperties<'a> {
     pub call_site: Option<Text<'a>>,
     #[serde(rename = "spark.scheduler.pool", borrow)]
     pub scheduler_pool: Option<Text<'a>>,
+    /// The Databricks notebook that ran the job.
+    #[serde(rename = "spark.databricks.notebook.path", borrow)]
+    pub databricks_notebook: Option<Text<'a>>,
+    /// Set when a Databricks job (a scheduled run) started the job, not a person.
+    #[serde(rename = "spark.databricks.job.runId", borrow)]
+    pub databricks_job_run: Option<Text<'a>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -205,6 +205,11 @@ impl ApplicationBuilder {
 
     fn job_start(&mut self, e: events::JobStart<'_>) {
         let props = e.properties.unwrap_or_default();
+        if self.app.databricks_notebook.is_none() {
+            self.app.databricks_notebook =
+                props.databricks_notebook.as_ref().map(|p| p.to_string());
+        }
+        self.app.databricks_job_run |= props.databricks_job_run.is_some();
         let stage_ids = if e.stage_ids.is_empty() {
             e.stage_infos.iter().map(|s| s.stage_id).collect()
         } else {

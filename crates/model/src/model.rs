@@ -135,6 +135,10 @@ pub struct Application {
     pub spark_events: u64,
     /// From Databricks' `DBCEventLoggingListenerMetadata`: Spark's version under the runtime.
     pub databricks_spark_version: Option<String>,
+    /// The first Databricks notebook a job named (`spark.databricks.notebook.path`).
+    pub databricks_notebook: Option<String>,
+    /// A Databricks job run (a scheduled or API-submitted run) started jobs.
+    pub databricks_job_run: bool,
 }
 
 /// No event for this long is a clock jump (or days of nothing), not time the application used.
@@ -213,8 +217,22 @@ impl Application {
             ("jupyter", "a Jupyter notebook"),
             ("notebook", "a notebook session"),
         ];
+        // A Databricks job cluster also calls itself "Databricks Shell": a scheduled run is batch.
+        let tag = |k: &str| self.spark_properties.get(k).map(|v| v.to_ascii_lowercase());
+        if self.databricks_job_run
+            || tag("spark.databricks.clusterUsageTags.clusterSource").as_deref() == Some("job")
+            || tag("spark.databricks.clusterUsageTags.clusterName")
+                .is_some_and(|n| n.starts_with("job-"))
+        {
+            return None;
+        }
         if let Some((_, what)) = NAMES.iter().find(|(n, _)| lower.contains(n)) {
             return Some(format!("the application `{name}` is {what}"));
+        }
+        if let Some(path) = &self.databricks_notebook {
+            return Some(format!(
+                "the application ran the Databricks notebook `{path}`"
+            ));
         }
         let has = |k: &str| self.spark_properties.contains_key(k);
         if has("spark.livy.spark_major_version") || has("livy.spark.master") {

@@ -22,7 +22,8 @@ const OWN_SEVERITY: &[&str] = &["FA001", "FA003", "FA005"];
 /// a loop's jobs is the loop's.
 const SYMPTOMS: &[&str] = &["DR001", "UT001"];
 
-/// Rules that emit their findings root cause first: the first one heads the group.
+/// Rules whose findings are ordered by cause (evidence `consequence_of_another_failure`, then
+/// `failed_at_ms`) rather than by size: the failure that started a chain heads the group.
 const ORDERED: &[&str] = &["FA001"];
 
 /// How many repeats a grouped finding lists in its evidence.
@@ -133,7 +134,18 @@ fn merge(mut group: Vec<Finding>) -> Finding {
     if group.len() == 1 {
         return group.pop().unwrap();
     }
-    if !ORDERED.contains(&group[0].rule) {
+    if ORDERED.contains(&group[0].rule) {
+        // Causes before consequences, then in time: the failure that started it leads.
+        group.sort_by_key(|f| {
+            (
+                f.evidence.get("consequence_of_another_failure") == Some(&true.into()),
+                f.evidence
+                    .get("failed_at_ms")
+                    .and_then(|v| v.as_i64())
+                    .unwrap_or(i64::MAX),
+            )
+        });
+    } else {
         group.sort_by(|a, b| {
             b.impact_ms
                 .cmp(&a.impact_ms)
@@ -149,7 +161,18 @@ fn merge(mut group: Vec<Finding>) -> Finding {
     let count = group.len();
     let mut rest = group.split_off(1);
     let mut lead = group.pop().unwrap();
-    lead.title = format!("{} (and {} more like it)", lead.title, count - 1);
+    let consequences = rest
+        .iter()
+        .filter(|f| f.evidence.get("consequence_of_another_failure") == Some(&true.into()))
+        .count();
+    let mut more = Vec::new();
+    if count - 1 > consequences {
+        more.push(format!("and {} more like it", count - 1 - consequences));
+    }
+    if consequences > 0 {
+        more.push(format!("{consequences} more cancelled as its consequence"));
+    }
+    lead.title = format!("{} ({})", lead.title, more.join("; "));
     lead.severity = severity;
     for f in rest.iter_mut() {
         lead.windows.append(&mut f.windows);

@@ -146,6 +146,7 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
             .evidence("attempts_with_the_same_cause", same_cause)
             .evidence("failed_the_application", failed_app)
             .evidence("consequence_of_another_failure", cascade)
+            .evidence("failed_at_ms", job.completion_ms.unwrap_or(end))
             .evidence("started_by", origin.clone())
             .evidence("job_failure", job.failure.as_deref().map(first_line))
             .recommend(if cascade {
