@@ -586,3 +586,28 @@ fn a_job_cancelled_by_the_shutdown_is_a_consequence_of_the_failure_before_it() {
         "{cancelled}"
     );
 }
+
+#[test]
+fn spark_3_5_gets_the_aqe_advice_that_exists_there() {
+    // Written by pyspark 3.5 with AQE off: AQE exists in 3.5, so CF001 and AQE advice fit;
+    // the RDD-only 4.3 run beside it gets none (see rdd_only_and_old_spark_...).
+    let r = report_of(&testdata("logs/trust/spark-3.5"));
+    assert!(
+        r["application"]["spark_version"]
+            .as_str()
+            .unwrap()
+            .starts_with("3.5."),
+        "{}",
+        r["application"]
+    );
+    assert_eq!(r["application"]["api"], "sql");
+    assert_eq!(of_rule(&r, "CF001").len(), 1, "{:?}", findings(&r));
+    let pa001 = of_rule(&r, "PA001");
+    assert_eq!(pa001.len(), 1, "{:?}", findings(&r));
+    assert!(
+        pa001[0]["recommendation"]
+            .as_str()
+            .unwrap()
+            .contains("spark.sql.adaptive.coalescePartitions.enabled=true")
+    );
+}

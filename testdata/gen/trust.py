@@ -18,6 +18,10 @@ Writes testdata/logs/trust/<scenario>/<appId>.zstd (one zstd file each):
 * cascade: local[2]; a long job runs in a thread while another job fails in a UDF (ValueError);
   the driver then stops the SparkContext, which cancels the long job "because SparkContext was
   shut down": the first failure is the cause, the cancelled job its consequence.
+* spark-3.5: the same SQL aggregation and join with AQE off and the default 200 shuffle
+  partitions, written by pyspark 3.5 (run with a Python that has it:
+  `python3 -m venv /tmp/venv35 && /tmp/venv35/bin/pip install "pyspark==3.5.*"`, then
+  `/tmp/venv35/bin/python testdata/gen/trust.py spark-3.5`); every other scenario is pyspark 4.3.
 """
 import os
 import signal
@@ -66,6 +70,9 @@ SCENARIOS = {
     }),
     "rdd-only": ("local[2]", {"spark.app.name": "sparkdiag-fixture rdd-only"}),
     "interactive": ("local[2]", {"spark.app.name": "PySparkShell"}),
+    "spark-3.5": ("local[2]", {"spark.app.name": "sparkdiag-fixture spark-3.5",
+                               "spark.sql.adaptive.enabled": "false",
+                               "spark.sql.shuffle.partitions": "200"}),
     "cascade": ("local[2]", {"spark.app.name": "sparkdiag-fixture cascade",
                              "spark.task.maxFailures": "1"}),
 }
@@ -176,12 +183,26 @@ def cascade(spark):
     t.join()
 
 
+def spark35(spark):
+    import pyspark
+    from pyspark.sql import functions as F
+
+    if not pyspark.__version__.startswith("3.5"):
+        raise RuntimeError(f"spark-3.5 needs pyspark 3.5, found {pyspark.__version__}")
+    facts = spark.range(0, 2_000_000, 1, 4).select(
+        F.col("id"), (F.col("id") % 1000).alias("k"), (F.col("id") % 7).alias("d"))
+    dims = spark.range(0, 7, 1, 1).select(F.col("id").alias("d"), (F.col("id") * 10).alias("w"))
+    facts.groupBy("k").agg(F.sum("id")).collect()
+    facts.join(dims, "d").groupBy("w").count().collect()
+
+
 WORKLOADS = {
     "dynamic-allocation": dynamic_allocation,
     "fetch-failed": fetch_failed,
     "rdd-only": rdd_only,
     "interactive": interactive,
     "cascade": cascade,
+    "spark-3.5": spark35,
 }
 
 
