@@ -361,6 +361,23 @@ fn an_interactive_session_is_not_called_driver_bound() {
             .unwrap()
             .starts_with("Interactive session")
     );
+    // sparklint's example: a Spark 1.5 app named "MyAppName" whose jobs were typed at a Scala
+    // REPL (`count at <console>:22`): its 2m 42s without a job are a person typing.
+    if let Some(log) = shared_opt("real-world/sparklint/spark_event_log_example") {
+        let r = report_of(&log);
+        assert!(
+            r["application"]["interactive"]
+                .as_str()
+                .is_some_and(|w| w.contains("<console>")),
+            "{}",
+            r["application"]
+        );
+        assert!(
+            of_rule(&r, "DR001")
+                .iter()
+                .all(|f| f["severity"] == "info" && f["impact_ms"] == 0)
+        );
+    }
     // The batch twin of the idea: a driver loop of ours keeps its finding.
     let batch = report_of(&crate::util::pattern_log("driver-loop-serial"));
     assert!(batch["application"]["interactive"].is_null());

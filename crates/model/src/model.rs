@@ -229,6 +229,21 @@ impl Application {
         if let Some((_, what)) = NAMES.iter().find(|(n, _)| lower.contains(n)) {
             return Some(format!("the application `{name}` is {what}"));
         }
+        // Code typed at a REPL has a call site without a file: `count at <console>:22` (Scala),
+        // `<stdin>` (Python), `<ipython-input-3-…>` (Jupyter).
+        if let Some(job) = self.jobs.iter().find(|j| {
+            ["at <console>:", "<stdin>", "<ipython-input-"]
+                .iter()
+                .any(|m| {
+                    j.name.contains(m) || j.call_site.as_deref().is_some_and(|c| c.contains(m))
+                })
+        }) {
+            return Some(format!(
+                "the application's jobs were typed at a shell (job {}: `{}`)",
+                job.job_id,
+                job.name.lines().next().unwrap_or_default()
+            ));
+        }
         if let Some(path) = &self.databricks_notebook {
             return Some(format!(
                 "the application ran the Databricks notebook `{path}`"
