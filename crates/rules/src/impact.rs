@@ -98,10 +98,21 @@ fn windows_of(ctx: &Context, f: &Finding) -> Spans {
     let app = ctx.app;
     let end = app.effective_end_ms().unwrap_or(i64::MAX);
     let span = |s: Option<i64>, e: Option<i64>| s.map(|s| (s, e.unwrap_or(end)));
+    // Sets: a grouped finding can name thousands of stages of an application with thousands.
+    let ids = |v: &[i64]| {
+        v.iter()
+            .copied()
+            .collect::<std::collections::HashSet<i64>>()
+    };
+    let (stage_ids, job_ids, sql_ids) = (
+        ids(&f.scope.stage_ids),
+        ids(&f.scope.job_ids),
+        ids(&f.scope.sql_execution_ids),
+    );
     let stages: Spans = app
         .stages
         .iter()
-        .filter(|s| f.scope.stage_ids.contains(&s.stage_id))
+        .filter(|s| stage_ids.contains(&s.stage_id))
         .filter_map(|s| span(s.submission_ms, s.completion_ms))
         .collect();
     if !stages.is_empty() {
@@ -110,7 +121,7 @@ fn windows_of(ctx: &Context, f: &Finding) -> Spans {
     let jobs: Spans = app
         .jobs
         .iter()
-        .filter(|j| f.scope.job_ids.contains(&j.job_id))
+        .filter(|j| job_ids.contains(&j.job_id))
         .filter_map(|j| span(j.submission_ms, j.completion_ms))
         .collect();
     if !jobs.is_empty() {
@@ -119,7 +130,7 @@ fn windows_of(ctx: &Context, f: &Finding) -> Spans {
     let sql: Spans = app
         .sql
         .iter()
-        .filter(|s| f.scope.sql_execution_ids.contains(&s.execution_id))
+        .filter(|s| sql_ids.contains(&s.execution_id))
         .filter_map(|s| span(s.start_ms, s.end_ms))
         .collect();
     if !sql.is_empty() {
