@@ -164,6 +164,11 @@ fn on_every_real_log_impacts_fit_in_the_runtime_and_each_rule_speaks_once() {
         }
     }
     // What a reviewer reads: every high and critical finding on every log.
+    println!(
+        "{} applications; {} high or critical findings",
+        all.len(),
+        serious.len()
+    );
     for line in &serious {
         println!("{line}");
     }
