@@ -18,5 +18,8 @@ mod html;
 mod plans;
 /// The detectors on real logs with planted problems, and the rule catalogue.
 mod rules;
+/// Findings to trust on logs we did not write: impacts within the runtime, one finding per
+/// problem, interactive sessions, executor removals, failure chains, advice that fits.
+mod trust;
 /// Shared helpers: where the fixtures are, reading a log into the model, running the binary.
 mod util;

@@ -553,45 +553,9 @@ impl<'a> Tree<'a> {
     }
 }
 
-/// The operator id `(n)` of the plan text for each node of the structured plan, when the two
-/// can be paired: the text's operators, in pre-order, must each be found in order among the
-/// structured nodes (which also hold the WholeStageCodegen and InputAdapter wrappers the text
-/// leaves out), by operator name. When one is not found nothing is paired: no guessing.
-fn text_operator_ids(sql: &SqlExecution, tree: &Tree) -> Option<Vec<Option<u32>>> {
-    let text = sql
-        .final_plan_description
-        .as_deref()
-        .unwrap_or(&sql.plan_description);
-    let plan = sparkdiag_plan::parse_plans(text).ok()?.into_iter().next()?;
-    let mut order = Vec::new();
-    let mut stack = vec![plan.root];
-    while let Some(i) = stack.pop() {
-        let node = plan.nodes.get(i)?;
-        order.push(i);
-        stack.extend(
-            node.children
-                .iter()
-                .rev()
-                .filter(|&&c| plan.nodes.get(c).is_some_and(|n| !n.inner)),
-        );
-    }
-    let first_word = |s: &str| s.split_whitespace().next().unwrap_or_default().to_string();
-    let mut ids = vec![None; tree.nodes.len()];
-    let mut at = 0;
-    for i in order {
-        let node = &plan.nodes[i];
-        let name = first_word(&node.name);
-        let found =
-            (at..tree.nodes.len()).find(|&j| first_word(&tree.nodes[j].node_name) == name)?;
-        ids[found] = node.id;
-        at = found + 1;
-    }
-    Some(ids)
-}
-
 /// One `<details>` per SQL execution with its plan tree: each operator with its key metrics and
-/// the stages it ran in. The operators a finding names (`scope.plan_node_ids`, ids of the plan
-/// text) are highlighted in the finding's severity colour; when the text plan and the
+/// the stages it ran in. The operators a finding names (`scope.plan_node_ids`, Spark's node
+/// ids) are highlighted in the finding's severity colour; when the text plan and the
 /// structured plan cannot be paired, the finding is shown on the execution's line instead.
 fn plans(out: &mut String, report: &Report, app: &Application) {
     let runs: Vec<(&crate::SqlOut, &SqlExecution)> = report
@@ -616,10 +580,19 @@ fn plans(out: &mut String, report: &Report, app: &Application) {
             continue;
         };
         let tree = Tree::new(root);
-        if tree.nodes.len() != q.plan_nodes.len() {
+        // `plan_nodes` holds Spark's graph nodes by Spark id; wrappers have no entry.
+        let graph = sparkdiag_model::PlanGraph::new(root);
+        if graph.ids.len() != tree.nodes.len() {
             continue;
         }
-        let ids = text_operator_ids(sql, &tree);
+        let measured: Vec<Option<&crate::PlanNodeOut>> = graph
+            .ids
+            .iter()
+            .map(|id| id.and_then(|id| q.plan_nodes.iter().find(|n| n.index == id)))
+            .collect();
+        // Findings name operators by Spark's node ids, which `plan_nodes` carries.
+        let ids: Option<Vec<Option<u32>>> =
+            Some(measured.iter().map(|m| m.map(|m| m.index as u32)).collect());
         let findings: Vec<&crate::FindingOut> = report
             .findings
             .iter()
@@ -657,8 +630,8 @@ fn plans(out: &mut String, report: &Report, app: &Application) {
         }
         out.push_str("</summary>\n<ul class=\"tree\">\n");
         let ctx = PlanCtx {
-            q,
             tree: &tree,
+            measured: &measured,
             ids: ids.as_deref(),
             findings: &findings,
         };
@@ -686,8 +659,8 @@ fn plans(out: &mut String, report: &Report, app: &Application) {
             if !named.is_empty() {
                 let _ = writeln!(
                     out,
-                    "<p class=\"meta\">Findings name operators of the plan text ({}) that could \
-                     not be paired with this tree; see the finding titles.</p>",
+                    "<p class=\"meta\">Findings name operators ({}) that are not in this tree \
+                     (a subquery); see the finding titles.</p>",
                     named.join("; ")
                 );
             }
@@ -698,8 +671,9 @@ fn plans(out: &mut String, report: &Report, app: &Application) {
 }
 
 struct PlanCtx<'a> {
-    q: &'a crate::SqlOut,
     tree: &'a Tree<'a>,
+    /// What the report measured for each tree node, by pre-order position.
+    measured: &'a [Option<&'a crate::PlanNodeOut>],
     ids: Option<&'a [Option<u32>]>,
     findings: &'a [&'a crate::FindingOut],
 }
@@ -709,7 +683,13 @@ impl PlanCtx<'_> {
     /// and the first of them carries the codegen stage and its duration).
     fn node(&self, out: &mut String, i: usize, codegen: Option<String>) {
         let info = self.tree.nodes[i];
-        let measured = &self.q.plan_nodes[i];
+        let none = crate::PlanNodeOut {
+            index: 0,
+            name: String::new(),
+            metrics: Default::default(),
+            stage_ids: Vec::new(),
+        };
+        let measured = self.measured[i].unwrap_or(&none);
         if is_wrapper(&info.node_name) {
             let label = info
                 .node_name

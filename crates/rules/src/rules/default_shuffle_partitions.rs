@@ -42,7 +42,8 @@ fn check_default_partitions(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let coalescing = aqe_enabled(ctx)
         && property(ctx, "spark.sql.adaptive.coalescePartitions.enabled")
             .is_none_or(|v| v.eq_ignore_ascii_case("true"));
-    if configured != 200 || coalescing {
+    // The setting only sizes SQL shuffles.
+    if configured != 200 || coalescing || !ctx.app.uses_sql() {
         return Vec::new();
     }
     let mut findings = Vec::new();
@@ -74,7 +75,11 @@ fn check_default_partitions(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 .evidence("shuffle_read_bytes", total)
                 .evidence("avg_partition_bytes", avg as i64)
                 .evidence("recommended_partitions", recommended)
-                .recommend(format!("Turn on AQE (spark.sql.adaptive.enabled=true) or set spark.sql.shuffle.partitions={recommended}.")),
+                .recommend(if super::common::aqe_applies(ctx) {
+                    format!("Turn on AQE (spark.sql.adaptive.enabled=true) or set spark.sql.shuffle.partitions={recommended}.")
+                } else {
+                    format!("Set spark.sql.shuffle.partitions={recommended}.")
+                }),
         );
     }
     findings

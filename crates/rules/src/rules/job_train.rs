@@ -158,6 +158,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         );
         findings.push(
             Finding::new(&JOB_TRAIN, Severity::from_share(impact, ctx.app_ms), title, impact)
+                .during(train.first, train.last)
                 .jobs(job_ids.iter().copied())
                 .evidence("jobs", jobs.len())
                 .evidence("job_kinds", train.kinds.clone())

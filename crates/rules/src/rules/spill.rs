@@ -77,7 +77,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .evidence("memory_spill_bytes", stage.totals.memory_bytes_spilled)
             .evidence("spilling_tasks", spilling)
             .evidence("tasks", tasks.len())
-            .recommend("Use smaller partitions (raise spark.sql.shuffle.partitions, or AQE with spark.sql.adaptive.advisoryPartitionSizeInBytes=64m) or give each task more memory (more spark.executor.memory, fewer spark.executor.cores); if only a few tasks spill, treat it as data skew (SK001).");
+            .recommend(format!("Use smaller partitions ({}) or give each task more memory (more spark.executor.memory, fewer spark.executor.cores); if only a few tasks spill, treat it as data skew (SK001).", super::common::partitions_advice(ctx, (stage.num_tasks * 2).max(ctx.cores))));
         if let Some(worst) = worst {
             finding = finding
                 .evidence("max_task_disk_spill_bytes", worst.metrics.disk_spill)
