@@ -245,6 +245,19 @@ fn the_loop_pair_tells_the_story_24_writes_became_one_with_the_same_rows() {
     assert!(!d["findings"]["resolved"].as_array().unwrap().is_empty());
     assert!(d["headline"][0].as_str().unwrap().starts_with("Runtime"));
 
+    // Core-hours are runtime × peak cores; a price turns them into money.
+    let priced = diff(&before, &after, &["--price-per-core-hour", "2.5"]);
+    for side in ["before", "after"] {
+        let run = &priced[side];
+        let r = if side == "before" { &rb } else { &ra };
+        assert_eq!(run["duration_ms"], r["application"]["duration_ms"]);
+        // Both ran in local[2]: the driver's 2 cores ran the tasks.
+        assert_eq!(i(&run["cores"]), 2);
+        let ch = f(&run["duration_ms"]) * 2.0 / 3_600_000.0;
+        assert!((f(&metric(&priced, "core_hours")[side]) - ch).abs() < 1e-12);
+        assert!((f(&metric(&priced, "cost")[side]) - ch * 2.5).abs() < 1e-12);
+    }
+
     let text = sparkdiag(&["diff", &before, &after]);
     assert!(text.status.success());
     let text = String::from_utf8(text.stdout).unwrap();

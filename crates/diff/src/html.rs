@@ -247,7 +247,11 @@ pub fn render(d: &Diff) -> String {
     body.push_str("<h2>Time per matched query</h2>");
     let mut rows = Vec::new();
     for w in d.work.iter().take(12) {
-        let label: String = w.label.chars().take(34).collect();
+        // The bar labels have about 250 px: a long description is cut, the table has it whole.
+        let mut label: String = w.label.chars().take(26).collect();
+        if w.label.chars().count() > 26 {
+            label.push('…');
+        }
         if let Some(b) = &w.before {
             rows.push((
                 format!("{} · before", label),
