@@ -638,3 +638,65 @@ fn real_world_logs_diffed_against_themselves_show_no_change() {
         d["work"][0]["after"]["count"]
     );
 }
+
+/// The pattern twins wrote to different scratch paths: each run's only output is paired, and
+/// the pairing is said, not hidden.
+#[test]
+fn outputs_under_different_paths_are_paired_and_said_to_be() {
+    let (before, after) = (
+        pattern_log("driver-loop-threadpool")
+            .to_string_lossy()
+            .into_owned(),
+        pattern_log("driver-loop-fixed")
+            .to_string_lossy()
+            .into_owned(),
+    );
+    let (rb, ra) = (report(&before), report(&after));
+    let d = diff(&before, &after, &[]);
+    check_metrics_against_reports(&d, &rb, &ra);
+    let o = &d["correctness"]["outputs"][0];
+    assert!(
+        o["destination"]
+            .as_str()
+            .unwrap()
+            .ends_with("/driver-loop-threadpool")
+    );
+    assert!(
+        o["after_destination"]
+            .as_str()
+            .unwrap()
+            .ends_with("/driver-loop-fixed")
+    );
+    assert_eq!(i(&o["before"]["rows"]), written(&rb).0);
+    assert_eq!(i(&o["after"]["rows"]), written(&ra).0);
+    assert_eq!(d["correctness"]["status"], "equal");
+    assert!(d["headline"].to_string().contains("different path"));
+    // The paired destination also pairs the work.
+    let w = work_writing(&d);
+    assert_eq!(i(&w["before"]["count"]), 24);
+    assert_eq!(i(&w["after"]["count"]), 1);
+}
+
+/// A killed loop against a fix that writes one unpartitioned table: no partitions count the
+/// iterations, so the projection takes AFTER's rows at the rows per finished iteration, and
+/// says what that assumes.
+#[test]
+fn a_killed_loop_against_an_unpartitioned_fix_is_projected_from_rows() {
+    let (before, after) = (run_log("loop-killed"), run_log("fixed-unpartitioned"));
+    let (rb, ra) = (report(&before), report(&after));
+    let d = diff(&before, &after, &[]);
+    check_metrics_against_reports(&d, &rb, &ra);
+    let (_, finished, _) = executions(&rb, "month ");
+    let (rows_b, rows_a) = (written(&rb).0, written(&ra).0);
+    let total = (rows_a as f64 / (rows_b as f64 / finished as f64)).round() as i64;
+    assert_eq!(total, 24);
+    let p = &d["before"]["projection"];
+    assert_eq!(i(&p["iterations_done"]), finished as i64);
+    assert_eq!(i(&p["iterations_total"]), total);
+    assert!(
+        p["total_from"].as_str().unwrap().contains("assumes"),
+        "{}",
+        p["total_from"]
+    );
+    assert_eq!(d["correctness"]["status"], "unknown");
+}

@@ -16,6 +16,8 @@ written per destination:
   stopped by hand: no ApplicationEnd, `.inprogress`);
 * fixed: ONE `groupBy(month, k)` written with `partitionBy("month")` and
   partitionOverwriteMode=dynamic, AQE on (the story's "after"): the same 600 rows;
+* fixed-unpartitioned: the same 600 rows as ONE unpartitioned write to the destination (no
+  month directories: a diff cannot count the loop's iterations from partitions);
 * fixed-drops-rows: the fix with a changed filter (`k < 48`) that silently drops 24 of the
   600 rows; the diff must flag it;
 * partitions-default / partitions-aqe: a small aggregation into the default 200 shuffle
@@ -67,6 +69,7 @@ RUNS = {
     "loop-killed": (APP_NAME, {}),
     "fixed": (APP_NAME, {"spark.sql.sources.partitionOverwriteMode": "dynamic",
                          "spark.sql.adaptive.enabled": "true"}),
+    "fixed-unpartitioned": (APP_NAME, {"spark.sql.adaptive.enabled": "true"}),
     "fixed-drops-rows": (APP_NAME, {"spark.sql.sources.partitionOverwriteMode": "dynamic",
                                     "spark.sql.adaptive.enabled": "true"}),
     "partitions-default": ("key-totals", {"spark.sql.adaptive.enabled": "false",
@@ -158,6 +161,11 @@ def w_fixed(spark):
     fixed_query(spark).write.partitionBy("month").mode("overwrite").parquet(str(DEST))
 
 
+def w_fixed_unpartitioned(spark):
+    spark.sparkContext.setJobDescription("all months: groupBy + write")
+    fixed_query(spark).write.mode("overwrite").parquet(str(DEST))
+
+
 def w_fixed_drops_rows(spark):
     from pyspark.sql import functions as F
 
@@ -181,6 +189,7 @@ WORKLOADS = {
     "loop-serial": w_loop_serial,
     "loop-killed": w_loop_killed,
     "fixed": w_fixed,
+    "fixed-unpartitioned": w_fixed_unpartitioned,
     "fixed-drops-rows": w_fixed_drops_rows,
     "partitions-default": key_totals,
     "partitions-aqe": key_totals,

@@ -36,6 +36,11 @@ impl Group {
         self.units.iter().filter(|u| u.end_ms.is_some()).count()
     }
 
+    /// SQL execution ids, or job ids.
+    pub fn ids(&self) -> Vec<i64> {
+        self.units.iter().map(|u| u.id).collect()
+    }
+
     pub fn job_ids(&self) -> BTreeSet<i64> {
         self.units
             .iter()
