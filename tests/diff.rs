@@ -700,3 +700,26 @@ fn a_killed_loop_against_an_unpartitioned_fix_is_projected_from_rows() {
     );
     assert_eq!(d["correctness"]["status"], "unknown");
 }
+
+/// Two Spark 1.x shell sessions that wrote with RDD `saveAsTextFile`: the logs name no path and
+/// hold no row counts, and the diff says so instead of calling the outputs equal.
+#[test]
+fn rdd_saves_are_reported_as_not_comparable() {
+    let Some(events) = crate::util::shared_opt("spark-conformance/spark-events") else {
+        return;
+    };
+    let before = events.join("local-1422981759269");
+    let after = events.join("local-1425081759269");
+    let d = diff(before.to_str().unwrap(), after.to_str().unwrap(), &[]);
+    assert_eq!(d["correctness"]["status"], "unknown");
+    let o = &d["correctness"]["outputs"][0];
+    assert!(o["destination"].as_str().unwrap().starts_with("RDD saveAs"));
+    assert_eq!(o["status"], "unknown");
+    let notes = d["correctness"]["notes"].to_string();
+    assert!(notes.contains("saveAsTextFile"), "{notes}");
+    assert!(notes.contains("compare those outputs yourself"), "{notes}");
+    assert_eq!(
+        d["headline"].as_array().unwrap().last().unwrap(),
+        "Outputs: cannot be compared from these logs (see notes)."
+    );
+}

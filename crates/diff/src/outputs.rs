@@ -222,33 +222,20 @@ pub fn compare(
                 .to_string(),
         );
     }
-    for (app, side) in [(app_b, "BEFORE"), (app_a, "AFTER")] {
-        let rdd_saves: Vec<String> = app
-            .jobs
-            .iter()
-            .filter(|j| j.sql_execution_id.is_none() && j.name.starts_with("saveAs"))
-            .map(|j| format!("job {} ({})", j.job_id, j.name))
-            .collect();
-        if !rdd_saves.is_empty() {
-            let records: i64 = app
-                .stages
-                .iter()
-                .filter(|s| {
-                    s.job_ids.iter().any(|id| {
-                        app.jobs.iter().any(|j| {
-                            j.job_id == *id
-                                && j.sql_execution_id.is_none()
-                                && j.name.starts_with("saveAs")
-                        })
-                    })
-                })
-                .map(|s| s.totals.output_records)
-                .sum();
+    let rdd_b = rdd_saves(app_b);
+    let rdd_a = rdd_saves(app_a);
+    for (saves, side) in [(&rdd_b, "BEFORE"), (&rdd_a, "AFTER")] {
+        if let Some((jobs, records)) = saves {
             notes.push(format!(
-                "{side} wrote through RDD saveAs… ({}): the log has no destination or SQL row \
-                 metrics for these, only the tasks' output records ({records}); compare those \
-                 outputs yourself.",
-                rdd_saves.join(", ")
+                "{side} wrote through RDD saveAs… ({}): the log names no destination and has no \
+                 SQL row metrics for these; {}",
+                jobs.join(", "),
+                if *records > 0 {
+                    format!("their tasks' output records ({records}) are compared instead")
+                } else {
+                    "their tasks recorded no output records either: compare those outputs yourself"
+                        .to_string()
+                }
             ));
         }
     }
@@ -299,6 +286,25 @@ pub fn compare(
             incomplete_a,
         ));
     }
+    if rdd_b.is_some() || rdd_a.is_some() {
+        let side = |saves: &Option<(Vec<String>, i64)>| {
+            saves.as_ref().map(|(jobs, records)| OutputSide {
+                writes: jobs.len(),
+                rows: (*records > 0).then_some(*records),
+                ..OutputSide::default()
+            })
+        };
+        let mut change = output_change(
+            "RDD saveAs… (no path in the log)".to_string(),
+            None,
+            side(&rdd_b),
+            side(&rdd_a),
+            incomplete_b,
+            incomplete_a,
+        );
+        change.note = format!("rows are the tasks' output records; {}", change.note);
+        outputs.push(change);
+    }
     let status = if outputs.is_empty() {
         notes.push(
             "Neither run wrote through a SQL write command (INSERT, saveAsTable, DataFrame \
@@ -322,6 +328,31 @@ pub fn compare(
         inputs: inputs(reads_b, reads_a),
         notes,
     }
+}
+
+/// RDD `saveAs…` jobs outside any SQL execution, and the output records their tasks counted.
+fn rdd_saves(app: &Application) -> Option<(Vec<String>, i64)> {
+    let jobs: Vec<&sparkdiag_model::Job> = app
+        .jobs
+        .iter()
+        .filter(|j| j.sql_execution_id.is_none() && j.name.starts_with("saveAs"))
+        .collect();
+    if jobs.is_empty() {
+        return None;
+    }
+    let ids: BTreeSet<i64> = jobs.iter().map(|j| j.job_id).collect();
+    let records = app
+        .stages
+        .iter()
+        .filter(|s| s.job_ids.iter().any(|id| ids.contains(id)))
+        .map(|s| s.totals.output_records)
+        .sum();
+    Some((
+        jobs.iter()
+            .map(|j| format!("job {} ({})", j.job_id, j.name))
+            .collect(),
+        records,
+    ))
 }
 
 fn output_change(
