@@ -200,6 +200,41 @@ fn the_loop_pair_tells_the_story_24_writes_became_one_with_the_same_rows() {
         "{}",
         w["summary"]
     );
+    // The matched stages add up to the work's stages and tasks, which are the report's stages
+    // of those executions' jobs.
+    let month_jobs: Vec<i64> = rb["sql"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["description"].as_str().unwrap().starts_with("month "))
+        .flat_map(|s| s["job_ids"].as_array().unwrap().iter().map(i))
+        .collect();
+    let (mut stages_b, mut tasks_b) = (0, 0);
+    for s in rb["stages"].as_array().unwrap() {
+        let ran = s["submission_ms"].is_i64();
+        if ran
+            && s["job_ids"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|j| month_jobs.contains(&i(j)))
+        {
+            stages_b += 1;
+            tasks_b += i(&s["completed_tasks"]) + i(&s["failed_tasks"]) + i(&s["killed_tasks"]);
+        }
+    }
+    let sum = |key: &str| -> i64 {
+        w["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|s| s["before"][key].as_i64())
+            .sum()
+    };
+    assert_eq!(sum("count"), stages_b);
+    assert_eq!(i(&w["before"]["stages"]), stages_b);
+    assert_eq!(sum("tasks"), tasks_b);
+    assert_eq!(i(&w["before"]["tasks"]), tasks_b);
     // The fix's plan sorts by the partition column: the plans differ, the destination matches.
     assert_ne!(
         w["before"]["plan"]["fingerprint"],

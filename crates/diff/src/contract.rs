@@ -121,6 +121,29 @@ pub struct WorkMatch {
     pub summary: String,
     /// Plan differences in words (join strategy, Exchanges, AQE, shuffle partitions).
     pub plan_changes: Vec<String>,
+    /// The stages of the matched work, grouped on each side by call site (numbers masked) and
+    /// role, then paired by them.
+    pub stages: Vec<StageMatch>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StageMatch {
+    /// The stage name with its numbers masked, e.g. `parquet at NativeMethodAccessorImpl.java:#`.
+    pub name: String,
+    /// `shuffle map` (it wrote shuffle output) or `result`.
+    pub role: &'static str,
+    pub before: Option<StageGroupOut>,
+    pub after: Option<StageGroupOut>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StageGroupOut {
+    /// Stage attempts that ran.
+    pub count: usize,
+    pub tasks: usize,
+    /// Summed durations.
+    pub time_ms: i64,
+    pub executor_run_time_ms: i64,
 }
 
 #[derive(Debug, Serialize)]

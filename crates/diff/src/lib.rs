@@ -14,7 +14,7 @@
 //!   literals, no AQE wrappers), then paired by plan shape, output destination, description or
 //!   call site; a loop of 24 small writes and the one write that replaced it are one match,
 //!   "24 SQL executions (48 jobs) → 1 SQL execution (2 jobs)", with the plan differences (join
-//!   strategy, Exchanges, AQE, shuffle partitions);
+//!   strategy, Exchanges, AQE, shuffle partitions) and their stages paired by call site and role;
 //! * **correctness**: rows, files and bytes each write command wrote per destination (partition
 //!   directories folded into their table), rows read per source; a different row count to the
 //!   same destination is flagged first in the headline. What the logs cannot show (RDD saves, a

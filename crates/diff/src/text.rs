@@ -115,6 +115,20 @@ pub fn work_line(w: &WorkMatch) -> Vec<String> {
     for c in &w.plan_changes {
         out.push(format!("    plan: {c}"));
     }
+    let g = |s: &Option<crate::contract::StageGroupOut>| {
+        s.as_ref().map_or("none".to_string(), |s| {
+            format!("{} ({} tasks, {})", s.count, s.tasks, duration(s.time_ms))
+        })
+    };
+    for s in &w.stages {
+        out.push(format!(
+            "    stages `{}` ({}): {} → {}",
+            s.name,
+            s.role,
+            g(&s.before),
+            g(&s.after)
+        ));
+    }
     out
 }
 

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use sparkdiag_model::{Application, SparkPlanInfo, SqlExecution};
 use sparkdiag_plan::Operator;
 
-use crate::contract::{PlanFacts, WorkMatch, WorkSide};
+use crate::contract::{PlanFacts, StageGroupOut, StageMatch, WorkMatch, WorkSide};
 use crate::outputs::Write;
 
 /// One SQL execution, or one job outside any SQL execution.
@@ -258,6 +258,61 @@ pub fn side(app: &Application, group: &Group) -> WorkSide {
     }
 }
 
+/// The stages a group's jobs ran, by masked name and role.
+fn stage_groups(
+    app: &Application,
+    group: &Group,
+) -> BTreeMap<(String, &'static str), StageGroupOut> {
+    let end = app.effective_end_ms();
+    let jobs = group.job_ids();
+    let mut out: BTreeMap<(String, &'static str), StageGroupOut> = BTreeMap::new();
+    for s in app
+        .stages
+        .iter()
+        .filter(|s| s.submission_ms.is_some() && s.job_ids.iter().any(|j| jobs.contains(j)))
+    {
+        let role = if s.totals.shuffle_write_bytes > 0 || s.totals.shuffle_write_records > 0 {
+            "shuffle map"
+        } else {
+            "result"
+        };
+        let g = out.entry((mask_numbers(&s.name), role)).or_default();
+        g.count += 1;
+        g.tasks += s.tasks.len();
+        g.time_ms += s.duration_ms(end).unwrap_or(0);
+        g.executor_run_time_ms += s.totals.executor_run_time;
+    }
+    out
+}
+
+fn stage_matches(
+    before: Option<(&Application, &Group)>,
+    after: Option<(&Application, &Group)>,
+) -> Vec<StageMatch> {
+    let mut b = before
+        .map(|(app, g)| stage_groups(app, g))
+        .unwrap_or_default();
+    let a = after
+        .map(|(app, g)| stage_groups(app, g))
+        .unwrap_or_default();
+    let mut out: Vec<StageMatch> = a
+        .into_iter()
+        .map(|((name, role), after)| StageMatch {
+            before: b.remove(&(name.clone(), role)),
+            name,
+            role,
+            after: Some(after),
+        })
+        .collect();
+    out.extend(b.into_iter().map(|((name, role), before)| StageMatch {
+        name,
+        role,
+        before: Some(before),
+        after: None,
+    }));
+    out
+}
+
 fn union_ms(mut spans: Vec<(i64, i64)>) -> i64 {
     spans.sort_unstable();
     let (mut covered, mut reach) = (0i64, i64::MIN);
@@ -303,6 +358,7 @@ pub fn matched(
         after: a,
         summary,
         plan_changes,
+        stages: stage_matches(before, after),
     }
 }
 
