@@ -758,3 +758,51 @@ fn rdd_saves_are_reported_as_not_comparable() {
         "Outputs: cannot be compared from these logs (see notes)."
     );
 }
+
+/// Catalog writes in Spark 4: saveAsTable runs as nested executions (SaveAsV1TableCommand and
+/// CreateDataSourceTableAsSelectCommand, without metrics, around the InsertIntoHadoopFsRelation
+/// that counts). Only the counting writer is an output, so the run against itself is `equal`
+/// with the report's own rows per table directory, not `unknown`.
+#[test]
+fn catalog_writes_count_once_per_table() {
+    let log = run_log("tables");
+    let r = report(&log);
+    let d = diff(&log, &log, &["--fail-on-output-change"]);
+    assert_eq!(d["correctness"]["status"], "equal");
+    let outputs = d["correctness"]["outputs"].as_array().unwrap();
+    assert_eq!(outputs.len(), 2, "t1 and t2");
+    // Rows the report measured per table directory (static partitions folded in).
+    let mut per_table: std::collections::BTreeMap<String, i64> = Default::default();
+    let mut wrappers = 0;
+    for sql in r["sql"].as_array().unwrap() {
+        for node in sql["plan_nodes"].as_array().unwrap() {
+            let name = node["name"].as_str().unwrap();
+            if name.contains("TableAsSelect") || name.contains("SaveAsV1Table") {
+                wrappers += 1;
+            }
+            if let Some(rows) = node["metrics"]["number of output rows"].as_i64()
+                && name.contains("InsertInto")
+            {
+                let table = if sql["description"].as_str().unwrap().contains("partition") {
+                    "t2"
+                } else {
+                    "t1"
+                };
+                *per_table.entry(table.to_string()).or_default() += rows;
+            }
+        }
+    }
+    assert!(wrappers >= 4, "the log has saveAsTable's wrapper commands");
+    for o in outputs {
+        let table = o["destination"]
+            .as_str()
+            .unwrap()
+            .rsplit('/')
+            .next()
+            .unwrap();
+        assert_eq!(i(&o["before"]["rows"]), per_table[table], "{table}");
+        assert_eq!(o["status"], "equal");
+    }
+    assert_eq!(i(&outputs[1]["before"]["writes"]), 2);
+    assert_eq!(i(&outputs[1]["before"]["partitions"]), 7 + 1);
+}

@@ -20,6 +20,9 @@ written per destination:
   month directories: a diff cannot count the loop's iterations from partitions);
 * fixed-drops-rows: the fix with a changed filter (`k < 48`) that silently drops 24 of the
   600 rows; the diff must flag it;
+* tables: catalog writes (saveAsTable, overwrite, insertInto, SQL INSERT, a partitioned
+  saveAsTable, a static-partition INSERT OVERWRITE): Spark 4 wraps saveAsTable in nested
+  executions whose commands carry no metrics;
 * partitions-default / partitions-aqe: a small aggregation into the default 200 shuffle
   partitions with AQE off, and the same query with AQE coalescing.
 
@@ -72,6 +75,7 @@ RUNS = {
     "fixed-unpartitioned": (APP_NAME, {"spark.sql.adaptive.enabled": "true"}),
     "fixed-drops-rows": (APP_NAME, {"spark.sql.sources.partitionOverwriteMode": "dynamic",
                                     "spark.sql.adaptive.enabled": "true"}),
+    "tables": ("catalog-writes", {"spark.sql.warehouse.dir": str(WORK / "diff-out" / "warehouse")}),
     "partitions-default": ("key-totals", {"spark.sql.adaptive.enabled": "false",
                                           "spark.sql.shuffle.partitions": "200"}),
     "partitions-aqe": ("key-totals", {"spark.sql.adaptive.enabled": "true",
@@ -175,6 +179,27 @@ def w_fixed_drops_rows(spark):
      .parquet(str(DEST)))
 
 
+def w_tables(spark):
+    from pyspark.sql import functions as F
+
+    sc = spark.sparkContext
+    for t in ("t1", "t2"):
+        spark.sql(f"DROP TABLE IF EXISTS {t}")
+    df = spark.range(0, 1000, 1, 2).select((F.col("id") % 7).alias("m"), F.col("id"))
+    sc.setJobDescription("saveAsTable")
+    df.write.saveAsTable("t1")
+    sc.setJobDescription("saveAsTable overwrite")
+    df.write.mode("overwrite").saveAsTable("t1")
+    sc.setJobDescription("insertInto")
+    df.write.insertInto("t1")
+    sc.setJobDescription("SQL INSERT")
+    spark.sql("INSERT INTO t1 SELECT id % 7, id FROM range(500)")
+    sc.setJobDescription("partitioned saveAsTable")
+    df.write.partitionBy("m").saveAsTable("t2")
+    sc.setJobDescription("static partition INSERT OVERWRITE")
+    spark.sql("INSERT OVERWRITE t2 PARTITION (m=3) SELECT id FROM range(10)")
+
+
 def key_totals(spark):
     from pyspark.sql import functions as F
 
@@ -191,6 +216,7 @@ WORKLOADS = {
     "fixed": w_fixed,
     "fixed-unpartitioned": w_fixed_unpartitioned,
     "fixed-drops-rows": w_fixed_drops_rows,
+    "tables": w_tables,
     "partitions-default": key_totals,
     "partitions-aqe": key_totals,
 }

@@ -74,7 +74,10 @@ pub fn collect(app: &Application) -> (Vec<Write>, Vec<Read>) {
         preorder(plan, &mut nodes);
         for node in nodes {
             let name = node.node_name.as_str();
-            if is_write(name) {
+            // Spark 4 wraps saveAsTable in SaveAsV1TableCommand and
+            // CreateDataSourceTableAsSelectCommand executions without metrics around the nested
+            // InsertIntoHadoopFsRelationCommand that counts: only a writer with metrics wrote.
+            if is_write(name) && !node.metrics.is_empty() {
                 let metrics = values.of_node(node, sql);
                 let pick = |names: &[&str]| names.iter().find_map(|n| metrics.get(*n).copied());
                 let (destination, static_partitions) = fold_destination(&write_target(node));
