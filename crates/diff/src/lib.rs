@@ -90,14 +90,11 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
     let groups_a = work::groups(after.app, &writes_a);
     let mut pairs = work::pair(&groups_b, &groups_a);
     // Matched work first, then what has no counterpart; the most time first within each.
-    let time = |g: Option<usize>, groups: &[work::Group], app: &Application| {
-        g.map_or(0, |i| work::side(app, &groups[i]).time_ms)
-    };
+    let times_b: Vec<i64> = groups_b.iter().map(work::Group::time_ms).collect();
+    let times_a: Vec<i64> = groups_a.iter().map(work::Group::time_ms).collect();
     pairs.sort_by_key(|&(b, a, by)| {
-        (
-            by == "none",
-            -(time(b, &groups_b, before.app).max(time(a, &groups_a, after.app))),
-        )
+        let t = |g: Option<usize>, times: &[i64]| g.map_or(0, |i| times[i]);
+        (by == "none", -(t(b, &times_b).max(t(a, &times_a))))
     });
     let work: Vec<WorkMatch> = pairs
         .iter()

@@ -29,11 +29,21 @@ pub struct Group {
     call_site: Option<String>,
     units: Vec<Unit>,
     pub destinations: BTreeSet<String>,
+    /// Indexes into `app.stages` of the started stage attempts of the units' jobs.
+    stages: Vec<usize>,
 }
 
 impl Group {
     pub fn completed(&self) -> usize {
         self.units.iter().filter(|u| u.end_ms.is_some()).count()
+    }
+
+    /// Summed durations of the finished units, for ranking.
+    pub fn time_ms(&self) -> i64 {
+        self.units
+            .iter()
+            .filter_map(|u| Some((u.end_ms? - u.start_ms?).max(0)))
+            .sum()
     }
 
     /// SQL execution ids, or job ids.
@@ -128,29 +138,52 @@ pub fn groups(app: &Application, writes: &[Write]) -> Vec<Group> {
         ));
     }
     let mut out: Vec<Group> = Vec::new();
+    type Key = (&'static str, String, Option<String>, Option<String>);
+    let mut index: std::collections::HashMap<Key, usize> = Default::default();
     for (kind, call_site, unit) in units {
         let key = mask_numbers(&unit.description);
         let fingerprint = unit.plan.as_ref().map(|p| p.fingerprint.clone());
-        let found = out.iter_mut().find(|g| {
-            g.kind == kind
-                && g.key_description == key
-                && g.fingerprint == fingerprint
-                && g.call_site == call_site
-        });
-        match found {
-            Some(g) => {
+        let lookup = (kind, key.clone(), fingerprint.clone(), call_site.clone());
+        match index.get(&lookup) {
+            Some(&g) => {
+                let g = &mut out[g];
                 g.destinations.extend(unit.destinations.iter().cloned());
                 g.units.push(unit);
             }
-            None => out.push(Group {
-                kind,
-                key_description: key,
-                fingerprint,
-                call_site,
-                destinations: unit.destinations.clone(),
-                units: vec![unit],
-            }),
+            None => {
+                index.insert(lookup, out.len());
+                out.push(Group {
+                    kind,
+                    key_description: key,
+                    fingerprint,
+                    call_site,
+                    destinations: unit.destinations.clone(),
+                    units: vec![unit],
+                    stages: Vec::new(),
+                });
+            }
         }
+    }
+    // One pass over the stages, not one per group: a long log has thousands of each.
+    let mut by_job: std::collections::HashMap<i64, Vec<usize>> = Default::default();
+    for (i, stage) in app.stages.iter().enumerate() {
+        if stage.submission_ms.is_some() {
+            for &job in &stage.job_ids {
+                by_job.entry(job).or_default().push(i);
+            }
+        }
+    }
+    for g in &mut out {
+        let mut stages: Vec<usize> = g
+            .job_ids()
+            .iter()
+            .filter_map(|j| by_job.get(j))
+            .flatten()
+            .copied()
+            .collect();
+        stages.sort_unstable();
+        stages.dedup();
+        g.stages = stages;
     }
     out
 }
@@ -165,49 +198,58 @@ pub fn pair(
     before: &[Group],
     after: &[Group],
 ) -> Vec<(Option<usize>, Option<usize>, &'static str)> {
-    type Test = fn(&Group, &Group) -> bool;
-    let tiers: [(&'static str, Test); 5] = [
-        ("plan shape and description", |a, b| {
-            a.fingerprint.is_some()
-                && a.fingerprint == b.fingerprint
-                && a.key_description == b.key_description
-        }),
-        ("plan shape", |a, b| {
-            a.fingerprint.is_some() && a.fingerprint == b.fingerprint
-        }),
-        ("output destination", |a, b| {
-            a.destinations.iter().any(|d| b.destinations.contains(d))
-        }),
-        ("description", |a, b| {
-            !a.key_description.is_empty() && a.key_description == b.key_description
-        }),
-        ("call site", |a, b| {
-            a.call_site.is_some() && a.call_site == b.call_site
-        }),
+    const TIERS: [&str; 5] = [
+        "plan shape and description",
+        "plan shape",
+        "output destination",
+        "description",
+        "call site",
     ];
+    // Each tier is an exact key, so a log with thousands of distinct queries pairs by hashing,
+    // not by comparing every group with every other.
+    fn keys(tier: usize, g: &Group) -> Vec<String> {
+        let kind = g.kind;
+        match tier {
+            0 => g
+                .fingerprint
+                .iter()
+                .map(|f| format!("{kind}\0{f}\0{}", g.key_description))
+                .collect(),
+            1 => g
+                .fingerprint
+                .iter()
+                .map(|f| format!("{kind}\0{f}"))
+                .collect(),
+            // Only SQL writes have destinations; work rewritten from one API to another still
+            // shares them.
+            2 => g.destinations.iter().cloned().collect(),
+            3 if !g.key_description.is_empty() => {
+                vec![format!("{kind}\0{}", g.key_description)]
+            }
+            3 => Vec::new(),
+            _ => g.call_site.iter().map(|c| format!("{kind}\0{c}")).collect(),
+        }
+    }
     let mut used_b = vec![false; before.len()];
     let mut used_a = vec![false; after.len()];
     let mut pairs = Vec::new();
-    for (name, test) in tiers {
+    for (tier, name) in TIERS.into_iter().enumerate() {
+        let mut index: std::collections::HashMap<String, Vec<usize>> = Default::default();
+        for (j, a) in after.iter().enumerate().filter(|(j, _)| !used_a[*j]) {
+            for k in keys(tier, a) {
+                index.entry(k).or_default().push(j);
+            }
+        }
         for (i, b) in before.iter().enumerate() {
             if used_b[i] {
                 continue;
             }
-            let found = after
-                .iter()
-                .enumerate()
-                .find(|(j, a)| !used_a[*j] && a.kind == b.kind && test(b, a))
-                .or_else(|| {
-                    // Work that moved from jobs to SQL (an RDD loop rewritten as a DataFrame
-                    // write) can still share a destination.
-                    (name == "output destination").then(|| {
-                        after
-                            .iter()
-                            .enumerate()
-                            .find(|(j, a)| !used_a[*j] && test(b, a))
-                    })?
-                });
-            if let Some((j, _)) = found {
+            let found = keys(tier, b).iter().find_map(|k| {
+                index
+                    .get(k)
+                    .and_then(|bucket| bucket.iter().copied().find(|&j| !used_a[j]))
+            });
+            if let Some(j) = found {
                 used_b[i] = true;
                 used_a[j] = true;
                 pairs.push((Some(i), Some(j), name));
@@ -231,11 +273,8 @@ pub fn pair(
 pub fn side(app: &Application, group: &Group) -> WorkSide {
     let end = app.effective_end_ms();
     let jobs = group.job_ids();
-    let stages: Vec<&sparkdiag_model::StageAttempt> = app
-        .stages
-        .iter()
-        .filter(|s| s.submission_ms.is_some() && s.job_ids.iter().any(|j| jobs.contains(j)))
-        .collect();
+    let stages: Vec<&sparkdiag_model::StageAttempt> =
+        group.stages.iter().map(|&i| &app.stages[i]).collect();
     let intervals: Vec<(i64, i64)> = group
         .units
         .iter()
@@ -264,13 +303,8 @@ fn stage_groups(
     group: &Group,
 ) -> BTreeMap<(String, &'static str), StageGroupOut> {
     let end = app.effective_end_ms();
-    let jobs = group.job_ids();
     let mut out: BTreeMap<(String, &'static str), StageGroupOut> = BTreeMap::new();
-    for s in app
-        .stages
-        .iter()
-        .filter(|s| s.submission_ms.is_some() && s.job_ids.iter().any(|j| jobs.contains(j)))
-    {
+    for s in group.stages.iter().map(|&i| &app.stages[i]) {
         let role = if s.totals.shuffle_write_bytes > 0 || s.totals.shuffle_write_records > 0 {
             "shuffle map"
         } else {
