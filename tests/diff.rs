@@ -806,3 +806,35 @@ fn catalog_writes_count_once_per_table() {
     assert_eq!(i(&outputs[1]["before"]["writes"]), 2);
     assert_eq!(i(&outputs[1]["before"]["partitions"]), 7 + 1);
 }
+
+/// A query rewritten in both description and plan (broadcast off → a broadcast join with AQE):
+/// each run's only query, paired as such, with the join strategy and Exchanges that changed.
+#[test]
+fn a_rewritten_query_shows_its_join_strategy_change() {
+    let (before, after) = (
+        pattern_log("broadcast-disabled")
+            .to_string_lossy()
+            .into_owned(),
+        pattern_log("healthy").to_string_lossy().into_owned(),
+    );
+    let (rb, ra) = (report(&before), report(&after));
+    let d = diff(&before, &after, &[]);
+    check_metrics_against_reports(&d, &rb, &ra);
+    check_findings_against_reports(&d, &rb, &ra);
+    let w = &d["work"][0];
+    assert_eq!(w["matched_by"], "only SQL work left on each side");
+    let changes = w["plan_changes"].to_string();
+    assert!(
+        changes.contains("join strategy: SortMergeJoin → BroadcastHashJoin"),
+        "{changes}"
+    );
+    // The shuffle Exchanges of the plan that ran, as each report counted them.
+    let exchanges = |r: &Value| i(&r["sql"][0]["exchanges"]);
+    assert_eq!(i(&w["before"]["plan"]["exchanges"]), exchanges(&rb));
+    assert_eq!(i(&w["after"]["plan"]["exchanges"]), exchanges(&ra));
+    assert!(changes.contains(&format!(
+        "shuffle Exchanges: {} → {}",
+        exchanges(&rb),
+        exchanges(&ra)
+    )));
+}

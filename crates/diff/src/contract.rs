@@ -113,7 +113,7 @@ pub struct FindingChange {
 pub struct WorkMatch {
     pub label: String,
     /// `plan shape and description`, `plan shape`, `output destination`, `description`,
-    /// `call site`, or `none` (no counterpart).
+    /// `call site`, `only SQL work left on each side`, or `none` (no counterpart).
     pub matched_by: &'static str,
     pub before: Option<WorkSide>,
     pub after: Option<WorkSide>,

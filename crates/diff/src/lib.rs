@@ -661,6 +661,30 @@ fn headline(d: &Diff) -> Vec<String> {
             ));
         }
     }
+    let alone = |before: bool| {
+        let sides: Vec<&WorkSide> = d
+            .work
+            .iter()
+            .filter(|w| w.matched_by == "none")
+            .filter_map(|w| {
+                if before {
+                    w.before.as_ref()
+                } else {
+                    w.after.as_ref()
+                }
+            })
+            .collect();
+        (sides.len(), sides.iter().map(|s| s.time_ms).sum::<i64>())
+    };
+    let ((nb, tb), (na, ta)) = (alone(true), alone(false));
+    if nb + na > 0 {
+        out.push(format!(
+            "No counterpart: {nb} kind(s) of work only in BEFORE ({} summed), {na} only in AFTER \
+             ({} summed).",
+            text::duration(tb),
+            text::duration(ta)
+        ));
+    }
     let f = &d.findings;
     let rules = |list: &[FindingChange]| {
         if list.is_empty() {

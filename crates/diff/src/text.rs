@@ -98,7 +98,12 @@ fn run_line(label: &str, r: &crate::contract::RunOut) -> String {
 }
 
 pub fn work_line(w: &WorkMatch) -> Vec<String> {
-    let mut out = vec![format!("{} [{}]", w.label, w.matched_by)];
+    let by = if w.matched_by == "none" {
+        "no counterpart"
+    } else {
+        w.matched_by
+    };
+    let mut out = vec![format!("{} [{by}]", w.label)];
     let mut facts = w.summary.clone();
     let t = |s: &Option<crate::contract::WorkSide>| {
         s.as_ref().map_or("-".to_string(), |s| {

@@ -256,6 +256,21 @@ pub fn pair(
             }
         }
     }
+    // A query rewritten in both plan and description (a join hint, a new filter) still is the
+    // same step when it is each run's only SQL work left over: paired, and said to be.
+    let left = |groups: &[Group], used: &[bool]| -> Vec<usize> {
+        (0..groups.len())
+            .filter(|&i| !used[i] && groups[i].kind == "sql")
+            .collect()
+    };
+    if let ([i], [j]) = (
+        left(before, &used_b).as_slice(),
+        left(after, &used_a).as_slice(),
+    ) {
+        used_b[*i] = true;
+        used_a[*j] = true;
+        pairs.push((Some(*i), Some(*j), "only SQL work left on each side"));
+    }
     pairs.extend(
         (0..before.len())
             .filter(|&i| !used_b[i])
