@@ -2,7 +2,7 @@
 //! runs' stage timelines on one time axis, and time per matched query.
 
 use crate::contract::{Diff, RunOut, StageSpan};
-use crate::text::{duration, output_side, ratio_words, value};
+use crate::text::{duration, output_side, ratio_words, signed, value};
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -235,7 +235,7 @@ pub fn render(d: &Diff) -> String {
             esc(&value(m.unit, m.before)),
             if m.projected { " (projected)" } else { "" },
             esc(&value(m.unit, m.after)),
-            esc(&value(m.unit, m.change)),
+            esc(&signed(m.unit, m.change)),
             esc(&ratio_words(m))
         ));
     }

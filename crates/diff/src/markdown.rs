@@ -1,7 +1,7 @@
 //! A [`Diff`] as a pull-request comment: the verdict first, then tables.
 
 use crate::contract::Diff;
-use crate::text::{duration, output_side, ratio_words, value};
+use crate::text::{duration, output_side, ratio_words, signed, value};
 
 fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
@@ -87,7 +87,7 @@ pub fn render(d: &Diff) -> String {
             value(m.unit, m.before),
             if m.projected { " (projected)" } else { "" },
             value(m.unit, m.after),
-            value(m.unit, m.change),
+            signed(m.unit, m.change),
             ratio_words(m)
         ));
     }

@@ -63,7 +63,8 @@ pub fn ratio_words(m: &MetricChange) -> String {
     }
 }
 
-fn signed(unit: &str, v: f64) -> String {
+/// A change with its sign: `+1.2 s`, `-24`, `0`.
+pub fn signed(unit: &str, v: f64) -> String {
     if v == 0.0 {
         return "0".to_string();
     }
