@@ -1,6 +1,7 @@
 //! `sparkdiag`: the command line. It only wires arguments to the library crates.
 
 mod batch;
+mod diff;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -68,6 +69,19 @@ enum Command {
         DuckDB) and nights/DATE.json (what later nights compare with). Re-running a date replaces \
         it. A log that cannot be read is listed with its error and never stops the batch.")]
     Batch(BatchCommand),
+    /// Compare two runs of a job, before and after a fix: what changed, matched work, whether the outputs agree.
+    #[command(after_help = "Examples:\n  \
+        sparkdiag diff before/app-1.zstd after/app-2.zstd\n  \
+        sparkdiag diff killed-run.zstd.inprogress fixed-run.zstd --price-per-core-hour 0.5\n  \
+        sparkdiag diff old.zstd new.zstd --format markdown --fail-on-regression 10 --fail-on-output-change\n  \
+        sparkdiag diff /mnt/history/2026-11-29 /mnt/history/2026-11-30 --app-name nightly-sales\n\n\
+        Stage and job ids mean nothing across runs: SQL executions and jobs are matched by plan shape, \
+        output destination, description and call site, and work with no counterpart is named \
+        (\"24 SQL executions → 1\"). Rows, files and bytes written per destination are compared, and a \
+        different row count is flagged at the top. A BEFORE that did not finish is projected from \
+        the iterations it completed. Exit codes: 0 compared, 1 --fail-on-* tripped, 2 usage error \
+        or unreadable input.")]
+    Diff(DiffCommand),
     /// List the detectors, or explain one: what it finds, why it hurts, how to fix it, and its thresholds.
     #[command(
         after_help = "Examples:\n  sparkdiag rules\n  sparkdiag rules SK001\n  sparkdiag rules data-skew"
@@ -114,6 +128,21 @@ struct AnalyzeArgs {
 struct BatchCommand {
     #[command(flatten)]
     batch: batch::BatchArgs,
+    /// Threshold overrides and disabled rules (TOML). Default: ./sparkdiag.toml when it exists.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Override one threshold, e.g. --set SK001.ratio=4 (repeatable).
+    #[arg(long = "set", value_name = "CODE.KEY=VALUE")]
+    set: Vec<String>,
+    /// Switch a rule off (repeatable), by code or name.
+    #[arg(long, value_name = "CODE")]
+    disable: Vec<String>,
+}
+
+#[derive(clap::Args)]
+struct DiffCommand {
+    #[command(flatten)]
+    diff: diff::DiffArgs,
     /// Threshold overrides and disabled rules (TOML). Default: ./sparkdiag.toml when it exists.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -177,6 +206,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Batch(args) => {
             let config = config_from(args.config, &args.set, &args.disable)?;
             batch::run(args.batch, config)
+        }
+        Command::Diff(args) => {
+            let config = config_from(args.config, &args.set, &args.disable)?;
+            diff::run(args.diff, config)
         }
     }
 }

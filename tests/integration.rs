@@ -8,6 +8,8 @@ mod charts;
 mod conformance;
 /// Cut, corrupt and unreadable input.
 mod damage;
+/// `sparkdiag diff` on real before/after pairs, checked against each run's own report.
+mod diff;
 /// The real Spark 4.3 logs of every codec and layout in testdata/.
 mod fixtures;
 /// The Markdown and text views of real logs against the files in tests/golden/.
