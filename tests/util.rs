@@ -33,17 +33,6 @@ pub fn shared_opt(rel: &str) -> Option<PathBuf> {
     None
 }
 
-/// `shared/` sits beside the repository, for developers and in CI.
-pub fn shared() -> PathBuf {
-    let dir = repo().join("../shared");
-    assert!(
-        dir.is_dir(),
-        "expected the shared fixtures at {}",
-        dir.display()
-    );
-    dir
-}
-
 pub fn testdata(rel: &str) -> PathBuf {
     repo().join("testdata").join(rel)
 }
