@@ -2,6 +2,8 @@
 
 /// `sparkdiag batch` over two nights of real logs.
 mod batch;
+/// The command line as a new user meets it: terminal width, failed apps, batch mistakes.
+mod cli;
 /// Our numbers against the Spark History Server's own golden REST responses.
 mod conformance;
 /// Cut, corrupt and unreadable input.
