@@ -37,6 +37,15 @@ fn on_zero_width_terminal(args: &str, columns: Option<&str>) -> Option<String> {
     Some(String::from_utf8(out.stdout).unwrap().replace("\r\n", "\n"))
 }
 
+/// One line on standard error itself (the harness hides eprintln! of passing tests).
+fn skip_without_script() {
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "skipped: a terminal test needs `script` (util-linux) on this machine"
+    );
+}
+
 /// Every size a cell holds has its number on the same line: no `23.1` / `MiB` split.
 fn no_split_numbers(view: &str) -> bool {
     view.lines().all(|line| {
@@ -62,7 +71,7 @@ fn a_terminal_reporting_zero_columns_gets_columns_then_80() {
     for log in logs {
         for (columns, width) in [(Some("100"), 100), (None, 80), (Some("0"), 80)] {
             let Some(view) = on_zero_width_terminal(&format!("analyze {log}"), columns) else {
-                eprintln!("skipped: `script` (util-linux) is not installed");
+                skip_without_script();
                 return;
             };
             let widest = view.lines().map(|l| l.chars().count()).max().unwrap();
@@ -85,7 +94,7 @@ fn a_terminal_reporting_zero_columns_gets_columns_then_80() {
 #[test]
 fn stage_names_are_shortened_to_their_call_site_before_numbers_wrap() {
     let Some(view) = on_zero_width_terminal("analyze testdata/logs/failed", Some("100")) else {
-        eprintln!("skipped: `script` (util-linux) is not installed");
+        skip_without_script();
         return;
     };
     let stages: Vec<&str> = view

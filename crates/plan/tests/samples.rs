@@ -5,6 +5,7 @@
 //! except under CI (`CI` set), where the folder's absence fails them.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 
@@ -34,7 +35,10 @@ impl Samples {
             .name()
             .unwrap_or("a test")
             .to_string();
-        eprintln!(
+        // Straight to standard error: the test harness captures eprintln! of passing tests, and
+        // this line must be seen.
+        let _ = writeln!(
+            std::io::stderr(),
             "skipped: {test} needs ../shared/plan-samples beside the repository (present for developers and in CI)"
         );
         None
