@@ -437,7 +437,10 @@ fn every_rule_fires_on_real_spark_output_and_is_silent_on_the_healthy_run() {
             Some(("plan", path)) => plans_findings(&testdata(path)),
             // A real plan kept beside the repository; without it this one rule is not checked.
             Some(("sample", file)) => {
-                match crate::util::shared_opt(&format!("plan-samples/{file}")) {
+                match crate::util::shared_opt_for(
+                    &format!("plan-samples/{file}"),
+                    &format!("{code}'s check"),
+                ) {
                     Some(path) => plans_findings(&path),
                     None => continue,
                 }
