@@ -12,6 +12,11 @@ use crate::util::{json_of, pattern_log, repo, sparkdiag, testdata};
 /// own standard input is not a terminal: what CI runners and IDE consoles hand a program.
 /// `None` when `script` (util-linux) is not installed.
 fn on_zero_width_terminal(args: &str, columns: Option<&str>) -> Option<String> {
+    on_terminal(args, columns, false)
+}
+
+/// [`on_zero_width_terminal`], in colour when `color`, with the colour codes taken out.
+fn on_terminal(args: &str, columns: Option<&str>, color: bool) -> Option<String> {
     let script = ["/usr/bin/script", "/bin/script"]
         .into_iter()
         .find(|p| Path::new(p).exists())?;
@@ -23,8 +28,11 @@ fn on_zero_width_terminal(args: &str, columns: Option<&str>) -> Option<String> {
     ])
     .current_dir(repo())
     .stdin(Stdio::null())
-    .env("NO_COLOR", "1")
+    .env_remove("NO_COLOR")
     .env_remove("COLUMNS");
+    if !color {
+        cmd.env("NO_COLOR", "1");
+    }
     if let Some(columns) = columns {
         cmd.env("COLUMNS", columns);
     }
@@ -34,7 +42,26 @@ fn on_zero_width_terminal(args: &str, columns: Option<&str>) -> Option<String> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    Some(String::from_utf8(out.stdout).unwrap().replace("\r\n", "\n"))
+    let text = String::from_utf8(out.stdout).unwrap().replace("\r\n", "\n");
+    Some(without_colour(&text))
+}
+
+/// `text` without its ANSI colour codes (`ESC [ ... m`).
+fn without_colour(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// One line on standard error itself (the harness hides eprintln! of passing tests).
@@ -93,10 +120,16 @@ fn a_terminal_reporting_zero_columns_gets_columns_then_80() {
 
 #[test]
 fn stage_names_are_shortened_to_their_call_site_before_numbers_wrap() {
-    let Some(view) = on_zero_width_terminal("analyze testdata/logs/failed", Some("100")) else {
-        skip_without_script();
-        return;
-    };
+    for color in [false, true] {
+        let Some(view) = on_terminal("analyze testdata/logs/failed", Some("100"), color) else {
+            skip_without_script();
+            return;
+        };
+        stages_fit_on_one_line_each(&view);
+    }
+}
+
+fn stages_fit_on_one_line_each(view: &str) {
     let stages: Vec<&str> = view
         .lines()
         .skip_while(|l| !l.starts_with("Longest stages"))

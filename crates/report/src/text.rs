@@ -543,7 +543,9 @@ fn stage_table(shown: &[&crate::StageOut], opts: Options) -> String {
             row.pop();
         }
     }
-    let table = |name_max: Option<usize>| -> Table {
+    // `color: false` measures a table: colour codes take bytes but no columns.
+    let table = |name_max: Option<usize>, color: bool| -> Table {
+        let opts = Options { color, ..opts };
         let mut t = new_table(opts, LISTING);
         if opts.terminal {
             // Fitting is done here, by shortening names; comfy-table would split words.
@@ -580,7 +582,7 @@ fn stage_table(shown: &[&crate::StageOut], opts: Options) -> String {
         t
     };
     if !opts.terminal {
-        return format!("{}\n", table(Some(STAGE_NAME_MAX)));
+        return format!("{}\n", table(Some(STAGE_NAME_MAX), opts.color));
     }
     let width = usize::from(opts.columns());
     let fits = |t: &Table| {
@@ -590,12 +592,11 @@ fn stage_table(shown: &[&crate::StageOut], opts: Options) -> String {
     };
     let names: Vec<&str> = shown.iter().map(|st| st.name.as_str()).collect();
     for max in (min_stage_name(&names)..=STAGE_NAME_MAX).rev() {
-        let t = table(Some(max));
-        if fits(&t) {
-            return format!("{t}\n");
+        if fits(&table(Some(max), false)) {
+            return format!("{}\n", table(Some(max), opts.color));
         }
     }
-    let mut out = format!("{}\n", table(None));
+    let mut out = format!("{}\n", table(None, opts.color));
     for st in shown {
         let id = format!("{}.{}", st.stage_id, st.attempt_id);
         let name = stage_name(&st.name, width.saturating_sub(id.len() + 3).max(12));
