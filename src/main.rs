@@ -245,20 +245,20 @@ fn config_from(
 }
 
 fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
-    let text = if args.file == "-" {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+    let bytes = if args.file == "-" {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
             .context("cannot read standard input")?;
-        text
+        bytes
     } else {
-        std::fs::read_to_string(&args.file)
-            .with_context(|| format!("{}: cannot read", args.file))?
+        std::fs::read(&args.file).with_context(|| format!("{}: cannot read", args.file))?
     };
     let shown = if args.file == "-" {
         "<stdin>"
     } else {
         args.file.as_str()
     };
+    let text = plan_text(bytes, shown)?;
     let plans = sparkdiag_plan::parse_plans(&text).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
     let mut config = Config::default();
     for arg in &args.set {
@@ -340,6 +340,38 @@ fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// The bytes of `sparkdiag plan`'s input as text. An event log given by mistake (compressed,
+/// or JSON lines of Spark events) is named as one, with the command that reads it.
+fn plan_text(bytes: Vec<u8>, shown: &str) -> anyhow::Result<String> {
+    use sparkdiag_eventlog::Codec;
+    let head = &bytes[..bytes.len().min(4096)];
+    let event_log = match Codec::from_magic(head) {
+        Some(Codec::Plain) => head
+            .windows(b"\"Event\":".len())
+            .any(|w| w == b"\"Event\":"),
+        Some(_) => true,
+        None => false,
+    };
+    if event_log {
+        let what = match Codec::from_magic(head) {
+            Some(Codec::Plain) | None => "a Spark event log".to_string(),
+            Some(codec) => format!("a {} Spark event log", codec.name()),
+        };
+        let path = if shown == "<stdin>" { "-" } else { shown };
+        anyhow::bail!(
+            "{shown}: this looks like {what}, not plan text; `sparkdiag analyze {path}` reads it \
+             (and checks the plans inside it)"
+        );
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "{shown}: not UTF-8 text (at byte {}); `sparkdiag plan` reads what df.explain() or \
+             EXPLAIN FORMATTED prints",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
 /// The running tree, indented, one operator a line.
 fn tree_lines(plan: &sparkdiag_plan::Plan, node: usize, depth: usize, out: &mut Vec<String>) {
     let n = &plan.nodes[node];
@@ -375,9 +407,12 @@ fn rules(code: Option<&str>) -> anyhow::Result<ExitCode> {
                     rule.summary,
                 ]);
             }
-            out.push_str(&format!(
-                "{table}\n\nsparkdiag rules CODE explains one rule and lists its thresholds.\n"
-            ));
+            // comfy-table pads every cell, the last column too: drop the trailing blanks.
+            for line in table.to_string().lines() {
+                out.push_str(line.trim_end());
+                out.push('\n');
+            }
+            out.push_str("\nsparkdiag rules CODE explains one rule and lists its thresholds.\n");
         }
         Some(code) => {
             let rule = sparkdiag_rules::find_rule(code)

@@ -4,6 +4,8 @@
 mod batch;
 /// Every chart of every bundled log: round unique ticks, file:line labels, the marked stage.
 mod charts;
+/// The command line as a new user meets it: terminal width, failed apps, batch mistakes.
+mod cli;
 /// Our numbers against the Spark History Server's own golden REST responses.
 mod conformance;
 /// Cut, corrupt and unreadable input.

@@ -20,6 +20,7 @@
 //! ```
 
 mod build;
+mod call_site;
 mod model;
 pub mod plan_graph;
 pub mod quantile;

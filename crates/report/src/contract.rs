@@ -88,6 +88,10 @@ pub struct ApplicationOut {
     pub dynamic_allocation: bool,
     /// From `spark.master`: `local`, `local-cluster`, `yarn`, `kubernetes`, `standalone`, `mesos`.
     pub cluster_manager: Option<&'static str>,
+    /// Added in v1: `status` with the jobs that failed, for people: "succeeded, 1 of 5 jobs
+    /// failed". A driver that catches a job's failure still exits 0 and the application counts
+    /// as succeeded; this keeps that from reading as a clean run.
+    pub outcome: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -342,6 +346,30 @@ fn application_out(app: &Application) -> ApplicationOut {
         photon: app.photon(),
         dynamic_allocation: app.dynamic_allocation(),
         cluster_manager: app.cluster_manager(),
+        outcome: outcome(
+            app.status(),
+            app.jobs.len(),
+            app.jobs
+                .iter()
+                .filter(|j| j.status == JobStatus::Failed)
+                .count(),
+        ),
+    }
+}
+
+/// "succeeded", "succeeded, 1 of 5 jobs failed", "failed, 2 of 2 jobs failed".
+pub fn outcome(status: AppStatus, jobs: usize, failed_jobs: usize) -> String {
+    let status = match status {
+        AppStatus::Succeeded => "succeeded",
+        AppStatus::Failed => "failed",
+        AppStatus::Incomplete => "incomplete",
+    };
+    match failed_jobs {
+        0 => status.to_string(),
+        n => format!(
+            "{status}, {n} of {jobs} job{} failed",
+            if jobs == 1 { "" } else { "s" }
+        ),
     }
 }
 
@@ -601,4 +629,26 @@ fn count_nodes(node: &SparkPlanInfo, keep: &dyn Fn(&str) -> bool) -> usize {
             .iter()
             .map(|c| count_nodes(c, keep))
             .sum::<usize>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_outcome_names_failed_jobs_whatever_the_exit_code() {
+        assert_eq!(outcome(AppStatus::Succeeded, 5, 0), "succeeded");
+        assert_eq!(
+            outcome(AppStatus::Succeeded, 5, 1),
+            "succeeded, 1 of 5 jobs failed"
+        );
+        assert_eq!(
+            outcome(AppStatus::Failed, 1, 1),
+            "failed, 1 of 1 job failed"
+        );
+        assert_eq!(
+            outcome(AppStatus::Incomplete, 3, 2),
+            "incomplete, 2 of 3 jobs failed"
+        );
+    }
 }

@@ -33,6 +33,37 @@ pub struct NightApp {
     pub top_finding: Option<String>,
     /// The per-application HTML report, relative to the output folder.
     pub report: String,
+    /// Jobs started, and how many of them failed. A driver that catches a failed job still
+    /// exits 0, so `status` alone can say `succeeded` about a run that lost work.
+    #[serde(default)]
+    pub jobs: usize,
+    #[serde(default)]
+    pub failed_jobs: usize,
+    /// The log it was read from, as found under the batch's directories: what tells apart
+    /// applications that share a name.
+    #[serde(default)]
+    pub input: String,
+}
+
+impl NightApp {
+    /// The application itself failed or did not finish, or one of its jobs failed.
+    pub fn failed(&self) -> bool {
+        self.failed_jobs > 0 || self.status != "succeeded"
+    }
+
+    /// `status` with the jobs that failed: "succeeded, 1 of 5 jobs failed".
+    pub fn outcome(&self) -> String {
+        if self.failed_jobs == 0 {
+            return self.status.clone();
+        }
+        format!(
+            "{}, {} of {} job{} failed",
+            self.status,
+            self.failed_jobs,
+            self.jobs,
+            if self.jobs == 1 { "" } else { "s" }
+        )
+    }
 }
 
 /// A log that could not be read, with why.
@@ -61,6 +92,9 @@ pub struct Night {
     pub apps: Vec<NightApp>,
     pub errors: Vec<NightError>,
     pub worst_findings: Vec<NightFinding>,
+    /// Logs still being written, skipped (batch's `--include-in-progress` reads them).
+    #[serde(default)]
+    pub in_progress: Vec<String>,
 }
 
 /// How an application changed since its latest earlier run.
@@ -129,6 +163,11 @@ pub fn compare(night: &Night, earlier: &[Night], threshold: f64, min_ms: i64) ->
         }
         if app.status != before.status && app.status != "succeeded" {
             push(true, format!("status {} → {}", before.status, app.status));
+        } else if app.failed_jobs > before.failed_jobs {
+            push(
+                true,
+                format!("failed jobs {} → {}", before.failed_jobs, app.failed_jobs),
+            );
         }
     }
     changes
@@ -158,10 +197,18 @@ pub fn render_index(night: &Night, history: &[Night], changes: &[Change]) -> Str
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>sparkdiag fleet report {date}</title><style>{STYLE}</style></head><body>\n\
-         <h1>sparkdiag fleet report — {date}</h1>\n<p class=\"muted\">{apps} application(s), {errors} unreadable log(s); {total} of runtime, about {wasted} of it recoverable.</p>\n",
+         <h1>sparkdiag fleet report — {date}</h1>\n<p class=\"summary\">{apps} application(s): <span class=\"{failed_class}\">{failed} failed or with failed jobs</span>; {errors} unreadable log(s); {skipped} still being written, skipped.</p>\n\
+         <p class=\"muted\">{total} of runtime, about {wasted} of it recoverable.</p>\n",
         date = escape(&night.date),
         apps = night.apps.len(),
+        failed = night.apps.iter().filter(|a| a.failed()).count(),
+        failed_class = if night.apps.iter().any(NightApp::failed) {
+            "reg"
+        } else {
+            "muted"
+        },
         errors = night.errors.len(),
+        skipped = night.in_progress.len(),
         total = duration(total_ms),
         wasted = duration(wasted_ms),
     );
@@ -199,29 +246,32 @@ pub fn render_index(night: &Night, history: &[Night], changes: &[Change]) -> Str
         );
     }
 
-    let mut apps: Vec<&NightApp> = night.apps.iter().collect();
-    apps.sort_by(|a, b| {
-        b.impact_ms
-            .cmp(&a.impact_ms)
-            .then(b.duration_ms.cmp(&a.duration_ms))
-    });
     let _ = writeln!(
         out,
-        "<h2>Applications, most recoverable time first</h2>\n<table><tr><th>application</th><th>status</th><th>runtime</th><th>recoverable</th><th>worst</th><th>top finding</th></tr>"
+        "<h2>Applications, failed first, then most recoverable time first</h2>\n<table><tr><th>application</th><th>status</th><th>runtime</th><th>recoverable</th><th>worst</th><th>top finding</th></tr>"
     );
-    for a in apps {
+    for a in ranked_apps(night) {
         let worst = a
             .worst_severity
             .as_deref()
             .map(|s| format!("<span class=\"sev {s}\">{}</span>", escape(s)))
             .unwrap_or_default();
+        // The id and the log's path tell apart applications that share a name.
+        let source = if a.input.is_empty() {
+            escape(&a.app_id)
+        } else {
+            format!("{} · {}", escape(&a.app_id), escape(&a.input))
+        };
+        let status = if a.failed() {
+            format!("<span class=\"reg\">{}</span>", escape(&a.outcome()))
+        } else {
+            escape(&a.outcome())
+        };
         let _ = writeln!(
             out,
-            "<tr><td><a href=\"{}\">{}</a><br><span class=\"muted\">{}</span></td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{worst}</td><td>{}</td></tr>",
+            "<tr><td><a href=\"{}\">{}</a><br><span class=\"muted\">{source}</span></td><td>{status}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{worst}</td><td>{}</td></tr>",
             escape(&a.report),
             escape(&a.name),
-            escape(&a.app_id),
-            escape(&a.status),
             duration(a.duration_ms),
             duration(a.impact_ms),
             escape(a.top_finding.as_deref().unwrap_or(""))
@@ -262,6 +312,17 @@ pub fn render_index(night: &Night, history: &[Night], changes: &[Change]) -> Str
             );
         }
         let _ = writeln!(out, "</table>");
+    }
+
+    if !night.in_progress.is_empty() {
+        let _ = writeln!(
+            out,
+            "<h2>Logs still being written, skipped</h2>\n<p class=\"muted\">Run with --include-in-progress to analyse them as far as they go.</p>\n<ul>"
+        );
+        for input in &night.in_progress {
+            let _ = writeln!(out, "<li>{}</li>", escape(input));
+        }
+        let _ = writeln!(out, "</ul>");
     }
 
     let mut nights: Vec<&Night> = history.iter().collect();
@@ -314,6 +375,20 @@ pub fn render_index(night: &Night, history: &[Night], changes: &[Change]) -> Str
     ));
     out.push_str("</body></html>\n");
     out
+}
+
+/// The night's applications in the order the index lists them: those that failed or lost a job
+/// first (a failure is the first thing to look at, however little time it cost), then by
+/// recoverable time, then by runtime.
+pub fn ranked_apps(night: &Night) -> Vec<&NightApp> {
+    let mut apps: Vec<&NightApp> = night.apps.iter().collect();
+    apps.sort_by(|a, b| {
+        b.failed()
+            .cmp(&a.failed())
+            .then(b.impact_ms.cmp(&a.impact_ms))
+            .then(b.duration_ms.cmp(&a.duration_ms))
+    });
+    apps
 }
 
 /// Widest a night's bar is drawn: with one or two nights a bar is a bar, not the whole chart.
@@ -415,6 +490,9 @@ mod tests {
             worst_severity: None,
             top_finding: None,
             report: format!("apps/{key}.html"),
+            jobs: 1,
+            failed_jobs: 0,
+            input: format!("logs/{key}"),
         }
     }
 
@@ -424,7 +502,43 @@ mod tests {
             apps,
             errors: Vec::new(),
             worst_findings: Vec::new(),
+            in_progress: Vec::new(),
         }
+    }
+
+    #[test]
+    fn failed_applications_come_first_and_are_counted() {
+        let mut failed = app("lost-a-job", 10_000, &["FA001"]);
+        failed.jobs = 2;
+        failed.failed_jobs = 1;
+        let mut costly = app("costly", 900_000, &["SK001"]);
+        costly.impact_ms = 600_000;
+        let mut crashed = app("crashed", 5_000, &[]);
+        crashed.status = "failed".into();
+        let now = night("2026-11-29", vec![costly, failed, app("fine", 1_000, &[])]);
+        let order: Vec<&str> = ranked_apps(&now).iter().map(|a| a.key.as_str()).collect();
+        assert_eq!(order, ["lost-a-job", "costly", "fine"]);
+        assert_eq!(now.apps[1].outcome(), "succeeded, 1 of 2 jobs failed");
+        assert_eq!(crashed.outcome(), "failed");
+        assert!(crashed.failed());
+
+        let html = render_index(&now, std::slice::from_ref(&now), &[]);
+        assert!(
+            html.contains(
+                "3 application(s): <span class=\"reg\">1 failed or with failed jobs</span>"
+            ),
+            "{html}"
+        );
+        assert!(html.contains("<span class=\"reg\">succeeded, 1 of 2 jobs failed</span>"));
+
+        let before = night("2026-11-28", vec![app("lost-a-job", 10_000, &["FA001"])]);
+        let changes = compare(&now, &[before], 0.2, 60_000);
+        assert!(
+            changes
+                .iter()
+                .any(|c| c.regression && c.what == "failed jobs 0 → 1"),
+            "{changes:?}"
+        );
     }
 
     #[test]

@@ -110,6 +110,7 @@ h1 { font-size: 26px; margin: 0 0 4px; word-break: break-word; }
 h2 { font-size: 19px; margin: 40px 0 12px; padding-bottom: 4px; border-bottom: 1px solid var(--rule); }
 h3 { font-size: 16px; margin: 0 0 4px; }
 .meta { color: var(--muted); margin: 0; }
+.meta .bad { color: var(--critical); }
 .warn { background: #fff6e0; border-left: 4px solid var(--medium); padding: 8px 12px; margin: 12px 0; }
 .finding { display: grid; grid-template-columns: 36px 1fr; gap: 4px 12px; padding: 12px 14px;
   margin: 10px 0; background: var(--panel); border-left: 5px solid var(--info); border-radius: 3px; }
@@ -207,10 +208,10 @@ fn application(out: &mut String, report: &Report, app: &Application) {
                 "Spark {}",
                 escape(v)
             )),
-        match a.status {
-            AppStatus::Succeeded => "succeeded",
-            AppStatus::Failed => "<strong>failed</strong>",
-            AppStatus::Incomplete => "<strong>incomplete</strong>",
+        if a.status == AppStatus::Succeeded && a.outcome == "succeeded" {
+            "succeeded".to_string()
+        } else {
+            format!("<strong class=\"bad\">{}</strong>", escape(&a.outcome))
         },
         a.duration_ms.map_or("duration unknown".into(), |d| format!(
             "ran {}",

@@ -18,8 +18,8 @@ declare_rule! {
     /// to the count in the finding (about 128 MB per partition).
     ///
     /// ## Threshold and its source
-    /// Average partition under `min_avg_mb` = 16 MB or over `max_avg_mb` = 256 MB (the brief's tiny
-    /// and AQE's skew sizes), in a stage of exactly the configured count (default 200). The
+    /// Average partition under `min_avg_mb` = 16 MB or over `max_avg_mb` = 256 MB (the tiny-partition size of
+    /// PA001 and AQE's skew size), in a stage of exactly the configured count (default 200). The
     /// recommended count aims at `target_mb` = 128 MB per partition.
     pub static DEFAULT_SHUFFLE_PARTITIONS = {
         code: "CF002",

@@ -21,7 +21,7 @@ declare_rule! {
     /// - If one partition spills and others do not, it is data skew: see SK001.
     ///
     /// ## Threshold and its source
-    /// `min_disk_mb` = 256 MB of disk spill in a stage (the brief's default; SparkForensics calls
+    /// `min_disk_mb` = 256 MB of disk spill in a stage (sparkdiag's default; SparkForensics calls
     /// 256 MiB medium and 1 GiB high), `high_disk_gb` = 1 GiB is high. The time spilling costs is
     /// estimated as writing and reading the spilled bytes once at `disk_mb_per_s` = 200 MB/s per
     /// task, spread over the cores.
