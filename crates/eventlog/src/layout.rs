@@ -222,6 +222,7 @@ impl Walk {
                     ),
                 ));
             }
+            let skipped_before = self.skipped.len();
             let dir = self.extract(path, display, kind)?;
             let before = found.len();
             let holder = Some(Arc::new(dir));
@@ -231,11 +232,12 @@ impl Walk {
             self.nesting -= 1;
             walked?;
             if found.len() == before {
-                return Err(ReadError::new(
-                    display,
-                    None,
-                    "the archive holds no Spark event log",
-                ));
+                let mut message = "the archive holds no Spark event log".to_string();
+                let passed_over: Vec<String> = self.skipped.drain(skipped_before..).collect();
+                if !passed_over.is_empty() {
+                    message.push_str(&format!(" (passed over: {})", passed_over.join("; ")));
+                }
+                return Err(ReadError::new(display, None, message));
             }
             return Ok(());
         }

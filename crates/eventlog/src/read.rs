@@ -145,6 +145,18 @@ struct LongLine {
     len: u64,
     /// Its newline was found; otherwise the stream ended, failed or the skip limit was hit.
     ended: bool,
+    /// No newline came within [`MAX_SKIPPED_LINE`]: the rest of the file is not read.
+    gave_up: bool,
+}
+
+impl LongLine {
+    fn unended(len: u64) -> Self {
+        LongLine {
+            len,
+            ended: false,
+            gave_up: false,
+        }
+    }
 }
 
 /// Decoded bytes per chunk: large enough that handing over and parallel parsing cost little,
@@ -245,6 +257,8 @@ fn decode_chunks(mut decoder: impl Read, to_parser: mpsc::SyncSender<Chunk>, bud
         if data.len() - lines_end > MAX_LINE {
             let seen = (data.len() - lines_end) as u64;
             data.truncate(lines_end);
+            // Give the long line's memory back before following it further.
+            data.shrink_to_fit();
             let (long_line, tail, error) = skip_line(&mut decoder, seen);
             let ended = long_line.ended;
             let lines = std::mem::take(&mut data);
@@ -271,8 +285,12 @@ fn decode_chunks(mut decoder: impl Read, to_parser: mpsc::SyncSender<Chunk>, bud
             continue;
         }
         if data.len() >= CHUNK && lines_end > 0 {
-            let carry = data.split_off(lines_end);
-            let full = std::mem::replace(&mut data, carry);
+            // The next chunk starts with the line in progress, with room for a whole chunk.
+            let carry = &data[lines_end..];
+            let mut next = Vec::with_capacity(CHUNK + carry.len() + (64 << 10));
+            next.extend_from_slice(carry);
+            data.truncate(lines_end);
+            let full = std::mem::replace(&mut data, next);
             lines_end = 0;
             if !send(Chunk {
                 data: full,
@@ -292,28 +310,31 @@ fn skip_line(decoder: &mut impl Read, seen: u64) -> (LongLine, Vec<u8>, Option<i
     let mut buf = vec![0u8; CHUNK];
     loop {
         if len > MAX_SKIPPED_LINE {
-            let error = io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!(
-                    "a line runs past {} MiB without a newline, so the rest of the file was not read",
-                    MAX_SKIPPED_LINE >> 20
-                ),
-            );
-            return (LongLine { len, ended: false }, Vec::new(), Some(error));
+            let line = LongLine {
+                len,
+                ended: false,
+                gave_up: true,
+            };
+            return (line, Vec::new(), None);
         }
         match decoder.read(&mut buf) {
-            Ok(0) => return (LongLine { len, ended: false }, Vec::new(), None),
+            Ok(0) => return (LongLine::unended(len), Vec::new(), None),
             Ok(n) => match memchr::memchr(b'\n', &buf[..n]) {
                 Some(i) => {
                     len += (i + 1) as u64;
                     let mut tail = Vec::with_capacity(CHUNK + (64 << 10));
                     tail.extend_from_slice(&buf[i + 1..n]);
-                    return (LongLine { len, ended: true }, tail, None);
+                    let line = LongLine {
+                        len,
+                        ended: true,
+                        gave_up: false,
+                    };
+                    return (line, tail, None);
                 }
                 None => len += n as u64,
             },
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return (LongLine { len, ended: false }, Vec::new(), Some(e)),
+            Err(e) => return (LongLine::unended(len), Vec::new(), Some(e)),
         }
     }
 }
@@ -575,6 +596,15 @@ fn read_part(
                     long.len,
                     MAX_LINE >> 20,
                 ));
+                if long.gave_up {
+                    report.gaps = true;
+                    report.warnings.push(format!(
+                        "{}: no newline within {} MiB of line {}, so the rest of this file was not read",
+                        part.display,
+                        MAX_SKIPPED_LINE >> 20,
+                        file.lines,
+                    ));
+                }
             }
             if let Some(err) = chunk.error.take() {
                 let at = error_offset(&err).unwrap_or_else(|| count.load(Ordering::Relaxed));
