@@ -528,7 +528,31 @@ fn every_line_twice_and_a_second_application_start_are_reported() {
         .collect();
     let dir = tempfile::tempdir().unwrap();
     let source = read_all(&write(dir.path(), "twice", &doubled)).unwrap();
-    let n = events_in(&log);
+    // Every event that Spark writes once (tasks, jobs, stages, executors, queries, the app).
+    let once = [
+        "SparkListenerLogStart",
+        "SparkListenerApplicationStart",
+        "SparkListenerApplicationEnd",
+        "SparkListenerEnvironmentUpdate",
+        "SparkListenerJobStart",
+        "SparkListenerJobEnd",
+        "SparkListenerStageSubmitted",
+        "SparkListenerStageCompleted",
+        "SparkListenerTaskStart",
+        "SparkListenerTaskEnd",
+        "SparkListenerExecutorAdded",
+        "SparkListenerExecutorRemoved",
+        "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart",
+        "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd",
+    ];
+    let n = lines(&log)
+        .iter()
+        .filter(|l| {
+            once.iter()
+                .any(|name| l.starts_with(format!("{{\"Event\":\"{name}\"").as_bytes()))
+        })
+        .count();
+    assert!(n > 100);
     assert!(
         source.warnings.iter().any(|w| w.contains(&format!(
             "{n} line(s) repeat the line just before them byte for byte, first at"
@@ -552,14 +576,42 @@ fn every_line_twice_and_a_second_application_start_are_reported() {
         "{:?}",
         source.warnings
     );
+}
 
-    // A log as Spark wrote it repeats no line.
-    let source = read_all(&testdata("logs/single/plain/local-1796049337368")).unwrap();
-    assert!(
-        !source.warnings.iter().any(|w| w.contains("repeat")),
-        "{:?}",
-        source.warnings
-    );
+#[test]
+fn no_real_log_is_taken_for_a_duplicated_one() {
+    // Databricks writes runs of identical empty SparkListenerDriverAccumUpdates lines.
+    let mut paths = vec![
+        testdata("logs/single/plain/local-1796049337368"),
+        testdata("logs/failed/local-1796049483373"),
+    ];
+    if let Some(sample) = crate::util::shared_opt(
+        "plan-samples/databricks-13.3-photon__spark-rapids-tools-nds_q88__exec26__selected-events.jsonl",
+    ) {
+        paths.push(sample);
+    }
+    if let Some(dir) = crate::util::shared_opt("spark-conformance/spark-events") {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_file() {
+                paths.push(path);
+            }
+        }
+    }
+    for path in paths {
+        let Ok(source) = read_all(&path) else {
+            continue;
+        };
+        assert!(
+            !source
+                .warnings
+                .iter()
+                .any(|w| w.contains("repeat") || w.contains("second SparkListenerApplicationStart")),
+            "{}: {:?}",
+            path.display(),
+            source.warnings
+        );
+    }
 }
 
 // --- cut at every byte ---

@@ -798,23 +798,32 @@ fn untar(reader: impl Read, root: &Path, unpacking: &mut Unpacking<'_>) {
         let Some(target) = unpacking.target(root, &name) else {
             continue;
         };
-        match entry.header().entry_type() {
+        let go_on = match entry.header().entry_type() {
             EntryType::Regular | EntryType::Continuous => {
-                if !unpacking.write(&target, &name, &mut entry) {
-                    return;
-                }
+                unpacking.write(&target, &name, &mut entry)
             }
             EntryType::Directory => {
                 let _ = fs::create_dir_all(&target);
+                true
             }
-            EntryType::Symlink | EntryType::Link => unpacking.skip(&name, "it is a link"),
+            EntryType::Symlink | EntryType::Link => {
+                unpacking.skip(&name, "it is a link");
+                true
+            }
             EntryType::Char | EntryType::Block | EntryType::Fifo => {
-                unpacking.skip(&name, "it is a device or pipe, not a file")
+                unpacking.skip(&name, "it is a device or pipe, not a file");
+                true
             }
-            EntryType::GNUSparse => unpacking.skip(&name, "it is a sparse file"),
+            EntryType::GNUSparse => {
+                unpacking.skip(&name, "it is a sparse file");
+                true
+            }
             // Long names and extended headers are read by the tar crate itself; anything
             // else is no file.
-            _ => {}
+            _ => true,
+        };
+        if !go_on {
+            return;
         }
     }
 }

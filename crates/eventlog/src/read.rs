@@ -477,11 +477,7 @@ fn read_part(
             let lines = split_lines_mut(&mut chunk.data);
             let mut shapes: Vec<LineShape> = Vec::with_capacity(lines.len());
             for (i, l) in lines.iter().enumerate() {
-                let before: &[u8] = if i == 0 {
-                    &previous_line
-                } else {
-                    &lines[i - 1]
-                };
+                let before: &[u8] = if i == 0 { &previous_line } else { lines[i - 1] };
                 shapes.push(LineShape {
                     len: l.len(),
                     newline: l.last() == Some(&b'\n'),
@@ -511,7 +507,7 @@ fn read_part(
                 let line_offset = file.decoded_bytes;
                 file.decoded_bytes += line.len as u64;
                 file.lines += 1;
-                if line.repeats && result.is_some() {
+                if line.repeats && matches!(&result, Some(Ok(e)) if happens_once(e)) {
                     state.repeated_lines += 1;
                     if state.first_repeat.is_none() {
                         state.first_repeat = Some(format!(
@@ -635,6 +631,30 @@ fn read_part(
         Ok(())
     })?;
     Ok(file)
+}
+
+/// Events Spark writes once each (every task, job, stage, executor and query has its own ids
+/// or times), so that the same line twice in a row means a duplicated log. Others can repeat
+/// byte for byte in a real log: Databricks writes runs of identical empty
+/// `SparkListenerDriverAccumUpdates`.
+fn happens_once(event: &Event<'_>) -> bool {
+    matches!(
+        event,
+        Event::LogStart(_)
+            | Event::ApplicationStart(_)
+            | Event::ApplicationEnd(_)
+            | Event::EnvironmentUpdate(_)
+            | Event::JobStart(_)
+            | Event::JobEnd(_)
+            | Event::StageSubmitted(_)
+            | Event::StageCompleted(_)
+            | Event::TaskStart(_)
+            | Event::TaskEnd(_)
+            | Event::ExecutorAdded(_)
+            | Event::ExecutorRemoved(_)
+            | Event::SqlExecutionStart(_)
+            | Event::SqlExecutionEnd(_)
+    )
 }
 
 /// A line's length and whether it ended with a newline, taken before parsing edits it.
