@@ -139,6 +139,20 @@ fn a_condition_in_100000_nested_parentheses_is_unwrapped() {
     );
 }
 
+#[test]
+fn a_condition_on_a_column_with_an_accented_name_is_read() {
+    // Found by the `plan` fuzz target: a name like `prénom#12` cut a character in two.
+    let titles = pl006_on_a_small_stack(filter_plan(
+        "(isnotnull(prénom#47L) AND (cast(prénom#47L as string) = 7))",
+    ));
+    assert_eq!(titles.len(), 1, "{titles:?}");
+    assert!(
+        titles[0].contains("`cast(prénom#47L as string) = 7`"),
+        "{}",
+        titles[0]
+    );
+}
+
 // --- 3. a line with no end ---
 
 /// Writes the real log with a line of `len` zeros after its line `at`, in pieces (the hostile

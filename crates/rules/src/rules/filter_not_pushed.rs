@@ -145,18 +145,24 @@ fn fixable(conjunct: &str) -> bool {
 
 /// How many distinct `name#id` attribute references an expression holds.
 fn column_refs(expr: &str) -> usize {
+    // Names may hold any letter (`prénom#12`): every byte of a non-ASCII character counts as
+    // part of the name, so the name's ends always fall on ASCII bytes, i.e. char boundaries.
+    let name_byte = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
     let bytes = expr.as_bytes();
     let mut refs = std::collections::BTreeSet::new();
     for (i, &b) in bytes.iter().enumerate() {
-        if b != b'#' || i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_') {
+        if b != b'#' || i == 0 || !name_byte(bytes[i - 1]) {
             continue;
         }
-        let start = expr[..i]
-            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .map_or(0, |p| p + 1);
-        let end = expr[i + 1..]
-            .find(|c: char| !c.is_ascii_alphanumeric())
-            .map_or(expr.len(), |p| i + 1 + p);
+        // Each scan stops at the `#` or other non-name byte before it: linear over the text.
+        let mut start = i;
+        while start > 0 && name_byte(bytes[start - 1]) {
+            start -= 1;
+        }
+        let mut end = i + 1;
+        while end < bytes.len() && bytes[end].is_ascii_alphanumeric() {
+            end += 1;
+        }
         refs.insert(&expr[start..end]);
     }
     refs.len()
@@ -216,6 +222,14 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn counts_columns_with_non_ascii_names() {
+        // Found by fuzzing: a name ending in ASCII after a non-ASCII letter cut a char in two.
+        assert_eq!(super::column_refs("(cast(prénom#12 as string) = 7)"), 1);
+        assert_eq!(super::column_refs("日本#1 = 名#2"), 2);
+        assert_eq!(super::column_refs("a#1 = a#1 AND b_2#3L > 0"), 2);
+    }
+
     #[test]
     fn splits_top_level_conjuncts_only() {
         assert_eq!(
