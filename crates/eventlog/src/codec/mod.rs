@@ -200,7 +200,19 @@ impl<R: io::BufRead> ZstdFrames<R> {
 impl<R: io::BufRead> Read for ZstdFrames<R> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         if self.start == self.end {
-            self.refill()?;
+            if out.len() >= ZSTD_BLOCK {
+                // Room for a whole block: decode straight into it, sparing a copy.
+                let n = self.decode_into(Target::Caller(&mut out[..ZSTD_BLOCK]))?;
+                return match (n, self.pending.take()) {
+                    (0, Some(err)) => Err(err),
+                    (n, pending) => {
+                        self.pending = pending;
+                        Ok(n)
+                    }
+                };
+            }
+            self.end = self.decode_into(Target::Own)?;
+            self.start = 0;
         }
         if self.start == self.end {
             return match self.pending.take() {
@@ -215,25 +227,37 @@ impl<R: io::BufRead> Read for ZstdFrames<R> {
     }
 }
 
+/// Where [`ZstdFrames`] decodes to: the caller's buffer when it has a block's room, else its own.
+enum Target<'a> {
+    Caller(&'a mut [u8]),
+    Own,
+}
+
 impl<R: io::BufRead> ZstdFrames<R> {
-    /// Decodes into the whole block-sized buffer, as the zstd tool does: given less room, zstd
-    /// can be mid-flush when it meets damage and drop what it had not flushed; given room for a
-    /// whole frame, it decodes it in one go and keeps none of it when the frame's end is bad.
-    fn refill(&mut self) -> io::Result<()> {
+    /// Decodes into a whole block-sized buffer, as the zstd tool does, and returns how many
+    /// bytes came out (0 at the end or after an error, which is then pending). Given less
+    /// room, zstd can be mid-flush when it meets damage and drop what it had not flushed; given
+    /// room for a whole frame, it decodes it in one go and keeps none of it when the frame's
+    /// end is bad.
+    fn decode_into(&mut self, target: Target<'_>) -> io::Result<usize> {
         use zstd::stream::raw::{InBuffer, Operation, OutBuffer};
-        self.start = 0;
-        self.end = 0;
         if self.failed {
-            return Ok(());
+            return Ok(0);
         }
         let Some(decoder) = self.decoder.as_mut() else {
             self.failed = true;
             self.pending = Some(invalid(0, "the zstd decoder failed to start".into()));
-            return Ok(());
+            return Ok(0);
         };
-        if self.buf.is_empty() {
-            self.buf = vec![0u8; ZSTD_BLOCK];
-        }
+        let out: &mut [u8] = match target {
+            Target::Caller(out) => out,
+            Target::Own => {
+                if self.buf.is_empty() {
+                    self.buf = vec![0u8; ZSTD_BLOCK];
+                }
+                &mut self.buf
+            }
+        };
         loop {
             let input = self.raw.fill_buf()?;
             if input.is_empty() {
@@ -244,15 +268,14 @@ impl<R: io::BufRead> ZstdFrames<R> {
                         format!("zstd frame cut short at byte {}", self.pos),
                     ));
                 }
-                return Ok(());
+                return Ok(0);
             }
             let mut in_buf = InBuffer::around(input);
-            let mut out_buf = OutBuffer::around(&mut self.buf[..]);
+            let mut out_buf = OutBuffer::around(&mut *out);
             let result = decoder.run(&mut in_buf, &mut out_buf);
             let (consumed, produced) = (in_buf.pos(), out_buf.pos());
             self.raw.consume(consumed);
             self.pos += consumed as u64;
-            self.end = produced;
             match result {
                 Err(e) => {
                     self.failed = true;
@@ -260,13 +283,13 @@ impl<R: io::BufRead> ZstdFrames<R> {
                         self.pos,
                         format!("corrupt zstd data at byte {}: {e}", self.pos),
                     ));
-                    return Ok(());
+                    return Ok(produced);
                 }
                 // 0: a frame ended and everything it held was flushed; the next may start.
                 Ok(hint) => self.in_frame = hint != 0,
             }
             if produced > 0 {
-                return Ok(());
+                return Ok(produced);
             }
         }
     }
