@@ -646,9 +646,9 @@ fn a_real_log_of_every_codec_cut_anywhere_reads_what_precedes_the_cut() {
         let bytes = std::fs::read(testdata(rel)).unwrap();
         let whole = read_all(&testdata(rel)).unwrap();
         assert!(whole.complete());
-        // Every byte of the first 512 (headers and the first block's start), then a hundred
-        // cuts spread over the whole file.
-        let cuts = (1..512).chain((512..bytes.len()).step_by(bytes.len() / 100));
+        // Every byte of the first 256 (headers), then a hundred cuts spread over the file;
+        // the decoders are cut at every byte of their first blocks in the test below.
+        let cuts = (1..256).chain((256..bytes.len()).step_by(bytes.len() / 100));
         let path = dir.path().join(format!("cut.{}", codec.name()));
         let mut last_events = 0;
         for cut in cuts {
@@ -672,5 +672,55 @@ fn a_real_log_of_every_codec_cut_anywhere_reads_what_precedes_the_cut() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn every_codec_cut_through_its_first_blocks_decodes_a_prefix_and_says_cut() {
+    use std::io::Read;
+    for (rel, codec) in [
+        ("logs/single/zstd/local-1796049355449.zstd", Codec::Zstd),
+        ("logs/single/lz4/local-1796049372297.lz4", Codec::Lz4),
+        (
+            "logs/single/snappy/local-1796049387285.snappy",
+            Codec::Snappy,
+        ),
+        ("logs/single/lzf/local-1796049407914.lzf", Codec::Lzf),
+    ] {
+        let bytes = std::fs::read(testdata(rel)).unwrap();
+        let mut whole = Vec::new();
+        codec
+            .decoder(bytes.as_slice())
+            .read_to_end(&mut whole)
+            .unwrap();
+        // 32 KiB holds the stream header, the first whole block of every codec (lzf's real
+        // first chunk is 29,122 bytes) and the start of the next one: every byte of the first
+        // 8 KiB, then every fifth.
+        let (mut longest, mut cut_short) = (0, 0);
+        for cut in (1..8 << 10).chain((8 << 10..32 << 10).step_by(5)) {
+            let mut out = Vec::new();
+            let result = codec.decoder(&bytes[..cut]).read_to_end(&mut out);
+            assert!(
+                whole.starts_with(&out),
+                "{rel} cut at {cut}: decoded bytes that are not the log's"
+            );
+            assert!(out.len() >= longest, "{rel} cut at {cut}: less than before");
+            longest = out.len();
+            // A cut between two blocks or frames is a clean, shorter stream; any other is
+            // reported as cut short, never as corrupt.
+            if let Err(err) = result {
+                assert_eq!(
+                    err.kind(),
+                    std::io::ErrorKind::UnexpectedEof,
+                    "{rel} cut at {cut}: {err}"
+                );
+                cut_short += 1;
+            }
+        }
+        assert!(
+            cut_short > 13_000,
+            "{rel}: only {cut_short} cuts were reported"
+        );
+        assert!(longest > 0, "{rel}: the first block decodes whole");
     }
 }
