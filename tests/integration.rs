@@ -16,6 +16,8 @@ mod diff;
 mod fixtures;
 /// The Markdown and text views of real logs against the files in tests/golden/.
 mod golden;
+/// Hostile and broken input: bounded time and memory, nothing read outside (issue 11).
+mod hostile;
 /// The HTML report: structure, escaping, charts, and headless Chromium.
 mod html;
 /// `sparkdiag plan` on real plan text, and plan findings inside event logs.

@@ -1,6 +1,7 @@
 //! Which files make up each application's log: single files, Spark's rolling directories,
 //! Databricks' cluster-log-delivery folders, archives of any of these, and standard input.
 
+use std::collections::HashSet;
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -53,11 +54,20 @@ pub struct LogInput {
     pub in_progress: bool,
     /// Damage found from the file names alone (gaps in a rolling log, a missing marker).
     pub notes: Vec<String>,
+    /// What the search passed over (links to nothing or in a loop, special files, archive
+    /// members that are not plain files or exceed a limit). Not damage to this log: each is
+    /// told once, on the first log found, as a warning.
+    pub skipped: Vec<String>,
     /// Keeps an extracted archive on disk for as long as the input lives.
-    _extracted: Option<Arc<tempfile::TempDir>>,
+    _extracted: Option<Arc<Extracted>>,
 }
 
 /// Finds every application log under `path`; `-` is standard input.
+///
+/// A directory is walked once per real directory (links are followed, but a directory reached
+/// again through a link is not read twice, so link loops end). Entries that cannot be read
+/// are passed over and reported in [`LogInput::skipped`], so one bad entry never hides the logs
+/// beside it. Archives are unpacked under the limits in [`ArchiveLimits`].
 pub fn discover(path: &str) -> Result<Vec<LogInput>, ReadError> {
     if path == "-" {
         return Ok(vec![LogInput {
@@ -69,119 +79,221 @@ pub fn discover(path: &str) -> Result<Vec<LogInput>, ReadError> {
             }],
             in_progress: false,
             notes: Vec::new(),
+            skipped: Vec::new(),
             _extracted: None,
         }]);
     }
     let root = Path::new(path);
     let meta = fs::metadata(root).map_err(|e| ReadError::io(path, None, "cannot open", e))?;
+    let mut walk = Walk::default();
     let mut found = Vec::new();
     if meta.is_dir() {
-        walk_dir(root, path, &None, &mut found, 0)?;
+        walk.dir(root, path, &None, &mut found, 0)?;
         if found.is_empty() {
-            return Err(ReadError::new(
-                path,
-                None,
-                "no Spark event log found in this directory",
-            ));
+            let mut message = "no Spark event log found in this directory".to_string();
+            if !walk.skipped.is_empty() {
+                message.push_str(&format!(" (passed over: {})", walk.skipped.join("; ")));
+            }
+            return Err(ReadError::new(path, None, message));
         }
     } else {
-        add_file(root, path, &None, &mut found, true)?;
+        walk.file(root, path, &None, &mut found, true)?;
+    }
+    if let Some(first) = found.first_mut() {
+        first.skipped = std::mem::take(&mut walk.skipped);
     }
     Ok(found)
 }
 
 const MAX_DEPTH: usize = 12;
 
-fn walk_dir(
-    dir: &Path,
-    display: &str,
-    extracted: &Option<Arc<tempfile::TempDir>>,
-    found: &mut Vec<LogInput>,
-    depth: usize,
-) -> Result<(), ReadError> {
-    if let Some(input) = rolling_dir(dir, display, extracted)? {
-        found.push(input);
-        return Ok(());
-    }
-    if let Some(input) = databricks_dir(dir, display, extracted)? {
-        found.push(input);
-        return Ok(());
-    }
-    if depth >= MAX_DEPTH {
-        return Ok(());
-    }
-    for (name, path) in sorted_entries(dir, display)? {
-        if name.starts_with('.') || name.starts_with('_') {
-            continue;
-        }
-        let child_display = format!("{}/{}", display.trim_end_matches('/'), name);
-        if path.is_dir() {
-            walk_dir(&path, &child_display, extracted, found, depth + 1)?;
-        } else {
-            add_file(&path, &child_display, extracted, found, false)?;
-        }
-    }
-    Ok(())
+/// Limits on unpacking archives, so a hostile archive cannot fill the disk, run for ever or
+/// reach outside its folder. Each is far above what a real archive of Spark logs needs.
+pub struct ArchiveLimits;
+
+impl ArchiveLimits {
+    /// Bytes unpacked from one archive may exceed its own size at most 100 times (after the
+    /// first 64 MiB, which are always allowed). Event logs are JSON that deflate shrinks about
+    /// 10 times (a real plain log here: 898 KB to 91 KB), and the logs inside are usually still
+    /// compressed; zip and gzip bombs expand ~1000 times.
+    pub const MAX_RATIO: u64 = 100;
+    pub const RATIO_FLOOR: u64 = 64 << 20;
+    /// Bytes unpacked in total by one search, nested archives included: 16 GiB.
+    pub const MAX_UNPACKED: u64 = 16 << 30;
+    /// Members of one archive: 100,000 (a rolling log writes one file per 128 MiB by default).
+    pub const MAX_MEMBERS: u64 = 100_000;
+    /// An archive inside an archive is unpacked; one inside that is not.
+    pub const MAX_NESTING: usize = 2;
 }
 
-/// Adds a single-file log or an archive. Inside a directory, files that are not logs are passed
-/// over; named directly, they are an error.
-fn add_file(
-    path: &Path,
-    display: &str,
-    extracted: &Option<Arc<tempfile::TempDir>>,
-    found: &mut Vec<LogInput>,
-    named_directly: bool,
-) -> Result<(), ReadError> {
-    let head = read_head(path, display)?;
-    let name = file_name(path);
-    if let Some(kind) = archive_kind(path, &head, display)? {
-        let dir = extract(path, display, kind)?;
-        let before = found.len();
-        let holder = Some(Arc::new(dir));
-        let root = holder.as_ref().unwrap().path().to_path_buf();
-        walk_dir(&root, &format!("{display}!"), &holder, found, 0)?;
-        if found.len() == before {
-            return Err(ReadError::new(
-                display,
-                None,
-                "the archive holds no Spark event log",
-            ));
+/// One search's state: the real directories already read, what was passed over, and what
+/// archives have unpacked so far.
+#[derive(Default)]
+struct Walk {
+    visited: HashSet<DirId>,
+    skipped: Vec<String>,
+    unpacked: u64,
+    /// Archives being unpacked around the current one.
+    nesting: usize,
+}
+
+impl Walk {
+    fn dir(
+        &mut self,
+        dir: &Path,
+        display: &str,
+        extracted: &Option<Arc<Extracted>>,
+        found: &mut Vec<LogInput>,
+        depth: usize,
+    ) -> Result<(), ReadError> {
+        if let Some(id) = dir_id(dir)
+            && !self.visited.insert(id)
+        {
+            return Ok(());
         }
-        return Ok(());
+        if let Some(input) = rolling_dir(dir, display, extracted)? {
+            found.push(input);
+            return Ok(());
+        }
+        if let Some(input) = databricks_dir(dir, display, extracted)? {
+            found.push(input);
+            return Ok(());
+        }
+        if depth >= MAX_DEPTH {
+            return Ok(());
+        }
+        for (name, path) in sorted_entries(dir, display)? {
+            if name.starts_with('.') || name.starts_with('_') {
+                continue;
+            }
+            let child = format!("{}/{}", display.trim_end_matches('/'), name);
+            let is_link = fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+            let meta = match fs::metadata(&path) {
+                Ok(meta) => meta,
+                Err(e) if is_link => {
+                    self.skipped
+                        .push(format!("{child}: a link to nothing readable ({e})"));
+                    continue;
+                }
+                Err(e) => {
+                    self.skipped.push(format!("{child}: cannot read ({e})"));
+                    continue;
+                }
+            };
+            if meta.is_dir() {
+                if let Err(err) = self.dir(&path, &child, extracted, found, depth + 1) {
+                    self.skipped.push(err.to_string());
+                }
+            } else if meta.is_file() {
+                // Inside a directory, a file that cannot be read is passed over; the rest is read.
+                if let Err(err) = self.file(&path, &child, extracted, found, false) {
+                    self.skipped.push(err.to_string());
+                }
+            } else {
+                self.skipped.push(format!(
+                    "{child}: not a regular file (a device, pipe or socket)"
+                ));
+            }
+        }
+        Ok(())
     }
-    match Codec::detect(&head, &name) {
-        Some(_) => {
-            found.push(LogInput {
-                display: display.to_string(),
-                layout: Layout::SingleFile,
-                parts: vec![Part {
-                    path: Some(path.to_path_buf()),
+
+    /// Adds a single-file log or an archive. Inside a directory, files that are not logs are
+    /// passed over; named directly, they are an error.
+    fn file(
+        &mut self,
+        path: &Path,
+        display: &str,
+        extracted: &Option<Arc<Extracted>>,
+        found: &mut Vec<LogInput>,
+        named_directly: bool,
+    ) -> Result<(), ReadError> {
+        let head = read_head(path, display)?;
+        let name = file_name(path);
+        if let Some(kind) = archive_kind(path, &head, display)? {
+            if self.nesting >= ArchiveLimits::MAX_NESTING {
+                return Err(ReadError::new(
+                    display,
+                    None,
+                    format!(
+                        "an archive nested {} deep is not unpacked (limit {})",
+                        self.nesting + 1,
+                        ArchiveLimits::MAX_NESTING
+                    ),
+                ));
+            }
+            let skipped_before = self.skipped.len();
+            let dir = self.extract(path, display, kind)?;
+            let before = found.len();
+            let holder = Some(Arc::new(dir));
+            let root = holder.as_ref().unwrap().path().to_path_buf();
+            self.nesting += 1;
+            let walked = self.dir(&root, &format!("{display}!"), &holder, found, 0);
+            self.nesting -= 1;
+            walked?;
+            if found.len() == before {
+                let mut message = "the archive holds no Spark event log".to_string();
+                let passed_over: Vec<String> = self.skipped.drain(skipped_before..).collect();
+                if !passed_over.is_empty() {
+                    message.push_str(&format!(" (passed over: {})", passed_over.join("; ")));
+                }
+                return Err(ReadError::new(display, None, message));
+            }
+            return Ok(());
+        }
+        match Codec::detect(&head, &name) {
+            Some(_) => {
+                found.push(LogInput {
                     display: display.to_string(),
-                }],
-                in_progress: name.ends_with(".inprogress"),
-                notes: Vec::new(),
-                _extracted: extracted.clone(),
-            });
-            Ok(())
+                    layout: Layout::SingleFile,
+                    parts: vec![Part {
+                        path: Some(path.to_path_buf()),
+                        display: display.to_string(),
+                    }],
+                    in_progress: name.ends_with(".inprogress"),
+                    notes: Vec::new(),
+                    skipped: Vec::new(),
+                    _extracted: extracted.clone(),
+                });
+                Ok(())
+            }
+            None if named_directly => Err(ReadError::new(
+                display,
+                Some(0),
+                format!(
+                    "not a Spark event log: expected JSON lines or a zstd, lz4, snappy, lzf or gzip stream, found bytes {}{}",
+                    hex(&head[..head.len().min(8)]),
+                    guess_format(&head)
+                ),
+            )),
+            None => Ok(()),
         }
-        None if named_directly => Err(ReadError::new(
-            display,
-            Some(0),
-            format!(
-                "not a Spark event log: expected JSON lines or a zstd, lz4, snappy, lzf or gzip stream, found bytes {}{}",
-                hex(&head[..head.len().min(8)]),
-                guess_format(&head)
-            ),
-        )),
-        None => Ok(()),
     }
+}
+
+/// A directory's identity on disk, so that one reached again through a link is recognised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct DirId(u64, u64);
+
+#[cfg(unix)]
+fn dir_id(dir: &Path) -> Option<DirId> {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata(dir).ok().map(|m| DirId(m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn dir_id(dir: &Path) -> Option<DirId> {
+    use std::hash::{Hash, Hasher};
+    let canonical = fs::canonicalize(dir).ok()?;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    canonical.hash(&mut hasher);
+    Some(DirId(0, hasher.finish()))
 }
 
 fn rolling_dir(
     dir: &Path,
     display: &str,
-    extracted: &Option<Arc<tempfile::TempDir>>,
+    extracted: &Option<Arc<Extracted>>,
 ) -> Result<Option<LogInput>, ReadError> {
     let dir_name = file_name(dir);
     let entries = sorted_entries(dir, display)?;
@@ -247,6 +359,7 @@ fn rolling_dir(
         parts,
         in_progress,
         notes,
+        skipped: Vec::new(),
         _extracted: extracted.clone(),
     }))
 }
@@ -256,7 +369,7 @@ fn rolling_dir(
 fn databricks_dir(
     dir: &Path,
     display: &str,
-    extracted: &Option<Arc<tempfile::TempDir>>,
+    extracted: &Option<Arc<Extracted>>,
 ) -> Result<Option<LogInput>, ReadError> {
     let entries = sorted_entries(dir, display)?;
     let mut rolls: Vec<(String, PathBuf)> = Vec::new();
@@ -295,6 +408,7 @@ fn databricks_dir(
         parts,
         in_progress: false,
         notes,
+        skipped: Vec::new(),
         _extracted: extracted.clone(),
     }))
 }
@@ -342,38 +456,376 @@ fn is_tar_header(block: &[u8]) -> bool {
     block.len() >= 262 && &block[257..262] == b"ustar"
 }
 
-/// Unpacks an archive into a temporary folder that lives as long as the inputs found in it.
-///
-/// Archives are unpacked rather than read in place because a rolling log's files must be read in
-/// index order, which a tar stream cannot seek to; the members stay compressed on disk.
-fn extract(path: &Path, display: &str, kind: ArchiveKind) -> Result<tempfile::TempDir, ReadError> {
-    let dir = tempfile::Builder::new()
-        .prefix("sparkdiag-archive-")
-        .tempdir()
-        .map_err(|e| {
-            ReadError::io(
-                display,
-                None,
-                "cannot create a temporary folder to unpack into",
-                e,
-            )
-        })?;
-    let file = fs::File::open(path).map_err(|e| ReadError::io(display, None, "cannot open", e))?;
-    let result = match kind {
-        ArchiveKind::Zip => zip::ZipArchive::new(file)
-            .and_then(|mut zip| zip.extract(dir.path()))
-            .map_err(|e| format!("cannot unpack zip archive: {e}")),
-        ArchiveKind::Tar => tar::Archive::new(file)
-            .unpack(dir.path())
-            .map_err(|e| format!("cannot unpack tar archive: {e}")),
-        ArchiveKind::TarGz => {
-            tar::Archive::new(flate2::read::MultiGzDecoder::new(io::BufReader::new(file)))
-                .unpack(dir.path())
-                .map_err(|e| format!("cannot unpack tar.gz archive: {e}"))
+/// An unpacked archive's temporary folder, removed when the last input found in it is dropped,
+/// and also when the process is stopped by SIGINT, SIGTERM or SIGHUP. A folder left by a run
+/// killed outright (SIGKILL) is removed by the next run that unpacks an archive.
+#[derive(Debug)]
+pub struct Extracted {
+    dir: tempfile::TempDir,
+}
+
+impl Extracted {
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Extracted {
+    fn drop(&mut self) {
+        cleanup::forget(self.dir.path());
+    }
+}
+
+/// Removal of unpacked folders on every way out of the process that can be caught.
+mod cleanup {
+    use std::path::{Path, PathBuf};
+    use std::sync::{Mutex, Once};
+
+    static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    static HANDLER: Once = Once::new();
+
+    /// The prefix of every unpacked folder; the process id follows it, so a later run can tell
+    /// the folders of dead runs from those of live ones.
+    pub const PREFIX: &str = "sparkdiag-archive-";
+
+    pub fn remember(dir: &Path) {
+        HANDLER.call_once(install);
+        LIVE.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(dir.to_path_buf());
+    }
+
+    pub fn forget(dir: &Path) {
+        LIVE.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|d| d != dir);
+    }
+
+    #[cfg(unix)]
+    fn install() {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+            return;
+        };
+        std::thread::spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                for dir in LIVE.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
+                // Then die of the signal as if nothing had caught it.
+                let _ = signal_hook::low_level::emulate_default_handler(signal);
+                std::process::exit(128 + signal);
+            }
+        });
+    }
+
+    #[cfg(not(unix))]
+    fn install() {}
+
+    /// Removes the unpacked folders of runs that no longer exist (killed with SIGKILL).
+    #[cfg(target_os = "linux")]
+    pub fn remove_stale() {
+        let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(PREFIX)) else {
+                continue;
+            };
+            let Some(pid) = rest.split('-').next().filter(|p| p.parse::<u32>().is_ok()) else {
+                continue;
+            };
+            if !Path::new("/proc").join(pid).exists() {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub fn remove_stale() {}
+}
+
+/// How far unpacking one archive has got, against [`ArchiveLimits`].
+struct Unpacking<'a> {
+    display: &'a str,
+    archive_len: u64,
+    written: u64,
+    members: u64,
+    walk_unpacked: &'a mut u64,
+    skipped: &'a mut Vec<String>,
+}
+
+impl Unpacking<'_> {
+    /// Why no more may be written, if a limit is reached.
+    fn over_limit(&self) -> Option<String> {
+        let ratio_room = ArchiveLimits::RATIO_FLOOR
+            .max(self.archive_len.saturating_mul(ArchiveLimits::MAX_RATIO));
+        if self.written > ratio_room {
+            Some(format!(
+                "it unpacks to more than {} times its own size, as a decompression bomb does (limit {}x after {} MiB)",
+                self.written / self.archive_len.max(1),
+                ArchiveLimits::MAX_RATIO,
+                ArchiveLimits::RATIO_FLOOR >> 20
+            ))
+        } else if *self.walk_unpacked > ArchiveLimits::MAX_UNPACKED {
+            Some(format!(
+                "archives unpacked to more than the {} GiB limit",
+                ArchiveLimits::MAX_UNPACKED >> 30
+            ))
+        } else {
+            None
+        }
+    }
+
+    /// A member's place under `root`: only plain names, never absolute, never `..`.
+    fn target(&mut self, root: &Path, name: &Path) -> Option<PathBuf> {
+        use std::path::Component;
+        let mut out = root.to_path_buf();
+        let mut any = false;
+        for part in name.components() {
+            match part {
+                Component::Normal(p) => {
+                    out.push(p);
+                    any = true;
+                }
+                Component::CurDir => {}
+                _ => {
+                    self.skip(name, "its path leads outside the archive");
+                    return None;
+                }
+            }
+        }
+        any.then_some(out)
+    }
+
+    fn skip(&mut self, name: &Path, why: &str) {
+        self.skipped.push(format!(
+            "{}!/{}: not unpacked: {why}",
+            self.display,
+            name.display()
+        ));
+    }
+
+    /// Counts a member; false when there are too many.
+    fn next_member(&mut self) -> bool {
+        self.members += 1;
+        if self.members > ArchiveLimits::MAX_MEMBERS {
+            self.skipped.push(format!(
+                "{}: holds more than {} members; the rest were not unpacked",
+                self.display,
+                ArchiveLimits::MAX_MEMBERS
+            ));
+            return false;
+        }
+        true
+    }
+
+    /// Writes one member, stopping at a limit (the part written is then removed); false when
+    /// unpacking must stop.
+    fn write(&mut self, target: &Path, name: &Path, mut data: impl Read) -> bool {
+        if let Some(parent) = target.parent()
+            && let Err(e) = fs::create_dir_all(parent)
+        {
+            self.skip(name, &format!("cannot create its folder ({e})"));
+            return true;
+        }
+        let mut out = match fs::File::create(target) {
+            Ok(f) => f,
+            Err(e) => {
+                self.skip(name, &format!("cannot create it ({e})"));
+                return true;
+            }
+        };
+        let mut buf = vec![0u8; 64 << 10];
+        loop {
+            let n = match data.read(&mut buf) {
+                Ok(0) => return true,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.skipped.push(format!(
+                        "{}!/{}: the archive is damaged here ({e}); only its first part was unpacked",
+                        self.display,
+                        name.display()
+                    ));
+                    return false;
+                }
+            };
+            self.written += n as u64;
+            *self.walk_unpacked += n as u64;
+            if let Some(why) = self.over_limit() {
+                drop(out);
+                let _ = fs::remove_file(target);
+                self.skipped.push(format!(
+                    "{}: unpacking stopped at {}: {why}",
+                    self.display,
+                    name.display()
+                ));
+                return false;
+            }
+            if let Err(e) = io::Write::write_all(&mut out, &buf[..n]) {
+                self.skip(name, &format!("cannot write it ({e})"));
+                let _ = fs::remove_file(target);
+                return false;
+            }
+        }
+    }
+}
+
+impl Walk {
+    /// Unpacks an archive into a temporary folder that lives as long as the inputs found in it.
+    ///
+    /// Archives are unpacked rather than read in place because a rolling log's files must be
+    /// read in index order, which a tar stream cannot seek to; the members stay compressed on
+    /// disk. Only plain files and folders are unpacked, each inside the folder: links, devices
+    /// and pipes are passed over and reported, and the limits of [`ArchiveLimits`] apply.
+    fn extract(
+        &mut self,
+        path: &Path,
+        display: &str,
+        kind: ArchiveKind,
+    ) -> Result<Extracted, ReadError> {
+        cleanup::remove_stale();
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("{}{}-", cleanup::PREFIX, std::process::id()))
+            .tempdir()
+            .map_err(|e| {
+                ReadError::io(
+                    display,
+                    None,
+                    "cannot create a temporary folder to unpack into",
+                    e,
+                )
+            })?;
+        cleanup::remember(dir.path());
+        let extracted = Extracted { dir };
+        let file =
+            fs::File::open(path).map_err(|e| ReadError::io(display, None, "cannot open", e))?;
+        let archive_len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let mut unpacking = Unpacking {
+            display,
+            archive_len,
+            written: 0,
+            members: 0,
+            walk_unpacked: &mut self.unpacked,
+            skipped: &mut self.skipped,
+        };
+        let root = extracted.path().to_path_buf();
+        match kind {
+            ArchiveKind::Zip => unzip(file, &root, &mut unpacking).map_err(|e| {
+                ReadError::new(display, None, format!("cannot unpack zip archive: {e}"))
+            })?,
+            ArchiveKind::Tar => untar(file, &root, &mut unpacking),
+            ArchiveKind::TarGz => untar(
+                flate2::read::MultiGzDecoder::new(io::BufReader::new(file)),
+                &root,
+                &mut unpacking,
+            ),
+        }
+        Ok(extracted)
+    }
+}
+
+fn unzip(file: fs::File, root: &Path, unpacking: &mut Unpacking<'_>) -> zip::result::ZipResult<()> {
+    let mut zip = zip::ZipArchive::new(io::BufReader::new(file))?;
+    for i in 0..zip.len() {
+        if !unpacking.next_member() {
+            break;
+        }
+        let mut member = match zip.by_index(i) {
+            Ok(member) => member,
+            Err(e) => {
+                unpacking.skipped.push(format!(
+                    "{}: member {i} cannot be read ({e})",
+                    unpacking.display
+                ));
+                continue;
+            }
+        };
+        let name = PathBuf::from(member.name().unwrap_or_default().to_string());
+        let Some(target) = unpacking.target(root, &name) else {
+            continue;
+        };
+        if member.is_dir() {
+            let _ = fs::create_dir_all(&target);
+        } else if member.is_symlink() {
+            unpacking.skip(&name, "it is a link");
+        } else if !unpacking.write(&target, &name, &mut member) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn untar(reader: impl Read, root: &Path, unpacking: &mut Unpacking<'_>) {
+    use tar::EntryType;
+    let mut archive = tar::Archive::new(reader);
+    let entries = match archive.entries() {
+        Ok(entries) => entries,
+        Err(e) => {
+            unpacking.skipped.push(format!(
+                "{}: cannot read the tar archive ({e})",
+                unpacking.display
+            ));
+            return;
         }
     };
-    result.map_err(|message| ReadError::new(display, None, message))?;
-    Ok(dir)
+    for entry in entries {
+        let mut entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                unpacking.skipped.push(format!(
+                    "{}: the archive is damaged after {} members ({e}); the rest was not unpacked",
+                    unpacking.display, unpacking.members
+                ));
+                return;
+            }
+        };
+        if !unpacking.next_member() {
+            return;
+        }
+        let name = match entry.path() {
+            Ok(p) => p.into_owned(),
+            Err(e) => {
+                unpacking.skipped.push(format!(
+                    "{}: a member has an unreadable name ({e})",
+                    unpacking.display
+                ));
+                continue;
+            }
+        };
+        let Some(target) = unpacking.target(root, &name) else {
+            continue;
+        };
+        let go_on = match entry.header().entry_type() {
+            EntryType::Regular | EntryType::Continuous => {
+                unpacking.write(&target, &name, &mut entry)
+            }
+            EntryType::Directory => {
+                let _ = fs::create_dir_all(&target);
+                true
+            }
+            EntryType::Symlink | EntryType::Link => {
+                unpacking.skip(&name, "it is a link");
+                true
+            }
+            EntryType::Char | EntryType::Block | EntryType::Fifo => {
+                unpacking.skip(&name, "it is a device or pipe, not a file");
+                true
+            }
+            EntryType::GNUSparse => {
+                unpacking.skip(&name, "it is a sparse file");
+                true
+            }
+            // Long names and extended headers are read by the tar crate itself; anything
+            // else is no file.
+            _ => true,
+        };
+        if !go_on {
+            return;
+        }
+    }
 }
 
 fn sorted_entries(dir: &Path, display: &str) -> Result<Vec<(String, PathBuf)>, ReadError> {

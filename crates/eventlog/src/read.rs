@@ -6,12 +6,12 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
+use std::sync::{Condvar, Mutex, mpsc};
 
 use rayon::prelude::*;
 
 use crate::ReadError;
-use crate::codec::Codec;
+use crate::codec::{Codec, error_offset};
 use crate::events::{
     Event, ParseFailure, is_known_event_name, parse_event, strip_task_accumulables,
 };
@@ -68,7 +68,7 @@ impl SourceReport {
             malformed_lines: 0,
             unknown_events: BTreeMap::new(),
             ignored_events: BTreeMap::new(),
-            warnings: input.notes.clone(),
+            warnings: input.notes.iter().chain(&input.skipped).cloned().collect(),
         }
     }
 
@@ -82,25 +82,81 @@ impl SourceReport {
     }
 }
 
-/// Counts the bytes pulled from a file, so decoder errors can say where in the file they are.
-struct Counting<R> {
+/// What reading one log keeps track of across its files, beyond the report itself.
+#[derive(Default)]
+struct ReadState {
+    /// Malformed lines located one by one so far.
+    located: usize,
+    application_starts: u64,
+    repeated_lines: u64,
+    first_repeat: Option<String>,
+}
+
+/// Counts the compressed bytes a decoder has consumed (not merely buffered), so a failure can
+/// say where in the file it is.
+struct Position<R> {
     inner: R,
     count: Arc<AtomicU64>,
 }
 
-impl<R: Read> Read for Counting<R> {
+impl<R: BufRead> Read for Position<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        let available = self.fill_buf()?;
+        let n = available.len().min(buf.len());
+        buf[..n].copy_from_slice(&available[..n]);
+        self.consume(n);
         Ok(n)
     }
 }
 
-/// Whole lines of decoded text, handed from the decoding thread to the parsing one.
+impl<R: BufRead> BufRead for Position<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.count.fetch_add(amt as u64, Ordering::Relaxed);
+        self.inner.consume(amt);
+    }
+}
+
+/// Longest line read: 128 MiB. Spark writes each event on one line, and its largest (SQL
+/// executions carrying a whole physical plan) run to a few MB on wide generated queries; the
+/// largest in the fixtures here is 124 KB. A longer line is skipped, located and counted as
+/// malformed, so a stream of bytes without a newline cannot take all the memory.
+pub const MAX_LINE: usize = 128 << 20;
+/// How far a line over [`MAX_LINE`] is followed to find its end before the rest of the file is
+/// given up: 1 GiB, which bounds the time a decompression bomb of one endless line can take.
+pub const MAX_SKIPPED_LINE: u64 = 1 << 30;
+
+/// Decoded text handed from the decoding thread to the parsing one: whole lines (the last may
+/// lack its newline at the end of the stream), then possibly a line too long to keep, then
+/// possibly the error that ended the stream.
 struct Chunk {
     data: Vec<u8>,
+    long_line: Option<LongLine>,
     /// Set on the last chunk when the stream failed: the data before the failure came first.
     error: Option<io::Error>,
+}
+
+/// A line longer than [`MAX_LINE`], skipped without being kept.
+struct LongLine {
+    /// Bytes of the line that were read, its newline included when `ended`.
+    len: u64,
+    /// Its newline was found; otherwise the stream ended, failed or the skip limit was hit.
+    ended: bool,
+    /// No newline came within [`MAX_SKIPPED_LINE`]: the rest of the file is not read.
+    gave_up: bool,
+}
+
+impl LongLine {
+    fn unended(len: u64) -> Self {
+        LongLine {
+            len,
+            ended: false,
+            gave_up: false,
+        }
+    }
 }
 
 /// Decoded bytes per chunk: large enough that handing over and parallel parsing cost little,
@@ -109,39 +165,176 @@ const CHUNK: usize = 1 << 20;
 /// Chunks in flight between the threads.
 const IN_FLIGHT: usize = 4;
 
+/// The decoded bytes in flight between the threads, so that chunks made long by long lines
+/// cannot pile up: a chunk waits while others are in flight and together they would pass
+/// `IN_FLIGHT * CHUNK`. At most one long chunk is queued while the next is being filled.
+struct Budget {
+    state: Mutex<(usize, bool)>,
+    freed: Condvar,
+}
+
+impl Budget {
+    fn new() -> Self {
+        Budget {
+            state: Mutex::new((0, false)),
+            freed: Condvar::new(),
+        }
+    }
+
+    /// Waits for room for `len` bytes; false once the parser has stopped listening.
+    fn take(&self, len: usize) -> bool {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        while !state.1 && state.0 > 0 && state.0 + len > IN_FLIGHT * CHUNK {
+            state = self.freed.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+        state.0 += len;
+        !state.1
+    }
+
+    fn give_back(&self, len: usize) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.0 = state.0.saturating_sub(len);
+        self.freed.notify_all();
+    }
+
+    fn close(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.1 = true;
+        self.freed.notify_all();
+    }
+}
+
+/// Closes the budget when the parsing side stops, however it stops, so the decoder never waits
+/// for room that will not come.
+struct CloseOnDrop<'a>(&'a Budget);
+
+impl Drop for CloseOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
 /// Decodes on its own thread, cutting the text at line ends, until the input ends or fails.
-fn decode_chunks(mut decoder: impl Read, to_parser: mpsc::SyncSender<Chunk>) {
-    let mut carry: Vec<u8> = Vec::new();
+///
+/// Each byte is searched for a newline once, so a line of any length costs linear time; a line
+/// over [`MAX_LINE`] is dropped as it is read and only its length is passed on.
+fn decode_chunks(mut decoder: impl Read, to_parser: mpsc::SyncSender<Chunk>, budget: &Budget) {
+    let send = |chunk: Chunk| budget.take(chunk.data.len()) && to_parser.send(chunk).is_ok();
+    let mut data: Vec<u8> = Vec::new();
+    // End of the last whole line in `data`: bytes before it were searched and hold a newline.
+    let mut lines_end = 0;
     loop {
-        // Room for a whole chunk up front: growing by doubling would copy it several times.
-        let mut data = Vec::with_capacity(CHUNK + carry.len() + (64 << 10));
-        data.append(&mut carry);
-        let mut error = None;
-        let mut at_end = false;
-        // A line longer than a chunk (a big plan description) simply makes the chunk longer.
-        while data.len() < CHUNK || memchr::memrchr(b'\n', &data).is_none() {
-            let before = data.len();
-            // read_to_end fills spare capacity without zeroing it first, and keeps what it read
-            // before an error.
-            match (&mut decoder).take(CHUNK as u64).read_to_end(&mut data) {
-                Ok(_) if data.len() == before => {
-                    at_end = true;
-                    break;
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    error = Some(e);
-                    break;
-                }
+        if data.capacity() == 0 {
+            // Room for a whole chunk up front: growing by doubling would copy it several times.
+            data.reserve(CHUNK + (64 << 10));
+        }
+        let before = data.len();
+        // read_to_end fills spare capacity without zeroing it first, and keeps what it read
+        // before an error.
+        let result = (&mut decoder).take(CHUNK as u64).read_to_end(&mut data);
+        if let Some(i) = memchr::memrchr(b'\n', &data[before..]) {
+            lines_end = before + i + 1;
+        }
+        match result {
+            Ok(_) if data.len() == before => {
+                send(Chunk {
+                    data,
+                    long_line: None,
+                    error: None,
+                });
+                return;
+            }
+            Ok(_) => {}
+            Err(error) => {
+                send(Chunk {
+                    data,
+                    long_line: None,
+                    error: Some(error),
+                });
+                return;
             }
         }
-        if !at_end && error.is_none() {
-            let cut = memchr::memrchr(b'\n', &data).map_or(0, |i| i + 1);
-            carry = data.split_off(cut);
+        if data.len() - lines_end > MAX_LINE {
+            let seen = (data.len() - lines_end) as u64;
+            data.truncate(lines_end);
+            // Give the long line's memory back before following it further.
+            data.shrink_to_fit();
+            let (long_line, tail, error) = skip_line(&mut decoder, seen);
+            let ended = long_line.ended;
+            let lines = std::mem::take(&mut data);
+            if !lines.is_empty()
+                && !send(Chunk {
+                    data: lines,
+                    long_line: None,
+                    error: None,
+                })
+            {
+                return;
+            }
+            let last = !ended || error.is_some();
+            if !send(Chunk {
+                data: Vec::new(),
+                long_line: Some(long_line),
+                error,
+            }) || last
+            {
+                return;
+            }
+            lines_end = memchr::memrchr(b'\n', &tail).map_or(0, |i| i + 1);
+            data = tail;
+            continue;
         }
-        let last = at_end || error.is_some();
-        if to_parser.send(Chunk { data, error }).is_err() || last {
-            return;
+        if data.len() >= CHUNK && lines_end > 0 {
+            // The next chunk starts with the line in progress, with room for a whole chunk.
+            let carry = &data[lines_end..];
+            let mut next = Vec::with_capacity(CHUNK + carry.len() + (64 << 10));
+            next.extend_from_slice(carry);
+            data.truncate(lines_end);
+            let full = std::mem::replace(&mut data, next);
+            lines_end = 0;
+            if !send(Chunk {
+                data: full,
+                long_line: None,
+                error: None,
+            }) {
+                return;
+            }
+        }
+    }
+}
+
+/// Reads on past a line already `seen` bytes long until its newline. Returns the line's account,
+/// the bytes read after its newline, and the error that stopped the stream, if one did.
+fn skip_line(decoder: &mut impl Read, seen: u64) -> (LongLine, Vec<u8>, Option<io::Error>) {
+    let mut len = seen;
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        if len > MAX_SKIPPED_LINE {
+            let line = LongLine {
+                len,
+                ended: false,
+                gave_up: true,
+            };
+            return (line, Vec::new(), None);
+        }
+        match decoder.read(&mut buf) {
+            Ok(0) => return (LongLine::unended(len), Vec::new(), None),
+            Ok(n) => match memchr::memchr(b'\n', &buf[..n]) {
+                Some(i) => {
+                    len += (i + 1) as u64;
+                    let mut tail = Vec::with_capacity(CHUNK + (64 << 10));
+                    tail.extend_from_slice(&buf[i + 1..n]);
+                    let line = LongLine {
+                        len,
+                        ended: true,
+                        gave_up: false,
+                    };
+                    return (line, tail, None);
+                }
+                None => len += n as u64,
+            },
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return (LongLine::unended(len), Vec::new(), Some(e)),
         }
     }
 }
@@ -156,10 +349,10 @@ pub fn read_log(
     mut on_event: impl FnMut(Event<'_>),
 ) -> Result<SourceReport, ReadError> {
     let mut report = SourceReport::new(input);
-    let mut located = 0usize;
+    let mut state = ReadState::default();
     for (i, part) in input.parts.iter().enumerate() {
         let is_last_part = i + 1 == input.parts.len();
-        let file = read_part(part, is_last_part, &mut report, &mut located, &mut on_event);
+        let file = read_part(part, is_last_part, &mut report, &mut state, &mut on_event);
         match file {
             Ok(file) => report.files.push(file),
             Err(err) if input.parts.len() == 1 => return Err(err),
@@ -183,6 +376,12 @@ pub fn read_log(
         report.warnings.push(format!(
             "{} more malformed lines were skipped (only the first {LOCATED_LINE_LIMIT} are located above)",
             report.malformed_lines as usize - LOCATED_LINE_LIMIT
+        ));
+    }
+    if let Some(first) = &state.first_repeat {
+        report.warnings.push(format!(
+            "{} line(s) repeat the line just before them byte for byte, first at {first}: the log may have been written twice, and repeated events are counted again",
+            state.repeated_lines
         ));
     }
     for (name, count) in &report.unknown_events {
@@ -211,7 +410,7 @@ fn read_part(
     part: &Part,
     is_last_part: bool,
     report: &mut SourceReport,
-    located: &mut usize,
+    state: &mut ReadState,
     on_event: &mut impl FnMut(Event<'_>),
 ) -> Result<FileReport, ReadError> {
     let count = Arc::new(AtomicU64::new(0));
@@ -224,18 +423,30 @@ fn read_part(
         }
         None => (Box::new(io::stdin()), 0),
     };
-    let mut raw = BufReader::with_capacity(
-        BUFFER,
-        Counting {
-            inner: raw,
-            count: count.clone(),
-        },
-    );
+    let mut raw = Position {
+        inner: BufReader::with_capacity(BUFFER, raw),
+        count: count.clone(),
+    };
     let head = raw
         .fill_buf()
         .map_err(|e| ReadError::io(&part.display, Some(0), "cannot read", e))?
         .to_vec();
     let name = part.display.rsplit('/').next().unwrap_or_default();
+    if head.is_empty() {
+        // Empty is empty whatever the codec its name promises: Spark creates a log before it
+        // writes to it, so an empty file is a log with nothing in it yet, not a broken stream.
+        report
+            .warnings
+            .push(format!("{}: the file is empty (0 bytes)", part.display));
+        return Ok(FileReport {
+            path: part.display.clone(),
+            codec: Codec::from_name(name),
+            bytes,
+            decoded_bytes: 0,
+            lines: 0,
+            events: 0,
+        });
+    }
     let codec = Codec::detect(&head, name).ok_or_else(|| {
         ReadError::new(
             &part.display,
@@ -253,18 +464,33 @@ fn read_part(
     };
     let (to_parser, chunks) = mpsc::sync_channel::<Chunk>(IN_FLIGHT);
     let decoder = codec.decoder(raw);
+    let budget = Budget::new();
+    // The last line of the previous chunk, to notice a line repeated across the cut.
+    let mut previous_line: Vec<u8> = Vec::new();
     std::thread::scope(|scope| -> Result<(), ReadError> {
-        scope.spawn(move || decode_chunks(decoder, to_parser));
+        let budget = &budget;
+        let _close = CloseOnDrop(budget);
+        scope.spawn(move || decode_chunks(decoder, to_parser, budget));
         for chunk in chunks {
             let mut chunk = chunk;
+            let chunk_len = chunk.data.len();
             let lines = split_lines_mut(&mut chunk.data);
-            let shapes: Vec<LineShape> = lines
-                .iter()
-                .map(|l| LineShape {
+            let mut shapes: Vec<LineShape> = Vec::with_capacity(lines.len());
+            for (i, l) in lines.iter().enumerate() {
+                let before: &[u8] = if i == 0 { &previous_line } else { lines[i - 1] };
+                shapes.push(LineShape {
                     len: l.len(),
                     newline: l.last() == Some(&b'\n'),
-                })
-                .collect();
+                    repeats: l.len() > 1 && **l == *before,
+                });
+            }
+            if let Some(last) = lines.last() {
+                // Lines are rarely long; one that is costs one copy, only when it might repeat.
+                previous_line.clear();
+                if last.len() <= CHUNK {
+                    previous_line.extend_from_slice(last);
+                }
+            }
             // Parsing is the costly step and lines are independent: parse them in parallel,
             // then apply them in log order.
             let parsed: Vec<Option<Result<Event<'_>, ParseFailure<'_>>>> = lines
@@ -281,11 +507,29 @@ fn read_part(
                 let line_offset = file.decoded_bytes;
                 file.decoded_bytes += line.len as u64;
                 file.lines += 1;
+                if line.repeats && matches!(&result, Some(Ok(e)) if happens_once(e)) {
+                    state.repeated_lines += 1;
+                    if state.first_repeat.is_none() {
+                        state.first_repeat = Some(format!(
+                            "{} line {} (byte {line_offset})",
+                            part.display, file.lines
+                        ));
+                    }
+                }
                 match result {
                     None => {}
                     Some(Ok(event)) => {
                         file.events += 1;
                         match &event {
+                            Event::ApplicationStart(_) => {
+                                state.application_starts += 1;
+                                if state.application_starts == 2 {
+                                    report.warnings.push(format!(
+                                        "{}: line {} (byte {line_offset}) is a second SparkListenerApplicationStart: two logs may have been joined, and events may be counted twice",
+                                        part.display, file.lines
+                                    ));
+                                }
+                            }
                             Event::ApplicationEnd(_) => report.saw_application_end = true,
                             Event::Other(name) => {
                                 let bucket = if is_known_event_name(name) {
@@ -316,8 +560,8 @@ fn read_part(
                     }
                     Some(Err(failure)) => {
                         report.malformed_lines += 1;
-                        if *located < LOCATED_LINE_LIMIT {
-                            *located += 1;
+                        if state.located < LOCATED_LINE_LIMIT {
+                            state.located += 1;
                             report.warnings.push(format!(
                                 "{}: line {} (byte {line_offset}) is not a valid event{}: {}; it was skipped",
                                 part.display,
@@ -332,15 +576,41 @@ fn read_part(
                     }
                 }
             }
+            drop(shapes);
+            budget.give_back(chunk_len);
+            if let Some(long) = chunk.long_line.take() {
+                let line_offset = file.decoded_bytes;
+                file.decoded_bytes += long.len;
+                file.lines += 1;
+                report.malformed_lines += 1;
+                previous_line.clear();
+                report.warnings.push(format!(
+                    "{}: line {} (byte {line_offset}) is {}{} bytes long, over the {} MiB limit on one event; it was skipped",
+                    part.display,
+                    file.lines,
+                    if long.ended { "" } else { "at least " },
+                    long.len,
+                    MAX_LINE >> 20,
+                ));
+                if long.gave_up {
+                    report.gaps = true;
+                    report.warnings.push(format!(
+                        "{}: no newline within {} MiB of line {}, so the rest of this file was not read",
+                        part.display,
+                        MAX_SKIPPED_LINE >> 20,
+                        file.lines,
+                    ));
+                }
+            }
             if let Some(err) = chunk.error.take() {
+                let at = error_offset(&err).unwrap_or_else(|| count.load(Ordering::Relaxed));
                 if file.decoded_bytes == 0 {
                     return Err(ReadError::new(
                         &part.display,
-                        Some(0),
+                        Some(at),
                         format!("cannot decode as {codec}: {err}"),
                     ));
                 }
-                let at = count.load(Ordering::Relaxed);
                 if err.kind() == io::ErrorKind::UnexpectedEof {
                     report.truncated = true;
                     // The reader runs ahead of the decoder, so `at` is where the input ended,
@@ -359,7 +629,7 @@ fn read_part(
                 } else {
                     report.gaps = true;
                     report.warnings.push(format!(
-                        "{}: corrupt {codec} data after line {} ({err}); the rest of this file was skipped",
+                        "{}: corrupt {codec} data at byte {at}, after line {} ({err}); the rest of this file was skipped",
                         part.display, file.lines
                     ));
                 }
@@ -374,10 +644,36 @@ fn read_part(
     Ok(file)
 }
 
+/// Events Spark writes once each (every task, job, stage, executor and query has its own ids
+/// or times), so that the same line twice in a row means a duplicated log. Others can repeat
+/// byte for byte in a real log: Databricks writes runs of identical empty
+/// `SparkListenerDriverAccumUpdates`.
+fn happens_once(event: &Event<'_>) -> bool {
+    matches!(
+        event,
+        Event::LogStart(_)
+            | Event::ApplicationStart(_)
+            | Event::ApplicationEnd(_)
+            | Event::EnvironmentUpdate(_)
+            | Event::JobStart(_)
+            | Event::JobEnd(_)
+            | Event::StageSubmitted(_)
+            | Event::StageCompleted(_)
+            | Event::TaskStart(_)
+            | Event::TaskEnd(_)
+            | Event::ExecutorAdded(_)
+            | Event::ExecutorRemoved(_)
+            | Event::SqlExecutionStart(_)
+            | Event::SqlExecutionEnd(_)
+    )
+}
+
 /// A line's length and whether it ended with a newline, taken before parsing edits it.
 struct LineShape {
     len: usize,
     newline: bool,
+    /// Byte for byte the line before it: a log written twice, or joined with itself.
+    repeats: bool,
 }
 
 /// Lines with their newline, found with memchr (a per-byte split closure costs several times

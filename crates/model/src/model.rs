@@ -408,7 +408,7 @@ impl Application {
     }
 
     pub fn duration_ms(&self) -> Option<i64> {
-        Some(self.effective_end_ms()? - self.start_ms?).map(|d| d.max(0))
+        Some(self.effective_end_ms()?.saturating_sub(self.start_ms?)).map(|d| d.max(0))
     }
 
     /// [`Application::duration_ms`] without the clock jumps in it.
@@ -431,6 +431,9 @@ impl Application {
         let (Some(start), Some(end)) = (self.start_ms, self.effective_end_ms()) else {
             return (0, 0);
         };
+        // A log can end before it starts (clock steps, joined or hand-edited logs): that is no
+        // time at all, never a reversed interval (`clamp` panics when min > max).
+        let end = end.max(start);
         let mut spans: Vec<(i64, i64)> = self
             .jobs
             .iter()
@@ -445,12 +448,12 @@ impl Application {
         for (s, e) in spans {
             let s = s.max(reach);
             if e > s {
-                covered += e - s;
+                covered = covered.saturating_add(e.saturating_sub(s));
                 reach = e;
             }
         }
-        let total = (end - start).max(0);
-        (covered, total - covered)
+        let total = end.saturating_sub(start);
+        (covered, total.saturating_sub(covered))
     }
 }
 

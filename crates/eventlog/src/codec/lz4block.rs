@@ -6,7 +6,7 @@
 
 use std::io::{self, Read};
 
-use super::{BlockDecoder, cut, fill, invalid};
+use super::{BlockDecoder, cut, fill, invalid, read_exact_growing};
 
 const MAGIC: &[u8; 8] = b"LZ4Block";
 const HEADER_LEN: usize = 21;
@@ -43,12 +43,13 @@ impl<R: Read> BlockDecoder for Lz4BlockReader<R> {
             }
             let at = self.offset;
             if got < HEADER_LEN {
-                return Err(cut(format!("lz4 block header cut short at byte {at}")));
+                return Err(cut(at, format!("lz4 block header cut short at byte {at}")));
             }
             if &header[..8] != MAGIC {
-                return Err(invalid(format!(
-                    "expected an lz4 block header (\"LZ4Block\") at byte {at}"
-                )));
+                return Err(invalid(
+                    at,
+                    format!("expected an lz4 block header (\"LZ4Block\") at byte {at}"),
+                ));
             }
             let token = header[8];
             let method = token & 0xF0;
@@ -56,15 +57,23 @@ impl<R: Read> BlockDecoder for Lz4BlockReader<R> {
             let compressed_len = i32::from_le_bytes(header[9..13].try_into().unwrap());
             let original_len = i32::from_le_bytes(header[13..17].try_into().unwrap());
             let checksum = u32::from_le_bytes(header[17..21].try_into().unwrap());
+            // lz4-java's block size is 2^(10 + level) bytes, at most 32 MiB (level 15); the
+            // compressed form is never longer than LZ4's worst case for that size. A header
+            // claiming more is corrupt, and nothing is allocated for it.
             let max_len = 1i64 << (10 + level);
+            let max_compressed = max_len + max_len / 255 + 16;
             if (method != METHOD_RAW && method != METHOD_LZ4)
                 || compressed_len < 0
                 || original_len < 0
                 || i64::from(original_len) > max_len
+                || i64::from(compressed_len) > max_compressed
                 || (original_len == 0) != (compressed_len == 0)
                 || (method == METHOD_RAW && original_len != compressed_len)
             {
-                return Err(invalid(format!("corrupt lz4 block header at byte {at}")));
+                return Err(invalid(
+                    at,
+                    format!("corrupt lz4 block header at byte {at}"),
+                ));
             }
             let (compressed_len, original_len) = (compressed_len as usize, original_len as usize);
             self.offset += HEADER_LEN as u64 + compressed_len as u64;
@@ -72,27 +81,32 @@ impl<R: Read> BlockDecoder for Lz4BlockReader<R> {
                 // End-of-stream mark; another stream may follow.
                 continue;
             }
-            self.compressed.resize(compressed_len, 0);
-            if fill(&mut self.inner, &mut self.compressed)? < compressed_len {
-                return Err(cut(format!("lz4 block at byte {at} cut short")));
+            if read_exact_growing(&mut self.inner, &mut self.compressed, compressed_len)?
+                < compressed_len
+            {
+                return Err(cut(at, format!("lz4 block at byte {at} cut short")));
             }
             block.resize(original_len, 0);
             if method == METHOD_RAW {
                 block.copy_from_slice(&self.compressed);
             } else {
                 let n = lz4_flex::block::decompress_into(&self.compressed, block)
-                    .map_err(|e| invalid(format!("corrupt lz4 block at byte {at}: {e}")))?;
+                    .map_err(|e| invalid(at, format!("corrupt lz4 block at byte {at}: {e}")))?;
                 if n != original_len {
-                    return Err(invalid(format!(
-                        "lz4 block at byte {at} decodes to {n} bytes, header says {original_len}"
-                    )));
+                    return Err(invalid(
+                        at,
+                        format!(
+                            "lz4 block at byte {at} decodes to {n} bytes, header says {original_len}"
+                        ),
+                    ));
                 }
             }
             let actual = twox_hash::XxHash32::oneshot(CHECKSUM_SEED, block) & 0x0FFF_FFFF;
             if actual != checksum {
-                return Err(invalid(format!(
-                    "lz4 block at byte {at} fails its checksum"
-                )));
+                return Err(invalid(
+                    at,
+                    format!("lz4 block at byte {at} fails its checksum"),
+                ));
             }
             return Ok(true);
         }

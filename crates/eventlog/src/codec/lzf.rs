@@ -35,12 +35,13 @@ impl<R: Read> BlockDecoder for LzfReader<R> {
                 return Ok(false);
             }
             if got < 5 {
-                return Err(cut(format!("lzf chunk header cut short at byte {at}")));
+                return Err(cut(at, format!("lzf chunk header cut short at byte {at}")));
             }
             if &head[..2] != b"ZV" || head[2] > 1 {
-                return Err(invalid(format!(
-                    "expected an lzf chunk header (\"ZV\") at byte {at}"
-                )));
+                return Err(invalid(
+                    at,
+                    format!("expected an lzf chunk header (\"ZV\") at byte {at}"),
+                ));
             }
             let first = usize::from(u16::from_be_bytes([head[3], head[4]]));
             let (stored, compressed_len, original_len) = if head[2] == 0 {
@@ -48,21 +49,21 @@ impl<R: Read> BlockDecoder for LzfReader<R> {
             } else {
                 let mut more = [0u8; 2];
                 if fill(&mut self.inner, &mut more)? < 2 {
-                    return Err(cut(format!("lzf chunk header cut short at byte {at}")));
+                    return Err(cut(at, format!("lzf chunk header cut short at byte {at}")));
                 }
                 (false, first, usize::from(u16::from_be_bytes(more)))
             };
             self.offset += if stored { 5 } else { 7 } + compressed_len as u64;
             self.compressed.resize(compressed_len, 0);
             if fill(&mut self.inner, &mut self.compressed)? < compressed_len {
-                return Err(cut(format!("lzf chunk at byte {at} cut short")));
+                return Err(cut(at, format!("lzf chunk at byte {at} cut short")));
             }
             if stored {
                 std::mem::swap(block, &mut self.compressed);
             } else {
                 block.resize(original_len, 0);
                 decompress(&self.compressed, block)
-                    .map_err(|why| invalid(format!("corrupt lzf chunk at byte {at}: {why}")))?;
+                    .map_err(|why| invalid(at, format!("corrupt lzf chunk at byte {at}: {why}")))?;
             }
             if block.is_empty() {
                 continue;

@@ -145,30 +145,152 @@ impl<D: BlockDecoder> Read for Blocks<D> {
     }
 }
 
-/// zstd frames, with a failure to start the decoder reported as a read error instead of at open.
-struct ZstdFrames<'r> {
-    state: Result<
-        zstd::stream::read::Decoder<'r, Box<dyn io::BufRead + Send + 'r>>,
-        Option<io::Error>,
-    >,
+/// Largest zstd window accepted: 2^27 = 128 MiB, zstd's own default limit for decoding. Spark
+/// writes level-1 frames with windows of a few MiB; a frame asking for more is refused rather
+/// than allowed to reserve gigabytes.
+pub const ZSTD_WINDOW_LOG_MAX: u32 = 27;
+
+/// zstd's largest block (`ZSTD_BLOCKSIZE_MAX`).
+const ZSTD_BLOCK: usize = 128 << 10;
+
+/// zstd frames, decoded with the streaming API so that every byte a damaged frame yields before
+/// its damage is handed on (as `zstd -dc` writes it) instead of being lost with the error.
+struct ZstdFrames<R> {
+    raw: R,
+    decoder: Option<zstd::stream::raw::Decoder<'static>>,
+    /// Compressed bytes consumed so far: where an error happened.
+    pos: u64,
+    /// Inside a frame that has not ended yet (so input ending here is a cut).
+    in_frame: bool,
+    /// An error met after some output was returned, reported on the next call.
+    pending: Option<io::Error>,
+    /// After an error nothing more is decoded.
+    failed: bool,
+    /// Decoded bytes not yet handed out: `buf[start..end]`.
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
 }
 
-impl<'r> ZstdFrames<'r> {
-    fn new(raw: impl io::BufRead + Send + 'r) -> Self {
-        let boxed: Box<dyn io::BufRead + Send + 'r> = Box::new(raw);
+impl<R: io::BufRead> ZstdFrames<R> {
+    fn new(raw: R) -> Self {
+        let mut decoder = zstd::stream::raw::Decoder::new().ok();
+        if let Some(d) = decoder.as_mut()
+            && d.set_parameter(zstd::stream::raw::DParameter::WindowLogMax(
+                ZSTD_WINDOW_LOG_MAX,
+            ))
+            .is_err()
+        {
+            decoder = None;
+        }
         Self {
-            state: zstd::stream::read::Decoder::with_buffer(boxed).map_err(Some),
+            raw,
+            decoder,
+            pos: 0,
+            in_frame: false,
+            pending: None,
+            failed: false,
+            buf: Vec::new(),
+            start: 0,
+            end: 0,
         }
     }
 }
 
-impl Read for ZstdFrames<'_> {
+impl<R: io::BufRead> Read for ZstdFrames<R> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        match &mut self.state {
-            Ok(decoder) => decoder.read(out),
-            Err(err) => Err(err
-                .take()
-                .unwrap_or_else(|| invalid("zstd decoder failed to start".into()))),
+        if self.start == self.end {
+            if out.len() >= ZSTD_BLOCK {
+                // Room for a whole block: decode straight into it, sparing a copy.
+                let n = self.decode_into(Target::Caller(&mut out[..ZSTD_BLOCK]))?;
+                return match (n, self.pending.take()) {
+                    (0, Some(err)) => Err(err),
+                    (n, pending) => {
+                        self.pending = pending;
+                        Ok(n)
+                    }
+                };
+            }
+            self.end = self.decode_into(Target::Own)?;
+            self.start = 0;
+        }
+        if self.start == self.end {
+            return match self.pending.take() {
+                Some(err) => Err(err),
+                None => Ok(0),
+            };
+        }
+        let n = out.len().min(self.end - self.start);
+        out[..n].copy_from_slice(&self.buf[self.start..self.start + n]);
+        self.start += n;
+        Ok(n)
+    }
+}
+
+/// Where [`ZstdFrames`] decodes to: the caller's buffer when it has a block's room, else its own.
+enum Target<'a> {
+    Caller(&'a mut [u8]),
+    Own,
+}
+
+impl<R: io::BufRead> ZstdFrames<R> {
+    /// Decodes into a whole block-sized buffer, as the zstd tool does, and returns how many
+    /// bytes came out (0 at the end or after an error, which is then pending). Given less
+    /// room, zstd can be mid-flush when it meets damage and drop what it had not flushed; given
+    /// room for a whole frame, it decodes it in one go and keeps none of it when the frame's
+    /// end is bad.
+    fn decode_into(&mut self, target: Target<'_>) -> io::Result<usize> {
+        use zstd::stream::raw::{InBuffer, Operation, OutBuffer};
+        if self.failed {
+            return Ok(0);
+        }
+        let Some(decoder) = self.decoder.as_mut() else {
+            self.failed = true;
+            self.pending = Some(invalid(0, "the zstd decoder failed to start".into()));
+            return Ok(0);
+        };
+        let out: &mut [u8] = match target {
+            Target::Caller(out) => out,
+            Target::Own => {
+                if self.buf.is_empty() {
+                    self.buf = vec![0u8; ZSTD_BLOCK];
+                }
+                &mut self.buf
+            }
+        };
+        loop {
+            let input = self.raw.fill_buf()?;
+            if input.is_empty() {
+                if self.in_frame {
+                    self.failed = true;
+                    self.pending = Some(cut(
+                        self.pos,
+                        format!("zstd frame cut short at byte {}", self.pos),
+                    ));
+                }
+                return Ok(0);
+            }
+            let mut in_buf = InBuffer::around(input);
+            let mut out_buf = OutBuffer::around(&mut *out);
+            let result = decoder.run(&mut in_buf, &mut out_buf);
+            let (consumed, produced) = (in_buf.pos(), out_buf.pos());
+            self.raw.consume(consumed);
+            self.pos += consumed as u64;
+            match result {
+                Err(e) => {
+                    self.failed = true;
+                    self.pending = Some(invalid(
+                        self.pos,
+                        format!("corrupt zstd data at byte {}: {e}", self.pos),
+                    ));
+                    return Ok(produced);
+                }
+                // 0: a frame ended and everything it held was flushed; the next may start.
+                Ok(hint) => self.in_frame = hint != 0,
+            }
+            if produced > 0 {
+                return Ok(produced);
+            }
         }
     }
 }
@@ -192,12 +314,56 @@ fn fill(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(done)
 }
 
-fn cut(message: String) -> io::Error {
-    io::Error::new(io::ErrorKind::UnexpectedEof, message)
+/// A decoding failure with the byte offset in the compressed file where it was found, carried
+/// inside an [`io::Error`] so the reader can say where a file broke.
+#[derive(Debug)]
+pub struct DecodeError {
+    pub offset: u64,
+    pub message: String,
 }
 
-fn invalid(message: String) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, message)
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// The compressed-file offset a decoder attached to `err`, if any.
+pub fn error_offset(err: &io::Error) -> Option<u64> {
+    err.get_ref()
+        .and_then(|e| e.downcast_ref::<DecodeError>())
+        .map(|e| e.offset)
+}
+
+/// Reads exactly `len` bytes into `buf` (replacing its contents) unless the input ends first;
+/// returns how many were read. The buffer grows only as bytes arrive, so a length a damaged
+/// header claims costs nothing until the data is really there.
+fn read_exact_growing(reader: &mut impl Read, buf: &mut Vec<u8>, len: usize) -> io::Result<usize> {
+    buf.clear();
+    // What is already allocated is reused; beyond it, reading doubles the buffer as it fills.
+    loop {
+        match (&mut *reader)
+            .take((len - buf.len()) as u64)
+            .read_to_end(buf)
+        {
+            Ok(_) => return Ok(buf.len()),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn cut(offset: u64, message: String) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        DecodeError { offset, message },
+    )
+}
+
+fn invalid(offset: u64, message: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, DecodeError { offset, message })
 }
 
 #[cfg(test)]

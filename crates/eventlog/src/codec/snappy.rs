@@ -6,12 +6,16 @@
 
 use std::io::{self, Read};
 
-use super::{BlockDecoder, cut, fill, invalid};
+use super::{BlockDecoder, cut, fill, invalid, read_exact_growing};
 
 pub const MAGIC: &[u8; 8] = b"\x82SNAPPY\0";
 const HEADER_LEN: usize = 16;
-/// snappy-java never writes a larger chunk; a longer claimed length is corruption.
-const MAX_CHUNK: usize = 512 << 20;
+/// Largest decoded chunk accepted: 64 MiB. snappy-java writes chunks of its block size, 32 KiB
+/// by default (`spark.io.compression.snappy.blockSize`); 2048 times that leaves room for any
+/// configured size while a chunk's claimed length cannot reserve gigabytes.
+pub const MAX_CHUNK: usize = 64 << 20;
+/// The longest one Snappy element can expand: a 3-byte copy yields at most 64 bytes.
+const MAX_RATIO: usize = 22;
 
 /// Decodes a snappy-java stream.
 pub struct XerialSnappyReader<R> {
@@ -38,12 +42,16 @@ impl<R: Read> XerialSnappyReader<R> {
         header[..already.len()].copy_from_slice(already);
         let at = self.offset;
         if fill(&mut self.inner, &mut header[already.len()..])? < HEADER_LEN - already.len() {
-            return Err(cut(format!("snappy stream header cut short at byte {at}")));
+            return Err(cut(
+                at,
+                format!("snappy stream header cut short at byte {at}"),
+            ));
         }
         if &header[..8] != MAGIC {
-            return Err(invalid(format!(
-                "expected the snappy-java header (\\x82SNAPPY\\0) at byte {at}"
-            )));
+            return Err(invalid(
+                at,
+                format!("expected the snappy-java header (\\x82SNAPPY\\0) at byte {at}"),
+            ));
         }
         self.offset += HEADER_LEN as u64;
         Ok(())
@@ -64,36 +72,41 @@ impl<R: Read> BlockDecoder for XerialSnappyReader<R> {
                 return Ok(false);
             }
             if got < 4 {
-                return Err(cut(format!("snappy chunk length cut short at byte {at}")));
+                return Err(cut(
+                    at,
+                    format!("snappy chunk length cut short at byte {at}"),
+                ));
             }
             if len_bytes == MAGIC[..4] {
                 self.read_header(&len_bytes)?;
                 continue;
             }
             let len = i32::from_be_bytes(len_bytes);
-            if len < 0 || len as usize > MAX_CHUNK {
-                return Err(invalid(format!(
-                    "corrupt snappy chunk length {len} at byte {at}"
-                )));
+            if len < 0 || len as usize > snap::raw::max_compress_len(MAX_CHUNK) {
+                return Err(invalid(
+                    at,
+                    format!("corrupt snappy chunk length {len} at byte {at}"),
+                ));
             }
             let len = len as usize;
             self.offset += 4 + len as u64;
-            self.compressed.resize(len, 0);
-            if fill(&mut self.inner, &mut self.compressed)? < len {
-                return Err(cut(format!("snappy chunk at byte {at} cut short")));
+            if read_exact_growing(&mut self.inner, &mut self.compressed, len)? < len {
+                return Err(cut(at, format!("snappy chunk at byte {at} cut short")));
             }
             let original = snap::raw::decompress_len(&self.compressed)
-                .map_err(|e| invalid(format!("corrupt snappy chunk at byte {at}: {e}")))?;
-            // A chunk's varint can claim gigabytes; Snappy expands at most ~64x in practice.
-            if original > (64 * len).max(1 << 20) {
-                return Err(invalid(format!(
-                    "snappy chunk at byte {at} claims {original} bytes from {len}"
-                )));
+                .map_err(|e| invalid(at, format!("corrupt snappy chunk at byte {at}: {e}")))?;
+            // A chunk's varint can claim gigabytes; no real chunk decodes to more than the
+            // chunk cap, nor can Snappy's format expand more than MAX_RATIO times.
+            if original > MAX_CHUNK || original > MAX_RATIO * len + 16 {
+                return Err(invalid(
+                    at,
+                    format!("snappy chunk at byte {at} claims {original} bytes from {len}"),
+                ));
             }
             block.resize(original, 0);
             self.decoder
                 .decompress(&self.compressed, block)
-                .map_err(|e| invalid(format!("corrupt snappy chunk at byte {at}: {e}")))?;
+                .map_err(|e| invalid(at, format!("corrupt snappy chunk at byte {at}: {e}")))?;
             if original == 0 {
                 continue;
             }

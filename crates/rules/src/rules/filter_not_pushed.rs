@@ -35,37 +35,95 @@ declare_rule! {
     };
 }
 
-/// The top-level `AND` conjuncts of a condition, with outer parentheses removed.
+/// The `AND` conjuncts of a condition, with outer parentheses removed; a part that is itself an
+/// `AND` chain in parentheses is split again, since Spark nests chains left-deep:
+/// `((a AND b) AND c)`.
+///
+/// One pass pairs every bracket, after which each part is scanned once at its own depth (groups
+/// are jumped over), so the work is linear in the text and no call nests: conditions thousands
+/// of conjuncts deep (generated SQL) neither take quadratic time nor overflow the stack.
+/// Unpaired brackets are ignored.
 fn conjuncts(condition: &str) -> Vec<String> {
-    let mut text = condition.trim();
-    while text.starts_with('(') && text.ends_with(')') && balanced(&text[1..text.len() - 1]) {
-        text = text[1..text.len() - 1].trim();
+    let bytes = condition.as_bytes();
+    let partner = pair_brackets(bytes);
+    let mut out = Vec::new();
+    // Parts still to split, as byte ranges, last first so the output keeps the text's order.
+    let mut todo = vec![(0, bytes.len())];
+    while let Some((start, end)) = todo.pop() {
+        let (start, end) = strip_parens(bytes, &partner, start, end);
+        let mut parts = Vec::new();
+        let (mut i, mut from) = (start, start);
+        while i < end {
+            match bytes[i] {
+                b'(' => {
+                    // An unclosed bracket leaves the rest of the part inside it: no more splits.
+                    match partner[i] {
+                        Some(close) if close < end => i = close,
+                        _ => i = end,
+                    }
+                }
+                b' ' if bytes[i..end].starts_with(b" AND ") => {
+                    parts.push((from, i));
+                    from = i + 5;
+                    i += 4;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        parts.push((from, end));
+        if parts.len() == 1 {
+            let text = condition[start..end].trim();
+            if !text.is_empty() {
+                out.push(text.to_string());
+            }
+            continue;
+        }
+        todo.extend(parts.into_iter().rev());
     }
-    let (mut out, mut depth, mut start) = (Vec::new(), 0i32, 0usize);
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'(' => depth += 1,
-            b')' => depth -= 1,
-            b' ' if depth == 0 && text[i..].starts_with(" AND ") => {
-                out.push(text[start..i].trim().to_string());
-                start = i + 5;
-                i += 4;
+    out
+}
+
+/// For each `(`, the index of the `)` that closes it (and the reverse is not needed).
+fn pair_brackets(bytes: &[u8]) -> Vec<Option<usize>> {
+    let mut partner = vec![None; bytes.len()];
+    let mut open = Vec::new();
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'(' => open.push(i),
+            b')' => {
+                if let Some(o) = open.pop() {
+                    partner[o] = Some(i);
+                }
             }
             _ => {}
         }
-        i += 1;
     }
-    out.push(text[start..].trim().to_string());
-    if out.len() == 1 {
-        return out.into_iter().filter(|c| !c.is_empty()).collect();
+    partner
+}
+
+/// Trims `bytes[start..end]` and removes parentheses that enclose all of it, repeatedly.
+fn strip_parens(
+    bytes: &[u8],
+    partner: &[Option<usize>],
+    start: usize,
+    end: usize,
+) -> (usize, usize) {
+    let (mut start, mut end) = (start, end);
+    loop {
+        while start < end && bytes[start].is_ascii_whitespace() {
+            start += 1;
+        }
+        while end > start && bytes[end - 1].is_ascii_whitespace() {
+            end -= 1;
+        }
+        if end - start >= 2 && bytes[start] == b'(' && partner[start] == Some(end - 1) {
+            start += 1;
+            end -= 1;
+        } else {
+            return (start, end);
+        }
     }
-    // Spark nests AND chains left-deep: ((a AND b) AND c). Split each part again.
-    out.iter()
-        .filter(|c| !c.is_empty())
-        .flat_map(|c| conjuncts(c))
-        .collect()
 }
 
 /// A predicate on one column that the source could have applied: not Spark's own `isnotnull`,
@@ -87,36 +145,27 @@ fn fixable(conjunct: &str) -> bool {
 
 /// How many distinct `name#id` attribute references an expression holds.
 fn column_refs(expr: &str) -> usize {
+    // Names may hold any letter (`prénom#12`): every byte of a non-ASCII character counts as
+    // part of the name, so the name's ends always fall on ASCII bytes, i.e. char boundaries.
+    let name_byte = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
     let bytes = expr.as_bytes();
     let mut refs = std::collections::BTreeSet::new();
     for (i, &b) in bytes.iter().enumerate() {
-        if b != b'#' || i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_') {
+        if b != b'#' || i == 0 || !name_byte(bytes[i - 1]) {
             continue;
         }
-        let start = expr[..i]
-            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .map_or(0, |p| p + 1);
-        let end = expr[i + 1..]
-            .find(|c: char| !c.is_ascii_alphanumeric())
-            .map_or(expr.len(), |p| i + 1 + p);
+        // Each scan stops at the `#` or other non-name byte before it: linear over the text.
+        let mut start = i;
+        while start > 0 && name_byte(bytes[start - 1]) {
+            start -= 1;
+        }
+        let mut end = i + 1;
+        while end < bytes.len() && bytes[end].is_ascii_alphanumeric() {
+            end += 1;
+        }
         refs.insert(&expr[start..end]);
     }
     refs.len()
-}
-
-fn balanced(text: &str) -> bool {
-    let mut depth = 0i32;
-    for c in text.chars() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            _ => {}
-        }
-        if depth < 0 {
-            return false;
-        }
-    }
-    depth == 0
 }
 
 fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
@@ -173,6 +222,14 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn counts_columns_with_non_ascii_names() {
+        // Found by fuzzing: a name ending in ASCII after a non-ASCII letter cut a char in two.
+        assert_eq!(super::column_refs("(cast(prénom#12 as string) = 7)"), 1);
+        assert_eq!(super::column_refs("日本#1 = 名#2"), 2);
+        assert_eq!(super::column_refs("a#1 = a#1 AND b_2#3L > 0"), 2);
+    }
+
     #[test]
     fn splits_top_level_conjuncts_only() {
         assert_eq!(
