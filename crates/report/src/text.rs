@@ -144,6 +144,9 @@ fn view(report: &Report, opts: Options) -> String {
         table.add_row(vec![label.to_string(), value]);
     }
     let _ = writeln!(out, "{table}\n");
+    if let Some(w) = &report.what_if {
+        out.push_str(&crate::whatif::text(w, 80));
+    }
 
     let mut stages: Vec<&crate::StageOut> = report
         .stages

@@ -1,0 +1,124 @@
+"""The same workloads on 1, 2 and 4 executors, to check `sparkdiag`'s what-if prediction.
+
+    python3 testdata/gen/scaling.py            # every workload and size (~12 min, one JVM at a time)
+    python3 testdata/gen/scaling.py sleep      # one workload
+
+Each run is master `local-cluster[N,1,1024]` (N executor JVMs of 1 core each) with plain
+(uncompressed) event logs written to `testdata/logs/scaling/<workload>-<N>x1/`. The predictions
+are made from the 1-executor log and compared with the wall clock of the others
+(`tests/whatif.rs`, README "What if"). Workloads:
+
+* `sleep`: tasks that sleep a data-dependent time (1.5-3.5 s, `Thread.sleep` through SQL's
+  `reflect`, so no Python worker is involved), so their duration does not depend on how many
+  cores the machine has: a map stage of 16 tasks, a shuffle into 8 reduce tasks (AQE off), and a
+  second job of 8 tasks. The honest test of the simulation.
+* `cpu`: a similar shape whose tasks hash rows instead: on this 2-core machine 4 executors
+  contend for 2 cores, so only the direction and rough size can be right.
+* `loop`: a driver loop: 8 small jobs of 2 sleeping tasks (1.5 s) with 3 s of driver-side work
+  between them. A second executor runs each job's two tasks side by side; beyond that, more
+  executors change nothing: the driver is the bound.
+
+A run waits until its executors have registered before the first job, so every size starts from
+the same state.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import common  # noqa: E402
+
+WORKLOADS = ("sleep", "cpu", "loop")
+SIZES = (1, 2, 4)
+OUT = common.LOGS / "scaling"
+
+
+def sleep_ms(column: str) -> str:
+    """A SQL expression that sleeps 1.5-3.5 s, depending on `column`, inside the executor's JVM:
+    no Python worker to start (its start-up took up to a minute on the loaded machine), and a
+    duration that does not depend on how many cores the machine has."""
+    return f"reflect('java.lang.Thread', 'sleep', cast(1500 + 500 * ({column} % 5) as bigint))"
+
+
+def workload(spark, name: str):
+    sc = spark.sparkContext
+    if name == "loop":
+        for month in range(8):
+            sc.setJobDescription(f"month {month + 1}")
+            spark.range(0, 2, 1, 2).selectExpr(f"{sleep_ms('0')} as r").agg({"r": "count"}).collect()
+            time.sleep(3.0)  # the driver's own work between two jobs
+        return
+    if name == "cpu":
+        # About 2 s of one core per task on an idle machine: hashing, no I/O.
+        sc.setJobDescription("hash rows")
+        spark.range(0, 16 * 6_000_000, 1, 16).selectExpr(
+            "hash(id, id * 7, cast(id as string)) % 8 as k").groupBy("k").count().collect()
+        sc.setJobDescription("second pass")
+        spark.range(0, 8 * 6_000_000, 1, 8).selectExpr("sum(hash(id, id * 3))").collect()
+        return
+    sc.setJobDescription("map and shuffle")
+    (spark.range(0, 16, 1, 16)
+        .selectExpr("id % 8 as k", f"{sleep_ms('id')} as r")
+        .groupBy("k").agg({"r": "count"})
+        .selectExpr("k", f"{sleep_ms('k')} as r2").collect())
+    sc.setJobDescription("second pass")
+    spark.range(0, 8, 1, 8).selectExpr(f"{sleep_ms('id')} as r").agg({"r": "count"}).collect()
+
+
+def run_app(name: str, executors: int, event_dir: Path):
+    from pyspark import SparkConf
+    from pyspark.sql import SparkSession
+
+    conf = (SparkConf()
+            .setMaster(f"local-cluster[{executors},1,1024]")
+            .setAppName(f"scaling-{name}-{executors}x1")
+            .set("spark.eventLog.enabled", "true")
+            .set("spark.eventLog.dir", str(event_dir))
+            .set("spark.eventLog.compress", "false")
+            .set("spark.eventLog.rolling.enabled", "false")
+            .set("spark.ui.enabled", "false")
+            .set("spark.executor.memory", "512m")
+            .set("spark.python.worker.reuse", "true")
+            .set("spark.ui.showConsoleProgress", "false")
+            # Eight reduce tasks, as written: AQE would coalesce them.
+            .set("spark.sql.adaptive.enabled", "false")
+            .set("spark.sql.shuffle.partitions", "8"))
+    spark = SparkSession.builder.config(conf=conf).getOrCreate()
+    sc = spark.sparkContext
+    deadline = time.time() + 120
+    # getExecutorMemoryStatus counts the driver too.
+    while sc._jsc.sc().getExecutorMemoryStatus().size() < executors + 1:
+        if time.time() > deadline:
+            sys.exit(f"only {sc._jsc.sc().getExecutorMemoryStatus().size() - 1} executors registered")
+        time.sleep(0.2)
+    workload(spark, name)
+    spark.stop()
+
+
+def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--app":
+        _, _, name, executors, event_dir = sys.argv
+        os.environ["SPARK_HOME"] = str(common.local_cluster_home())
+        run_app(name, int(executors), Path(event_dir))
+        return
+    names = sys.argv[1:] or WORKLOADS
+    env = common.spark_env()
+    env["SPARK_HOME"] = str(common.local_cluster_home())
+    for name in names:
+        for n in SIZES:
+            target = common.fresh_dir(OUT / f"{name}-{n}x1")
+            work = common.fresh_dir(common.WORK / "scaling-events")
+            started = time.time()
+            subprocess.run([sys.executable, __file__, "--app", name, str(n), str(work)],
+                           env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            (log,) = list(work.iterdir())
+            shutil.copy(log, target / log.name)
+            print(f"{name} on {n} executor(s): {time.time() - started:.1f} s, {log.name}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+//! What bounds a run and what more cores would change, checked against real runs: the same
+//! workloads ran on 1, 2 and 4 executors (`testdata/gen/scaling.py`); each prediction is made
+//! from the 1-executor log and compared with the wall clock the bigger runs really took.
+
+use sparkdiag_whatif::replay::{Graph, ReplayOptions};
+
+use crate::util::{load, load_all, pattern_log, testdata};
+
+/// The scaling fixture's one log.
+fn scaling(workload: &str, executors: usize) -> sparkdiag_model::Application {
+    let dir = testdata(&format!("logs/scaling/{workload}-{executors}x1"));
+    load(&dir).1
+}
+
+/// The time before the first job: the executors' start-up, which varied from 15 to 40 s
+/// between runs on the shared 2-core machine that wrote these logs, whatever the cluster size.
+fn start_up_ms(app: &sparkdiag_model::Application) -> i64 {
+    app.jobs
+        .iter()
+        .filter_map(|j| j.submission_ms)
+        .min()
+        .unwrap()
+        - app.start_ms.unwrap()
+}
+
+/// Predicted and measured wall clock of `workload` on `executors` from the first job on,
+/// predicted from the 1-executor run.
+fn predicted_and_measured(workload: &str, executors: usize) -> (i64, i64) {
+    let one = scaling(workload, 1);
+    let graph = Graph::new(&one).expect("a replayable log");
+    let predicted = graph.replay(ReplayOptions {
+        slots: Some(executors),
+        cut_skew: false,
+        remove_driver_gaps: false,
+    }) - start_up_ms(&one);
+    let run = scaling(workload, executors);
+    let measured = run.duration_ms().unwrap() - start_up_ms(&run);
+    (predicted, measured)
+}
+
+fn error(predicted: i64, measured: i64) -> f64 {
+    (predicted - measured) as f64 / measured as f64
+}
+
+/// The documented accuracy (README, "What if"): within 15 % on the sleep-bound workload.
+#[test]
+fn sleep_bound_predictions_are_within_15_percent_of_the_real_runs() {
+    for executors in [1, 2, 4] {
+        let (predicted, measured) = predicted_and_measured("sleep", executors);
+        let e = error(predicted, measured);
+        assert!(
+            e.abs() <= 0.15,
+            "sleep on {executors} executor(s): predicted {predicted} ms, measured {measured} ms ({:+.1} %)",
+            e * 100.0
+        );
+    }
+}
+
+/// CPU-bound tasks slow down when 4 executors share 2 cores: the direction and rough size must
+/// still be right (faster with more executors, within the documented error).
+#[test]
+fn cpu_bound_predictions_get_the_direction_and_rough_size_right() {
+    let (_, one) = predicted_and_measured("cpu", 1);
+    for executors in [2, 4] {
+        let (predicted, measured) = predicted_and_measured("cpu", executors);
+        assert!(
+            predicted < one && measured < one,
+            "more executors is faster"
+        );
+        let e = error(predicted, measured);
+        assert!(
+            e.abs() <= 0.40,
+            "cpu on {executors}: predicted {predicted} ms, measured {measured} ms ({:+.1} %)",
+            e * 100.0
+        );
+    }
+}
+
+/// The driver loop barely gains from cores, and the prediction says so; removing the driver's
+/// gaps is what would help.
+#[test]
+fn a_driver_loop_is_bound_by_the_driver_not_the_cores() {
+    let (_, one) = predicted_and_measured("loop", 1);
+    let (predicted, measured) = predicted_and_measured("loop", 4);
+    let e = error(predicted, measured);
+    assert!(
+        e.abs() <= 0.15,
+        "loop on 4: predicted {predicted}, measured {measured}"
+    );
+    assert!(
+        (one - measured) as f64 / (one as f64) < 0.35,
+        "4x the executors saved less than a third in reality too"
+    );
+    let w = sparkdiag_whatif::what_if(&scaling("loop", 1)).unwrap();
+    let double = w.scenarios.iter().find(|s| s.label == "2x").unwrap();
+    let no_gaps = w
+        .scenarios
+        .iter()
+        .find(|s| s.remove_driver_gaps && !s.cut_skew)
+        .unwrap();
+    assert!(
+        no_gaps.change_vs_today < double.change_vs_today,
+        "removing the driver's gaps ({:+.2}) beats doubling the cores ({:+.2})",
+        no_gaps.change_vs_today,
+        double.change_vs_today
+    );
+    assert!(w.headline.contains("driver"), "{}", w.headline);
+}
+
+/// On every bundled log the bar's parts add up to the wall clock, the replay of today's run is
+/// close to the truth, and more cores never predict a slower run.
+#[test]
+fn bounds_add_up_and_predictions_are_monotone_on_every_bundled_log() {
+    let mut checked = 0;
+    for dir in [
+        "logs/patterns",
+        "logs/scaling",
+        "logs/single",
+        "logs/failed",
+        "logs/killed",
+    ] {
+        for (_, app) in load_all(&testdata(dir)) {
+            let Some(w) = sparkdiag_whatif::what_if(&app) else {
+                continue;
+            };
+            let b = &w.bounds;
+            assert_eq!(
+                b.driver_only_ms + b.critical_path_ms + b.core_wait_ms,
+                b.wall_ms,
+                "{:?}",
+                app.name
+            );
+            assert!(b.driver_only_ms >= 0 && b.critical_path_ms >= 0 && b.core_wait_ms >= 0);
+            let cores: Vec<&sparkdiag_whatif::Scenario> = w
+                .scenarios
+                .iter()
+                .filter(|s| !s.cut_skew && !s.remove_driver_gaps)
+                .collect();
+            for pair in cores.windows(2) {
+                assert!(
+                    pair[1].predicted_ms <= pair[0].predicted_ms,
+                    "{:?}: {} cores predict {} ms, {} cores {} ms",
+                    app.name,
+                    pair[0].cores,
+                    pair[0].predicted_ms,
+                    pair[1].cores,
+                    pair[1].predicted_ms
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} logs checked");
+}
+
+#[test]
+fn the_driver_loop_pattern_says_in_one_sentence_that_the_driver_bounds_it() {
+    let path = pattern_log("driver-loop-serial");
+    let out = crate::util::json_of(&["analyze", path.to_str().unwrap(), "--format", "json"]);
+    let w = &out["what_if"];
+    assert!(w["bounds"]["driver_only_ms"].as_i64().unwrap() > 0);
+    let headline = w["headline"].as_str().unwrap();
+    assert!(headline.contains("driver"), "{headline}");
+    let text = crate::util::sparkdiag(&["analyze", path.to_str().unwrap()]);
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("What bounds this run"), "{text}");
+    assert!(text.contains(headline), "{text}");
+}
