@@ -145,7 +145,12 @@ fn view(report: &Report, opts: Options) -> String {
     }
     let _ = writeln!(out, "{table}\n");
     if let Some(w) = &report.what_if {
-        out.push_str(&crate::whatif::text(w, 80));
+        let width = if opts.terminal {
+            new_table(opts, LISTING).width().map(usize::from)
+        } else {
+            None
+        };
+        out.push_str(&crate::whatif::text(w, width));
     }
 
     let mut stages: Vec<&crate::StageOut> = report
@@ -409,7 +414,7 @@ fn findings_section(report: &Report, opts: Options) -> String {
 
 /// `text` broken at spaces into lines of at most `width` characters (a longer word gets a line
 /// of its own), the lines after the first indented by `indent`.
-fn wrap(text: &str, width: usize, indent: usize) -> String {
+pub(crate) fn wrap(text: &str, width: usize, indent: usize) -> String {
     let mut out = String::new();
     let mut line = String::new();
     let mut len = 0;

@@ -67,10 +67,20 @@ fn scenario_rows(w: &WhatIf) -> Vec<(String, String, String)> {
         .collect()
 }
 
-/// The section for the terminal, `width` columns at most.
-pub fn text(w: &WhatIf, width: usize) -> String {
+/// The section for the terminal: lines fitted to `width` columns on a terminal, unwrapped when
+/// piped or written to a file (`None`).
+pub fn text(w: &WhatIf, width: Option<usize>) -> String {
     let mut out = String::new();
-    let bar_width = width.clamp(20, 100).saturating_sub(4).min(60);
+    // Some terminals report no width at all (0 columns): those get the unwrapped text.
+    let width = width.filter(|&w| w >= 24);
+    let line = |out: &mut String, text: &str| match width {
+        Some(width) => out.push_str(&crate::text::wrap(text, width, 4)),
+        None => {
+            out.push_str(text);
+            out.push('\n');
+        }
+    };
+    let bar_width = width.unwrap_or(80).clamp(24, 100).saturating_sub(4).min(60);
     let _ = writeln!(out, "What bounds this run ({})", duration(w.bounds.wall_ms));
     let mut bar = String::new();
     for ((_, _, c), n) in parts(w).iter().zip(widths(w, bar_width)) {
@@ -82,7 +92,7 @@ pub fn text(w: &WhatIf, width: usize) -> String {
         .map(|(label, ms, c)| format!("{c} {label} {:.0} %", share(*ms, w.bounds.wall_ms)))
         .collect();
     let _ = writeln!(out, "  {}", legend.join("  "));
-    let _ = writeln!(out, "  {}", w.headline);
+    line(&mut out, &format!("  {}", w.headline));
     let rows = scenario_rows(w);
     let first = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
     let second = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
@@ -95,14 +105,16 @@ pub fn text(w: &WhatIf, width: usize) -> String {
         let _ = writeln!(out, "  {what:first$}  {wall:>second$}  {change}");
     }
     for advice in &w.advice {
-        let _ = writeln!(out, "  → {}", advice.text);
+        line(&mut out, &format!("  → {}", advice.text));
     }
-    let _ = writeln!(
-        out,
-        "  (A replay of the log's own tasks; it replays today's run in {} against {} measured. \
-         Its assumptions are in --format json.)",
-        duration(w.replay_today_ms),
-        duration(w.bounds.wall_ms)
+    line(
+        &mut out,
+        &format!(
+            "  (A replay of the log's own tasks; it replays today's run in {} against {} measured. \
+             Its assumptions are in --format json.)",
+            duration(w.replay_today_ms),
+            duration(w.bounds.wall_ms)
+        ),
     );
     out.push('\n');
     out

@@ -279,10 +279,11 @@ fn advise(
         advice.push(Advice {
             kind: "cores",
             text: format!(
-                "{} would finish within {} of today's {cores_today} (predicted {}): \
+                "{} would finish within {} of today's run on {} (predicted {}): \
                  the rest sat idle. Fewer or smaller executors (or spark.dynamicAllocation.maxExecutors) cost less for the same run.",
                 cores(knee),
                 change(at_knee),
+                cores(cores_today),
                 seconds(at_knee)
             ),
         });
