@@ -18,8 +18,9 @@ are made from the 1-executor log and compared with the wall clock of the others
   between them. A second executor runs each job's two tasks side by side; beyond that, more
   executors change nothing: the driver is the bound.
 
-A run waits until its executors have registered before the first job, so every size starts from
-the same state.
+A run waits until its executors have registered, then runs a warm-up job (tiny tasks through the
+same expressions on every executor), so every size starts the measured jobs from the same state;
+the comparisons start at the first job after the warm-up.
 """
 import os
 import shutil
@@ -42,6 +43,19 @@ def sleep_ms(column: str) -> str:
     no Python worker to start (its start-up took up to a minute on the loaded machine), and a
     duration that does not depend on how many cores the machine has."""
     return f"reflect('java.lang.Thread', 'sleep', cast(1500 + 500 * ({column} % 5) as bigint))"
+
+
+def warm_up(spark, executors: int):
+    """Four tiny tasks per executor through the same expressions, so that each executor's first
+    task (class loading, code generation: tens of seconds each when four JVMs share two busy
+    cores) is not inside the measured jobs. The comparisons start at the first job after it."""
+    sc = spark.sparkContext
+    sc.setJobDescription("warm-up")
+    n = 4 * executors
+    (spark.range(0, n, 1, n)
+        .selectExpr("id % 8 as k", "reflect('java.lang.Thread', 'sleep', cast(10 as bigint)) as r")
+        .groupBy("k").agg({"r": "count"}).collect())
+    spark.range(0, n, 1, n).selectExpr("sum(hash(id, id * 3))").collect()
 
 
 def workload(spark, name: str):
@@ -95,6 +109,7 @@ def run_app(name: str, executors: int, event_dir: Path):
         if time.time() > deadline:
             sys.exit(f"only {sc._jsc.sc().getExecutorMemoryStatus().size() - 1} executors registered")
         time.sleep(0.2)
+    warm_up(spark, executors)
     workload(spark, name)
     spark.stop()
 

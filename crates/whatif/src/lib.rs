@@ -84,7 +84,7 @@ pub const ASSUMPTIONS: [&str; 5] = [
     "each task attempt takes the time the log measured, whatever the cluster size (no CPU, disk or network contention modelled; failed and killed attempts still hold a core)",
     "a stage starts when its job was submitted and its parent stages ended; tasks go to the first free core in the order they launched (locality, pools and FAIR scheduling ignored)",
     "the driver takes the time it took between a job's end and its next submission; jobs submitted together (a thread pool) stay together",
-    "the cores are there from the start (dynamic allocation is not replayed; executors that came late or left early count as present)",
+    "each core becomes free when its executor was added (with more cores than today, the extra ones arrive as today's did); executors that left are taken as staying",
     "it cannot know what a rewrite would change (fewer jobs, less shuffle, a different plan): only more or fewer cores, skewed tasks cut to their stage's median, and the driver's gaps removed",
 ];
 

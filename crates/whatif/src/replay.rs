@@ -59,6 +59,9 @@ pub struct Graph {
     /// The job that ended last: the application ends `final_gap_ms` after it.
     last_job: Option<usize>,
     final_gap_ms: i64,
+    /// When each executor core became available, earliest first: cores that joined late
+    /// (dynamic allocation, slow start-up) are not there before they came.
+    core_arrivals: Vec<i64>,
 }
 
 impl Graph {
@@ -190,6 +193,19 @@ impl Graph {
                 .unwrap_or(job.submit_ms);
             job.tail_ms = (job.end_ms - last_stage.max(job.submit_ms)).max(0);
         }
+        let runs_tasks: std::collections::HashSet<u32> =
+            app.tasks.iter().map(|t| t.executor).collect();
+        let mut core_arrivals: Vec<i64> = app
+            .executors
+            .iter()
+            .enumerate()
+            .filter(|(i, e)| e.id != "driver" || runs_tasks.contains(&(*i as u32)))
+            .flat_map(|(_, e)| {
+                let at = e.added_ms.unwrap_or(start_ms).clamp(start_ms, end_ms);
+                std::iter::repeat_n(at, e.cores.unwrap_or(1).clamp(1, 4096) as usize)
+            })
+            .collect();
+        core_arrivals.sort_unstable();
         let last_job = (0..jobs.len()).max_by_key(|&k| (jobs[k].end_ms, k));
         let final_gap_ms = end_ms - last_job.map_or(start_ms, |k| jobs[k].end_ms);
         Some(Graph {
@@ -199,6 +215,7 @@ impl Graph {
             stages,
             last_job,
             final_gap_ms,
+            core_arrivals,
         })
     }
 
@@ -253,7 +270,13 @@ impl Graph {
         }
         let mut slots: BinaryHeap<Reverse<i64>> = BinaryHeap::new();
         if let Some(n) = options.slots {
-            slots.extend(std::iter::repeat_n(Reverse(self.start_ms), n.max(1)));
+            // The earliest `n` cores to arrive; more cores than the log had arrive as its did.
+            slots.extend((0..n.max(1)).map(|i| {
+                Reverse(match self.core_arrivals.len() {
+                    0 => self.start_ms,
+                    len => self.core_arrivals[i % len],
+                })
+            }));
         }
         let gap = |job: &JobNode| {
             if options.remove_driver_gaps && job.after.is_some() {
