@@ -56,7 +56,7 @@ pub struct Scenario {
 /// A sizing recommendation with its reason and predicted effect.
 #[derive(Debug, Clone, Serialize)]
 pub struct Advice {
-    /// `cores`, `driver`, `skew`.
+    /// `cores`, `driver`, `skew`, `memory`, `partitions`.
     pub kind: &'static str,
     pub text: String,
 }
@@ -160,7 +160,9 @@ pub fn what_if(app: &Application) -> Option<WhatIf> {
         });
     }
 
-    let advice = advise(&graph, cores_today, today, unlimited, &scenarios);
+    let mut advice = advise(&graph, cores_today, today, unlimited, &scenarios);
+    advice.extend(memory_advice(app));
+    advice.extend(partition_advice(app, wall_ms, cores_today));
     let headline = headline(&bounds, &scenarios, cores_today);
     Some(WhatIf {
         cores_today,
@@ -291,12 +293,13 @@ fn advise(
         advice.push(Advice {
             kind: "cores",
             text: format!(
-                "Up to {} keep paying off: predicted {} instead of {} ({} faster); beyond that, \
-                 the longest tasks and the stages' order bound the run.",
+                "Up to {} keep shortening the run: predicted {} instead of {} ({} faster) for {:.1}x the cores; \
+                 beyond that, the longest tasks and the stages' order bound the run.",
                 cores(knee),
                 seconds(at_knee),
                 seconds(today),
-                change(at_knee)
+                change(at_knee),
+                knee as f64 / cores_today as f64
             ),
         });
     } else {
@@ -346,4 +349,113 @@ fn seconds(ms: i64) -> String {
     } else {
         format!("{:.1} s", ms as f64 / 1000.0)
     }
+}
+
+/// Executor memory from the measured peaks: short of memory when executors spilled or spent over
+/// 10 % of their time in GC; oversized when no executor's heap came near half of what it reserved.
+fn memory_advice(app: &Application) -> Option<Advice> {
+    let executors: Vec<&sparkdiag_model::Executor> =
+        app.executors.iter().filter(|e| e.id != "driver").collect();
+    let run: i64 = executors.iter().map(|e| e.run_time_ms).sum();
+    if run < 60_000 {
+        return None;
+    }
+    let gc: i64 = executors.iter().map(|e| e.jvm_gc_time_ms).sum();
+    let spill: i64 = executors.iter().map(|e| e.disk_spill_bytes).sum();
+    let gc_share = gc as f64 / run as f64;
+    let reserved = app
+        .spark_properties
+        .get("spark.executor.memory")
+        .and_then(|m| sparkdiag_rules::rules::parse_memory(m));
+    let peak = executors
+        .iter()
+        .filter_map(|e| e.peak_metrics.map(|m| m.jvm_heap_memory))
+        .max()
+        .filter(|&p| p > 0);
+    let gib = |b: f64| format!("{:.1} GiB", b / f64::from(1u32 << 30));
+    if gc_share > 0.10 || spill >= 256 << 20 {
+        let more = reserved.map_or("more".to_string(), |r| gib(r as f64 * 1.5));
+        return Some(Advice {
+            kind: "memory",
+            text: format!(
+                "Executors are short of memory ({:.0} % of their run time in GC{}): give each core more heap — spark.executor.memory={more}, or the same memory with fewer spark.executor.cores.",
+                gc_share * 100.0,
+                if spill > 0 {
+                    format!(", {} spilled to disk", gib(spill as f64))
+                } else {
+                    String::new()
+                }
+            ),
+        });
+    }
+    let (reserved, peak) = (reserved?, peak?);
+    (gc_share < 0.05 && (peak as f64) < 0.5 * reserved as f64).then(|| Advice {
+        kind: "memory",
+        text: format!(
+            "The largest executor heap peaked at {} of spark.executor.memory={} with {:.0} % GC and no spill: {} (1.5x the peak) would do, or more cores per executor.",
+            gib(peak as f64),
+            gib(reserved as f64),
+            gc_share * 100.0,
+            gib(peak as f64 * 1.5)
+        ),
+    })
+}
+
+/// Shuffle partitions per stage where AQE could not pick them (off, or Spark before 3.2 where it
+/// was off by default): about 128 MiB per reduce task, for the stages that took a tenth of the run.
+fn partition_advice(app: &Application, wall_ms: i64, cores_today: i64) -> Vec<Advice> {
+    let aqe = app
+        .spark_properties
+        .get("spark.sql.adaptive.enabled")
+        .map(|v| v.trim() == "true");
+    let before_3_2 = app.spark_version.as_deref().is_some_and(|v| {
+        let mut parts = v.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+        (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) < (3, 2)
+    });
+    if aqe == Some(true) || (aqe.is_none() && !before_3_2) {
+        return Vec::new();
+    }
+    const TARGET: i64 = 128 << 20;
+    let mut out: Vec<(i64, Advice)> = Vec::new();
+    for stage in &app.stages {
+        let read = stage.totals.shuffle_read_bytes();
+        let Some(took) = stage.duration_ms(app.effective_end_ms()) else {
+            continue;
+        };
+        if read <= 0 || took * 10 < wall_ms || stage.num_tasks <= 0 {
+            continue;
+        }
+        // Never fewer partitions than cores: that would leave cores idle.
+        let want = ((read + TARGET - 1) / TARGET).max(cores_today);
+        let each = read / stage.num_tasks;
+        let tiny = each < 16 << 20 && stage.num_tasks >= 200 && want * 2 <= stage.num_tasks;
+        let huge = each > 256 << 20 && want >= stage.num_tasks * 2;
+        if tiny || huge {
+            let sql = stage.job_ids.iter().any(|id| {
+                app.jobs
+                    .iter()
+                    .any(|j| j.job_id == *id && j.sql_execution_id.is_some())
+            });
+            let how = if sql {
+                "spark.sql.shuffle.partitions, or repartition before it"
+            } else {
+                "the numPartitions argument of the RDD shuffle (reduceByKey(f, n), groupByKey(n)) or spark.default.parallelism"
+            };
+            out.push((
+                took,
+                Advice {
+                    kind: "partitions",
+                    text: format!(
+                        "Stage {} read {:.0} MiB of shuffle in {} tasks ({:.1} MiB each): about {want} partitions of up to 128 MiB would suit it ({how}).",
+                        stage.stage_id,
+                        read as f64 / f64::from(1u32 << 20),
+                        stage.num_tasks,
+                        read as f64 / stage.num_tasks as f64 / f64::from(1u32 << 20)
+                    ),
+                },
+            ));
+        }
+    }
+    out.sort_by_key(|(took, _)| std::cmp::Reverse(*took));
+    out.into_iter().take(3).map(|(_, a)| a).collect()
 }
