@@ -8,13 +8,13 @@ Each run is master `local-cluster[N,1,1024]` (N executor JVMs of 1 core each) wi
 are made from the 1-executor log and compared with the wall clock of the others
 (`tests/whatif.rs`, README "What if"). Workloads:
 
-* `sleep`: tasks that sleep a data-dependent time (1.5-3.5 s, `Thread.sleep` through SQL's
+* `sleep`: tasks that sleep a data-dependent time (4-8 s, `Thread.sleep` through SQL's
   `reflect`, so no Python worker is involved), so their duration does not depend on how many
-  cores the machine has: a map stage of 16 tasks, a shuffle into 8 reduce tasks (AQE off), and a
-  second job of 8 tasks. The honest test of the simulation.
+  cores the machine has: a map stage of 8 tasks, a shuffle into 4 reduce tasks (AQE off), and a
+  second job of 4 tasks. The honest test of the simulation.
 * `cpu`: a similar shape whose tasks hash rows instead: on this 2-core machine 4 executors
   contend for 2 cores, so only the direction and rough size can be right.
-* `loop`: a driver loop: 8 small jobs of 2 sleeping tasks (1.5 s) with 3 s of driver-side work
+* `loop`: a driver loop: 6 small jobs of 2 sleeping tasks (4 s) with 5 s of driver-side work
   between them. A second executor runs each job's two tasks side by side; beyond that, more
   executors change nothing: the driver is the bound.
 
@@ -39,10 +39,10 @@ OUT = common.LOGS / "scaling"
 
 
 def sleep_ms(column: str) -> str:
-    """A SQL expression that sleeps 1.5-3.5 s, depending on `column`, inside the executor's JVM:
-    no Python worker to start (its start-up took up to a minute on the loaded machine), and a
-    duration that does not depend on how many cores the machine has."""
-    return f"reflect('java.lang.Thread', 'sleep', cast(1500 + 500 * ({column} % 5) as bigint))"
+    """A SQL expression that sleeps 4-8 s, depending on `column`, inside the executor's JVM: no
+    Python worker to start, and a duration that does not depend on how many cores the machine
+    has, long enough that a task's own overhead (tenths of a second) stays small next to it."""
+    return f"reflect('java.lang.Thread', 'sleep', cast(4000 + 1000 * ({column} % 5) as bigint))"
 
 
 def warm_up(spark, executors: int):
@@ -53,7 +53,7 @@ def warm_up(spark, executors: int):
     sc.setJobDescription("warm-up")
     n = 4 * executors
     (spark.range(0, n, 1, n)
-        .selectExpr("id % 8 as k", "reflect('java.lang.Thread', 'sleep', cast(10 as bigint)) as r")
+        .selectExpr("id % 4 as k", "reflect('java.lang.Thread', 'sleep', cast(10 as bigint)) as r")
         .groupBy("k").agg({"r": "count"}).collect())
     spark.range(0, n, 1, n).selectExpr("sum(hash(id, id * 3))").collect()
 
@@ -61,26 +61,26 @@ def warm_up(spark, executors: int):
 def workload(spark, name: str):
     sc = spark.sparkContext
     if name == "loop":
-        for month in range(8):
+        for month in range(6):
             sc.setJobDescription(f"month {month + 1}")
             spark.range(0, 2, 1, 2).selectExpr(f"{sleep_ms('0')} as r").agg({"r": "count"}).collect()
-            time.sleep(3.0)  # the driver's own work between two jobs
+            time.sleep(5.0)  # the driver's own work between two jobs
         return
     if name == "cpu":
-        # About 2 s of one core per task on an idle machine: hashing, no I/O.
+        # Several seconds of one core per task on an idle machine: hashing, no I/O.
         sc.setJobDescription("hash rows")
-        spark.range(0, 16 * 6_000_000, 1, 16).selectExpr(
+        spark.range(0, 8 * 20_000_000, 1, 8).selectExpr(
             "hash(id, id * 7, cast(id as string)) % 8 as k").groupBy("k").count().collect()
         sc.setJobDescription("second pass")
-        spark.range(0, 8 * 6_000_000, 1, 8).selectExpr("sum(hash(id, id * 3))").collect()
+        spark.range(0, 4 * 20_000_000, 1, 4).selectExpr("sum(hash(id, id * 3))").collect()
         return
     sc.setJobDescription("map and shuffle")
-    (spark.range(0, 16, 1, 16)
-        .selectExpr("id % 8 as k", f"{sleep_ms('id')} as r")
+    (spark.range(0, 8, 1, 8)
+        .selectExpr("id % 4 as k", f"{sleep_ms('id')} as r")
         .groupBy("k").agg({"r": "count"})
         .selectExpr("k", f"{sleep_ms('k')} as r2").collect())
     sc.setJobDescription("second pass")
-    spark.range(0, 8, 1, 8).selectExpr(f"{sleep_ms('id')} as r").agg({"r": "count"}).collect()
+    spark.range(0, 4, 1, 4).selectExpr(f"{sleep_ms('id')} as r").agg({"r": "count"}).collect()
 
 
 def run_app(name: str, executors: int, event_dir: Path):
@@ -100,7 +100,7 @@ def run_app(name: str, executors: int, event_dir: Path):
             .set("spark.ui.showConsoleProgress", "false")
             # Eight reduce tasks, as written: AQE would coalesce them.
             .set("spark.sql.adaptive.enabled", "false")
-            .set("spark.sql.shuffle.partitions", "8"))
+            .set("spark.sql.shuffle.partitions", "4"))
     spark = SparkSession.builder.config(conf=conf).getOrCreate()
     sc = spark.sparkContext
     deadline = time.time() + 120
