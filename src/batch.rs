@@ -55,21 +55,38 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let date = match &args.date {
         Some(d) if is_date(d) => d.clone(),
-        Some(d) => anyhow::bail!("--date {d}: expected YYYY-MM-DD"),
+        Some(d) => anyhow::bail!(
+            "--date {d}: expected a calendar date as YYYY-MM-DD, e.g. {}",
+            today()
+        ),
         None => today(),
     };
+    // A directory that is not there is a mistake in the command (a typo, an unmounted volume),
+    // not a bad log: stop before writing a night that would look complete.
+    let missing: Vec<&String> = args
+        .dirs
+        .iter()
+        .filter(|d| std::fs::metadata(d).is_err())
+        .collect();
+    if !missing.is_empty() {
+        anyhow::bail!(
+            "no such file or directory: {}; nothing was written",
+            missing
+                .iter()
+                .map(|d| d.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     let mut inputs = Vec::new();
     let mut unreadable = Vec::new();
-    let mut skipped = 0;
+    let mut in_progress = Vec::new();
     for dir in &args.dirs {
         // A path that is not a log is listed like any unreadable log; it does not stop the night.
         let found = match sparkdiag_eventlog::discover(dir) {
             Ok(found) => found,
             Err(e) => {
-                unreadable.push(NightError {
-                    input: dir.clone(),
-                    error: e.to_string(),
-                });
+                unreadable.push(night_error(dir, &e.to_string()));
                 continue;
             }
         };
@@ -78,7 +95,7 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
                 continue;
             }
             if input.in_progress && !args.include_in_progress {
-                skipped += 1;
+                in_progress.push(input.display.clone());
             } else {
                 inputs.push((dir.clone(), input));
             }
@@ -114,6 +131,7 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
         apps: Vec::new(),
         errors: unreadable,
         worst_findings: Vec::new(),
+        in_progress,
     };
     for outcome in outcomes {
         match outcome {
@@ -164,16 +182,27 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
     )?;
 
     let regressions = changes.iter().filter(|c| c.regression).count();
+    let failed: Vec<&NightApp> = fleet::ranked_apps(&night)
+        .into_iter()
+        .filter(|a| a.failed())
+        .collect();
     println!(
-        "{} application(s) analysed in {:.1} s, {} unreadable, {} in progress skipped; {} regression(s) since earlier nights",
+        "{} application(s) analysed in {:.1} s: {} failed or with failed jobs, {} unreadable, {} in progress skipped; {} regression(s) since earlier nights",
         night.apps.len(),
         started.elapsed().as_secs_f64(),
+        failed.len(),
         night.errors.len(),
-        skipped,
+        night.in_progress.len(),
         regressions
     );
+    for a in &failed {
+        println!("  {}: {} ({})", a.name, a.outcome(), a.input);
+    }
     for e in &night.errors {
         println!("  could not read {}: {}", e.input, e.error);
+    }
+    for input in &night.in_progress {
+        println!("  skipped, still being written: {input}");
     }
     for c in changes.iter().filter(|c| c.regression) {
         println!("  regressed: {} — {} (since {})", c.key, c.what, c.since);
@@ -195,10 +224,7 @@ fn analyse(
     apps_dir: &Path,
     apps_rel: &str,
 ) -> Outcome {
-    let failed = |error: String| NightError {
-        input: input.display.clone(),
-        error,
-    };
+    let failed = |error: String| night_error(&input.display, &error);
     let options = sparkdiag_analysis::Options {
         config,
         price_per_core_hour: None,
@@ -265,8 +291,24 @@ fn analyse(
             .first()
             .map(|f| format!("{}: {}", f.finding.rule, f.finding.title)),
         report: format!("{apps_rel}/{file}.html"),
+        jobs: report.summary.jobs,
+        failed_jobs: report.summary.failed_jobs,
+        input: input.display.clone(),
     };
     Ok((report, night_app))
+}
+
+/// Why `input` could not be read. The reader's errors already start with the path; the index
+/// and the summary show it once, in its own column.
+fn night_error(input: &str, error: &str) -> NightError {
+    NightError {
+        input: input.to_string(),
+        error: error
+            .strip_prefix(input)
+            .and_then(|rest| rest.strip_prefix(": "))
+            .unwrap_or(error)
+            .to_string(),
+    }
 }
 
 /// Writes under a temporary name and renames, so a crash never leaves a half-written file.
@@ -343,14 +385,30 @@ fn safe_name(id: &str) -> String {
         .collect()
 }
 
+/// A real calendar date as `YYYY-MM-DD`: it names the night's partitions (`date=...`), which
+/// Spark and DuckDB read back as a date.
 fn is_date(s: &str) -> bool {
     let b = s.as_bytes();
-    b.len() == 10
+    let shaped = b.len() == 10
         && b[4] == b'-'
         && b[7] == b'-'
         && b.iter()
             .enumerate()
-            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
+    if !shaped {
+        return false;
+    }
+    let num = |r: std::ops::Range<usize>| s[r].parse::<u32>().unwrap_or(0);
+    let (year, month, day) = (num(0..4), num(5..7), num(8..10));
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&day)
 }
 
 /// Today's date in UTC, from the system clock (civil-from-days).
@@ -369,4 +427,41 @@ fn today() -> String {
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
     format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_calendar_dates() {
+        for good in ["2026-11-29", "2024-02-29", "2000-02-29", "1999-12-31"] {
+            assert!(is_date(good), "{good}");
+        }
+        for bad in [
+            "2026-13-45",
+            "2026-00-10",
+            "2026-02-29",
+            "1900-02-29",
+            "2026-04-31",
+            "2026-11-00",
+            "2026-1-29",
+            "26-11-29xx",
+            "today",
+        ] {
+            assert!(!is_date(bad), "{bad}");
+        }
+        assert!(is_date(&today()));
+    }
+
+    #[test]
+    fn an_error_names_its_input_once() {
+        let e = night_error("logs/x.zstd", "logs/x.zstd: byte 0: not a Spark event log");
+        assert_eq!(
+            (e.input.as_str(), e.error.as_str()),
+            ("logs/x.zstd", "byte 0: not a Spark event log")
+        );
+        let e = night_error("logs/x.zstd", "cannot decode");
+        assert_eq!(e.error, "cannot decode");
+    }
 }

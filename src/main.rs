@@ -1,6 +1,7 @@
 //! `sparkdiag`: the command line. It only wires arguments to the library crates.
 
 mod batch;
+mod diff;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -68,6 +69,19 @@ enum Command {
         DuckDB) and nights/DATE.json (what later nights compare with). Re-running a date replaces \
         it. A log that cannot be read is listed with its error and never stops the batch.")]
     Batch(BatchCommand),
+    /// Compare two runs of a job, before and after a fix: what changed, matched work, whether the outputs agree.
+    #[command(after_help = "Examples:\n  \
+        sparkdiag diff before/app-1.zstd after/app-2.zstd\n  \
+        sparkdiag diff killed-run.zstd.inprogress fixed-run.zstd --price-per-core-hour 0.5\n  \
+        sparkdiag diff old.zstd new.zstd --format markdown --fail-on-regression 10 --fail-on-output-change\n  \
+        sparkdiag diff /mnt/history/2026-11-29 /mnt/history/2026-11-30 --app-name nightly-sales\n\n\
+        Stage and job ids mean nothing across runs: SQL executions and jobs are matched by plan shape, \
+        output destination, description and call site, and work with no counterpart is named \
+        (\"24 SQL executions → 1\"). Rows, files and bytes written per destination are compared, and a \
+        different row count is flagged at the top. A BEFORE that did not finish is projected from \
+        the iterations it completed. Exit codes: 0 compared, 1 --fail-on-* tripped, 2 usage error \
+        or unreadable input.")]
+    Diff(DiffCommand),
     /// List the detectors, or explain one: what it finds, why it hurts, how to fix it, and its thresholds.
     #[command(
         after_help = "Examples:\n  sparkdiag rules\n  sparkdiag rules SK001\n  sparkdiag rules data-skew"
@@ -114,6 +128,21 @@ struct AnalyzeArgs {
 struct BatchCommand {
     #[command(flatten)]
     batch: batch::BatchArgs,
+    /// Threshold overrides and disabled rules (TOML). Default: ./sparkdiag.toml when it exists.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Override one threshold, e.g. --set SK001.ratio=4 (repeatable).
+    #[arg(long = "set", value_name = "CODE.KEY=VALUE")]
+    set: Vec<String>,
+    /// Switch a rule off (repeatable), by code or name.
+    #[arg(long, value_name = "CODE")]
+    disable: Vec<String>,
+}
+
+#[derive(clap::Args)]
+struct DiffCommand {
+    #[command(flatten)]
+    diff: diff::DiffArgs,
     /// Threshold overrides and disabled rules (TOML). Default: ./sparkdiag.toml when it exists.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -178,6 +207,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let config = config_from(args.config, &args.set, &args.disable)?;
             batch::run(args.batch, config)
         }
+        Command::Diff(args) => {
+            let config = config_from(args.config, &args.set, &args.disable)?;
+            diff::run(args.diff, config)
+        }
     }
 }
 
@@ -212,20 +245,20 @@ fn config_from(
 }
 
 fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
-    let text = if args.file == "-" {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+    let bytes = if args.file == "-" {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
             .context("cannot read standard input")?;
-        text
+        bytes
     } else {
-        std::fs::read_to_string(&args.file)
-            .with_context(|| format!("{}: cannot read", args.file))?
+        std::fs::read(&args.file).with_context(|| format!("{}: cannot read", args.file))?
     };
     let shown = if args.file == "-" {
         "<stdin>"
     } else {
         args.file.as_str()
     };
+    let text = plan_text(bytes, shown)?;
     let plans = sparkdiag_plan::parse_plans(&text).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
     let mut config = Config::default();
     for arg in &args.set {
@@ -307,6 +340,38 @@ fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// The bytes of `sparkdiag plan`'s input as text. An event log given by mistake (compressed,
+/// or JSON lines of Spark events) is named as one, with the command that reads it.
+fn plan_text(bytes: Vec<u8>, shown: &str) -> anyhow::Result<String> {
+    use sparkdiag_eventlog::Codec;
+    let head = &bytes[..bytes.len().min(4096)];
+    let event_log = match Codec::from_magic(head) {
+        Some(Codec::Plain) => head
+            .windows(b"\"Event\":".len())
+            .any(|w| w == b"\"Event\":"),
+        Some(_) => true,
+        None => false,
+    };
+    if event_log {
+        let what = match Codec::from_magic(head) {
+            Some(Codec::Plain) | None => "a Spark event log".to_string(),
+            Some(codec) => format!("a {} Spark event log", codec.name()),
+        };
+        let path = if shown == "<stdin>" { "-" } else { shown };
+        anyhow::bail!(
+            "{shown}: this looks like {what}, not plan text; `sparkdiag analyze {path}` reads it \
+             (and checks the plans inside it)"
+        );
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "{shown}: not UTF-8 text (at byte {}); `sparkdiag plan` reads what df.explain() or \
+             EXPLAIN FORMATTED prints",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
 /// The running tree, indented, one operator a line.
 fn tree_lines(plan: &sparkdiag_plan::Plan, node: usize, depth: usize, out: &mut Vec<String>) {
     let n = &plan.nodes[node];
@@ -342,9 +407,12 @@ fn rules(code: Option<&str>) -> anyhow::Result<ExitCode> {
                     rule.summary,
                 ]);
             }
-            out.push_str(&format!(
-                "{table}\n\nsparkdiag rules CODE explains one rule and lists its thresholds.\n"
-            ));
+            // comfy-table pads every cell, the last column too: drop the trailing blanks.
+            for line in table.to_string().lines() {
+                out.push_str(line.trim_end());
+                out.push('\n');
+            }
+            out.push_str("\nsparkdiag rules CODE explains one rule and lists its thresholds.\n");
         }
         Some(code) => {
             let rule = sparkdiag_rules::find_rule(code)

@@ -1,15 +1,22 @@
-//! Damaged, cut and unreadable input, made from a real History Server log: what is readable is
-//! read, and the report says exactly what was skipped or lost.
+//! Damaged, cut and unreadable input, made from a real Spark 4.3 log of this repository: what is
+//! readable is read, and the report says exactly what was skipped or lost.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::util::{load, shared, sparkdiag};
+use crate::util::{load, sparkdiag, testdata};
 
-/// A real Spark log: 82 events, 32 tasks, ends with `SparkListenerApplicationEnd`.
+/// The application id of [`real_log`], which rolling layouts put in their file names.
+const APP_ID: &str = "local-1796049337368";
+
+/// A real, uncompressed Spark 4.3 log (testdata/logs/MANIFEST.tsv): 182 events, 34 tasks, ends
+/// with `SparkListenerApplicationEnd`.
 fn real_log() -> Vec<u8> {
-    std::fs::read(shared().join("spark-conformance/spark-events/local-1422981780767")).unwrap()
+    std::fs::read(testdata(&format!("logs/single/plain/{APP_ID}"))).unwrap()
 }
+
+/// The tasks of [`real_log`].
+const TASKS: usize = 34;
 
 fn lines(log: &[u8]) -> Vec<&[u8]> {
     log.split_inclusive(|&b| b == b'\n').collect()
@@ -34,7 +41,7 @@ fn the_intact_log_is_complete() {
     let (source, app) = load(&write(dir.path(), "app", &real_log()));
     assert!(source.complete(), "{:?}", source.warnings);
     assert!(source.warnings.is_empty());
-    assert_eq!(source.events(), 82);
+    assert_eq!(source.events(), 182);
     assert_eq!(app.tasks.len(), task_count(&real_log()));
 }
 
@@ -57,9 +64,9 @@ fn a_cut_last_line_is_reported_and_everything_before_it_is_kept() {
         warning.contains(&format!("line {}", all.len())),
         "{warning}"
     );
-    assert_eq!(source.events(), 81);
+    assert_eq!(source.events(), 181);
     assert_eq!(app.status(), sparkdiag_model::AppStatus::Incomplete);
-    assert_eq!(app.tasks.len(), 32);
+    assert_eq!(app.tasks.len(), TASKS);
 }
 
 #[test]
@@ -87,7 +94,7 @@ fn a_malformed_line_in_the_middle_is_located_counted_and_skipped() {
     assert!(warning.contains("SparkListenerTaskEnd"), "{warning}");
     assert_eq!(
         app.tasks.len(),
-        31,
+        TASKS - 1,
         "the damaged task end is skipped, the rest are read"
     );
     assert!(source.saw_application_end);
@@ -132,7 +139,7 @@ fn multi_frame_zstd_reads_whole_and_a_cut_frame_keeps_the_frames_before_it() {
     assert!(source.complete(), "{:?}", source.warnings);
     assert_eq!(source.files[0].codec, Some(sparkdiag_eventlog::Codec::Zstd));
     assert_eq!(source.files[0].decoded_bytes as usize, log.len());
-    assert_eq!(app.tasks.len(), 32);
+    assert_eq!(app.tasks.len(), TASKS);
 
     let (source, _) = load(&write(
         dir.path(),
@@ -141,7 +148,7 @@ fn multi_frame_zstd_reads_whole_and_a_cut_frame_keeps_the_frames_before_it() {
     ));
     assert!(source.truncated);
     assert!(
-        source.events() >= 80 && source.events() < 82,
+        source.events() >= 180 && source.events() < 182,
         "{}",
         source.events()
     );
@@ -168,7 +175,7 @@ fn gzip_with_several_members_reads_every_member() {
     let dir = tempfile::tempdir().unwrap();
     let (source, app) = load(&write(dir.path(), "eventlog-2026-11-29--10-00.gz", &bytes));
     assert!(source.complete(), "{:?}", source.warnings);
-    assert_eq!(app.tasks.len(), 32);
+    assert_eq!(app.tasks.len(), TASKS);
 }
 
 #[test]
@@ -177,17 +184,17 @@ fn a_missing_roll_file_is_a_gap_and_the_rest_is_read() {
     let all = lines(&log);
     let third = all.len() / 3;
     let dir = tempfile::tempdir().unwrap();
-    let roll = dir.path().join("eventlog_v2_local-1422981780767");
+    let roll = dir.path().join(format!("eventlog_v2_{APP_ID}"));
     std::fs::create_dir(&roll).unwrap();
-    write(&roll, "appstatus_local-1422981780767", b"");
+    write(&roll, &format!("appstatus_{APP_ID}"), b"");
     write(
         &roll,
-        "events_1_local-1422981780767.zstd",
+        &format!("events_1_{APP_ID}.zstd"),
         &zstd_frames(&all[..third].concat(), 10),
     );
     write(
         &roll,
-        "events_3_local-1422981780767.zstd",
+        &format!("events_3_{APP_ID}.zstd"),
         &zstd_frames(&all[2 * third..].concat(), 10),
     );
     let (source, _) = load(&roll);
@@ -210,24 +217,24 @@ fn a_compacted_rolling_log_starts_at_its_compact_file() {
     let all = lines(&log);
     let half = all.len() / 2;
     let dir = tempfile::tempdir().unwrap();
-    let roll = dir.path().join("eventlog_v2_local-1422981780767");
+    let roll = dir.path().join(format!("eventlog_v2_{APP_ID}"));
     std::fs::create_dir(&roll).unwrap();
-    write(&roll, "appstatus_local-1422981780767.inprogress", b"");
+    write(&roll, &format!("appstatus_{APP_ID}.inprogress"), b"");
     // events_1 is what compaction replaced; reading it as well would count its events twice.
-    write(&roll, "events_1_local-1422981780767", &all[..half].concat());
+    write(&roll, &format!("events_1_{APP_ID}"), &all[..half].concat());
     write(
         &roll,
-        "events_2_local-1422981780767.compact",
+        &format!("events_2_{APP_ID}.compact"),
         &all[..half].concat(),
     );
-    write(&roll, "events_3_local-1422981780767", &all[half..].concat());
+    write(&roll, &format!("events_3_{APP_ID}"), &all[half..].concat());
     let (source, app) = load(&roll);
     assert_eq!(source.files.len(), 2, "{:?}", source.files);
     assert!(
         source.in_progress,
         "the appstatus marker says the writer had not finished"
     );
-    assert_eq!(app.tasks.len(), 32);
+    assert_eq!(app.tasks.len(), TASKS);
     assert!(
         source.warnings.iter().all(|w| !w.contains("missing")),
         "{:?}",
@@ -285,7 +292,7 @@ fn standard_input_reads_like_a_file() {
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["summary"]["tasks"], 32);
+    assert_eq!(report["summary"]["tasks"], TASKS);
     assert_eq!(report["source"]["files"][0]["codec"], "zstd");
     assert_eq!(report["source"]["complete"], true);
 }

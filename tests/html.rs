@@ -343,18 +343,19 @@ fn plan_refuses_the_report_formats() {
 fn shows_each_plan_with_the_operators_findings_point_at() {
     let html = page_of(&pattern("skew-join"), &[]);
     let plans = &html[html.find("<h2>Query plans</h2>").expect("a plans section")..];
-    // EX003 names (9) Sort and (10) SortMergeJoin of the plan text; both are highlighted in
-    // the finding's colour, with its code.
+    // EX003 names the SortMergeJoin and its small side's Sort by Spark's node ids (those of
+    // the SQL UI's plan graph: (6) and (15), the plan text's (10) and (9)); both are highlighted
+    // in the finding's colour, with its code.
     for operator in [
-        "SortMergeJoin</span> <span class=\"oid\">(10)",
-        "Sort</span> <span class=\"oid\">(9)",
+        "SortMergeJoin</span> <span class=\"oid\">(6)",
+        "Sort</span> <span class=\"oid\">(15)",
     ] {
         let at = plans
             .find(operator)
             .unwrap_or_else(|| panic!("{operator} in {plans}"));
         let line_start = plans[..at].rfind("<li>").unwrap();
         let line = &plans[line_start..at + plans[at..].find('\n').unwrap()];
-        assert!(line.contains("node hot sev-high"), "{line}");
+        assert!(line.contains("node hot sev-medium"), "{line}");
         assert!(line.contains(">EX003</span>"), "{line}");
     }
     // Key metrics and the stages each operator ran in.
@@ -374,7 +375,7 @@ fn shows_each_plan_with_the_operators_findings_point_at() {
         "the failed execution says so"
     );
     let at = plans
-        .find("BatchEvalPython</span> <span class=\"oid\">(2)")
+        .find("BatchEvalPython</span> <span class=\"oid\">(6)")
         .expect("the UDF");
     let line = &plans[plans[..at].rfind("<li>").unwrap()..at + plans[at..].find('\n').unwrap()];
     assert!(
@@ -513,7 +514,7 @@ fn renders_in_headless_chromium_without_console_errors() {
     ] {
         assert!(dom.contains(title), "chart {title}");
     }
-    assert!(dom.contains("Query plans") && dom.contains("node hot sev-high"));
+    assert!(dom.contains("Query plans") && dom.contains("node hot sev-medium"));
     // The page has no script, so any console message at all is a fault. (Chromium logs
     // console.error() as INFO:CONSOLE, so "CONSOLE" alone is matched, not "CONSOLE" + "ERROR".)
     let faults: Vec<&str> = stderr

@@ -2,10 +2,16 @@
 
 /// `sparkdiag batch` over two nights of real logs.
 mod batch;
+/// Every chart of every bundled log: round unique ticks, file:line labels, the marked stage.
+mod charts;
+/// The command line as a new user meets it: terminal width, failed apps, batch mistakes.
+mod cli;
 /// Our numbers against the Spark History Server's own golden REST responses.
 mod conformance;
 /// Cut, corrupt and unreadable input.
 mod damage;
+/// `sparkdiag diff` on real before/after pairs, checked against each run's own report.
+mod diff;
 /// The real Spark 4.3 logs of every codec and layout in testdata/.
 mod fixtures;
 /// The Markdown and text views of real logs against the files in tests/golden/.
@@ -16,6 +22,9 @@ mod html;
 mod plans;
 /// The detectors on real logs with planted problems, and the rule catalogue.
 mod rules;
+/// Findings to trust on logs we did not write: impacts within the runtime, one finding per
+/// problem, interactive sessions, executor removals, failure chains, advice that fits.
+mod trust;
 /// Shared helpers: where the fixtures are, reading a log into the model, running the binary.
 mod util;
 /// What bounds a run and what more cores would change, against runs at 1, 2 and 4 executors.

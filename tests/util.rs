@@ -1,3 +1,4 @@
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -13,6 +14,16 @@ pub fn repo() -> PathBuf {
 /// have them: then the calling test prints one line saying what it needs and is skipped (the
 /// caller returns on `None`), except under CI (`CI` set), where their absence is a failure.
 pub fn shared_opt(rel: &str) -> Option<PathBuf> {
+    shared_or_skip(rel, "")
+}
+
+/// [`shared_opt`] for one check of a test whose other checks still run: the skip line names
+/// `what` (e.g. "PL004's check") rather than the whole test.
+pub fn shared_opt_for(rel: &str, what: &str) -> Option<PathBuf> {
+    shared_or_skip(rel, &format!("{what} in "))
+}
+
+fn shared_or_skip(rel: &str, what: &str) -> Option<PathBuf> {
     let path = repo().join("../shared").join(rel);
     if path.exists() {
         return Some(path);
@@ -27,21 +38,13 @@ pub fn shared_opt(rel: &str) -> Option<PathBuf> {
         .name()
         .unwrap_or("a test")
         .to_string();
-    eprintln!(
-        "skipped: {test} needs ../shared/{rel} beside the repository (present for developers and in CI)"
+    // Straight to standard error: the test harness captures eprintln! of passing tests, and
+    // this line must be seen.
+    let _ = writeln!(
+        std::io::stderr(),
+        "skipped: {what}{test} needs ../shared/{rel} beside the repository (present for developers and in CI)"
     );
     None
-}
-
-/// `shared/` sits beside the repository, for developers and in CI.
-pub fn shared() -> PathBuf {
-    let dir = repo().join("../shared");
-    assert!(
-        dir.is_dir(),
-        "expected the shared fixtures at {}",
-        dir.display()
-    );
-    dir
 }
 
 pub fn testdata(rel: &str) -> PathBuf {

@@ -34,6 +34,9 @@ pub enum Event<'a> {
     SqlExecutionEnd(SqlExecutionEnd<'a>),
     SqlAdaptiveExecutionUpdate(Box<SqlAdaptiveExecutionUpdate<'a>>),
     SqlDriverAccumUpdates(SqlDriverAccumUpdates),
+    /// Databricks' `DBCEventLoggingListenerMetadata`, written where open-source Spark writes
+    /// `SparkListenerLogStart`.
+    DatabricksMetadata(DatabricksMetadata<'a>),
     /// A Spark event the model has no use for (yet), by name.
     Other(&'a str),
 }
@@ -50,6 +53,18 @@ pub fn is_known_event_name(name: &str) -> bool {
 pub struct LogStart<'a> {
     #[serde(rename = "Spark Version", borrow)]
     pub spark_version: Text<'a>,
+}
+
+/// `{"Event":"DBCEventLoggingListenerMetadata","Spark Version":"3.4.1","Timestamp":…,
+/// "Rollover Number":0,"SparkContext Id":…}` (Databricks Runtime 13.3).
+#[derive(Debug, Deserialize)]
+pub struct DatabricksMetadata<'a> {
+    #[serde(rename = "Spark Version", borrow, default)]
+    pub spark_version: Option<Text<'a>>,
+    #[serde(rename = "Timestamp", default)]
+    pub timestamp: Option<i64>,
+    #[serde(rename = "Rollover Number", default)]
+    pub rollover_number: Option<i64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -114,6 +129,12 @@ pub struct JobProperties<'a> {
     pub call_site: Option<Text<'a>>,
     #[serde(rename = "spark.scheduler.pool", borrow)]
     pub scheduler_pool: Option<Text<'a>>,
+    /// The Databricks notebook that ran the job.
+    #[serde(rename = "spark.databricks.notebook.path", borrow)]
+    pub databricks_notebook: Option<Text<'a>>,
+    /// Set when a Databricks job (a scheduled run) started the job, not a person.
+    #[serde(rename = "spark.databricks.job.runId", borrow)]
+    pub databricks_job_run: Option<Text<'a>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -615,6 +636,9 @@ pub fn parse_event(line: &[u8]) -> Result<Event<'_>, ParseFailure<'_>> {
             Event::StageExecutorMetrics(serde_json::from_str(line).map_err(fail)?)
         }
         "SparkListenerLogStart" => Event::LogStart(serde_json::from_str(line).map_err(fail)?),
+        "DBCEventLoggingListenerMetadata" => {
+            Event::DatabricksMetadata(serde_json::from_str(line).map_err(fail)?)
+        }
         "SparkListenerApplicationStart" => {
             Event::ApplicationStart(serde_json::from_str(line).map_err(fail)?)
         }

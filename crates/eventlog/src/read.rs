@@ -343,9 +343,16 @@ fn read_part(
                 let at = count.load(Ordering::Relaxed);
                 if err.kind() == io::ErrorKind::UnexpectedEof {
                     report.truncated = true;
+                    // The reader runs ahead of the decoder, so `at` is where the input ended,
+                    // not where the unfinished frame began: say that it ended, and after what.
                     report.warnings.push(format!(
-                        "{}: the {codec} stream is cut short ({err}; read {at} of {bytes} bytes); events after line {} are missing{}",
+                        "{}: the {codec} stream is cut short: its {at} bytes end inside a compressed {} ({err}); events after line {} are missing{}",
                         part.display,
+                        match codec {
+                            Codec::Zstd => "frame",
+                            Codec::Gzip => "member",
+                            _ => "block",
+                        },
                         file.lines,
                         if is_last_part { "" } else { " from this file" },
                     ));
@@ -360,6 +367,10 @@ fn read_part(
         }
         Ok(())
     })?;
+    if part.path.is_none() {
+        // Standard input has no size up front; what was read is its size.
+        file.bytes = count.load(Ordering::Relaxed);
+    }
     Ok(file)
 }
 

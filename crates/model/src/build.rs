@@ -21,12 +21,24 @@ pub struct ApplicationBuilder {
     /// jobs (a driver loop) must not scan every job or stage per event.
     jobs_naming_stage: HashMap<i64, Vec<usize>>,
     attempts_of_stage: HashMap<i64, Vec<usize>>,
+    /// Day number -> the earliest and latest timestamp seen that day, to find clock jumps
+    /// without keeping every timestamp.
+    days: std::collections::BTreeMap<i64, (i64, i64)>,
 }
 
 impl ApplicationBuilder {
     pub fn on_event(&mut self, event: Event<'_>) {
+        self.app.events += 1;
+        if !matches!(&event, Event::Other(name) if !events::is_known_event_name(name)) {
+            self.app.spark_events += 1;
+        }
         match event {
             Event::LogStart(e) => self.app.spark_version = Some(e.spark_version.into_owned()),
+            Event::DatabricksMetadata(e) => {
+                if let Some(v) = e.spark_version.filter(|v| !v.is_empty()) {
+                    self.app.databricks_spark_version = Some(v.into_owned());
+                }
+            }
             Event::ApplicationStart(e) => {
                 self.app.name = Some(e.app_name.into_owned());
                 self.app.id = e.app_id.map(|s| s.into_owned());
@@ -172,17 +184,32 @@ impl ApplicationBuilder {
                 app.sql[idx].job_ids.push(job.job_id);
             }
         }
+        let mut previous: Option<i64> = None;
+        for &(first, last) in self.days.values() {
+            if let Some(p) = previous.filter(|&p| first - p >= CLOCK_JUMP_MS) {
+                app.clock_jumps.push((p, first));
+            }
+            previous = Some(last);
+        }
         self.app
     }
 
     fn seen(&mut self, time: i64) {
         if time > 0 {
+            let day = self.days.entry(time / 86_400_000).or_insert((time, time));
+            day.0 = day.0.min(time);
+            day.1 = day.1.max(time);
             self.app.last_event_ms = Some(self.app.last_event_ms.map_or(time, |t| t.max(time)));
         }
     }
 
     fn job_start(&mut self, e: events::JobStart<'_>) {
         let props = e.properties.unwrap_or_default();
+        if self.app.databricks_notebook.is_none() {
+            self.app.databricks_notebook =
+                props.databricks_notebook.as_ref().map(|p| p.to_string());
+        }
+        self.app.databricks_job_run |= props.databricks_job_run.is_some();
         let stage_ids = if e.stage_ids.is_empty() {
             e.stage_infos.iter().map(|s| s.stage_id).collect()
         } else {

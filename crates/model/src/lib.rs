@@ -20,10 +20,13 @@
 //! ```
 
 mod build;
+mod call_site;
 mod model;
+pub mod plan_graph;
 pub mod quantile;
 pub mod units;
 
 pub use build::ApplicationBuilder;
 pub use model::*;
+pub use plan_graph::PlanGraph;
 pub use sparkdiag_eventlog::events::{ExecutorMetrics, SparkPlanInfo};

@@ -10,6 +10,84 @@ use sparkdiag_eventlog::events::{ExecutorMetrics, SparkPlanInfo, TaskMetrics};
 pub enum Platform {
     Spark,
     Databricks,
+    /// Amazon EMR (`spark.emr.*` or EMR's own class paths in the properties).
+    Emr,
+    /// Google Dataproc (`spark.dataproc.*`).
+    Dataproc,
+}
+
+/// How an executor left the application, from its `ExecutorRemoved` reason and the setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Removal {
+    /// Still there when the log ends.
+    NotRemoved,
+    /// Released together with the application's end.
+    AtApplicationEnd,
+    /// Given back by the driver: dynamic allocation releasing an idle executor, or an explicit
+    /// kill request from the application.
+    Released,
+    /// Decommissioned gracefully (its blocks and shuffle files migrated first).
+    Decommissioned,
+    /// Killed or preempted by the cluster manager (YARN, Kubernetes, a spot reclaim).
+    KilledByClusterManager,
+    /// Died: a crash, an exit code, a lost heartbeat, the OOM killer.
+    Lost,
+}
+
+impl Removal {
+    pub fn name(self) -> &'static str {
+        match self {
+            Removal::NotRemoved => "not removed",
+            Removal::AtApplicationEnd => "at application end",
+            Removal::Released => "released",
+            Removal::Decommissioned => "decommissioned",
+            Removal::KilledByClusterManager => "killed by the cluster manager",
+            Removal::Lost => "lost",
+        }
+    }
+}
+
+/// The exit code an executor removal reason names (`exit code 137`, `exited with code 143`,
+/// `Exit status: 137`, `exitCode: 137`), if any.
+pub fn exit_code_of(reason: &str) -> Option<i64> {
+    let lower = reason.to_ascii_lowercase();
+    for marker in [
+        "exit code",
+        "exited with code",
+        "exit status",
+        "exitcode",
+        "exit_code",
+    ] {
+        if let Some(at) = lower.find(marker) {
+            let rest = &lower[at + marker.len()..];
+            let digits: String = rest
+                .trim_start_matches([':', ' ', '='])
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '-')
+                .collect();
+            if let Ok(code) = digits.parse() {
+                return Some(code);
+            }
+        }
+    }
+    None
+}
+
+/// What an exit code says, for the codes Spark's executors commonly die with.
+pub fn explain_exit_code(code: i64) -> Option<&'static str> {
+    Some(match code {
+        137 => "SIGKILL, usually the OOM killer: the container went over its memory limit",
+        143 => {
+            "SIGTERM: the cluster manager asked the executor to stop (preemption, a node drain or a kill)"
+        }
+        134 => "SIGABRT: the JVM aborted (a native crash)",
+        139 => "SIGSEGV: a native crash (a UDF library, Arrow, a GPU driver)",
+        52 => "the executor's JVM ran out of heap (Spark's OOM exit code)",
+        53 => "the executor could not create its local directories",
+        50 => "an uncaught exception ended the executor",
+        _ => return None,
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -49,19 +127,256 @@ pub struct Application {
     pub task_failures: Vec<TaskFailure>,
     pub executors: Vec<Executor>,
     pub sql: Vec<SqlExecution>,
+    /// Stretches of at least [`CLOCK_JUMP_MS`] with no event at all, as `[start, end)`: the
+    /// clock of the machine writing the log jumped, or nothing happened for days.
+    pub clock_jumps: Vec<(i64, i64)>,
+    /// Events read (of any kind), and how many were Spark's own listener events.
+    pub events: u64,
+    pub spark_events: u64,
+    /// From Databricks' `DBCEventLoggingListenerMetadata`: Spark's version under the runtime.
+    pub databricks_spark_version: Option<String>,
+    /// The first Databricks notebook a job named (`spark.databricks.notebook.path`).
+    pub databricks_notebook: Option<String>,
+    /// A Databricks job run (a scheduled or API-submitted run) started jobs.
+    pub databricks_job_run: bool,
 }
+
+/// No event for this long is a clock jump (or days of nothing), not time the application used.
+pub const CLOCK_JUMP_MS: i64 = 7 * 86_400_000;
 
 impl Application {
     pub fn platform(&self) -> Platform {
-        if self
-            .spark_properties
-            .keys()
-            .any(|k| k.starts_with("spark.databricks."))
-        {
+        let any = |prefix: &str| self.spark_properties.keys().any(|k| k.starts_with(prefix));
+        if any("spark.databricks.") {
             Platform::Databricks
+        } else if any("spark.emr.")
+            || self
+                .spark_properties
+                .values()
+                .any(|v| v.contains("/usr/lib/hadoop-lzo") || v.contains("/usr/share/aws/emr/"))
+        {
+            Platform::Emr
+        } else if any("spark.dataproc.") {
+            Platform::Dataproc
         } else {
             Platform::Spark
         }
+    }
+
+    /// Spark's own version: `SparkListenerLogStart`'s, or Databricks' metadata event's.
+    pub fn spark_version(&self) -> Option<&str> {
+        self.spark_version
+            .as_deref()
+            .or(self.databricks_spark_version.as_deref())
+    }
+
+    /// (major, minor) of Spark's own version, when the log says it.
+    pub fn spark_version_number(&self) -> Option<(u32, u32)> {
+        let mut parts = self.spark_version()?.split(['.', '-']);
+        let major = parts.next()?.trim().parse().ok()?;
+        let minor = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        Some((major, minor))
+    }
+
+    /// The application ran Spark SQL / DataFrame queries (not RDD operations only).
+    pub fn uses_sql(&self) -> bool {
+        !self.sql.is_empty()
+    }
+
+    /// Photon, Databricks' native engine, ran this application's queries.
+    pub fn photon(&self) -> bool {
+        let prop = |k: &str| self.spark_properties.get(k).map(|v| v.to_ascii_lowercase());
+        self.databricks_runtime
+            .as_deref()
+            .is_some_and(|r| r.to_ascii_lowercase().contains("photon"))
+            || prop("spark.databricks.clusterUsageTags.runtimeEngine").as_deref() == Some("photon")
+            || prop("spark.databricks.photon.enabled").as_deref() == Some("true")
+    }
+
+    /// Why this application is an interactive session (a shell, a notebook, a SQL server, a
+    /// Livy session) rather than a batch job, if it is one: its idle time is people thinking.
+    pub fn interactive(&self) -> Option<String> {
+        let name = self.name.as_deref().unwrap_or_default();
+        let lower = name.to_ascii_lowercase();
+        const NAMES: &[(&str, &str)] = &[
+            ("spark shell", "a spark-shell session"),
+            ("pysparkshell", "a pyspark shell session"),
+            ("sparkr", "a SparkR session"),
+            (
+                "databricks shell",
+                "a Databricks notebook cluster (Databricks Shell)",
+            ),
+            (
+                "thrift jdbc/odbc server",
+                "the Spark Thrift (JDBC/ODBC) server",
+            ),
+            ("sparksql::", "a spark-sql shell"),
+            ("spark-sql", "a spark-sql shell"),
+            ("livy-session", "a Livy session"),
+            ("zeppelin", "a Zeppelin notebook"),
+            ("jupyter", "a Jupyter notebook"),
+            ("notebook", "a notebook session"),
+        ];
+        // A Databricks job cluster also calls itself "Databricks Shell": a scheduled run is batch.
+        let tag = |k: &str| self.spark_properties.get(k).map(|v| v.to_ascii_lowercase());
+        if self.databricks_job_run
+            || tag("spark.databricks.clusterUsageTags.clusterSource").as_deref() == Some("job")
+            || tag("spark.databricks.clusterUsageTags.clusterName")
+                .is_some_and(|n| n.starts_with("job-"))
+        {
+            return None;
+        }
+        if let Some((_, what)) = NAMES.iter().find(|(n, _)| lower.contains(n)) {
+            return Some(format!("the application `{name}` is {what}"));
+        }
+        // Code typed at a REPL has a call site without a file: `count at <console>:22` (Scala),
+        // `<stdin>` (Python), `<ipython-input-3-…>` (Jupyter).
+        if let Some(job) = self.jobs.iter().find(|j| {
+            ["at <console>:", "<stdin>", "<ipython-input-"]
+                .iter()
+                .any(|m| {
+                    j.name.contains(m) || j.call_site.as_deref().is_some_and(|c| c.contains(m))
+                })
+        }) {
+            return Some(format!(
+                "the application's jobs were typed at a shell (job {}: `{}`)",
+                job.job_id,
+                job.name.lines().next().unwrap_or_default()
+            ));
+        }
+        if let Some(path) = &self.databricks_notebook {
+            return Some(format!(
+                "the application ran the Databricks notebook `{path}`"
+            ));
+        }
+        let has = |k: &str| self.spark_properties.contains_key(k);
+        if has("spark.livy.spark_major_version") || has("livy.spark.master") {
+            return Some("the application is a Livy session".into());
+        }
+        if has("spark.sql.hive.thriftServer.singleSession")
+            || has("spark.hadoop.hive.server2.thrift.port")
+        {
+            return Some("the application is the Spark Thrift server".into());
+        }
+        if self
+            .spark_properties
+            .keys()
+            .any(|k| k.starts_with("spark.databricks.notebook."))
+        {
+            return Some("the application ran Databricks notebooks".into());
+        }
+        if self
+            .spark_properties
+            .get("spark.submit.deployMode")
+            .map(String::as_str)
+            == Some("client")
+            && self
+                .spark_properties
+                .get("spark.app.name")
+                .is_some_and(|n| n.contains("shell"))
+        {
+            return Some(format!("the application `{name}` is a shell session"));
+        }
+        None
+    }
+
+    /// The cluster manager from `spark.master`: `local`, `local-cluster`, `yarn`, `kubernetes`,
+    /// `standalone` or `mesos`; `None` when the log does not say.
+    pub fn cluster_manager(&self) -> Option<&'static str> {
+        let master = self.spark_properties.get("spark.master")?.trim();
+        Some(if master.starts_with("local-cluster") {
+            "local-cluster"
+        } else if master.starts_with("local") {
+            "local"
+        } else if master.starts_with("yarn") {
+            "yarn"
+        } else if master.starts_with("k8s://") {
+            "kubernetes"
+        } else if master.starts_with("spark://") {
+            "standalone"
+        } else if master.starts_with("mesos://") {
+            "mesos"
+        } else {
+            return None;
+        })
+    }
+
+    /// Dynamic allocation was on: executors come and go with the load.
+    pub fn dynamic_allocation(&self) -> bool {
+        self.spark_properties
+            .get("spark.dynamicAllocation.enabled")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+    }
+
+    /// How `executor` left the application.
+    pub fn removal(&self, executor: &Executor) -> Removal {
+        let Some(removed) = executor.removed_ms else {
+            return Removal::NotRemoved;
+        };
+        let reason = executor
+            .removed_reason
+            .as_deref()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        if self.end_ms.is_some_and(|end| removed >= end - 1000) {
+            return Removal::AtApplicationEnd;
+        }
+        if reason.contains("decommission") {
+            return Removal::Decommissioned;
+        }
+        if reason.contains("preempt")
+            || reason.contains("killed by yarn")
+            || reason.contains("killed by the cluster manager")
+            || reason.contains("killed by external signal")
+            || reason.contains("evicted")
+            || reason.contains("spot")
+            || reason.contains("node lost")
+        {
+            return Removal::KilledByClusterManager;
+        }
+        let explicit = reason.contains("explicit termination request")
+            || (reason.contains("killed on request") && self.dynamic_allocation())
+            || reason.contains("killed by driver")
+            || reason.contains("executor killed by driver")
+            || reason.contains("idle");
+        if explicit && executor.failed_tasks == 0 {
+            return Removal::Released;
+        }
+        if reason.is_empty() && executor.failed_tasks == 0 {
+            return Removal::Released;
+        }
+        Removal::Lost
+    }
+
+    /// What the log lacks or gets wrong, in plain words, for the report's `source.warnings`.
+    pub fn log_warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.events == 0 {
+            out.push("the log holds no event: there is no application to diagnose".into());
+            return out;
+        }
+        if self.spark_events == 0 {
+            out.push(format!(
+                "none of the {} JSON records is a Spark listener event: this is not a Spark event log",
+                self.events
+            ));
+            return out;
+        }
+        if self.start_ms.is_none() {
+            out.push("no SparkListenerApplicationStart: the log has no application id, name or start time (a fragment or a damaged log), so no finding is made about the application".into());
+        }
+        if self.spark_version().is_none() {
+            out.push("no SparkListenerLogStart: the Spark version is unknown, so version-specific advice is left out".into());
+        }
+        for &(from, to) in &self.clock_jumps {
+            out.push(format!(
+                "no event for {:.1} days ({} to {} epoch ms): the clock jumped or nothing ran; that stretch is left out of every finding's impact",
+                (to - from) as f64 / 86_400_000.0,
+                from,
+                to
+            ));
+        }
+        out
     }
 
     /// Failed when Spark says so (exit code) or, on logs before Spark 4 that carry no exit code,
@@ -94,6 +409,12 @@ impl Application {
 
     pub fn duration_ms(&self) -> Option<i64> {
         Some(self.effective_end_ms()? - self.start_ms?).map(|d| d.max(0))
+    }
+
+    /// [`Application::duration_ms`] without the clock jumps in it.
+    pub fn active_ms(&self) -> Option<i64> {
+        let jumped: i64 = self.clock_jumps.iter().map(|(s, e)| e - s).sum();
+        self.duration_ms().map(|d| (d - jumped).max(0))
     }
 
     pub fn stage_tasks(&self, stage: &StageAttempt) -> &[Task] {

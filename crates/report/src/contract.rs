@@ -82,6 +82,20 @@ pub struct ApplicationOut {
     pub duration_ms: Option<i64>,
     pub status: AppStatus,
     pub exit_code: Option<i64>,
+    /// Why this is an interactive session (a shell, a notebook, the Thrift server, Livy), when it
+    /// is one: its idle time is people between commands, not a defect.
+    pub interactive: Option<String>,
+    /// `sql` when the application ran Spark SQL / DataFrame queries, else `rdd`.
+    pub api: &'static str,
+    /// Databricks' Photon engine ran it.
+    pub photon: bool,
+    pub dynamic_allocation: bool,
+    /// From `spark.master`: `local`, `local-cluster`, `yarn`, `kubernetes`, `standalone`, `mesos`.
+    pub cluster_manager: Option<&'static str>,
+    /// Added in v1: `status` with the jobs that failed, for people: "succeeded, 1 of 5 jobs
+    /// failed". A driver that catches a job's failure still exits 0 and the application counts
+    /// as succeeded; this keeps that from reading as a clean run.
+    pub outcome: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -106,6 +120,9 @@ pub struct Summary {
     pub output_bytes: i64,
     pub driver_time_ms: i64,
     pub job_time_ms: i64,
+    /// The findings' impacts added up: each millisecond of the application counts for at most
+    /// one finding, so this never exceeds `application.duration_ms`.
+    pub recoverable_ms: i64,
 }
 
 #[derive(Debug, Serialize)]
@@ -182,6 +199,10 @@ pub struct ExecutorOut {
     pub added_ms: Option<i64>,
     pub removed_ms: Option<i64>,
     pub removed_reason: Option<String>,
+    /// How it left: released, decommissioned, killed by the cluster manager, lost, ...
+    pub removal: sparkdiag_model::Removal,
+    /// The exit code its removal reason names, if any.
+    pub exit_code: Option<i64>,
     pub task_time_ms: i64,
     pub run_time_ms: i64,
     pub jvm_gc_time_ms: i64,
@@ -216,7 +237,9 @@ pub struct SqlOut {
 
 #[derive(Debug, Serialize)]
 pub struct PlanNodeOut {
-    /// Position in `plan_nodes`.
+    /// Spark's own node id, as its UI's plan graph and the History Server's `/sql` REST API
+    /// number them (`SparkPlanGraph`): wrappers such as `InputAdapter` and AQE query stages are
+    /// left out of `plan_nodes`, as Spark leaves them out of its graph.
     pub index: usize,
     pub name: String,
     /// SQL metric name -> value (sizes in bytes, timings in ms as Spark records them).
@@ -227,7 +250,7 @@ pub struct PlanNodeOut {
 
 #[derive(Debug, Serialize)]
 pub struct ExchangeStagesOut {
-    /// The Exchange's index in `plan_nodes`.
+    /// The Exchange's Spark node id (`plan_nodes[].index`).
     pub node: usize,
     pub writer_stage_ids: Vec<i64>,
     pub reader_stage_ids: Vec<i64>,
@@ -248,12 +271,19 @@ impl Report {
     ) -> Report {
         Report {
             schema: SCHEMA,
-            source: source_out(inputs, source),
+            source: {
+                let mut out = source_out(inputs, source);
+                out.warnings.extend(app.log_warnings());
+                out
+            },
             application: application_out(app),
-            summary: summary(app),
+            summary: Summary {
+                recoverable_ms: findings.iter().map(|f| f.impact_ms).sum(),
+                ..summary(app)
+            },
             jobs: app.jobs.iter().map(job_out).collect(),
             stages: app.stages.iter().map(|s| stage_out(app, s)).collect(),
-            executors: app.executors.iter().map(executor_out).collect(),
+            executors: app.executors.iter().map(|e| executor_out(app, e)).collect(),
             sql: {
                 let metrics = sparkdiag_model::SqlMetricValues::new(app);
                 app.sql.iter().map(|s| sql_out(s, &metrics)).collect()
@@ -306,8 +336,8 @@ fn application_out(app: &Application) -> ApplicationOut {
         attempt_id: app.attempt_id.clone(),
         user: app.user.clone(),
         spark_version: app
-            .spark_version
-            .clone()
+            .spark_version()
+            .map(str::to_string)
             .or_else(|| app.databricks_runtime.clone()),
         databricks_runtime: app.databricks_runtime.clone(),
         platform: app.platform(),
@@ -316,6 +346,35 @@ fn application_out(app: &Application) -> ApplicationOut {
         duration_ms: app.duration_ms(),
         status: app.status(),
         exit_code: app.exit_code,
+        interactive: app.interactive(),
+        api: if app.uses_sql() { "sql" } else { "rdd" },
+        photon: app.photon(),
+        dynamic_allocation: app.dynamic_allocation(),
+        cluster_manager: app.cluster_manager(),
+        outcome: outcome(
+            app.status(),
+            app.jobs.len(),
+            app.jobs
+                .iter()
+                .filter(|j| j.status == JobStatus::Failed)
+                .count(),
+        ),
+    }
+}
+
+/// "succeeded", "succeeded, 1 of 5 jobs failed", "failed, 2 of 2 jobs failed".
+pub fn outcome(status: AppStatus, jobs: usize, failed_jobs: usize) -> String {
+    let status = match status {
+        AppStatus::Succeeded => "succeeded",
+        AppStatus::Failed => "failed",
+        AppStatus::Incomplete => "incomplete",
+    };
+    match failed_jobs {
+        0 => status.to_string(),
+        n => format!(
+            "{status}, {n} of {jobs} job{} failed",
+            if jobs == 1 { "" } else { "s" }
+        ),
     }
 }
 
@@ -377,6 +436,7 @@ fn summary(app: &Application) -> Summary {
         output_bytes: totals(|t| t.output_bytes),
         driver_time_ms,
         job_time_ms,
+        recoverable_ms: 0,
     }
 }
 
@@ -460,7 +520,7 @@ fn stage_out(app: &Application, s: &StageAttempt) -> StageOut {
     }
 }
 
-fn executor_out(e: &sparkdiag_model::Executor) -> ExecutorOut {
+fn executor_out(app: &Application, e: &sparkdiag_model::Executor) -> ExecutorOut {
     ExecutorOut {
         executor_id: e.id.clone(),
         host: e.host.clone(),
@@ -468,6 +528,11 @@ fn executor_out(e: &sparkdiag_model::Executor) -> ExecutorOut {
         added_ms: e.added_ms,
         removed_ms: e.removed_ms,
         removed_reason: e.removed_reason.clone(),
+        removal: app.removal(e),
+        exit_code: e
+            .removed_reason
+            .as_deref()
+            .and_then(sparkdiag_model::exit_code_of),
         task_time_ms: e.task_time_ms,
         run_time_ms: e.run_time_ms,
         jvm_gc_time_ms: e.jvm_gc_time_ms,
@@ -502,14 +567,13 @@ const SHUFFLE_READ_METRICS: &[&str] = &[
 
 fn sql_out(s: &sparkdiag_model::SqlExecution, values: &sparkdiag_model::SqlMetricValues) -> SqlOut {
     let plan = s.plan_that_ran();
-    let mut nodes: Vec<&SparkPlanInfo> = Vec::new();
-    if let Some(root) = plan {
-        preorder(root, &mut nodes);
-    }
+    // Spark's own node ids (its UI, the History Server's /sql API): wrappers have none.
+    let nodes: Vec<(usize, &SparkPlanInfo)> = plan
+        .map(|root| sparkdiag_model::PlanGraph::new(root).nodes())
+        .unwrap_or_default();
     let plan_nodes: Vec<PlanNodeOut> = nodes
         .iter()
-        .enumerate()
-        .map(|(index, node)| {
+        .map(|&(index, node)| {
             let mut stage_ids: Vec<i64> = node
                 .metrics
                 .iter()
@@ -540,20 +604,14 @@ fn sql_out(s: &sparkdiag_model::SqlExecution, values: &sparkdiag_model::SqlMetri
     };
     let exchange_stages = nodes
         .iter()
-        .enumerate()
-        .filter(|(_, n)| n.node_name == "Exchange")
-        .map(|(index, n)| ExchangeStagesOut {
+        .zip(&plan_nodes)
+        .filter(|((_, n), _)| n.node_name == "Exchange")
+        .map(|(&(index, n), out)| ExchangeStagesOut {
             node: index,
             writer_stage_ids: stages_of(n, SHUFFLE_WRITE_METRICS),
             reader_stage_ids: stages_of(n, SHUFFLE_READ_METRICS),
-            shuffle_bytes_written: plan_nodes[index]
-                .metrics
-                .get("shuffle bytes written")
-                .copied(),
-            shuffle_records_written: plan_nodes[index]
-                .metrics
-                .get("shuffle records written")
-                .copied(),
+            shuffle_bytes_written: out.metrics.get("shuffle bytes written").copied(),
+            shuffle_records_written: out.metrics.get("shuffle records written").copied(),
         })
         .collect();
     SqlOut {
@@ -569,13 +627,6 @@ fn sql_out(s: &sparkdiag_model::SqlExecution, values: &sparkdiag_model::SqlMetri
     }
 }
 
-fn preorder<'a>(node: &'a SparkPlanInfo, out: &mut Vec<&'a SparkPlanInfo>) {
-    out.push(node);
-    for child in &node.children {
-        preorder(child, out);
-    }
-}
-
 fn count_nodes(node: &SparkPlanInfo, keep: &dyn Fn(&str) -> bool) -> usize {
     usize::from(keep(&node.node_name))
         + node
@@ -583,4 +634,26 @@ fn count_nodes(node: &SparkPlanInfo, keep: &dyn Fn(&str) -> bool) -> usize {
             .iter()
             .map(|c| count_nodes(c, keep))
             .sum::<usize>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_outcome_names_failed_jobs_whatever_the_exit_code() {
+        assert_eq!(outcome(AppStatus::Succeeded, 5, 0), "succeeded");
+        assert_eq!(
+            outcome(AppStatus::Succeeded, 5, 1),
+            "succeeded, 1 of 5 jobs failed"
+        );
+        assert_eq!(
+            outcome(AppStatus::Failed, 1, 1),
+            "failed, 1 of 1 job failed"
+        );
+        assert_eq!(
+            outcome(AppStatus::Incomplete, 3, 2),
+            "incomplete, 2 of 3 jobs failed"
+        );
+    }
 }

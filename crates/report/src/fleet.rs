@@ -33,6 +33,37 @@ pub struct NightApp {
     pub top_finding: Option<String>,
     /// The per-application HTML report, relative to the output folder.
     pub report: String,
+    /// Jobs started, and how many of them failed. A driver that catches a failed job still
+    /// exits 0, so `status` alone can say `succeeded` about a run that lost work.
+    #[serde(default)]
+    pub jobs: usize,
+    #[serde(default)]
+    pub failed_jobs: usize,
+    /// The log it was read from, as found under the batch's directories: what tells apart
+    /// applications that share a name.
+    #[serde(default)]
+    pub input: String,
+}
+
+impl NightApp {
+    /// The application itself failed or did not finish, or one of its jobs failed.
+    pub fn failed(&self) -> bool {
+        self.failed_jobs > 0 || self.status != "succeeded"
+    }
+
+    /// `status` with the jobs that failed: "succeeded, 1 of 5 jobs failed".
+    pub fn outcome(&self) -> String {
+        if self.failed_jobs == 0 {
+            return self.status.clone();
+        }
+        format!(
+            "{}, {} of {} job{} failed",
+            self.status,
+            self.failed_jobs,
+            self.jobs,
+            if self.jobs == 1 { "" } else { "s" }
+        )
+    }
 }
 
 /// A log that could not be read, with why.
@@ -61,6 +92,9 @@ pub struct Night {
     pub apps: Vec<NightApp>,
     pub errors: Vec<NightError>,
     pub worst_findings: Vec<NightFinding>,
+    /// Logs still being written, skipped (batch's `--include-in-progress` reads them).
+    #[serde(default)]
+    pub in_progress: Vec<String>,
 }
 
 /// How an application changed since its latest earlier run.
@@ -129,6 +163,11 @@ pub fn compare(night: &Night, earlier: &[Night], threshold: f64, min_ms: i64) ->
         }
         if app.status != before.status && app.status != "succeeded" {
             push(true, format!("status {} → {}", before.status, app.status));
+        } else if app.failed_jobs > before.failed_jobs {
+            push(
+                true,
+                format!("failed jobs {} → {}", before.failed_jobs, app.failed_jobs),
+            );
         }
     }
     changes
@@ -158,10 +197,18 @@ pub fn render_index(night: &Night, history: &[Night], changes: &[Change]) -> Str
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>sparkdiag fleet report {date}</title><style>{STYLE}</style></head><body>\n\
-         <h1>sparkdiag fleet report — {date}</h1>\n<p class=\"muted\">{apps} application(s), {errors} unreadable log(s); {total} of runtime, about {wasted} of it recoverable.</p>\n",
+         <h1>sparkdiag fleet report — {date}</h1>\n<p class=\"summary\">{apps} application(s): <span class=\"{failed_class}\">{failed} failed or with failed jobs</span>; {errors} unreadable log(s); {skipped} still being written, skipped.</p>\n\
+         <p class=\"muted\">{total} of runtime, about {wasted} of it recoverable.</p>\n",
         date = escape(&night.date),
         apps = night.apps.len(),
+        failed = night.apps.iter().filter(|a| a.failed()).count(),
+        failed_class = if night.apps.iter().any(NightApp::failed) {
+            "reg"
+        } else {
+            "muted"
+        },
         errors = night.errors.len(),
+        skipped = night.in_progress.len(),
         total = duration(total_ms),
         wasted = duration(wasted_ms),
     );
@@ -199,29 +246,32 @@ pub fn render_index(night: &Night, history: &[Night], changes: &[Change]) -> Str
         );
     }
 
-    let mut apps: Vec<&NightApp> = night.apps.iter().collect();
-    apps.sort_by(|a, b| {
-        b.impact_ms
-            .cmp(&a.impact_ms)
-            .then(b.duration_ms.cmp(&a.duration_ms))
-    });
     let _ = writeln!(
         out,
-        "<h2>Applications, most recoverable time first</h2>\n<table><tr><th>application</th><th>status</th><th>runtime</th><th>recoverable</th><th>worst</th><th>top finding</th></tr>"
+        "<h2>Applications, failed first, then most recoverable time first</h2>\n<table><tr><th>application</th><th>status</th><th>runtime</th><th>recoverable</th><th>worst</th><th>top finding</th></tr>"
     );
-    for a in apps {
+    for a in ranked_apps(night) {
         let worst = a
             .worst_severity
             .as_deref()
             .map(|s| format!("<span class=\"sev {s}\">{}</span>", escape(s)))
             .unwrap_or_default();
+        // The id and the log's path tell apart applications that share a name.
+        let source = if a.input.is_empty() {
+            escape(&a.app_id)
+        } else {
+            format!("{} · {}", escape(&a.app_id), escape(&a.input))
+        };
+        let status = if a.failed() {
+            format!("<span class=\"reg\">{}</span>", escape(&a.outcome()))
+        } else {
+            escape(&a.outcome())
+        };
         let _ = writeln!(
             out,
-            "<tr><td><a href=\"{}\">{}</a><br><span class=\"muted\">{}</span></td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{worst}</td><td>{}</td></tr>",
+            "<tr><td><a href=\"{}\">{}</a><br><span class=\"muted\">{source}</span></td><td>{status}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{worst}</td><td>{}</td></tr>",
             escape(&a.report),
             escape(&a.name),
-            escape(&a.app_id),
-            escape(&a.status),
             duration(a.duration_ms),
             duration(a.impact_ms),
             escape(a.top_finding.as_deref().unwrap_or(""))
@@ -264,16 +314,39 @@ pub fn render_index(night: &Night, history: &[Night], changes: &[Change]) -> Str
         let _ = writeln!(out, "</table>");
     }
 
+    if !night.in_progress.is_empty() {
+        let _ = writeln!(
+            out,
+            "<h2>Logs still being written, skipped</h2>\n<p class=\"muted\">Run with --include-in-progress to analyse them as far as they go.</p>\n<ul>"
+        );
+        for input in &night.in_progress {
+            let _ = writeln!(out, "<li>{}</li>", escape(input));
+        }
+        let _ = writeln!(out, "</ul>");
+    }
+
     let mut nights: Vec<&Night> = history.iter().collect();
     nights.sort_by(|a, b| a.date.cmp(&b.date));
     let nights: Vec<&Night> = nights.into_iter().rev().take(30).rev().collect();
     let _ = writeln!(out, "<h2>Over the nights</h2>");
+    // The axis counts in the unit the nights' runtimes are read in: seconds for a test
+    // fleet, minutes or hours for a real one.
+    let longest = nights
+        .iter()
+        .map(|n| n.apps.iter().map(|a| a.duration_ms).sum::<i64>())
+        .max()
+        .unwrap_or(0);
+    let (unit_ms, unit) = match longest {
+        ..120_000 => (1_000.0, "seconds"),
+        120_000..7_200_000 => (60_000.0, "minutes"),
+        _ => (3_600_000.0, "hours"),
+    };
     let runtime: Vec<(String, f64)> = nights
         .iter()
         .map(|n| {
             (
                 n.date.clone(),
-                n.apps.iter().map(|a| a.duration_ms).sum::<i64>() as f64 / 60_000.0,
+                n.apps.iter().map(|a| a.duration_ms).sum::<i64>() as f64 / unit_ms,
             )
         })
         .collect();
@@ -286,49 +359,111 @@ pub fn render_index(night: &Night, history: &[Night], changes: &[Change]) -> Str
             )
         })
         .collect();
-    out.push_str(&bars("Total runtime per night", "minutes", &runtime));
+    out.push_str(&bars(
+        "Total runtime per night",
+        unit,
+        &runtime,
+        0.0,
+        &|v| duration((v * unit_ms).round() as i64),
+    ));
     out.push_str(&bars(
         "Findings at medium severity or above per night",
         "findings",
         &findings,
+        1.0,
+        &|n| format!("{n:.0}"),
     ));
     out.push_str("</body></html>\n");
     out
 }
 
-/// A small bar chart as inline SVG: one bar per night, labelled with its date.
-fn bars(title: &str, unit: &str, values: &[(String, f64)]) -> String {
-    let (w, h, left, bottom) = (760.0, 220.0, 56.0, 48.0);
-    let max = values.iter().map(|v| v.1).fold(0.0f64, f64::max).max(1.0);
-    let step = (w - left - 10.0) / values.len().max(1) as f64;
+/// The night's applications in the order the index lists them: those that failed or lost a job
+/// first (a failure is the first thing to look at, however little time it cost), then by
+/// recoverable time, then by runtime.
+pub fn ranked_apps(night: &Night) -> Vec<&NightApp> {
+    let mut apps: Vec<&NightApp> = night.apps.iter().collect();
+    apps.sort_by(|a, b| {
+        b.failed()
+            .cmp(&a.failed())
+            .then(b.impact_ms.cmp(&a.impact_ms))
+            .then(b.duration_ms.cmp(&a.duration_ms))
+    });
+    apps
+}
+
+/// Widest a night's bar is drawn: with one or two nights a bar is a bar, not the whole chart.
+const MAX_NIGHT_BAR: f64 = 48.0;
+
+/// A small bar chart as inline SVG: one bar per night, labelled with its date and its value
+/// (as `value` writes it), on a round y axis whose step is at least `min_step` (1 for counts,
+/// which come whole).
+fn bars(
+    title: &str,
+    unit: &str,
+    values: &[(String, f64)],
+    min_step: f64,
+    value: &dyn Fn(f64) -> String,
+) -> String {
+    let (w, h, left, bottom, top_pad) = (760.0, 220.0, 56.0, 48.0, 34.0);
+    let max = values.iter().map(|v| v.1).fold(0.0f64, f64::max);
+    // Headroom above the tallest bar for its value label.
+    let reach = if max > 0.0 { max * 1.12 } else { 1.0 };
+    let step = crate::charts::round_step(reach, 4).max(min_step);
+    let top = ((reach / step).ceil() * step).max(step);
+    let plot_h = h - bottom - top_pad;
+    let y_of = |v: f64| h - bottom - plot_h * v / top;
+    let slot = ((w - left - 10.0) / values.len().max(1) as f64).min(MAX_NIGHT_BAR / 0.7);
     let mut svg = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" role=\"img\" aria-label=\"{t}\"><text x=\"{left}\" y=\"16\" font-weight=\"600\">{t}</text>\
-         <text x=\"12\" y=\"{ym}\" transform=\"rotate(-90 12 {ym})\">{u}</text><line x1=\"{left}\" y1=\"{yb}\" x2=\"{w}\" y2=\"{yb}\" stroke=\"#999\"/>\
-         <text x=\"{lx}\" y=\"30\" text-anchor=\"end\">{top:.0}</text><text x=\"{lx}\" y=\"{yb}\" text-anchor=\"end\">0</text>",
+         <text x=\"12\" y=\"{ym}\" transform=\"rotate(-90 12 {ym})\" text-anchor=\"middle\">{u}</text>",
         t = escape(title),
         u = escape(unit),
-        ym = (h - bottom) / 2.0 + 20.0,
-        yb = h - bottom,
-        lx = left - 6.0,
-        top = max,
+        ym = top_pad + plot_h / 2.0,
     );
-    let label_every = (values.len() / 10).max(1);
-    for (i, (date, v)) in values.iter().enumerate() {
-        let bh = (h - bottom - 30.0) * v / max;
-        let x = left + i as f64 * step + step * 0.15;
+    let decimals = if step >= 1.0 {
+        0
+    } else {
+        (-step.log10()).ceil() as usize
+    };
+    let mut tick = 0.0;
+    while tick <= top + step * 1e-9 {
+        let y = y_of(tick);
         let _ = write!(
             svg,
-            "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{bh:.1}\" fill=\"#5b7db1\"><title>{}: {v:.1} {}</title></rect>",
-            h - bottom - bh,
-            step * 0.7,
-            escape(date),
-            escape(unit)
+            "<line x1=\"{left}\" y1=\"{y:.1}\" x2=\"{w}\" y2=\"{y:.1}\" stroke=\"{}\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{tick:.decimals$}</text>",
+            if tick == 0.0 { "#999" } else { "#eee" },
+            left - 6.0,
+            y + 4.0,
         );
-        if i % label_every == 0 {
+        tick += step;
+    }
+    let label_every = (values.len() / 10).max(1);
+    for (i, (date, v)) in values.iter().enumerate() {
+        let bh = h - bottom - y_of(*v);
+        let x = left + i as f64 * slot + slot * 0.15;
+        let centre = x + slot * 0.35;
+        let _ = write!(
+            svg,
+            "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{bh:.1}\" fill=\"#5b7db1\"><title>{}: {}</title></rect>",
+            h - bottom - bh,
+            slot * 0.7,
+            escape(date),
+            escape(&value(*v)),
+        );
+        // Every bar says its value when there are few; with many, the latest night does.
+        if values.len() <= 12 || i + 1 == values.len() {
             let _ = write!(
                 svg,
-                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-                x + step * 0.35,
+                "<text x=\"{centre:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+                h - bottom - bh - 4.0,
+                escape(&value(*v)),
+            );
+        }
+        if i % label_every == 0 || i + 1 == values.len() {
+            let _ = write!(
+                svg,
+                "<text x=\"{centre:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
                 h - bottom + 16.0,
                 escape(date.get(5..).unwrap_or(date))
             );
@@ -355,6 +490,9 @@ mod tests {
             worst_severity: None,
             top_finding: None,
             report: format!("apps/{key}.html"),
+            jobs: 1,
+            failed_jobs: 0,
+            input: format!("logs/{key}"),
         }
     }
 
@@ -364,7 +502,43 @@ mod tests {
             apps,
             errors: Vec::new(),
             worst_findings: Vec::new(),
+            in_progress: Vec::new(),
         }
+    }
+
+    #[test]
+    fn failed_applications_come_first_and_are_counted() {
+        let mut failed = app("lost-a-job", 10_000, &["FA001"]);
+        failed.jobs = 2;
+        failed.failed_jobs = 1;
+        let mut costly = app("costly", 900_000, &["SK001"]);
+        costly.impact_ms = 600_000;
+        let mut crashed = app("crashed", 5_000, &[]);
+        crashed.status = "failed".into();
+        let now = night("2026-11-29", vec![costly, failed, app("fine", 1_000, &[])]);
+        let order: Vec<&str> = ranked_apps(&now).iter().map(|a| a.key.as_str()).collect();
+        assert_eq!(order, ["lost-a-job", "costly", "fine"]);
+        assert_eq!(now.apps[1].outcome(), "succeeded, 1 of 2 jobs failed");
+        assert_eq!(crashed.outcome(), "failed");
+        assert!(crashed.failed());
+
+        let html = render_index(&now, std::slice::from_ref(&now), &[]);
+        assert!(
+            html.contains(
+                "3 application(s): <span class=\"reg\">1 failed or with failed jobs</span>"
+            ),
+            "{html}"
+        );
+        assert!(html.contains("<span class=\"reg\">succeeded, 1 of 2 jobs failed</span>"));
+
+        let before = night("2026-11-28", vec![app("lost-a-job", 10_000, &["FA001"])]);
+        let changes = compare(&now, &[before], 0.2, 60_000);
+        assert!(
+            changes
+                .iter()
+                .any(|c| c.regression && c.what == "failed jobs 0 → 1"),
+            "{changes:?}"
+        );
     }
 
     #[test]
@@ -407,5 +581,38 @@ mod tests {
         );
         let html = render_index(&now, std::slice::from_ref(&now), &changes);
         assert!(html.contains("class=\"reg\">runtime 10m 00s → 15m 00s (+50%)"));
+    }
+
+    #[test]
+    fn one_night_is_a_short_labelled_bar_on_a_round_axis() {
+        let now = night("2026-11-29", vec![app("etl", 754_000, &["DR002"])]);
+        let html = render_index(&now, std::slice::from_ref(&now), &[]);
+        let chart = &html[html.find("aria-label=\"Total runtime per night\"").unwrap()..];
+        let chart = &chart[..chart.find("</svg>").unwrap()];
+        let width: f64 = chart
+            .split("<rect")
+            .nth(1)
+            .and_then(|r| r.split("width=\"").nth(1))
+            .and_then(|w| w.split('"').next())
+            .and_then(|w| w.parse().ok())
+            .expect("one bar");
+        assert!(
+            width <= MAX_NIGHT_BAR,
+            "one night is not one giant bar: {width}"
+        );
+        assert!(
+            chart.contains(">12m 34s</text>"),
+            "the bar says its value: {chart}"
+        );
+        // 12.6 minutes on an axis of round steps, its top labelled.
+        for tick in [">0</text>", ">5</text>", ">10</text>", ">15</text>"] {
+            assert!(chart.contains(tick), "{tick}: {chart}");
+        }
+        assert!(chart.contains(">11-29</text>"));
+        // One finding is counted on whole ticks, not 0.0 0.5 1.0.
+        let findings = &html[html.find("aria-label=\"Findings at").unwrap()..];
+        let findings = &findings[..findings.find("</svg>").unwrap()];
+        assert!(findings.contains(">1</text>") && findings.contains(">2</text>"));
+        assert!(!findings.contains(">0.5</text>"), "{findings}");
     }
 }

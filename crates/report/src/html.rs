@@ -65,6 +65,12 @@ fn with_code_spans(escaped: &str) -> String {
     out
 }
 
+/// Escaped text with a line-break opportunity after each `/`, so a call site's path wraps
+/// between folders ("…/testdata/" | "gen/workload.py:107") instead of inside a word.
+fn with_path_breaks(escaped: &str) -> String {
+    escaped.replace('/', "/<wbr>")
+}
+
 pub(crate) fn thousands(n: i64) -> String {
     let digits = n.unsigned_abs().to_string();
     let mut out = String::new();
@@ -107,6 +113,7 @@ h1 { font-size: 26px; margin: 0 0 4px; word-break: break-word; }
 h2 { font-size: 19px; margin: 40px 0 12px; padding-bottom: 4px; border-bottom: 1px solid var(--rule); }
 h3 { font-size: 16px; margin: 0 0 4px; }
 .meta { color: var(--muted); margin: 0; }
+.meta .bad { color: var(--critical); }
 .warn { background: #fff6e0; border-left: 4px solid var(--medium); padding: 8px 12px; margin: 12px 0; }
 .finding { display: grid; grid-template-columns: 36px 1fr; gap: 4px 12px; padding: 12px 14px;
   margin: 10px 0; background: var(--panel); border-left: 5px solid var(--info); border-radius: 3px; }
@@ -204,10 +211,10 @@ fn application(out: &mut String, report: &Report, app: &Application) {
                 "Spark {}",
                 escape(v)
             )),
-        match a.status {
-            AppStatus::Succeeded => "succeeded",
-            AppStatus::Failed => "<strong>failed</strong>",
-            AppStatus::Incomplete => "<strong>incomplete</strong>",
+        if a.status == AppStatus::Succeeded && a.outcome == "succeeded" {
+            "succeeded".to_string()
+        } else {
+            format!("<strong class=\"bad\">{}</strong>", escape(&a.outcome))
         },
         a.duration_ms.map_or("duration unknown".into(), |d| format!(
             "ran {}",
@@ -358,7 +365,7 @@ fn stages(out: &mut String, report: &Report) {
             human_bytes(st.disk_spill_bytes),
             percent(st.jvm_gc_time_ms, st.executor_run_time_ms),
             escape(&st.name),
-            escape(&truncate(&st.name, 60)),
+            with_path_breaks(&escape(&charts::short_name(&st.name, 60))),
         );
     }
     out.push_str("</tbody>\n</table>\n");
@@ -440,17 +447,56 @@ fn sql(out: &mut String, report: &Report) {
         let _ = writeln!(
             out,
             "<tr><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
-             <td class=\"n\">{}</td><td class=\"name\">{}</td><td class=\"name\">{}</td></tr>",
+             <td class=\"n\">{}</td><td class=\"name\">{}</td><td class=\"name\" title=\"{}\">{}</td></tr>",
             q.execution_id,
             took.map_or("-".into(), duration),
             q.job_ids.len(),
             q.exchanges,
             escape(&clip(&q.description, SQL_CHARS)),
-            escape(&truncate(q.error.as_deref().unwrap_or_default(), 120)),
+            escape(&clip(q.error.as_deref().unwrap_or_default(), FAILURE_CHARS)),
+            escape(&truncate(
+                error_headline(q.error.as_deref().unwrap_or_default()),
+                120
+            )),
         );
     }
     out.push_str("</tbody>\n</table>\n");
     more(out, report.sql.len(), "SQL executions");
+}
+
+/// The line of an error message that says what went wrong. A Python traceback (alone or inside
+/// Spark's "An exception was thrown from the Python worker: Traceback ...") ends with the
+/// exception, `ValueError: bad row 1234`, which is the line to show rather than the
+/// "Traceback (most recent call last):" that starts it; any other message leads with its point.
+pub(crate) fn error_headline(message: &str) -> &str {
+    const TRACEBACK: &str = "Traceback (most recent call last):";
+    let first = || {
+        message
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or_default()
+    };
+    let Some(at) = message.find(TRACEBACK) else {
+        return first();
+    };
+    // The exception line is the last unindented `Name: message` (or a bare `SomeError`) of
+    // the traceback; frames are indented, and Java's `\tat` lines follow it.
+    let is_exception = |line: &&str| {
+        let name = line.split(':').next().unwrap_or_default();
+        !line.starts_with(char::is_whitespace)
+            && !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+            && (line.contains(':') || name.ends_with("Error") || name.ends_with("Exception"))
+    };
+    message[at + TRACEBACK.len()..]
+        .lines()
+        .rev()
+        .find(is_exception)
+        .map(str::trim_end)
+        .unwrap_or_else(first)
 }
 
 /// Plans with more operators than this start collapsed.
@@ -514,45 +560,9 @@ impl<'a> Tree<'a> {
     }
 }
 
-/// The operator id `(n)` of the plan text for each node of the structured plan, when the two
-/// can be paired: the text's operators, in pre-order, must each be found in order among the
-/// structured nodes (which also hold the WholeStageCodegen and InputAdapter wrappers the text
-/// leaves out), by operator name. When one is not found nothing is paired: no guessing.
-fn text_operator_ids(sql: &SqlExecution, tree: &Tree) -> Option<Vec<Option<u32>>> {
-    let text = sql
-        .final_plan_description
-        .as_deref()
-        .unwrap_or(&sql.plan_description);
-    let plan = sparkdiag_plan::parse_plans(text).ok()?.into_iter().next()?;
-    let mut order = Vec::new();
-    let mut stack = vec![plan.root];
-    while let Some(i) = stack.pop() {
-        let node = plan.nodes.get(i)?;
-        order.push(i);
-        stack.extend(
-            node.children
-                .iter()
-                .rev()
-                .filter(|&&c| plan.nodes.get(c).is_some_and(|n| !n.inner)),
-        );
-    }
-    let first_word = |s: &str| s.split_whitespace().next().unwrap_or_default().to_string();
-    let mut ids = vec![None; tree.nodes.len()];
-    let mut at = 0;
-    for i in order {
-        let node = &plan.nodes[i];
-        let name = first_word(&node.name);
-        let found =
-            (at..tree.nodes.len()).find(|&j| first_word(&tree.nodes[j].node_name) == name)?;
-        ids[found] = node.id;
-        at = found + 1;
-    }
-    Some(ids)
-}
-
 /// One `<details>` per SQL execution with its plan tree: each operator with its key metrics and
-/// the stages it ran in. The operators a finding names (`scope.plan_node_ids`, ids of the plan
-/// text) are highlighted in the finding's severity colour; when the text plan and the
+/// the stages it ran in. The operators a finding names (`scope.plan_node_ids`, Spark's node
+/// ids) are highlighted in the finding's severity colour; when the text plan and the
 /// structured plan cannot be paired, the finding is shown on the execution's line instead.
 fn plans(out: &mut String, report: &Report, app: &Application) {
     let runs: Vec<(&crate::SqlOut, &SqlExecution)> = report
@@ -577,10 +587,19 @@ fn plans(out: &mut String, report: &Report, app: &Application) {
             continue;
         };
         let tree = Tree::new(root);
-        if tree.nodes.len() != q.plan_nodes.len() {
+        // `plan_nodes` holds Spark's graph nodes by Spark id; wrappers have no entry.
+        let graph = sparkdiag_model::PlanGraph::new(root);
+        if graph.ids.len() != tree.nodes.len() {
             continue;
         }
-        let ids = text_operator_ids(sql, &tree);
+        let measured: Vec<Option<&crate::PlanNodeOut>> = graph
+            .ids
+            .iter()
+            .map(|id| id.and_then(|id| q.plan_nodes.iter().find(|n| n.index == id)))
+            .collect();
+        // Findings name operators by Spark's node ids, which `plan_nodes` carries.
+        let ids: Option<Vec<Option<u32>>> =
+            Some(measured.iter().map(|m| m.map(|m| m.index as u32)).collect());
         let findings: Vec<&crate::FindingOut> = report
             .findings
             .iter()
@@ -618,8 +637,8 @@ fn plans(out: &mut String, report: &Report, app: &Application) {
         }
         out.push_str("</summary>\n<ul class=\"tree\">\n");
         let ctx = PlanCtx {
-            q,
             tree: &tree,
+            measured: &measured,
             ids: ids.as_deref(),
             findings: &findings,
         };
@@ -647,8 +666,8 @@ fn plans(out: &mut String, report: &Report, app: &Application) {
             if !named.is_empty() {
                 let _ = writeln!(
                     out,
-                    "<p class=\"meta\">Findings name operators of the plan text ({}) that could \
-                     not be paired with this tree; see the finding titles.</p>",
+                    "<p class=\"meta\">Findings name operators ({}) that are not in this tree \
+                     (a subquery); see the finding titles.</p>",
                     named.join("; ")
                 );
             }
@@ -659,8 +678,9 @@ fn plans(out: &mut String, report: &Report, app: &Application) {
 }
 
 struct PlanCtx<'a> {
-    q: &'a crate::SqlOut,
     tree: &'a Tree<'a>,
+    /// What the report measured for each tree node, by pre-order position.
+    measured: &'a [Option<&'a crate::PlanNodeOut>],
     ids: Option<&'a [Option<u32>]>,
     findings: &'a [&'a crate::FindingOut],
 }
@@ -670,7 +690,13 @@ impl PlanCtx<'_> {
     /// and the first of them carries the codegen stage and its duration).
     fn node(&self, out: &mut String, i: usize, codegen: Option<String>) {
         let info = self.tree.nodes[i];
-        let measured = &self.q.plan_nodes[i];
+        let none = crate::PlanNodeOut {
+            index: 0,
+            name: String::new(),
+            metrics: Default::default(),
+            stage_ids: Vec::new(),
+        };
+        let measured = self.measured[i].unwrap_or(&none);
         if is_wrapper(&info.node_name) {
             let label = info
                 .node_name
@@ -870,6 +896,46 @@ mod tests {
             "<details class=\"plan\">\n<summary><strong>SQL execution 1</strong> · {} operators",
             OPEN_PLAN_NODES + 1
         )));
+    }
+
+    #[test]
+    fn stage_names_wrap_between_folders_and_keep_their_file_and_line() {
+        let name = "collect at /home/someone/projects/nightly/etl/jobs/orders/daily_orders.py:123";
+        let cell = with_path_breaks(&escape(&charts::short_name(name, 60)));
+        assert_eq!(
+            cell,
+            "collect at …/<wbr>nightly/<wbr>etl/<wbr>jobs/<wbr>orders/<wbr>daily_orders.py:123"
+        );
+        assert_eq!(
+            with_path_breaks("collect at /a/b.py:1"),
+            "collect at /<wbr>a/<wbr>b.py:1"
+        );
+    }
+
+    #[test]
+    fn an_error_is_headed_by_its_exception_not_its_traceback() {
+        // As Spark 4.3 wrote it in testdata/logs/failed (SQLExecutionEnd errorMessage).
+        let python = "[PYTHON_EXCEPTION] An exception was thrown from the Python worker: \
+            Traceback (most recent call last):\n  File \"/w/workload.py\", line 90, in checked_double\n    \
+            raise ValueError(f\"bad row {x}: refusing to double it\")\nValueError: bad row 1234: \
+            refusing to double it\n SQLSTATE: 38000";
+        assert_eq!(
+            error_headline(python),
+            "ValueError: bad row 1234: refusing to double it"
+        );
+        // A chained traceback: the last exception is the one that ended the query.
+        let chained = "Traceback (most recent call last):\n  File \"a.py\", line 1\nKeyError: 'k'\n\n\
+            During handling of the above exception, another exception occurred:\n\n\
+            Traceback (most recent call last):\n  File \"a.py\", line 3\nRuntimeError: lookup failed\n\
+            \tat org.apache.spark.api.python.BasePythonRunner.handlePythonException(PythonRunner.scala:572)";
+        assert_eq!(error_headline(chained), "RuntimeError: lookup failed");
+        let java =
+            "Job aborted due to stage failure: Task 0 in stage 1.0 failed\n\tat org.apache.X";
+        assert_eq!(
+            error_headline(java),
+            "Job aborted due to stage failure: Task 0 in stage 1.0 failed"
+        );
+        assert_eq!(error_headline(""), "");
     }
 
     #[test]

@@ -68,7 +68,11 @@ pub fn render(report: &Report) -> String {
                 "Spark {}",
                 inline(v)
             )),
-        status_name(app.status),
+        if app.outcome == "succeeded" {
+            app.outcome.clone()
+        } else {
+            format!("**{}**", inline(&app.outcome))
+        },
         app.duration_ms.map_or("duration unknown".into(), duration),
         if report.source.complete {
             ""

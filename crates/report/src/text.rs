@@ -21,11 +21,17 @@ const TOP_ROWS: usize = 10;
 /// Where the text goes, which decides its width and colour.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Options {
-    /// Standard output is a terminal: tables fit its width (comfy-table measures it).
+    /// Standard output is a terminal: tables fit `width`.
     pub terminal: bool,
     /// Severities and failed stages in colour (only meaningful with `terminal`).
     pub color: bool,
+    /// The terminal's width in columns (only meaningful with `terminal`); `None` asks the
+    /// terminal, as [`Options::for_stdout`] does.
+    pub width: Option<u16>,
 }
+
+/// The width when neither the terminal nor `COLUMNS` gives one.
+const FALLBACK_WIDTH: u16 = 80;
 
 impl Options {
     /// For standard output: terminal width and colour only when it is a terminal, no colour
@@ -36,8 +42,37 @@ impl Options {
         Options {
             terminal,
             color: terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            width: terminal.then(|| {
+                terminal_width(
+                    Table::new().width(),
+                    std::env::var("COLUMNS").ok().as_deref(),
+                )
+            }),
         }
     }
+
+    fn columns(self) -> u16 {
+        self.width.unwrap_or_else(|| {
+            terminal_width(
+                Table::new().width(),
+                std::env::var("COLUMNS").ok().as_deref(),
+            )
+        })
+    }
+}
+
+/// The width to lay the view out in: what the terminal reports, unless it reports nothing or
+/// zero columns (under `script`, some CI runners and IDE consoles), then `COLUMNS`, then 80.
+/// A zero width would otherwise wrap every table to one character a line.
+pub fn terminal_width(reported: Option<u16>, columns_env: Option<&str>) -> u16 {
+    reported
+        .filter(|&w| w > 0)
+        .or_else(|| {
+            columns_env
+                .and_then(|c| c.trim().parse::<u16>().ok())
+                .filter(|&w| w > 0)
+        })
+        .unwrap_or(FALLBACK_WIDTH)
 }
 
 /// The plain view, the same wherever it is written: no colour, tables as wide as their content.
@@ -50,10 +85,12 @@ fn new_table(opts: Options, style: TableStyle) -> Table {
     let mut t = Table::new();
     t.load_style(style)
         .set_content_arrangement(ContentArrangement::Dynamic);
-    if !opts.terminal {
-        // Neither the terminal's width nor styling, even when stdout happens to be a terminal
-        // (`-o FILE` run from a shell).
-        t.force_no_tty();
+    // comfy-table would ask the terminal itself and take a reported width of 0 at its word;
+    // the width is chosen once, in `Options`. Off a terminal (`-o FILE` run from a shell
+    // included) tables are as wide as their content.
+    t.force_no_tty();
+    if opts.terminal {
+        t.set_width(opts.columns());
     }
     if opts.color {
         t.enforce_styling();
@@ -102,10 +139,7 @@ fn view(report: &Report, opts: Options) -> String {
     } else {
         ""
     };
-    let status = serde_json::to_value(app.status)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default();
+    let status = &app.outcome;
     let _ = writeln!(out, "{name}  ({id})");
     let _ = writeln!(
         out,
@@ -145,11 +179,7 @@ fn view(report: &Report, opts: Options) -> String {
     }
     let _ = writeln!(out, "{table}\n");
     if let Some(w) = &report.what_if {
-        let width = if opts.terminal {
-            new_table(opts, LISTING).width().map(usize::from)
-        } else {
-            None
-        };
+        let width = opts.terminal.then(|| usize::from(opts.columns()));
         out.push_str(&crate::whatif::text(w, width));
     }
 
@@ -161,42 +191,7 @@ fn view(report: &Report, opts: Options) -> String {
     stages.sort_by_key(|s| std::cmp::Reverse(s.duration_ms));
     if !stages.is_empty() {
         let _ = writeln!(out, "Longest stages");
-        let mut t = new_table(opts, LISTING);
-        t.set_header(vec![
-            "stage",
-            "status",
-            "tasks",
-            "duration",
-            "median task",
-            "max task",
-            "shuffle read",
-            "shuffle write",
-            "disk spill",
-            "name",
-        ]);
-        for st in stages.iter().take(TOP_ROWS) {
-            let q = st.task_duration_ms.as_ref();
-            let status = format!("{:?}", st.status).to_lowercase();
-            let status = if opts.color && status == "failed" {
-                Cell::new(status).fg(Color::Red)
-            } else {
-                Cell::new(status)
-            };
-            t.add_row(vec![
-                Cell::new(format!("{}.{}", st.stage_id, st.attempt_id)),
-                status,
-                Cell::new(st.num_tasks),
-                Cell::new(st.duration_ms.map_or("-".into(), duration)),
-                Cell::new(q.map_or("-".into(), |q| duration(q.p50.into()))),
-                Cell::new(q.map_or("-".into(), |q| duration(q.max.into()))),
-                Cell::new(human_bytes(st.shuffle_read_bytes)),
-                Cell::new(human_bytes(st.shuffle_write_bytes)),
-                Cell::new(human_bytes(st.disk_spill_bytes)),
-                Cell::new(stage_name(&st.name, 40)),
-            ]);
-        }
-        right_align(&mut t, &[2, 3, 4, 5, 6, 7, 8]);
-        let _ = writeln!(out, "{t}");
+        out.push_str(&stage_table(&stages[..stages.len().min(TOP_ROWS)], opts));
         if stages.len() > TOP_ROWS {
             let _ = writeln!(
                 out,
@@ -252,18 +247,28 @@ fn view(report: &Report, opts: Options) -> String {
         out.push('\n');
     }
 
+    // On a terminal these lines wrap at its width under their text; elsewhere one line each.
+    let lines = |text: String, indent: usize| -> String {
+        if opts.terminal {
+            wrap(&text, usize::from(opts.columns()), indent)
+        } else {
+            text + "\n"
+        }
+    };
     for job in report.jobs.iter().filter(|j| j.failure.is_some()).take(3) {
-        let _ = writeln!(
-            out,
-            "Job {} failed: {}",
-            job.job_id,
-            failure_line(job.failure.as_deref().unwrap_or_default(), 200)
-        );
+        out.push_str(&lines(
+            format!(
+                "Job {} failed: {}",
+                job.job_id,
+                failure_line(job.failure.as_deref().unwrap_or_default(), 200)
+            ),
+            2,
+        ));
     }
     if !report.source.warnings.is_empty() {
         let _ = writeln!(out, "What the log is missing or could not be read");
         for w in &report.source.warnings {
-            let _ = writeln!(out, "  - {w}");
+            out.push_str(&lines(format!("  - {w}"), 4));
         }
     }
     out
@@ -275,10 +280,15 @@ pub fn summary_rows(s: &crate::Summary) -> Vec<(&'static str, String)> {
         ("jobs", format!("{} ({} failed)", s.jobs, s.failed_jobs)),
         (
             "stages",
-            format!(
-                "{} ({} failed, {} skipped)",
-                s.stages, s.failed_stages, s.skipped_stages
-            ),
+            // Skipped stages never ran, so they are not among the stages that ran.
+            if s.skipped_stages == 0 {
+                format!("{} run ({} failed)", s.stages, s.failed_stages)
+            } else {
+                format!(
+                    "{} run ({} failed), plus {} skipped: their shuffle output was reused",
+                    s.stages, s.failed_stages, s.skipped_stages
+                )
+            },
         ),
         (
             "tasks",
@@ -388,11 +398,7 @@ fn findings_section(report: &Report, opts: Options) -> String {
         "\nHow to fix them (sparkdiag rules CODE explains each rule)"
     );
     // On a terminal the fixes wrap at its width, under their text; elsewhere one line each.
-    let width = if opts.terminal {
-        new_table(opts, LISTING).width().map(usize::from)
-    } else {
-        None
-    };
+    let width = opts.terminal.then(|| usize::from(opts.columns()));
     for (i, f) in report.findings.iter().take(TOP_FINDINGS).enumerate() {
         let line = format!(
             "{:>3}. {}: {}",
@@ -501,6 +507,123 @@ fn failure_line(message: &str, max: usize) -> String {
     }
 }
 
+/// The longest stages' table. Off a terminal it is as wide as its content. On a terminal the
+/// numbers never wrap (a size split into `23.1` / `MiB` misreads) and names are shortened
+/// first, keeping their `file:line`; a column of nothing but zeros makes room; when even the
+/// shortest names do not fit, the names move under the table, keyed by stage.
+fn stage_table(shown: &[&crate::StageOut], opts: Options) -> String {
+    let header = [
+        "stage",
+        "status",
+        "tasks",
+        "duration",
+        "median task",
+        "max task",
+        "shuffle read",
+        "shuffle write",
+        "disk spill",
+    ];
+    let mut rows: Vec<Vec<String>> = shown
+        .iter()
+        .map(|st| {
+            let q = st.task_duration_ms.as_ref();
+            vec![
+                format!("{}.{}", st.stage_id, st.attempt_id),
+                format!("{:?}", st.status).to_lowercase(),
+                st.num_tasks.to_string(),
+                st.duration_ms.map_or("-".into(), duration),
+                q.map_or("-".into(), |q| duration(q.p50.into())),
+                q.map_or("-".into(), |q| duration(q.max.into())),
+                human_bytes(st.shuffle_read_bytes),
+                human_bytes(st.shuffle_write_bytes),
+                human_bytes(st.disk_spill_bytes),
+            ]
+        })
+        .collect();
+    let mut header: Vec<&str> = header.to_vec();
+    if opts.terminal && shown.iter().all(|st| st.disk_spill_bytes == 0) {
+        header.pop();
+        for row in &mut rows {
+            row.pop();
+        }
+    }
+    // `color: false` measures a table: colour codes take bytes but no columns.
+    let table = |name_max: Option<usize>, color: bool| -> Table {
+        let opts = Options { color, ..opts };
+        let mut t = new_table(opts, LISTING);
+        if opts.terminal {
+            // Fitting is done here, by shortening names; comfy-table would split words.
+            t.set_content_arrangement(ContentArrangement::Disabled);
+        }
+        let mut head: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+        if name_max.is_some() {
+            head.push("name".into());
+        }
+        if opts.terminal {
+            // Two-word headers on two lines: the values, not the headers, set the widths.
+            head = head.iter().map(|h| h.replace(' ', "\n")).collect();
+        }
+        t.set_header(head);
+        for (st, row) in shown.iter().zip(&rows) {
+            let mut cells: Vec<Cell> = row.iter().map(Cell::new).collect();
+            if opts.color && st.status == sparkdiag_model::StageStatus::Failed {
+                cells[1] = Cell::new("failed").fg(Color::Red);
+            }
+            if let Some(max) = name_max {
+                cells.push(Cell::new(stage_name(&st.name, max)));
+            }
+            t.add_row(cells);
+        }
+        right_align(&mut t, &(2..header.len()).collect::<Vec<_>>());
+        if opts.terminal {
+            // Two blanks between columns instead of three: room for one more word of a name.
+            for c in 0..t.column_count() {
+                if let Some(col) = t.column_mut(c) {
+                    col.set_padding((1, 0));
+                }
+            }
+        }
+        t
+    };
+    if !opts.terminal {
+        return format!("{}\n", table(Some(STAGE_NAME_MAX), opts.color));
+    }
+    let width = usize::from(opts.columns());
+    let fits = |t: &Table| {
+        t.to_string()
+            .lines()
+            .all(|l| l.trim_end().chars().count() <= width)
+    };
+    let names: Vec<&str> = shown.iter().map(|st| st.name.as_str()).collect();
+    for max in (min_stage_name(&names)..=STAGE_NAME_MAX).rev() {
+        if fits(&table(Some(max), false)) {
+            return format!("{}\n", table(Some(max), opts.color));
+        }
+    }
+    let mut out = format!("{}\n", table(None, opts.color));
+    for st in shown {
+        let id = format!("{}.{}", st.stage_id, st.attempt_id);
+        let name = stage_name(&st.name, width.saturating_sub(id.len() + 3).max(12));
+        let _ = writeln!(out, " {id}  {name}");
+    }
+    out
+}
+
+/// The widest a stage name gets in the text view.
+const STAGE_NAME_MAX: usize = 40;
+
+/// The narrowest the stage names may get on a narrow terminal: enough for each name's call
+/// site (`… at job.py:107`), which says where in the user's code the stage comes from.
+fn min_stage_name(names: &[&str]) -> usize {
+    names
+        .iter()
+        .filter_map(|n| n.lines().next()?.rsplit_once(" at "))
+        .map(|(_, site)| site.rsplit('/').next().unwrap_or(site).chars().count() + 5)
+        .max()
+        .unwrap_or(12)
+        .clamp(12, STAGE_NAME_MAX)
+}
+
 /// A stage name in `max` characters. Spark names stages after their call site
 /// (`collect at /path/to/job.py:107`): the file name and line say more than the directories,
 /// so the path is cut to its file name, and a name still too long loses the head rather than
@@ -517,7 +640,7 @@ fn stage_name(name: &str, max: usize) -> String {
         return short;
     }
     let tail = format!("… at {site}");
-    if count(&tail) >= max {
+    if count(&tail) > max {
         return truncate(&short, max);
     }
     let keep = max - count(&tail);
@@ -567,12 +690,23 @@ mod tests {
             Options {
                 terminal: true,
                 color: true,
+                width: Some(100),
             },
         );
         assert!(
             coloured.contains("\u{1b}[38;5;9m"),
             "high is red: {coloured:?}"
         );
+    }
+
+    #[test]
+    fn a_terminal_of_zero_columns_falls_back_to_columns_then_80() {
+        assert_eq!(terminal_width(Some(132), Some("100")), 132);
+        assert_eq!(terminal_width(Some(0), Some("100")), 100);
+        assert_eq!(terminal_width(None, Some(" 120 ")), 120);
+        assert_eq!(terminal_width(Some(0), None), 80);
+        assert_eq!(terminal_width(Some(0), Some("0")), 80);
+        assert_eq!(terminal_width(None, Some("wide")), 80);
     }
 
     #[test]

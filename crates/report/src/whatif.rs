@@ -71,8 +71,7 @@ fn scenario_rows(w: &WhatIf) -> Vec<(String, String, String)> {
 /// piped or written to a file (`None`).
 pub fn text(w: &WhatIf, width: Option<usize>) -> String {
     let mut out = String::new();
-    // Some terminals report no width at all (0 columns): those get the unwrapped text.
-    let width = width.filter(|&w| w >= 24);
+    let width = width.map(|w| w.max(24));
     let line = |out: &mut String, text: &str| match width {
         Some(width) => out.push_str(&crate::text::wrap(text, width, 4)),
         None => {

@@ -22,8 +22,11 @@ pub struct StageStats {
 
 pub struct Context<'a> {
     pub app: &'a Application,
-    /// The application's wall-clock time (to the last event for an incomplete log).
+    /// The application's wall-clock time (to the last event for an incomplete log), without
+    /// stretches the clock jumped over.
     pub app_ms: i64,
+    /// The application's time as sorted `[start, end)` intervals: start to end, minus clock jumps.
+    pub usable: Vec<(i64, i64)>,
     /// The most cores executors offered at once (the driver's, in local mode).
     pub cores: i64,
     /// Indexed like `app.stages`.
@@ -45,6 +48,9 @@ pub struct PlanInput {
     /// What the log measured for the plan's Exchanges (SQL metrics such as `data size`), by
     /// node index in [`PlanInput::plan`]; empty for a plan text alone.
     pub measured: std::collections::HashMap<usize, std::collections::BTreeMap<String, i64>>,
+    /// Spark's own node id (its UI's plan graph, `SparkPlanGraph`) of each node of
+    /// [`PlanInput::plan`], by node index, for plans from an event log; empty for a plan text.
+    pub spark_ids: Vec<Option<u32>>,
 }
 
 impl PlanInput {
@@ -90,9 +96,16 @@ impl<'a> Context<'a> {
             })
             .collect();
         let plans = sql_plans(app, &stages);
+        let usable = match (app.start_ms, end) {
+            (Some(start), Some(end)) if end > start => {
+                crate::impact::subtract(&[(start, end)], &app.clock_jumps)
+            }
+            _ => Vec::new(),
+        };
         Context {
             app,
-            app_ms: app.duration_ms().unwrap_or(0),
+            app_ms: crate::impact::length(&usable),
+            usable,
             cores: peak_cores(app),
             stages,
             plans,
@@ -104,6 +117,7 @@ impl<'a> Context<'a> {
         Context {
             app,
             app_ms: 0,
+            usable: Vec::new(),
             cores: 1,
             stages: Vec::new(),
             plans: plans
@@ -114,6 +128,7 @@ impl<'a> Context<'a> {
                     stage_ids: Vec::new(),
                     shuffle_stage_ms: 0,
                     measured: Default::default(),
+                    spark_ids: Vec::new(),
                 })
                 .collect(),
         }
@@ -171,7 +186,12 @@ fn sql_plans(app: &Application, stats: &[StageStats]) -> Vec<PlanInput> {
                 .map(|(i, _)| stats[*i].duration_ms)
                 .sum();
             let measured = measured_exchanges(&plan, sql, &values);
+            let spark_ids = sql
+                .plan_that_ran()
+                .map(|info| spark_node_ids(&plan, info))
+                .unwrap_or_else(|| vec![None; plan.nodes.len()]);
             Some(PlanInput {
+                spark_ids,
                 sql_execution_id: Some(sql.execution_id),
                 plan,
                 stage_ids: stages.iter().map(|(_, s)| s.stage_id).collect(),
@@ -218,6 +238,39 @@ fn measured_exchanges(
         .zip(structured)
         .map(|(node, info)| (node, values.of_node(info, sql)))
         .collect()
+}
+
+/// Pairs the text plan's operators with Spark's graph nodes of the structured plan: both list
+/// the same operators in the same pre-order, the graph without the text's AQE wrappers and the
+/// text without the graph's codegen clusters. Each text operator takes the next graph node of the
+/// same operator name; one without a match keeps no id rather than a guessed one.
+fn spark_node_ids(
+    plan: &sparkdiag_plan::Plan,
+    info: &sparkdiag_model::SparkPlanInfo,
+) -> Vec<Option<u32>> {
+    let first_word = |s: &str| s.split_whitespace().next().unwrap_or_default().to_string();
+    let graph = sparkdiag_model::PlanGraph::new(info);
+    let graph_nodes: Vec<(usize, String)> = graph
+        .nodes()
+        .into_iter()
+        .filter(|(_, n)| !n.node_name.starts_with("WholeStageCodegen"))
+        .map(|(id, n)| (id, first_word(&n.node_name)))
+        .collect();
+    // Graph ids follow the graph's own pre-order, so ordering by id walks it.
+    let mut ids = vec![None; plan.nodes.len()];
+    let mut at = 0;
+    for i in plan.preorder(plan.root) {
+        let node = &plan.nodes[i];
+        if node.inner {
+            continue;
+        }
+        let name = first_word(&node.name);
+        if let Some(found) = (at..graph_nodes.len()).find(|&j| graph_nodes[j].1 == name) {
+            ids[i] = Some(graph_nodes[found].0 as u32);
+            at = found + 1;
+        }
+    }
+    ids
 }
 
 /// Shuffle-read plus input bytes: what a task had to process.

@@ -96,6 +96,27 @@ impl Severity {
             _ => Severity::Info,
         }
     }
+
+    /// The severity of a saving: its share of the application's time, capped by its size, so a
+    /// 10 s saving in a 28 s test run is not rated like hours saved in a long job.
+    ///
+    /// | severity | share of the runtime | and at least |
+    /// | --- | --- | --- |
+    /// | critical | 30 % | 10 min |
+    /// | high | 10 % | 1 min |
+    /// | medium | 2 % | 1 s |
+    /// | low | 0.5 % | 100 ms |
+    /// | info | less | |
+    pub fn from_saving(impact_ms: i64, app_ms: i64) -> Severity {
+        let by_size = match impact_ms {
+            ms if ms >= 600_000 => Severity::Critical,
+            ms if ms >= 60_000 => Severity::High,
+            ms if ms >= 1_000 => Severity::Medium,
+            ms if ms >= 100 => Severity::Low,
+            _ => Severity::Info,
+        };
+        Severity::from_share(impact_ms, app_ms).at_most(by_size)
+    }
 }
 
 /// Where a finding applies.
@@ -121,6 +142,11 @@ pub struct Finding {
     pub evidence: BTreeMap<String, serde_json::Value>,
     /// The concrete change to make.
     pub recommendation: String,
+    /// When the saving would happen: wall-clock intervals `[start, end)` in epoch ms. Empty means
+    /// "where the scope says" (its stages, else its jobs, else its SQL executions, else the whole
+    /// application); the impact model attributes each millisecond to at most one finding.
+    #[serde(skip)]
+    pub windows: Vec<(i64, i64)>,
 }
 
 impl Finding {
@@ -139,7 +165,16 @@ impl Finding {
             scope: Scope::default(),
             evidence: BTreeMap::new(),
             recommendation: String::new(),
+            windows: Vec::new(),
         }
+    }
+
+    /// The saving happens within `[start, end)` (in addition to any window already given).
+    pub fn during(mut self, start: i64, end: i64) -> Finding {
+        if end > start {
+            self.windows.push((start, end));
+        }
+        self
     }
 
     pub fn evidence(mut self, key: &str, value: impl Into<serde_json::Value>) -> Finding {

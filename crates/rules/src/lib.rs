@@ -24,6 +24,7 @@
 mod config;
 mod context;
 mod finding;
+mod impact;
 pub mod rules;
 
 pub use config::{Config, ConfigError};
@@ -132,9 +133,17 @@ pub fn find_rule(code_or_name: &str) -> Option<&'static Rule> {
     })
 }
 
-/// Runs every enabled rule and returns the findings, most recoverable time first.
+/// Runs every enabled rule and returns the findings, most recoverable time first, with each
+/// millisecond of the application attributed to at most one finding (see the README's impact
+/// model). A log without an application start says nothing about an application: no findings.
 pub fn analyze(app: &Application, config: &Config) -> Vec<Finding> {
-    run(&Context::new(app), config, |_| true)
+    if app.start_ms.is_none() {
+        return Vec::new();
+    }
+    let context = Context::new(app);
+    let mut findings = impact::settle(&context, run(&context, config, |_| true));
+    sort(&mut findings);
+    findings
 }
 
 /// Runs the plan rules (categories `exchanges` and `plan`) over plans given on their own.
@@ -159,13 +168,17 @@ fn run(context: &Context, config: &Config, wanted: impl Fn(&Rule) -> bool) -> Ve
         .filter(|rule| config.enabled(rule) && wanted(rule))
         .flat_map(|rule| (rule.check)(context, &Thresholds { rule, config }))
         .collect();
+    sort(&mut findings);
+    findings
+}
+
+fn sort(findings: &mut [Finding]) {
     findings.sort_by(|a, b| {
         b.impact_ms
             .cmp(&a.impact_ms)
             .then(a.severity.cmp(&b.severity))
             .then(a.rule.cmp(b.rule))
     });
-    findings
 }
 
 #[cfg(test)]

@@ -160,10 +160,24 @@ pub fn what_if(app: &Application) -> Option<WhatIf> {
         });
     }
 
-    let mut advice = advise(&graph, cores_today, today, unlimited, &scenarios);
+    let interactive = app.interactive().is_some();
+    let mut advice = advise(
+        &graph,
+        cores_today,
+        today,
+        unlimited,
+        &scenarios,
+        interactive,
+    );
     advice.extend(memory_advice(app));
     advice.extend(partition_advice(app, wall_ms, cores_today));
-    let headline = headline(&bounds, &scenarios, cores_today);
+    let mut headline = headline(&bounds, &scenarios, cores_today);
+    if let Some(why) = app.interactive() {
+        // A person between commands is not a driver to optimise.
+        headline = format!(
+            "An interactive session ({why}): its driver-only time is people between commands, not a loop to rewrite. {headline}"
+        );
+    }
     Some(WhatIf {
         cores_today,
         bounds,
@@ -249,6 +263,7 @@ fn advise(
     today: i64,
     unlimited: i64,
     scenarios: &[Scenario],
+    interactive: bool,
 ) -> Vec<Advice> {
     let mut advice = Vec::new();
     let max = graph.max_parallelism() as i64;
@@ -313,7 +328,10 @@ fn advise(
             ),
         });
     }
-    if let Some(g) = of(scenarios, false, true).filter(|g| g.change_vs_today <= -0.10) {
+    if let Some(g) = of(scenarios, false, true)
+        .filter(|g| g.change_vs_today <= -0.10)
+        .filter(|_| !interactive)
+    {
         advice.push(Advice {
             kind: "driver",
             text: format!(

@@ -34,7 +34,8 @@ declare_rule! {
 }
 
 fn check_aqe(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
-    if aqe_enabled(ctx) {
+    // RDD shuffles and Spark before 3.0 have no AQE to turn on.
+    if aqe_enabled(ctx) || !super::common::aqe_applies(ctx) {
         return Vec::new();
     }
     let stages: Vec<_> = shuffle_stages(ctx).collect();

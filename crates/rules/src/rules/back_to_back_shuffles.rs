@@ -19,8 +19,7 @@ declare_rule! {
     /// needs (`df.repartition("join_key")`), so Spark reuses it instead of shuffling again.
     ///
     /// ## Threshold and its source
-        /// Presence (plan rule R8 in `research/plan-format.md`: an exchange directly feeding another
-    /// on different keys). From an event log, the recoverable time is one shuffle's share of the
+    /// Presence: an exchange directly feeding another on different keys. From an event log, the recoverable time is one shuffle's share of the
     /// query's shuffle stages; from text alone it is medium.
     pub static BACK_TO_BACK = {
         code: "EX002",

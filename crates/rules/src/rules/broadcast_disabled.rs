@@ -33,7 +33,7 @@ declare_rule! {
 }
 
 fn check_broadcast(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
-    if property(ctx, "spark.sql.autoBroadcastJoinThreshold") != Some("-1") {
+    if property(ctx, "spark.sql.autoBroadcastJoinThreshold") != Some("-1") || !ctx.app.uses_sql() {
         return Vec::new();
     }
     let joins: Vec<i64> = ctx

@@ -57,13 +57,36 @@ pub fn property<'a>(ctx: &'a crate::Context, key: &str) -> Option<&'a str> {
 pub fn aqe_enabled(ctx: &crate::Context) -> bool {
     match property(ctx, "spark.sql.adaptive.enabled") {
         Some(value) => value.eq_ignore_ascii_case("true"),
-        None => {
-            let version = ctx.app.spark_version.as_deref().unwrap_or("");
-            let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
-            let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-            // Unknown versions (Databricks runtimes) have AQE on.
-            major == 0 || (major, minor) >= (3, 2)
+        // Unknown versions (Databricks runtimes without their metadata event) have AQE on.
+        None => ctx.app.spark_version_number().is_none_or(|v| v >= (3, 2)),
+    }
+}
+
+/// AQE exists (Spark 3.0 and later, or a Databricks runtime) and applies: the application ran
+/// SQL / DataFrame queries. Advice to turn it on fits only then.
+pub fn aqe_applies(ctx: &crate::Context) -> bool {
+    ctx.app.uses_sql()
+        && match ctx.app.spark_version_number() {
+            Some(v) => v >= (3, 0),
+            None => ctx.app.platform() == sparkdiag_model::Platform::Databricks,
         }
+}
+
+/// How to get `n` partitions in this application: the SQL setting for DataFrame work (with AQE
+/// where it exists), the RDD API's own knobs for an RDD-only application.
+pub fn partitions_advice(ctx: &crate::Context, n: i64) -> String {
+    if !ctx.app.uses_sql() {
+        format!(
+            "this application uses RDDs only, so spark.sql.shuffle.partitions does not apply: pass numPartitions={n} to the shuffle (reduceByKey, groupByKey, join, repartition({n})) or set spark.default.parallelism={n}"
+        )
+    } else if aqe_applies(ctx) {
+        format!(
+            "spark.sql.shuffle.partitions={n}, or let AQE size them (spark.sql.adaptive.enabled=true with spark.sql.adaptive.advisoryPartitionSizeInBytes), or df.repartition({n}, key) before this step"
+        )
+    } else {
+        format!(
+            "spark.sql.shuffle.partitions={n} (this Spark version has no adaptive execution to size them), or df.repartition({n}, key) before this step"
+        )
     }
 }
 
@@ -72,4 +95,73 @@ pub fn shuffle_stages<'a>(
 ) -> impl Iterator<Item = (&'a sparkdiag_model::StageAttempt, &'a crate::StageStats)> {
     ctx.stage_stats()
         .filter(|(s, _)| s.totals.shuffle_read_bytes() > 0 || s.totals.shuffle_read_records > 0)
+}
+
+/// How to let executors go when there is no work, on this application's platform.
+pub fn release_idle_executors(ctx: &crate::Context) -> &'static str {
+    use sparkdiag_model::Platform;
+    match (ctx.app.platform(), ctx.app.cluster_manager()) {
+        (Platform::Databricks, _) => {
+            "enable the cluster's autoscaling (a lower minimum of workers) and auto-termination, or run the work on a job cluster"
+        }
+        (_, Some("kubernetes")) => {
+            "spark.dynamicAllocation.enabled=true with spark.dynamicAllocation.shuffleTracking.enabled=true (Kubernetes has no external shuffle service) and spark.dynamicAllocation.executorIdleTimeout=60s"
+        }
+        (Platform::Emr, _) => {
+            "spark.dynamicAllocation.enabled=true (EMR runs the external shuffle service already) with spark.dynamicAllocation.executorIdleTimeout=60s, and EMR managed scaling for the nodes"
+        }
+        _ => {
+            "spark.dynamicAllocation.enabled=true with spark.dynamicAllocation.executorIdleTimeout=60s (and spark.shuffle.service.enabled=true or spark.dynamicAllocation.shuffleTracking.enabled=true)"
+        }
+    }
+}
+
+/// How to keep shuffle output when an executor goes, on this application's platform.
+pub fn keep_shuffle_output(ctx: &crate::Context) -> &'static str {
+    use sparkdiag_model::Platform;
+    match (ctx.app.platform(), ctx.app.cluster_manager()) {
+        (Platform::Databricks, _) => {
+            "on Databricks use on-demand (not spot) workers for this job, or enable decommissioning (spark.decommission.enabled=true)"
+        }
+        (_, Some("kubernetes")) => {
+            "on Kubernetes enable graceful decommissioning with shuffle migration (spark.decommission.enabled=true, spark.storage.decommission.enabled=true, spark.storage.decommission.shuffleBlocks.enabled=true)"
+        }
+        _ => {
+            "run the external shuffle service (spark.shuffle.service.enabled=true) or decommission executors gracefully (spark.decommission.enabled=true) so shuffle files outlive them"
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn context_advice(props: &[(&str, &str)]) -> (String, String) {
+        let app = sparkdiag_model::Application {
+            spark_properties: props
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..Default::default()
+        };
+        let ctx = crate::Context::new(&app);
+        (
+            release_idle_executors(&ctx).to_string(),
+            keep_shuffle_output(&ctx).to_string(),
+        )
+    }
+
+    #[test]
+    fn advice_names_the_platforms_own_knobs() {
+        let (idle, shuffle) =
+            context_advice(&[("spark.databricks.clusterUsageTags.sparkVersion", "13.3.x")]);
+        assert!(idle.contains("autoscaling") && !idle.contains("spark.dynamicAllocation"));
+        assert!(!shuffle.contains("spark.shuffle.service"));
+        let (idle, shuffle) = context_advice(&[("spark.master", "k8s://https://10.0.0.1:443")]);
+        assert!(idle.contains("shuffleTracking") && !idle.contains("spark.shuffle.service"));
+        assert!(shuffle.contains("shuffleBlocks"));
+        let (idle, shuffle) = context_advice(&[("spark.master", "yarn")]);
+        assert!(idle.contains("spark.shuffle.service.enabled=true"));
+        assert!(shuffle.contains("spark.shuffle.service.enabled=true"));
+    }
 }

@@ -18,8 +18,8 @@ declare_rule! {
     /// to the count in the finding (about 128 MB per partition).
     ///
     /// ## Threshold and its source
-    /// Average partition under `min_avg_mb` = 16 MB or over `max_avg_mb` = 256 MB (the brief's tiny
-    /// and AQE's skew sizes), in a stage of exactly the configured count (default 200). The
+    /// Average partition under `min_avg_mb` = 16 MB or over `max_avg_mb` = 256 MB (the tiny-partition size of
+    /// PA001 and AQE's skew size), in a stage of exactly the configured count (default 200). The
     /// recommended count aims at `target_mb` = 128 MB per partition.
     pub static DEFAULT_SHUFFLE_PARTITIONS = {
         code: "CF002",
@@ -42,7 +42,8 @@ fn check_default_partitions(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let coalescing = aqe_enabled(ctx)
         && property(ctx, "spark.sql.adaptive.coalescePartitions.enabled")
             .is_none_or(|v| v.eq_ignore_ascii_case("true"));
-    if configured != 200 || coalescing {
+    // The setting only sizes SQL shuffles.
+    if configured != 200 || coalescing || !ctx.app.uses_sql() {
         return Vec::new();
     }
     let mut findings = Vec::new();
@@ -74,7 +75,11 @@ fn check_default_partitions(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 .evidence("shuffle_read_bytes", total)
                 .evidence("avg_partition_bytes", avg as i64)
                 .evidence("recommended_partitions", recommended)
-                .recommend(format!("Turn on AQE (spark.sql.adaptive.enabled=true) or set spark.sql.shuffle.partitions={recommended}.")),
+                .recommend(if super::common::aqe_applies(ctx) {
+                    format!("Turn on AQE (spark.sql.adaptive.enabled=true) or set spark.sql.shuffle.partitions={recommended}.")
+                } else {
+                    format!("Set spark.sql.shuffle.partitions={recommended}.")
+                }),
         );
     }
     findings

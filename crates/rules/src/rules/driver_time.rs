@@ -45,12 +45,12 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let (Some(start), Some(end)) = (app.start_ms, app.effective_end_ms()) else {
         return Vec::new();
     };
-    let (_, driver_ms) = app.job_and_driver_time_ms();
-    if (driver_ms as f64) < t.get("min_driver_s") * 1000.0
-        || (driver_ms as f64) < t.get("min_share") * ctx.app_ms as f64
-    {
+    // No job at all is a log fragment or an application that never used Spark: nothing to
+    // compare the driver's time with.
+    if app.jobs.is_empty() {
         return Vec::new();
     }
+    let (_, all_driver_ms) = app.job_and_driver_time_ms();
     // Walk the jobs in time order, tracking how far job coverage reaches.
     let mut jobs: Vec<&sparkdiag_model::Job> = app
         .jobs
@@ -65,15 +65,36 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let mut reach = jobs.first().and_then(|j| j.submission_ms).unwrap_or(end);
     let mut previous: Option<i64> = None;
     let mut gaps: Vec<(i64, Option<i64>, i64)> = Vec::new();
+    // The driver-only stretches themselves: the only time this finding can claim.
+    let mut windows = vec![(start, reach.min(end))];
     for job in &jobs {
         let s = job.submission_ms.unwrap();
         if s > reach {
             gaps.push((s - reach, previous, job.job_id));
+            windows.push((reach, s));
         }
         reach = reach.max(job.completion_ms.unwrap_or(end));
         previous = Some(job.job_id);
     }
     let after_last = (end - reach).max(0);
+    windows.push((reach, end));
+    // Without the stretches the clock jumped over: those are no one's time.
+    let jumped: i64 = app
+        .clock_jumps
+        .iter()
+        .map(|&(s, e)| {
+            windows
+                .iter()
+                .map(|&(ws, we)| (we.min(e) - ws.max(s)).max(0))
+                .sum::<i64>()
+        })
+        .sum();
+    let driver_ms = (all_driver_ms - jumped).max(0);
+    if (driver_ms as f64) < t.get("min_driver_s") * 1000.0
+        || (driver_ms as f64) < t.get("min_share") * ctx.app_ms as f64
+    {
+        return Vec::new();
+    }
     let between: i64 = gaps.iter().map(|g| g.0).sum();
     gaps.sort_by_key(|g| std::cmp::Reverse(g.0));
     let long_gaps: Vec<serde_json::Value> = gaps
@@ -91,6 +112,22 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         duration(between),
         duration(after_last)
     );
+    if let Some(why) = app.interactive() {
+        // People think between commands: that is not time a fix to the application recovers.
+        let title = format!(
+            "Interactive session: {why}; no Spark job ran for {} of its {} ({}), the time between commands",
+            duration(driver_ms),
+            duration(ctx.app_ms),
+            ctx.percent_of_app(driver_ms)
+        );
+        return vec![
+            Finding::new(&DRIVER_TIME, Severity::Info, title, 0)
+                .evidence("interactive", why)
+                .evidence("driver_only_ms", driver_ms)
+                .evidence("idle_core_ms", driver_ms * ctx.cores)
+                .recommend(format!("Nothing to fix in the code: release idle executors while nobody is typing ({}), and run finished notebooks as scheduled batch jobs.", super::common::release_idle_executors(ctx))),
+        ];
+    }
     let mut finding = Finding::new(&DRIVER_TIME, Severity::from_share(driver_ms, ctx.app_ms), title, driver_ms)
         .evidence("driver_only_ms", driver_ms)
         .evidence("before_first_job_ms", first)
@@ -98,7 +135,10 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         .evidence("after_last_job_ms", after_last)
         .evidence("idle_core_ms", driver_ms * ctx.cores)
         .evidence("longest_gaps", serde_json::Value::Array(long_gaps))
-        .recommend("Move driver-side work into Spark (DataFrame operations instead of collect() and Python loops), replace loops of small jobs with one job (DR002), and let dynamic allocation release executors during long driver phases.");
+        .recommend(format!("Move driver-side work into Spark (DataFrame operations instead of collect() and Python loops), replace loops of small jobs with one job (DR002), and release executors during long driver phases ({}).", super::common::release_idle_executors(ctx)));
+    for (s, e) in windows {
+        finding = finding.during(s, e);
+    }
     if let Some((_, before, after)) = gaps.first() {
         finding = finding.jobs(before.iter().copied().chain([*after]));
     }

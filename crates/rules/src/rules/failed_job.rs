@@ -24,8 +24,9 @@ declare_rule! {
     /// - An exception from user code (a Python UDF, a bad record): the message names the row.
     ///
     /// ## Threshold and its source
-    /// Any failed job. Critical when it failed the application (exit code, or the last job to
-    /// finish), high otherwise.
+    /// Any failed job. Critical when it failed the application (exit code, or the first failure
+    /// of a failed application), high otherwise; medium for a job only cancelled because the
+    /// application was shutting down, and for a failed command in an interactive session.
     pub static FAILED_JOB = {
         code: "FA001",
         name: "failed-job",
@@ -45,8 +46,17 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         .filter(|j| j.completion_ms.is_some())
         .max_by_key(|j| (j.completion_ms, j.job_id))
         .map(|j| j.job_id);
+    // In time order, causes before consequences: a job cancelled because the SparkContext shut
+    // down is what another failure did, not a failure of its own.
+    let mut failed: Vec<&sparkdiag_model::Job> = app
+        .jobs
+        .iter()
+        .filter(|j| j.status == JobStatus::Failed)
+        .collect();
+    failed.sort_by_key(|j| (is_cascade(j), j.completion_ms.unwrap_or(end), j.job_id));
+    let root_job = failed.first().filter(|j| !is_cascade(j)).map(|j| j.job_id);
     let mut findings = Vec::new();
-    for job in app.jobs.iter().filter(|j| j.status == JobStatus::Failed) {
+    for job in failed {
         let lost_ms = job.completion_ms.unwrap_or(end) - job.submission_ms.unwrap_or(end);
         // The failed stage attempt of this job; its first failed task is where it started.
         let stage = app
@@ -58,10 +68,12 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
             .task_failures
             .iter()
             .filter(|f| {
-                f.reason != "TaskKilled"
-                    && stage.is_none_or(|s| {
-                        f.stage_id == s.stage_id && f.stage_attempt_id == s.attempt_id
-                    })
+                // Kills and resubmissions are what a failure did to other tasks, not its cause.
+                !matches!(
+                    f.reason.as_str(),
+                    "TaskKilled" | "TaskCommitDenied" | "Resubmitted"
+                ) && stage
+                    .is_none_or(|s| f.stage_id == s.stage_id && f.stage_attempt_id == s.attempt_id)
             })
             .filter(|f| {
                 stage.is_some()
@@ -72,22 +84,40 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
             })
             .collect();
         let first = failures.iter().min_by_key(|f| (f.finish_ms, f.task_id));
-        let cause = first
+        let mut cause = first
             .map(describe_failure)
             .or_else(|| job.failure.as_ref().map(|m| first_line(m)))
             .unwrap_or_else(|| "no reason recorded".into());
+        // A fetch failure is what a lost executor did: name the loss that started the chain.
+        let fetch = failures
+            .iter()
+            .filter(|f| f.reason == "FetchFailed")
+            .min_by_key(|f| (f.finish_ms, f.task_id));
+        let origin = fetch.and_then(|f| executor_loss_before(app, f.finish_ms));
+        if let (Some(origin), Some(fetch)) = (&origin, fetch) {
+            cause = format!("{origin} → {}", describe_failure(fetch));
+        }
         let same_cause = first.map_or(0, |f| {
             failures
                 .iter()
                 .filter(|g| g.reason == f.reason && g.exception_class == f.exception_class)
                 .count()
         });
-        let failed_app = app.status() == AppStatus::Failed && last_finished == Some(job.job_id);
+        let cascade = is_cascade(job);
+        let failed_app = app.status() == AppStatus::Failed
+            && (root_job == Some(job.job_id)
+                || (root_job.is_none() && last_finished == Some(job.job_id)));
+        // A command that failed in a shell or notebook is the person's to retry, not an incident.
         let severity = if failed_app {
             Severity::Critical
+        } else if cascade || app.interactive().is_some() {
+            Severity::Medium
         } else {
             Severity::High
         };
+        if cascade && let Some(root) = root_job {
+            cause = format!("{cause} (a consequence of job {root}'s failure)");
+        }
         let title = match stage {
             Some(s) => format!(
                 "Job {} failed after {}: stage {}{} aborted — {}",
@@ -115,8 +145,15 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
             .evidence("failed_task_attempts", failures.len())
             .evidence("attempts_with_the_same_cause", same_cause)
             .evidence("failed_the_application", failed_app)
+            .evidence("consequence_of_another_failure", cascade)
+            .evidence("failed_at_ms", job.completion_ms.unwrap_or(end))
+            .evidence("started_by", origin.clone())
             .evidence("job_failure", job.failure.as_deref().map(first_line))
-            .recommend(recommendation(first.copied()));
+            .recommend(if cascade {
+                "This job was stopped because the application was shutting down: fix the first failure (the finding's lead job) and it will run.".to_string()
+            } else {
+                recommendation(ctx, first.copied(), origin.is_some())
+            });
         if let Some(s) = stage {
             finding = finding
                 .stages([s.stage_id])
@@ -179,7 +216,85 @@ fn truncate(text: &str, max: usize) -> String {
     }
 }
 
-fn recommendation(first: Option<&sparkdiag_model::TaskFailure>) -> String {
+/// A job the driver cancelled because the application was going down, not a failure itself.
+fn is_cascade(job: &sparkdiag_model::Job) -> bool {
+    let m = job.failure.as_deref().unwrap_or_default();
+    m.contains("SparkContext was shut down")
+        || m.contains("cancelled because")
+        || m.contains("cancelled as part of cancellation of all jobs")
+}
+
+/// The executor loss that came before a fetch failure at `at`: the latest lost executor removal
+/// or `ExecutorLostFailure` task end at or before it.
+fn executor_loss_before(app: &sparkdiag_model::Application, at: i64) -> Option<String> {
+    let removed = app
+        .executors
+        .iter()
+        .filter(|e| e.removed_ms.is_some_and(|r| r <= at))
+        .filter(|e| {
+            matches!(
+                app.removal(e),
+                sparkdiag_model::Removal::Lost | sparkdiag_model::Removal::KilledByClusterManager
+            )
+        })
+        .max_by_key(|e| e.removed_ms)
+        .map(|e| {
+            (
+                e.removed_ms.unwrap_or_default(),
+                loss_text(
+                    e,
+                    e.removed_reason
+                        .as_deref()
+                        .and_then(|r| r.lines().next())
+                        .unwrap_or("no reason recorded"),
+                ),
+            )
+        });
+    let task_loss = app
+        .task_failures
+        .iter()
+        .filter(|f| f.reason == "ExecutorLostFailure" && f.finish_ms <= at)
+        .max_by_key(|f| f.finish_ms)
+        .map(|f| {
+            let e = &app.executors[f.executor as usize];
+            (
+                f.finish_ms,
+                loss_text(
+                    e,
+                    f.message
+                        .as_deref()
+                        .and_then(|m| m.lines().next())
+                        .unwrap_or("ExecutorLostFailure"),
+                ),
+            )
+        });
+    [removed, task_loss]
+        .into_iter()
+        .flatten()
+        .min_by_key(|(t, _)| *t)
+        .map(|(_, text)| text)
+}
+
+/// "executor 1 on host lost (Command exited with code 137: SIGKILL — …)".
+fn loss_text(e: &sparkdiag_model::Executor, reason: &str) -> String {
+    let means = sparkdiag_model::exit_code_of(reason)
+        .and_then(sparkdiag_model::explain_exit_code)
+        .map(|m| format!(": {m}"))
+        .unwrap_or_default();
+    format!("executor {} on {} lost ({reason}{means})", e.id, e.host)
+}
+
+fn recommendation(
+    ctx: &Context,
+    first: Option<&sparkdiag_model::TaskFailure>,
+    after_loss: bool,
+) -> String {
+    if after_loss {
+        return format!(
+            "An executor died and took its shuffle output with it, so the next stage could not fetch it: fix why the executor died (FA003: memory limits, preemption, heartbeats), and {}.",
+            super::common::keep_shuffle_output(ctx)
+        );
+    }
     let Some(f) = first else {
         return "Read the job's failure message; the log holds no failed task for it.".into();
     };
@@ -192,9 +307,12 @@ fn recommendation(first: Option<&sparkdiag_model::TaskFailure>) -> String {
         || text.contains("exceeding memory limits")
         || text.contains("exit code 137")
     {
-        "Out of memory: raise spark.executor.memory or spark.executor.memoryOverhead, use smaller partitions (more spark.sql.shuffle.partitions), and check for a skewed partition (SK001).".into()
+        "Out of memory: raise spark.executor.memory or spark.executor.memoryOverhead, use smaller partitions (more shuffle partitions), and check for a skewed partition (SK001).".into()
     } else if f.reason == "FetchFailed" {
-        "Shuffle output was lost with its executor: find why that executor died (FA003) and consider the external shuffle service (spark.shuffle.service.enabled=true).".into()
+        format!(
+            "Shuffle output was lost with its executor: find why that executor died (FA003), and {}.",
+            super::common::keep_shuffle_output(ctx)
+        )
     } else if f.reason == "ExecutorLostFailure" {
         "The executor running the task was lost: see FA003 for its removal reason (memory limits, preemption, heartbeat timeouts).".into()
     } else {

@@ -22,7 +22,7 @@ declare_rule! {
     /// columns directly so partition pruning applies.
     ///
     /// ## Threshold and its source
-    /// Presence (plan rules R5 and R7): low. Only predicates on a single column count: Spark pushes
+    /// Presence: low. Only predicates on a single column count: Spark pushes
     /// `isnotnull` itself, and comparisons with subquery results, runtime bloom filters or another
     /// column can never be pushed.
     pub static FILTER_NOT_PUSHED = {

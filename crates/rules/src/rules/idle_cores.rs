@@ -69,6 +69,27 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         Severity::Low
     };
     let impact = idle / ctx.cores;
+    if let Some(why) = app.interactive() {
+        // Idle cores in a session people type into cost money, not wall-clock time.
+        let title = format!(
+            "{:.0}% of the executor core time was idle ({:.1} core-hours of {:.1}): {why}, so executors waited for the next command",
+            100.0 * share,
+            core_hours,
+            allocated as f64 / 3_600_000.0,
+        );
+        return vec![
+            Finding::new(&IDLE_CORES, severity.at_most(Severity::Medium), title, 0)
+                .evidence("interactive", why)
+                .evidence("allocated_core_ms", allocated)
+                .evidence("busy_core_ms", busy)
+                .evidence("idle_core_ms", idle)
+                .evidence("idle_share", (share * 1000.0).round() / 1000.0)
+                .recommend(format!(
+                    "Release executors while nobody is typing: {}.",
+                    super::common::release_idle_executors(ctx)
+                )),
+        ];
+    }
     let title = format!(
         "{:.0}% of the executor core time was idle: {:.1} core-hours of {:.1} held (about {} of wall-clock on all cores)",
         100.0 * share,
@@ -82,6 +103,6 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .evidence("busy_core_ms", busy)
             .evidence("idle_core_ms", idle)
             .evidence("idle_share", (share * 1000.0).round() / 1000.0)
-            .recommend("Fix the causes the other findings name (driver-only time, too few tasks, skew), then size the cluster to the work: spark.dynamicAllocation.enabled=true with spark.dynamicAllocation.executorIdleTimeout=60s, or fewer executors."),
+            .recommend(format!("Fix the causes the other findings name (driver-only time, too few tasks, skew), then size the cluster to the work: {}, or fewer executors.", super::common::release_idle_executors(ctx))),
     ]
 }

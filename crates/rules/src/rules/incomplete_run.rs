@@ -21,8 +21,9 @@ declare_rule! {
     /// `spark.driver.memory` or `spark.driver.maxResultSize`, or stop collecting large results).
     ///
     /// ## Threshold and its source
-    /// Any log without an application end. Its impact is the work lost: how long the running
-    /// jobs had run.
+    /// A log without an application end while jobs were running (without a running job, the
+    /// missing end is only a warning in the report's `source`). Its impact is the work lost: how
+    /// long the running jobs had run; high when that is a minute or more, medium otherwise.
     pub static INCOMPLETE_RUN = {
         code: "FA005",
         name: "incomplete-run",
@@ -49,11 +50,21 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         .iter()
         .filter(|s| s.status == StageStatus::Active)
         .collect();
+    // With nothing running when the log stops, no work was lost: the missing end is said in
+    // the source's warnings, not made a finding about the application.
+    if running_jobs.is_empty() {
+        return Vec::new();
+    }
     let lost: i64 = running_jobs
         .iter()
         .filter_map(|j| j.submission_ms)
         .map(|s| (last - s).max(0))
         .sum();
+    let severity = if lost >= 60_000 {
+        Severity::High
+    } else {
+        Severity::Medium
+    };
     let stages_text: Vec<String> = running_stages
         .iter()
         .map(|s| {
@@ -73,7 +84,7 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         }
     );
     vec![
-        Finding::new(&INCOMPLETE_RUN, Severity::High, title, lost)
+        Finding::new(&INCOMPLETE_RUN, severity, title, lost)
             .jobs(running_jobs.iter().map(|j| j.job_id))
             .stages(running_stages.iter().map(|s| s.stage_id))
             .evidence("last_event_ms", last)

@@ -52,6 +52,9 @@ declare_rule! {
 /// Jobs of one kind that pass the train thresholds.
 struct Train<'a> {
     kinds: Vec<String>,
+    /// Each kind as the user knows it: the call site in their program, and the description
+    /// they set (digits as `#`, since those differ between iterations).
+    labels: Vec<String>,
     jobs: Vec<&'a sparkdiag_model::Job>,
     first: i64,
     last: i64,
@@ -90,8 +93,15 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .map(|j| j.completion_ms.unwrap_or(end))
             .max()
             .unwrap_or(first);
+        let first_job = jobs[0];
+        let site = app.user_call_site(first_job);
+        let label = match first_job.description.as_deref().filter(|d| !d.is_empty()) {
+            Some(d) => format!("`{}` ({})", short_site(&site), short(&normalise(d))),
+            None => format!("`{}`", short_site(&site)),
+        };
         trains.push(Train {
             kinds: vec![kind],
+            labels: vec![label],
             jobs,
             first,
             last,
@@ -106,6 +116,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             Some(open) if train.first < open.last => {
                 open.last = open.last.max(train.last);
                 open.kinds.extend(train.kinds);
+                open.labels.extend(train.labels);
                 open.jobs.extend(train.jobs);
             }
             _ => merged.push(train),
@@ -140,14 +151,10 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         } else {
             "one after another".to_string()
         };
-        let kinds = if train.kinds.len() == 1 {
-            format!("`{}`", short(&train.kinds[0]))
+        let kinds = if train.labels.len() == 1 {
+            train.labels[0].clone()
         } else {
-            format!(
-                "of {} kinds (e.g. `{}`)",
-                train.kinds.len(),
-                short(&train.kinds[0])
-            )
+            format!("of {} kinds (e.g. {})", train.labels.len(), train.labels[0])
         };
         let title = format!(
             "{} small jobs {kinds} ran {how} over {} (median job {}), while their tasks needed {} of the cluster",
@@ -158,6 +165,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         );
         findings.push(
             Finding::new(&JOB_TRAIN, Severity::from_share(impact, ctx.app_ms), title, impact)
+                .during(train.first, train.last)
                 .jobs(job_ids.iter().copied())
                 .evidence("jobs", jobs.len())
                 .evidence("job_kinds", train.kinds.clone())
@@ -186,6 +194,22 @@ fn short(kind: &str) -> String {
         format!("{}…", line.chars().take(59).collect::<String>())
     } else {
         line.to_string()
+    }
+}
+
+/// A call site short enough for a title: a long path is cut to its file name, which with the
+/// line number is what locates the loop (`collect at workload.py:107`).
+fn short_site(site: &str) -> String {
+    let line = site.lines().next().unwrap_or_default();
+    if line.chars().count() <= 60 {
+        return line.to_string();
+    }
+    match line.rsplit_once(" at ") {
+        Some((method, path)) => short(&format!(
+            "{method} at {}",
+            path.rsplit('/').next().unwrap_or(path)
+        )),
+        None => short(line),
     }
 }
 

@@ -1,13 +1,18 @@
 //! FA003 lost-executors: executors that died while the application ran.
 
+use std::collections::BTreeMap;
+
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule};
-use sparkdiag_model::TaskOutcome;
+use sparkdiag_model::{Removal, TaskOutcome, exit_code_of, explain_exit_code};
 
 declare_rule! {
     /// ## What it does
-    /// Lists executors removed while the application ran for a reason other than a normal
-    /// release (dynamic allocation giving back an idle executor), with the removal reason
-    /// Spark recorded, and counts the tasks that failed on them.
+    /// Classifies every executor removal — released (dynamic allocation giving back an idle
+    /// executor, "exited from explicit termination request"), decommissioned, killed by the
+    /// cluster manager, lost (a crash, an exit code, a lost heartbeat), or with the application's
+    /// end — and lists those that cost work: lost executors, and executors the cluster manager
+    /// killed while tasks ran on them. Exit codes are explained (137: the OOM killer, 143:
+    /// SIGTERM).
     ///
     /// ## Why is this bad?
     /// A lost executor takes its running tasks and its shuffle output with it: its tasks fail,
@@ -23,9 +28,10 @@ declare_rule! {
     ///   the external shuffle service.
     ///
     /// ## Threshold and its source
-    /// Any executor removed with failed tasks on it, or whose removal reason names a failure
-    /// (lost, killed, exit code, heartbeat, memory): Spark's `ExecutorRemoved` reason and the
-    /// `ExecutorLostFailure` task end reason.
+    /// Any executor lost or killed by the cluster manager that cost work: tasks failed on it, or
+    /// later tasks hit `FetchFailed` (its shuffle output was gone). From Spark's `ExecutorRemoved`
+    /// reason and the task end reasons. High when tasks failed on them,
+    /// medium otherwise; its impact is the failed tasks' time spread over the cores.
     pub static LOST_EXECUTORS = {
         code: "FA003",
         name: "lost-executors",
@@ -36,72 +42,107 @@ declare_rule! {
     };
 }
 
-const FAILURE_WORDS: &[&str] = &[
-    "lost",
-    "exit",
-    "heartbeat",
-    "memory",
-    "oom",
-    "killed by",
-    "exceed",
-    "preempt",
-    "crash",
-    "failed",
-];
-
 fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
     let app = ctx.app;
-    let end = app.end_ms;
+    let mut failed_on = vec![0usize; app.executors.len()];
+    let mut failed_task_ms = vec![0i64; app.executors.len()];
+    for t in app
+        .tasks
+        .iter()
+        .filter(|t| t.outcome == TaskOutcome::Failed)
+    {
+        failed_on[t.executor as usize] += 1;
+        failed_task_ms[t.executor as usize] += i64::from(t.duration_ms);
+    }
+    // Every removal by kind, so the finding can say what the others were.
+    let mut kinds: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut lost = Vec::new();
+    let mut lost_ids = Vec::new();
+    let mut windows = Vec::new();
+    let mut wasted_ms = 0i64;
     for (i, e) in app.executors.iter().enumerate() {
-        let Some(removed) = e.removed_ms else {
+        let removal = app.removal(e);
+        if removal == Removal::NotRemoved {
             continue;
-        };
-        // Executors released together with the application's end are not lost.
-        if end.is_some_and(|end| removed >= end - 1000) {
+        }
+        *kinds.entry(removal.name()).or_default() += 1;
+        // Released and decommissioned executors, and those leaving with the application, cost
+        // no work; a lost or killed one only when tasks failed on it, or when later tasks could
+        // not fetch the shuffle output it took with it.
+        let removed_at = e.removed_ms.unwrap_or(i64::MAX);
+        let costly = matches!(removal, Removal::Lost | Removal::KilledByClusterManager)
+            && (failed_on[i] > 0
+                || app
+                    .task_failures
+                    .iter()
+                    .any(|f| f.reason == "FetchFailed" && f.finish_ms >= removed_at));
+        if !costly {
             continue;
         }
         let reason = e.removed_reason.clone().unwrap_or_default();
-        let failed_here = app
-            .tasks
-            .iter()
-            .filter(|t| t.executor as usize == i && t.outcome == TaskOutcome::Failed)
-            .count();
-        let lower = reason.to_ascii_lowercase();
-        let looks_failed =
-            FAILURE_WORDS.iter().any(|w| lower.contains(w)) && !lower.contains("killed by driver");
-        if failed_here == 0 && !looks_failed {
-            continue;
+        let exit_code = exit_code_of(&reason);
+        let removed = e.removed_ms.unwrap_or_default();
+        lost.push(serde_json::json!({"executor_id": e.id, "host": e.host, "removed_ms": removed,
+            "kind": removal.name(), "reason": reason, "exit_code": exit_code,
+            "exit_code_means": exit_code.and_then(explain_exit_code), "failed_tasks": failed_on[i]}));
+        lost_ids.push(e.id.clone());
+        wasted_ms += failed_task_ms[i];
+        if let Some(added) = e.added_ms.or(app.start_ms) {
+            windows.push((added, removed));
         }
-        lost.push(
-            serde_json::json!({"executor_id": e.id, "host": e.host, "removed_ms": removed,
-            "reason": reason, "failed_tasks": failed_here}),
-        );
     }
     if lost.is_empty() {
         return Vec::new();
     }
     let first = &lost[0];
+    let reason_line = first["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let means = first["exit_code_means"]
+        .as_str()
+        .map(|m| format!(" ({m})"))
+        .unwrap_or_default();
+    let others: Vec<String> = kinds
+        .iter()
+        .filter(|(k, _)| **k != Removal::Lost.name())
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect();
+    let failed_tasks: usize = lost
+        .iter()
+        .map(|l| l["failed_tasks"].as_u64().unwrap_or(0) as usize)
+        .sum();
     let title = format!(
-        "{} executor(s) lost while the application ran; executor {} on {}: {}",
+        "{} executor(s) died while the application ran, failing {} task(s); executor {} on {}: {}{}{}",
         lost.len(),
+        failed_tasks,
         first["executor_id"].as_str().unwrap_or_default(),
         first["host"].as_str().unwrap_or_default(),
-        first["reason"]
-            .as_str()
-            .unwrap_or_default()
-            .lines()
-            .next()
-            .unwrap_or_default()
+        reason_line,
+        means,
+        if others.is_empty() {
+            String::new()
+        } else {
+            format!(" (other removals, no work lost: {})", others.join(", "))
+        }
     );
-    let ids: Vec<String> = lost
-        .iter()
-        .map(|l| l["executor_id"].as_str().unwrap_or_default().to_string())
-        .collect();
-    vec![
-        Finding::new(&LOST_EXECUTORS, Severity::High, title, 0)
-            .executors(ids)
-            .evidence("executors", serde_json::Value::Array(lost))
-            .recommend("Read the removal reason: memory limits need more spark.executor.memoryOverhead or memory and smaller partitions; heartbeat timeouts point to GC pauses or overloaded nodes; preemption needs decommissioning (spark.decommission.enabled=true) and the external shuffle service."),
-    ]
+    let severity = if failed_tasks > 0 {
+        Severity::High
+    } else {
+        Severity::Medium
+    };
+    let mut finding = Finding::new(&LOST_EXECUTORS, severity, title, wasted_ms / ctx.cores.max(1))
+        .executors(lost_ids)
+        .evidence("executors", serde_json::Value::Array(lost))
+        .evidence("removals_by_kind", serde_json::to_value(&kinds).unwrap_or_default())
+        .evidence("dynamic_allocation", app.dynamic_allocation())
+        .evidence("failed_task_ms", wasted_ms)
+        .recommend(format!("Read the removal reason: exit code 137 or \"exceeding memory limits\" needs more spark.executor.memoryOverhead (or memory) and smaller partitions; 143 is a SIGTERM from the cluster manager (preemption or a node drain); heartbeat timeouts point to GC pauses (GC001) or overloaded nodes. To lose less when one goes: {}.", super::common::keep_shuffle_output(ctx)));
+    for (s, e) in windows {
+        finding = finding.during(s, e);
+    }
+    vec![finding]
 }

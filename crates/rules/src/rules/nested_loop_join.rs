@@ -20,7 +20,7 @@ declare_rule! {
     /// the range filter. A tiny single-row side (a scalar subquery) is harmless.
     ///
     /// ## Threshold and its source
-    /// Presence (plan rule R3): a Cartesian product is medium, a broadcast nested-loop join low.
+    /// Presence: a Cartesian product is medium, a broadcast nested-loop join low.
     pub static NESTED_LOOP_JOIN = {
         code: "EX004",
         name: "nested-loop-join",

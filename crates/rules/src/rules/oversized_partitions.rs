@@ -6,8 +6,10 @@ use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, thr
 
 declare_rule! {
     /// ## What it does
-    /// Finds stages whose partitions are too big: a task that read more than a gigabyte, or a
-    /// stage with a lot of data in fewer tasks than the cluster has cores.
+    /// Finds stages whose partitions are too big: a task that read more than a gigabyte, a
+    /// stage with a lot of data in fewer tasks than the cluster has cores, or a stage where
+    /// (nearly) every task spilled to disk with no skew — each partition was bigger than the
+    /// memory a task had, so the fix is more partitions, not more memory for one task.
     ///
     /// ## Why is this bad?
     /// A task processes its partition alone, on one core, in the memory one core is given
@@ -26,7 +28,11 @@ declare_rule! {
     /// A partition over `max_partition_gb` = 1 GiB is high and over `critical_partition_gb` = 5 GiB
     /// critical (DataFlint's and SparkForensics' 5 GiB alert); a stage of at least
     /// `min_stage_gb` = 1 GiB in fewer tasks than cores (SparkForensics: ≥ 1 GiB in ≤ 7 tasks).
-    /// The recommended count aims at `target_mb` = 128 MB per partition.
+    /// The recommended count aims at `target_mb` = 128 MB per partition. A stage where at least
+    /// `spill_task_share` = 90 % of the tasks spilled, `min_spill_mb` = 256 MB to disk in all
+    /// (SP001's floor), and the biggest task read at most twice the median (else it is skew,
+    /// SK001) has oversized partitions; the count recommended then also splits each partition
+    /// until what a task held plus what it spilled fits in the execution memory it peaked at.
     pub static OVERSIZED = {
         code: "PA002",
         name: "oversized-partitions",
@@ -37,6 +43,8 @@ declare_rule! {
             threshold("critical_partition_gb", 5.0, "GiB", "a partition over this is critical"),
             threshold("min_stage_gb", 1.0, "GiB", "a stage with this much data in fewer tasks than cores is under-partitioned"),
             threshold("target_mb", 128.0, "MB", "partition size the recommended partition count aims at"),
+            threshold("spill_task_share", 0.9, "share", "share of a stage's tasks that spilled for it to count as all-spilling"),
+            threshold("min_spill_mb", 256.0, "MB", "disk spill in a stage worth a finding as oversized partitions"),
         ] as &[Threshold],
         check: check,
     };
@@ -57,6 +65,9 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         let too_few =
             total as f64 >= t.get("min_stage_gb") * GIB && (tasks.len() as i64) < ctx.cores;
         if !too_big && !too_few {
+            if let Some(f) = all_spilling(ctx, t, stage, stats) {
+                findings.push(f);
+            }
             continue;
         }
         let recommended =
@@ -90,9 +101,82 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 .evidence("disk_spill_bytes", stage.totals.disk_bytes_spilled)
                 .evidence("recommended_partitions", recommended)
                 .recommend(format!(
-                    "Raise the partition count to about {recommended} (spark.sql.shuffle.partitions={recommended}, or df.repartition({recommended}, key) before this step); for input stages lower spark.sql.files.maxPartitionBytes."
+                    "Raise the partition count to about {recommended}: {}; for input stages lower spark.sql.files.maxPartitionBytes.",
+                    super::common::partitions_advice(ctx, recommended)
                 )),
         );
     }
     findings
+}
+
+/// A stage where (nearly) every task spilled and none stands out: every partition was too big
+/// for the memory a task had.
+fn all_spilling(
+    ctx: &Context,
+    t: &Thresholds,
+    stage: &sparkdiag_model::StageAttempt,
+    stats: &crate::StageStats,
+) -> Option<Finding> {
+    let ok: Vec<&sparkdiag_model::Task> = successful(ctx.app.stage_tasks(stage)).collect();
+    let disk = stage.totals.disk_bytes_spilled;
+    if ok.len() < 2 || (disk as f64) < t.get("min_spill_mb") * 1e6 {
+        return None;
+    }
+    let spilling = ok.iter().filter(|t| t.metrics.disk_spill > 0).count();
+    if (spilling as f64) < t.get("spill_task_share") * ok.len() as f64 {
+        return None;
+    }
+    let max_bytes = ok.iter().map(|t| data_bytes(t)).max().unwrap_or(0);
+    if stats.median_bytes == 0 || max_bytes > 2 * stats.median_bytes {
+        return None;
+    }
+    let n = ok.len() as i64;
+    // Split each partition until what it held in memory plus what it spilled fits in the
+    // execution memory it peaked at; and at least to the target size.
+    let mut peaks: Vec<u64> = ok.iter().map(|t| t.metrics.peak_execution_memory).collect();
+    peaks.sort_unstable();
+    let peak = peaks[peaks.len() / 2];
+    let mut spills: Vec<u64> = ok.iter().map(|t| t.metrics.memory_spill).collect();
+    spills.sort_unstable();
+    let spill = spills[spills.len() / 2];
+    let by_memory = if peak > 0 {
+        n * ((peak + spill) as f64 / peak as f64).ceil() as i64
+    } else {
+        2 * n
+    };
+    let total: u64 = ok.iter().map(|t| data_bytes(t)).sum();
+    let by_size = (total as f64 / (t.get("target_mb") * 1e6)).ceil() as i64;
+    let recommended = by_memory.max(by_size).max(2 * n);
+    // The spill's disk round trip, spread over the cores, is what right-sized partitions save.
+    let io_ms = (2.0 * disk as f64 / 200e6 * 1000.0) as i64;
+    let impact = (io_ms / ctx.cores.max(1)).min(stats.duration_ms);
+    let title = format!(
+        "Stage {}: {spilling} of {} tasks spilled ({} to disk) with no skew — every partition was too big for a task's memory; about {recommended} partitions would fit",
+        stage.stage_id,
+        ok.len(),
+        bytes(disk),
+    );
+    Some(
+        Finding::new(
+            &OVERSIZED,
+            Severity::from_share(impact, ctx.app_ms),
+            title,
+            impact,
+        )
+        .stages([stage.stage_id])
+        .jobs(stage.job_ids.iter().copied())
+        .evidence("tasks", ok.len())
+        .evidence("spilling_tasks", spilling)
+        .evidence("disk_spill_bytes", disk)
+        .evidence("memory_spill_bytes", stage.totals.memory_bytes_spilled)
+        .evidence("median_peak_execution_memory_bytes", peak)
+        .evidence("median_memory_spill_bytes", spill)
+        .evidence("max_partition_bytes", max_bytes)
+        .evidence("median_partition_bytes", stats.median_bytes)
+        .evidence("recommended_partitions", recommended)
+        .recommend(format!(
+            "Use about {recommended} partitions: {}.",
+            super::common::partitions_advice(ctx, recommended)
+        )),
+    )
 }

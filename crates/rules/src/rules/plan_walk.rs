@@ -57,13 +57,75 @@ pub fn scoped(
         .scope
         .stage_ids
         .extend(input.stage_ids.iter().copied());
-    finding
-        .scope
-        .plan_node_ids
-        .extend(nodes.into_iter().filter_map(|i| input.plan.nodes[i].id));
+    // Plans from a log are named by Spark's own node ids (its UI's), plan texts by theirs.
+    let nodes: Vec<usize> = nodes.into_iter().collect();
+    if input.sql_execution_id.is_some() {
+        finding.title = spark_labels(&finding.title, input);
+        let text: Vec<u32> = nodes
+            .iter()
+            .filter_map(|&i| input.plan.nodes[i].id)
+            .collect();
+        finding
+            .evidence
+            .insert("plan_text_operator_ids".into(), text.into());
+        finding.scope.plan_node_ids.extend(
+            nodes
+                .iter()
+                .filter_map(|&i| input.spark_ids.get(i).copied().flatten()),
+        );
+    } else {
+        finding
+            .scope
+            .plan_node_ids
+            .extend(nodes.iter().filter_map(|&i| input.plan.nodes[i].id));
+    }
     finding.scope.plan_node_ids.sort_unstable();
     finding.scope.plan_node_ids.dedup();
     finding
+}
+
+/// A title naming operators as the plan text does, `(14) SortMergeJoin`, rewritten with Spark's
+/// own node ids, `(8) SortMergeJoin`, for a plan from a log. An operator label is `(digits)` at
+/// the start or after a space, followed by a space and a capital letter; ids the plan text has
+/// but Spark's graph does not pair are left as they were.
+fn spark_labels(title: &str, input: &PlanInput) -> String {
+    let map: std::collections::HashMap<u32, u32> = input
+        .plan
+        .nodes
+        .iter()
+        .zip(&input.spark_ids)
+        .filter_map(|(n, s)| Some((n.id?, (*s)?)))
+        .collect();
+    let mut out = String::with_capacity(title.len());
+    let mut rest = title;
+    while let Some(open) = rest.find('(') {
+        let (before, after) = rest.split_at(open);
+        out.push_str(before);
+        let label = after[1..]
+            .find(')')
+            .map(|close| (&after[1..1 + close], &after[close + 2..]))
+            .filter(|(digits, tail)| {
+                !digits.is_empty()
+                    && digits.chars().all(|c| c.is_ascii_digit())
+                    && (out.is_empty() || out.ends_with(' '))
+                    && tail
+                        .strip_prefix(' ')
+                        .is_some_and(|t| t.starts_with(|c: char| c.is_ascii_uppercase()))
+            })
+            .and_then(|(digits, tail)| Some((map.get(&digits.parse::<u32>().ok()?)?, tail)));
+        match label {
+            Some((id, tail)) => {
+                out.push_str(&format!("({id})"));
+                rest = tail;
+            }
+            None => {
+                out.push('(');
+                rest = &after[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `(12) Exchange` for titles.

@@ -20,7 +20,7 @@ declare_rule! {
     /// `@udf`, with `spark.sql.execution.arrow.pyspark.enabled=true`.
     ///
     /// ## Threshold and its source
-    /// Presence (plan rule R4): row-at-a-time `BatchEvalPython` is low, Arrow-based operators info.
+    /// Presence: row-at-a-time `BatchEvalPython` is low, Arrow-based operators info.
     pub static PYTHON_UDF = {
         code: "PL001",
         name: "python-udf",

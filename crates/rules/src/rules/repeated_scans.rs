@@ -21,8 +21,8 @@ declare_rule! {
     /// conditional aggregates instead of joining the table to itself.
     ///
     /// ## Threshold and its source
-    /// The same scan (table, read schema, filters) at least `min_repeats` = 2 times (plan rule R17,
-    /// SparkForensics' duplicate sub-plans). Low severity: from the text alone the cost is unknown.
+    /// The same scan (table, read schema, filters) at least `min_repeats` = 2 times (SparkForensics'
+    /// duplicate sub-plans). Low severity: from the text alone the cost is unknown.
     pub static REPEATED_SCANS = {
         code: "PL004",
         name: "repeated-scans",

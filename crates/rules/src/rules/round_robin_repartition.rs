@@ -18,7 +18,7 @@ declare_rule! {
     /// To even out skewed output files, AQE's `REBALANCE` hint is cheaper.
     ///
     /// ## Threshold and its source
-    /// Presence (plan rule R9): low.
+    /// Presence: low.
     pub static ROUND_ROBIN = {
         code: "PL003",
         name: "round-robin-repartition",

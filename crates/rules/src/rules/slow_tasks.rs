@@ -128,7 +128,9 @@ pub fn finding_for(
             executor.host,
         )
     };
-    let recommendation = if data {
+    let recommendation = if data && !super::common::aqe_applies(ctx) {
+        "Broadcast the small side of the join if there is one, or salt the hot key (add a random 0-15 suffix to the key and aggregate twice), or spread it with a custom partitioner; this application has no adaptive execution to split the skewed partition."
+    } else if data {
         "Let AQE split the skewed partition (spark.sql.adaptive.enabled=true, spark.sql.adaptive.skewJoin.enabled=true; lower spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes if it is under 256 MB), broadcast the small side of the join (F.broadcast(small_df)), or salt the hot key (add (F.rand()*16).cast(\"int\") to the grouping keys and aggregate twice)."
     } else {
         "The data is even, the executor is slow: enable speculation (spark.speculation=true, spark.speculation.multiplier=3) and check the named executor's host (GC, disk, network); spark.excludeOnFailure.enabled=true keeps failing nodes out."

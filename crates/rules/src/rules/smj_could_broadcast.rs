@@ -24,7 +24,7 @@ declare_rule! {
     /// A broadcastable side under `max_broadcast_mb` = 10 MB, Spark's default
     /// `spark.sql.autoBroadcastJoinThreshold` (DataFlint and SparkForensics use larger tiers when
     /// the other side is huge). The right side can be broadcast for inner, left outer, left semi
-        /// and left anti joins, the left side for inner and right outer joins (plan rule R2). From an
+    /// and left anti joins, the left side for inner and right outer joins. From an
     /// event log, the recoverable time is estimated as half the query's shuffle-stage time (both
     /// sides' shuffles and sorts go); from text alone it is medium.
     pub static SMJ_COULD_BROADCAST = {

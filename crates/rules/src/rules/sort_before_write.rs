@@ -21,7 +21,7 @@ declare_rule! {
     /// the column, or use Z-ordering / liquid clustering on Delta tables.
     ///
     /// ## Threshold and its source
-    /// Presence (plan rule R10): low.
+    /// Presence: low.
     pub static SORT_BEFORE_WRITE = {
         code: "PL005",
         name: "sort-before-write",

@@ -21,7 +21,7 @@ declare_rule! {
     /// - If one partition spills and others do not, it is data skew: see SK001.
     ///
     /// ## Threshold and its source
-    /// `min_disk_mb` = 256 MB of disk spill in a stage (the brief's default; SparkForensics calls
+    /// `min_disk_mb` = 256 MB of disk spill in a stage (sparkdiag's default; SparkForensics calls
     /// 256 MiB medium and 1 GiB high), `high_disk_gb` = 1 GiB is high. The time spilling costs is
     /// estimated as writing and reading the spilled bytes once at `disk_mb_per_s` = 200 MB/s per
     /// task, spread over the cores.
@@ -77,7 +77,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .evidence("memory_spill_bytes", stage.totals.memory_bytes_spilled)
             .evidence("spilling_tasks", spilling)
             .evidence("tasks", tasks.len())
-            .recommend("Use smaller partitions (raise spark.sql.shuffle.partitions, or AQE with spark.sql.adaptive.advisoryPartitionSizeInBytes=64m) or give each task more memory (more spark.executor.memory, fewer spark.executor.cores); if only a few tasks spill, treat it as data skew (SK001).");
+            .recommend(format!("Use smaller partitions ({}) or give each task more memory (more spark.executor.memory, fewer spark.executor.cores); if only a few tasks spill, treat it as data skew (SK001).", super::common::partitions_advice(ctx, (stage.num_tasks * 2).max(ctx.cores))));
         if let Some(worst) = worst {
             finding = finding
                 .evidence("max_task_disk_spill_bytes", worst.metrics.disk_spill)

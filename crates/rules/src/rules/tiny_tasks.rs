@@ -137,10 +137,19 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 .evidence("overhead_task_ms", stages.iter().map(|s| s.overhead_ms).sum::<i64>())
                 .evidence("cores", ctx.cores)
                 .evidence("recommended_partitions", recommended)
-                .recommend(format!(
-                    "Let AQE coalesce partitions: spark.sql.adaptive.enabled=true, spark.sql.adaptive.coalescePartitions.enabled=true, spark.sql.adaptive.advisoryPartitionSizeInBytes=128m; or set spark.sql.shuffle.partitions={recommended} (about {} MB each). For small input files, raise spark.sql.files.maxPartitionBytes or compact them.",
-                    t.get("target_mb")
-                )),
+                .recommend(if !ctx.app.uses_sql() {
+                    format!("Use fewer, larger partitions: {}; coalesce({recommended}) shrinks an RDD without a shuffle. For small input files, read them with fewer splits (minPartitions) or compact them.", super::common::partitions_advice(ctx, recommended))
+                } else if super::common::aqe_applies(ctx) {
+                    format!(
+                        "Let AQE coalesce partitions: spark.sql.adaptive.enabled=true, spark.sql.adaptive.coalescePartitions.enabled=true, spark.sql.adaptive.advisoryPartitionSizeInBytes=128m; or set spark.sql.shuffle.partitions={recommended} (about {} MB each). For small input files, raise spark.sql.files.maxPartitionBytes or compact them.",
+                        t.get("target_mb")
+                    )
+                } else {
+                    format!(
+                        "Set spark.sql.shuffle.partitions={recommended} (about {} MB each); this Spark version has no adaptive execution to coalesce them. For small input files, raise spark.sql.files.maxPartitionBytes or compact them.",
+                        t.get("target_mb")
+                    )
+                }),
         );
     }
     findings

@@ -24,7 +24,7 @@ declare_rule! {
     /// - Bucket tables that are joined repeatedly on the same key.
     ///
     /// ## Threshold and its source
-    /// More than `max_exchanges` = 3 shuffles in one query (the brief; no other tool counts them).
+    /// More than `max_exchanges` = 3 shuffles in one query (sparkdiag's own default; no other tool counts them).
     /// Ranked by the time its shuffle stages took when the plan comes from an event log,
     /// otherwise by the count: medium above twice the threshold, low otherwise.
     pub static TOO_MANY_EXCHANGES = {

@@ -20,7 +20,7 @@ declare_rule! {
     /// / `zipWithIndex` when only unique ids are needed.
     ///
     /// ## Threshold and its source
-    /// Presence (plan rule R11): medium.
+    /// Presence: medium.
     pub static WINDOW_WITHOUT_PARTITION = {
         code: "PL002",
         name: "window-without-partition",

@@ -1,0 +1,233 @@
+//! The `sparkdiag/diff/v1` JSON contract. Fields may be added; none is renamed or removed.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use sparkdiag_model::AppStatus;
+use sparkdiag_rules::Severity;
+
+pub const SCHEMA: &str = "sparkdiag/diff/v1";
+
+#[derive(Debug, Serialize)]
+pub struct Diff {
+    pub schema: &'static str,
+    pub before: RunOut,
+    pub after: RunOut,
+    /// The story in a few sentences, most important first: an output change always leads.
+    pub headline: Vec<String>,
+    pub correctness: Correctness,
+    /// Whole-run numbers side by side; runtime, core-hours and cost first, then the rest by
+    /// how much they changed.
+    pub metrics: Vec<MetricChange>,
+    pub findings: FindingsDiff,
+    /// Matched work: SQL executions and jobs grouped by shape, then paired across the runs.
+    pub work: Vec<WorkMatch>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RunOut {
+    /// What the user named.
+    pub inputs: Vec<String>,
+    pub app_id: Option<String>,
+    pub name: Option<String>,
+    pub spark_version: Option<String>,
+    pub status: AppStatus,
+    /// Every event Spark wrote was read and the application ended.
+    pub complete: bool,
+    /// Observed: to the end event, or to the last event of an incomplete log.
+    pub duration_ms: Option<i64>,
+    /// Peak executor cores, which turn runtime into core-hours.
+    pub cores: i64,
+    /// For an incomplete run whose work is a series: what its whole run would have taken.
+    pub projection: Option<Projection>,
+    /// Each started stage attempt, relative to the application's start (for the timelines).
+    pub timeline: Vec<StageSpan>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Projection {
+    pub duration_ms: i64,
+    /// Iterations of the series that finished.
+    pub iterations_done: usize,
+    /// Iterations the whole series has, and where that number comes from.
+    pub iterations_total: usize,
+    pub total_from: String,
+    /// The series: the work group label.
+    pub work: String,
+    /// How the projection was made, in one sentence.
+    pub method: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StageSpan {
+    pub stage_id: i64,
+    pub attempt_id: i64,
+    pub start_ms: i64,
+    pub end_ms: i64,
+    pub tasks: usize,
+    /// Index into `work` of the matched work the stage belongs to, when any.
+    pub work: Option<usize>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct MetricChange {
+    pub metric: &'static str,
+    pub label: &'static str,
+    /// `ms`, `bytes`, `count`, `core-hours` or `money`.
+    pub unit: &'static str,
+    pub before: f64,
+    pub after: f64,
+    /// `after - before`.
+    pub change: f64,
+    /// `after / before`; `null` when before is 0.
+    pub ratio: Option<f64>,
+    /// `before` is the projection of an incomplete run, not what it measured.
+    pub projected: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FindingsDiff {
+    /// In BEFORE only.
+    pub resolved: Vec<FindingChange>,
+    /// In AFTER only.
+    pub new: Vec<FindingChange>,
+    /// In both.
+    pub remaining: Vec<FindingChange>,
+}
+
+/// One rule's findings on each side (a rule can fire several times in a run).
+#[derive(Debug, Serialize)]
+pub struct FindingChange {
+    pub rule: &'static str,
+    /// The highest-impact finding's title (AFTER's when the rule fired in both).
+    pub title: String,
+    pub severity_before: Option<Severity>,
+    pub severity_after: Option<Severity>,
+    pub count_before: usize,
+    pub count_after: usize,
+    pub impact_ms_before: i64,
+    pub impact_ms_after: i64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct WorkMatch {
+    pub label: String,
+    /// `plan shape and description`, `plan shape`, `output destination`, `description`,
+    /// `call site`, `only SQL work left on each side`, or `none` (no counterpart).
+    pub matched_by: &'static str,
+    pub before: Option<WorkSide>,
+    pub after: Option<WorkSide>,
+    /// E.g. `24 SQL executions (48 jobs) → 1 SQL execution (2 jobs)`.
+    pub summary: String,
+    /// Plan differences in words (join strategy, Exchanges, AQE, shuffle partitions).
+    pub plan_changes: Vec<String>,
+    /// The stages of the matched work, grouped on each side by call site (numbers masked) and
+    /// role, then paired by them.
+    pub stages: Vec<StageMatch>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StageMatch {
+    /// The stage name with its numbers masked, e.g. `parquet at NativeMethodAccessorImpl.java:#`.
+    pub name: String,
+    /// `shuffle map` (it wrote shuffle output) or `result`.
+    pub role: &'static str,
+    pub before: Option<StageGroupOut>,
+    pub after: Option<StageGroupOut>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StageGroupOut {
+    /// Stage attempts that ran.
+    pub count: usize,
+    pub tasks: usize,
+    /// Summed durations.
+    pub time_ms: i64,
+    pub executor_run_time_ms: i64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct WorkSide {
+    /// `sql` (SQL executions) or `job` (jobs outside any SQL execution).
+    pub kind: &'static str,
+    pub count: usize,
+    /// SQL execution ids, or job ids.
+    pub ids: Vec<i64>,
+    /// How many of them finished.
+    pub completed: usize,
+    pub description: String,
+    pub jobs: usize,
+    pub stages: usize,
+    pub tasks: usize,
+    /// Summed durations of the executions (or jobs).
+    pub time_ms: i64,
+    /// Wall-clock time during which at least one of them ran.
+    pub wall_ms: i64,
+    pub executor_run_time_ms: i64,
+    pub shuffle_read_bytes: i64,
+    pub plan: Option<PlanFacts>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PlanFacts {
+    /// A hash of the submitted plan's operator tree: operator names and tree shape, without
+    /// ids, literal values or AQE's wrappers.
+    pub fingerprint: String,
+    pub operators: usize,
+    /// Shuffle Exchanges of the plan that ran.
+    pub exchanges: usize,
+    pub broadcast_exchanges: usize,
+    /// Join operator -> count.
+    pub joins: BTreeMap<String, usize>,
+    pub aqe: bool,
+    /// Partition counts of the shuffle Exchanges, as planned (distinct, ascending).
+    pub shuffle_partitions: Vec<u32>,
+    /// AQE split a skewed partition of a join.
+    pub skew_join_split: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Correctness {
+    /// `equal`, `changed`, `unknown` (the logs cannot show it) or `no-output`.
+    pub status: &'static str,
+    pub outputs: Vec<OutputChange>,
+    pub inputs: Vec<InputChange>,
+    /// What the logs cannot show, said rather than left out.
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct OutputChange {
+    /// A path (partition directories folded into their table directory) or table name.
+    pub destination: String,
+    /// The AFTER destination when it differs and the two were paired as each run's only output.
+    pub after_destination: Option<String>,
+    pub before: Option<OutputSide>,
+    pub after: Option<OutputSide>,
+    /// `equal`, `changed`, `unknown`, `only-before` or `only-after`.
+    pub status: &'static str,
+    pub note: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct OutputSide {
+    /// Write commands that wrote here.
+    pub writes: usize,
+    pub rows: Option<i64>,
+    pub files: Option<i64>,
+    pub bytes: Option<i64>,
+    /// Partitions written: static partition directories plus dynamic partitions.
+    pub partitions: i64,
+    /// SQL execution ids.
+    pub sql_execution_ids: Vec<i64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct InputChange {
+    pub source: String,
+    /// Rows the scans read, summed over every read; `null` when the side never read it.
+    pub rows_before: Option<i64>,
+    pub rows_after: Option<i64>,
+    pub reads_before: usize,
+    pub reads_after: usize,
+}

@@ -1,0 +1,719 @@
+//! Compares two analysed Spark runs — BEFORE and AFTER a fix — to show that the fix worked and
+//! that it changed nothing it should not.
+//!
+//! # Brief overview
+//! [`compare`] takes each run's model ([`sparkdiag_model::Application`]) and report
+//! ([`sparkdiag_report::Report`], as `sparkdiag_analysis::analyze` builds them) and returns a
+//! [`Diff`], the `sparkdiag/diff/v1` contract ([`SCHEMA`]):
+//!
+//! * **metrics**: runtime, core-hours and cost, executor time, shuffle, spill, GC, tasks,
+//!   driver-only time, peak memory, side by side with the change and its ratio, ranked;
+//! * **findings**: per rule, resolved, new and remaining, with their impacts;
+//! * **work**: ids mean nothing across runs, so SQL executions (and jobs outside SQL) are grouped
+//!   by masked description and plan fingerprint (operator names and tree shape, no ids, no
+//!   literals, no AQE wrappers), then paired by plan shape, output destination, description or
+//!   call site; a loop of 24 small writes and the one write that replaced it are one match,
+//!   "24 SQL executions (48 jobs) → 1 SQL execution (2 jobs)", with the plan differences (join
+//!   strategy, Exchanges, AQE, shuffle partitions) and their stages paired by call site and role;
+//! * **correctness**: rows, files and bytes each write command wrote per destination (partition
+//!   directories folded into their table), rows read per source; a different row count to the
+//!   same destination is flagged first in the headline. What the logs cannot show (RDD saves, a
+//!   run that did not finish) is said in `notes`;
+//! * **projection**: a BEFORE that did not finish (killed by hand, still running) whose work is a
+//!   series of similar iterations is projected to its whole length, and compared as that.
+//!
+//! [`text::render`], [`markdown::render`] and [`html::render`] draw a `Diff` for people.
+//!
+//! # Example
+//! ```no_run
+//! # fn run(before: &sparkdiag_analysis::Analysis, after: &sparkdiag_analysis::Analysis) {
+//! let diff = sparkdiag_diff::compare(
+//!     sparkdiag_diff::Run { app: &before.app, report: &before.report },
+//!     sparkdiag_diff::Run { app: &after.app, report: &after.report },
+//!     &sparkdiag_diff::Options::default(),
+//! );
+//! if diff.correctness.status == "changed" {
+//!     eprintln!("{}", diff.headline[0]);
+//! }
+//! print!("{}", sparkdiag_diff::text::render(&diff));
+//! # }
+//! ```
+
+mod contract;
+pub mod html;
+pub mod markdown;
+mod outputs;
+pub mod text;
+mod work;
+
+use std::collections::BTreeMap;
+
+use sparkdiag_model::{AppStatus, Application, StageStatus};
+use sparkdiag_report::Report;
+
+pub use contract::*;
+pub use work::mask_numbers;
+
+/// One analysed run.
+#[derive(Clone, Copy)]
+pub struct Run<'a> {
+    pub app: &'a Application,
+    pub report: &'a Report,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Prices core-hours (peak cores × runtime) as money.
+    pub price_per_core_hour: Option<f64>,
+}
+
+/// Compares BEFORE with AFTER.
+pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
+    let (writes_b, reads_b) = outputs::collect(before.app);
+    let (writes_a, reads_a) = outputs::collect(after.app);
+    let correctness = outputs::compare(
+        (before.app, &writes_b, &reads_b),
+        (after.app, &writes_a, &reads_a),
+    );
+    let mut groups_b = work::groups(before.app, &writes_b);
+    // Two outputs the correctness check paired although their paths differ are one destination
+    // for matching work and projecting a loop too.
+    for o in &correctness.outputs {
+        if let Some(after_dest) = &o.after_destination {
+            for g in groups_b.iter_mut() {
+                if g.destinations.contains(&o.destination) {
+                    g.destinations.insert(after_dest.clone());
+                }
+            }
+        }
+    }
+    let groups_a = work::groups(after.app, &writes_a);
+    let mut pairs = work::pair(&groups_b, &groups_a);
+    // Matched work first, then what has no counterpart; the most time first within each.
+    let times_b: Vec<i64> = groups_b.iter().map(work::Group::time_ms).collect();
+    let times_a: Vec<i64> = groups_a.iter().map(work::Group::time_ms).collect();
+    pairs.sort_by_key(|&(b, a, by)| {
+        let t = |g: Option<usize>, times: &[i64]| g.map_or(0, |i| times[i]);
+        (by == "none", -(t(b, &times_b).max(t(a, &times_a))))
+    });
+    let work: Vec<WorkMatch> = pairs
+        .iter()
+        .map(|&(b, a, by)| {
+            work::matched(
+                b.map(|i| (before.app, &groups_b[i])),
+                a.map(|j| (after.app, &groups_a[j])),
+                by,
+            )
+        })
+        .collect();
+
+    let projection = if before.app.status() == AppStatus::Incomplete {
+        project(
+            before.app,
+            &groups_b,
+            &groups_a,
+            &pairs,
+            (&writes_b, &writes_a),
+        )
+    } else {
+        Ok(None)
+    };
+    let (projection, projection_note) = match projection {
+        Ok(p) => (p, None),
+        Err(why) => (None, Some(why)),
+    };
+    let run_out = |run: Run,
+                   projection: Option<Projection>,
+                   groups_pairs: &dyn Fn(i64) -> Option<usize>| RunOut {
+        inputs: run.report.source.inputs.clone(),
+        app_id: run.app.id.clone(),
+        name: run.app.name.clone(),
+        spark_version: run.report.application.spark_version.clone(),
+        status: run.app.status(),
+        complete: run.report.source.complete,
+        duration_ms: run.app.duration_ms(),
+        cores: sparkdiag_rules::peak_cores(run.app),
+        projection,
+        timeline: timeline(run.app, groups_pairs),
+    };
+    let work_of_job = |groups: &[work::Group], is_before: bool| {
+        let mut map: BTreeMap<i64, usize> = BTreeMap::new();
+        for (w, &(b, a, _)) in pairs.iter().enumerate() {
+            if let Some(g) = if is_before { b } else { a } {
+                for job in groups[g].job_ids() {
+                    map.insert(job, w);
+                }
+            }
+        }
+        map
+    };
+    let jobs_b = work_of_job(&groups_b, true);
+    let jobs_a = work_of_job(&groups_a, false);
+    let before_out = run_out(before, projection, &|job| jobs_b.get(&job).copied());
+    let after_out = run_out(after, None, &|job| jobs_a.get(&job).copied());
+    let metrics = metrics(before, after, &before_out, &after_out, options);
+    let findings = findings(before.report, after.report);
+    let mut diff = Diff {
+        schema: SCHEMA,
+        before: before_out,
+        after: after_out,
+        headline: Vec::new(),
+        correctness,
+        metrics,
+        findings,
+        work,
+    };
+    if let Some(note) = projection_note {
+        diff.correctness.notes.push(note);
+    }
+    diff.headline = headline(&diff);
+    diff
+}
+
+/// Projects an unfinished run from its largest series of similar work: the iterations that
+/// finished, at the pace they finished, continued to the whole series.
+fn project(
+    app: &Application,
+    groups_b: &[work::Group],
+    groups_a: &[work::Group],
+    pairs: &[(Option<usize>, Option<usize>, &'static str)],
+    writes: (&[outputs::Write], &[outputs::Write]),
+) -> Result<Option<Projection>, String> {
+    // The series: the group with the most finished iterations; a loop's writes beat the small
+    // jobs each iteration also ran (listing files, inferring a schema), which repeat as often.
+    let mut candidates: Vec<(usize, &work::Group)> = groups_b
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| g.completed() >= 2)
+        .collect();
+    candidates.sort_by_key(|(_, g)| {
+        (
+            std::cmp::Reverse(g.completed()),
+            g.destinations.is_empty(),
+            g.kind != "sql",
+        )
+    });
+    let Some(&(_, top)) = candidates.first() else {
+        return Err(
+            "BEFORE did not finish and has no series of similar work with 2 or more finished \
+             iterations, so its whole runtime cannot be projected; it is compared as observed."
+                .to_string(),
+        );
+    };
+    let mut found = None;
+    for &(index, series) in &candidates {
+        if let Some(total) = series_total(index, series, groups_a, pairs, writes) {
+            found = Some((series, total));
+            break;
+        }
+    }
+    let Some((series, (total, total_from))) = found else {
+        return Err(format!(
+            "BEFORE did not finish: {} iterations of `{}` finished, but nothing in either log \
+             says how many there were to do, so its whole runtime is not projected; it is \
+             compared as observed.",
+            top.completed(),
+            series_label(top)
+        ));
+    };
+    let done = series.completed();
+    let (Some(app_start), Some((first, last_end))) = (app.start_ms, series.span_of_completed())
+    else {
+        return Ok(None);
+    };
+    let pace = (last_end - first) as f64 / done as f64;
+    let duration = (first - app_start) + (pace * total as f64).round() as i64;
+    Ok(Some(Projection {
+        duration_ms: duration,
+        iterations_done: done,
+        iterations_total: total,
+        total_from,
+        work: series_label(series),
+        method: format!(
+            "{done} of {total} iterations of `{}` finished in {} (from the first one's start to \
+             the last finished one's end, {} each); {total} at that pace, plus the {} before the \
+             first, is {}",
+            series_label(series),
+            text::duration(last_end - first),
+            text::duration(pace.round() as i64),
+            text::duration(first - app_start),
+            text::duration(duration)
+        ),
+    }))
+}
+
+/// How long the series is: AFTER's counterpart, when it is the same loop run to the end; or
+/// the partitions AFTER wrote to the destination the loop wrote one partition at a time.
+fn series_total(
+    index: usize,
+    series: &work::Group,
+    groups_a: &[work::Group],
+    pairs: &[(Option<usize>, Option<usize>, &'static str)],
+    (writes_b, writes_a): (&[outputs::Write], &[outputs::Write]),
+) -> Option<(usize, String)> {
+    let done = series.completed();
+    let counterpart = pairs
+        .iter()
+        .find(|(b, _, _)| *b == Some(index))
+        .and_then(|(_, a, _)| *a)
+        .map(|j| &groups_a[j]);
+    // Only what AFTER finished counts: an unfinished AFTER's started iterations prove nothing.
+    if let Some(c) = counterpart
+        && c.completed() > done
+    {
+        return Some((
+            c.completed(),
+            "AFTER finished the same work that many times".to_string(),
+        ));
+    }
+    let to_dest: Vec<&outputs::Write> = writes_a
+        .iter()
+        .filter(|w| series.destinations.contains(&w.destination))
+        .collect();
+    let partitions: i64 = to_dest
+        .iter()
+        .map(|w| w.dynamic_partitions.unwrap_or(0) + w.static_partitions.len() as i64)
+        .sum();
+    if partitions > done as i64 {
+        return Some((
+            partitions as usize,
+            format!(
+                "AFTER wrote {partitions} partitions to the destination BEFORE wrote one \
+                 partition per iteration"
+            ),
+        ));
+    }
+    // Last resort, and said so: AFTER's rows at the rows each finished iteration wrote. It
+    // assumes AFTER wrote what the whole loop would have, which the output check cannot confirm
+    // for an unfinished BEFORE.
+    let ids = series.ids();
+    let rows_b: Option<i64> = writes_b
+        .iter()
+        .filter(|w| ids.contains(&w.sql_execution_id))
+        .map(|w| w.rows)
+        .sum();
+    let rows_a: Option<i64> = to_dest.iter().map(|w| w.rows).sum();
+    let (Some(rows_b), Some(rows_a)) = (rows_b, rows_a) else {
+        return None;
+    };
+    if rows_b <= 0 || to_dest.is_empty() {
+        return None;
+    }
+    let per_iteration = rows_b as f64 / done as f64;
+    let total = (rows_a as f64 / per_iteration).round() as usize;
+    (total > done).then(|| {
+        (
+            total,
+            format!(
+                "AFTER wrote {rows_a} rows to the destination where each finished iteration \
+                 wrote {per_iteration:.0}; this assumes AFTER wrote what the whole loop would have"
+            ),
+        )
+    })
+}
+
+fn series_label(g: &work::Group) -> String {
+    work::side_label(g)
+}
+
+fn timeline(app: &Application, work_of_job: &dyn Fn(i64) -> Option<usize>) -> Vec<StageSpan> {
+    let (Some(start), Some(end)) = (app.start_ms, app.effective_end_ms()) else {
+        return Vec::new();
+    };
+    app.stages
+        .iter()
+        .filter(|s| s.status != StageStatus::Skipped)
+        .filter_map(|s| {
+            let from = s.submission_ms?;
+            Some(StageSpan {
+                stage_id: s.stage_id,
+                attempt_id: s.attempt_id,
+                start_ms: from - start,
+                end_ms: s.completion_ms.unwrap_or(end) - start,
+                tasks: s.tasks.len(),
+                work: s.job_ids.iter().find_map(|j| work_of_job(*j)),
+            })
+        })
+        .collect()
+}
+
+fn metrics(
+    before: Run,
+    after: Run,
+    b: &RunOut,
+    a: &RunOut,
+    options: &Options,
+) -> Vec<MetricChange> {
+    let change = |metric, label, unit, before: f64, after: f64, projected| MetricChange {
+        metric,
+        label,
+        unit,
+        before,
+        after,
+        change: after - before,
+        ratio: (before != 0.0).then(|| after / before),
+        projected,
+    };
+    let runtime_b = b
+        .projection
+        .as_ref()
+        .map(|p| p.duration_ms)
+        .or(b.duration_ms)
+        .unwrap_or(0) as f64;
+    let projected = b.projection.is_some();
+    let runtime_a = a.duration_ms.unwrap_or(0) as f64;
+    let core_hours = |ms: f64, cores: i64| ms * cores as f64 / 3_600_000.0;
+    let ch_b = core_hours(runtime_b, b.cores);
+    let ch_a = core_hours(runtime_a, a.cores);
+    let mut head = vec![
+        change(
+            "runtime_ms",
+            "runtime",
+            "ms",
+            runtime_b,
+            runtime_a,
+            projected,
+        ),
+        change(
+            "core_hours",
+            "core-hours (runtime × peak cores)",
+            "core-hours",
+            ch_b,
+            ch_a,
+            projected,
+        ),
+    ];
+    if let Some(price) = options.price_per_core_hour {
+        head.push(change(
+            "cost",
+            "cost",
+            "money",
+            ch_b * price,
+            ch_a * price,
+            projected,
+        ));
+    }
+    let (sb, sa) = (&before.report.summary, &after.report.summary);
+    let peak_heap = |r: &Report| {
+        r.executors
+            .iter()
+            .filter_map(|e| e.peak_jvm_heap_bytes)
+            .filter(|&v| v > 0)
+            .max()
+    };
+    let mut rest = vec![
+        change(
+            "executor_run_time_ms",
+            "executor run time",
+            "ms",
+            sb.executor_run_time_ms as f64,
+            sa.executor_run_time_ms as f64,
+            false,
+        ),
+        change(
+            "executor_cpu_time_ms",
+            "executor CPU time",
+            "ms",
+            sb.executor_cpu_time_ms as f64,
+            sa.executor_cpu_time_ms as f64,
+            false,
+        ),
+        change(
+            "jvm_gc_time_ms",
+            "JVM GC time",
+            "ms",
+            sb.jvm_gc_time_ms as f64,
+            sa.jvm_gc_time_ms as f64,
+            false,
+        ),
+        change(
+            "driver_time_ms",
+            "driver-only time (no job running)",
+            "ms",
+            sb.driver_time_ms as f64,
+            sa.driver_time_ms as f64,
+            false,
+        ),
+        change(
+            "shuffle_read_bytes",
+            "shuffle read",
+            "bytes",
+            sb.shuffle_read_bytes as f64,
+            sa.shuffle_read_bytes as f64,
+            false,
+        ),
+        change(
+            "shuffle_write_bytes",
+            "shuffle write",
+            "bytes",
+            sb.shuffle_write_bytes as f64,
+            sa.shuffle_write_bytes as f64,
+            false,
+        ),
+        change(
+            "memory_spill_bytes",
+            "spill (memory)",
+            "bytes",
+            sb.memory_spill_bytes as f64,
+            sa.memory_spill_bytes as f64,
+            false,
+        ),
+        change(
+            "disk_spill_bytes",
+            "spill (disk)",
+            "bytes",
+            sb.disk_spill_bytes as f64,
+            sa.disk_spill_bytes as f64,
+            false,
+        ),
+        change(
+            "input_bytes",
+            "input read",
+            "bytes",
+            sb.input_bytes as f64,
+            sa.input_bytes as f64,
+            false,
+        ),
+        change(
+            "output_bytes",
+            "output written",
+            "bytes",
+            sb.output_bytes as f64,
+            sa.output_bytes as f64,
+            false,
+        ),
+        change(
+            "jobs",
+            "jobs",
+            "count",
+            sb.jobs as f64,
+            sa.jobs as f64,
+            false,
+        ),
+        change(
+            "stages",
+            "stages",
+            "count",
+            sb.stages as f64,
+            sa.stages as f64,
+            false,
+        ),
+        change(
+            "tasks",
+            "tasks",
+            "count",
+            sb.tasks as f64,
+            sa.tasks as f64,
+            false,
+        ),
+        change(
+            "failed_tasks",
+            "failed tasks",
+            "count",
+            sb.failed_tasks as f64,
+            sa.failed_tasks as f64,
+            false,
+        ),
+    ];
+    // A run killed before Spark reported executor memory has no peak: leave it out, not 0.
+    if let (Some(pb), Some(pa)) = (peak_heap(before.report), peak_heap(after.report)) {
+        rest.push(change(
+            "peak_jvm_heap_bytes",
+            "peak JVM heap (any executor)",
+            "bytes",
+            pb as f64,
+            pa as f64,
+            false,
+        ));
+    }
+    // How much a number moved, 0 (same) to 1 (from or to nothing).
+    let moved = |m: &MetricChange| {
+        let top = m.before.abs().max(m.after.abs());
+        if top == 0.0 {
+            0.0
+        } else {
+            m.change.abs() / top
+        }
+    };
+    rest.sort_by(|x, y| moved(y).total_cmp(&moved(x)));
+    head.extend(rest);
+    head
+}
+
+fn findings(before: &Report, after: &Report) -> FindingsDiff {
+    #[derive(Default)]
+    struct Acc {
+        title: String,
+        top: i64,
+        severity: Option<sparkdiag_rules::Severity>,
+        count: usize,
+        impact: i64,
+    }
+    let per_rule = |r: &Report| {
+        let mut map: BTreeMap<&'static str, Acc> = BTreeMap::new();
+        for f in &r.findings {
+            let f = &f.finding;
+            let acc = map.entry(f.rule).or_default();
+            if acc.count == 0 || f.impact_ms > acc.top {
+                acc.title = f.title.clone();
+                acc.top = f.impact_ms;
+            }
+            acc.severity = Some(acc.severity.map_or(f.severity, |s| s.min(f.severity)));
+            acc.count += 1;
+            acc.impact += f.impact_ms;
+        }
+        map
+    };
+    let mut b = per_rule(before);
+    let a = per_rule(after);
+    let mut out = FindingsDiff {
+        resolved: Vec::new(),
+        new: Vec::new(),
+        remaining: Vec::new(),
+    };
+    for (rule, fa) in a {
+        let fb = b.remove(rule);
+        let change = FindingChange {
+            rule,
+            title: fa.title,
+            severity_before: fb.as_ref().and_then(|f| f.severity),
+            severity_after: fa.severity,
+            count_before: fb.as_ref().map_or(0, |f| f.count),
+            count_after: fa.count,
+            impact_ms_before: fb.as_ref().map_or(0, |f| f.impact),
+            impact_ms_after: fa.impact,
+        };
+        if fb.is_some() {
+            out.remaining.push(change);
+        } else {
+            out.new.push(change);
+        }
+    }
+    for (rule, fb) in b {
+        out.resolved.push(FindingChange {
+            rule,
+            title: fb.title,
+            severity_before: fb.severity,
+            severity_after: None,
+            count_before: fb.count,
+            count_after: 0,
+            impact_ms_before: fb.impact,
+            impact_ms_after: 0,
+        });
+    }
+    for list in [&mut out.resolved, &mut out.new, &mut out.remaining] {
+        list.sort_by_key(|f| -(f.impact_ms_before.max(f.impact_ms_after)));
+    }
+    out
+}
+
+fn headline(d: &Diff) -> Vec<String> {
+    let mut out = Vec::new();
+    for o in &d.correctness.outputs {
+        if matches!(o.status, "changed" | "only-before" | "only-after") {
+            out.push(format!("OUTPUT CHANGED at {}: {}", o.destination, o.note));
+        }
+    }
+    if let Some(rt) = d.metrics.first() {
+        let what = if rt.projected {
+            " (BEFORE projected)"
+        } else {
+            ""
+        };
+        let how = match rt.ratio {
+            Some(r) if (0.95..=1.05).contains(&r) => {
+                format!("about the same ({:+.0}%)", (r - 1.0) * 100.0)
+            }
+            Some(r) if r > 0.0 && r < 1.0 => format!("{:.1}× faster", 1.0 / r),
+            Some(r) if r > 1.0 => format!("{:.1}× slower", r),
+            Some(_) => "no AFTER runtime".to_string(),
+            None => "no BEFORE runtime".to_string(),
+        };
+        out.push(format!(
+            "Runtime {} → {}: {how}{what}.",
+            text::duration(rt.before as i64),
+            text::duration(rt.after as i64)
+        ));
+    }
+    if let Some(p) = &d.before.projection {
+        out.push(format!(
+            "BEFORE did not finish ({} of {} iterations of `{}`); projected: {}.",
+            p.iterations_done,
+            p.iterations_total,
+            p.work,
+            text::duration(p.duration_ms)
+        ));
+    } else if d.before.status == AppStatus::Incomplete {
+        out.push("BEFORE did not finish and is compared as observed.".to_string());
+    }
+    for w in d.work.iter().filter(|w| w.matched_by != "none") {
+        let (Some(b), Some(a)) = (&w.before, &w.after) else {
+            continue;
+        };
+        if b.count != a.count || !w.plan_changes.is_empty() {
+            out.push(format!(
+                "Work `{}`: {} ({} → {} summed), matched by {}.",
+                w.label,
+                w.summary,
+                text::duration(b.time_ms),
+                text::duration(a.time_ms),
+                w.matched_by
+            ));
+        }
+    }
+    let alone = |before: bool| {
+        let sides: Vec<&WorkSide> = d
+            .work
+            .iter()
+            .filter(|w| w.matched_by == "none")
+            .filter_map(|w| {
+                if before {
+                    w.before.as_ref()
+                } else {
+                    w.after.as_ref()
+                }
+            })
+            .collect();
+        (sides.len(), sides.iter().map(|s| s.time_ms).sum::<i64>())
+    };
+    let ((nb, tb), (na, ta)) = (alone(true), alone(false));
+    if nb + na > 0 {
+        out.push(format!(
+            "No counterpart: {nb} kind(s) of work only in BEFORE ({} summed), {na} only in AFTER \
+             ({} summed).",
+            text::duration(tb),
+            text::duration(ta)
+        ));
+    }
+    let f = &d.findings;
+    let rules = |list: &[FindingChange]| {
+        if list.is_empty() {
+            "none".to_string()
+        } else {
+            list.iter().map(|c| c.rule).collect::<Vec<_>>().join(", ")
+        }
+    };
+    out.push(format!(
+        "Findings: resolved {}; new {}; remaining {}.",
+        rules(&f.resolved),
+        rules(&f.new),
+        rules(&f.remaining)
+    ));
+    out.push(match d.correctness.status {
+        "equal"
+            if d.correctness
+                .outputs
+                .iter()
+                .any(|o| o.after_destination.is_some()) =>
+        {
+            "Outputs: the same rows written; one destination has a different path in AFTER \
+             (paired as each run's only other output)."
+                .to_string()
+        }
+        "equal" => "Outputs: the same rows written to the same destinations.".to_string(),
+        "changed" => "Outputs: DIFFERENT (see above).".to_string(),
+        "unknown" => "Outputs: cannot be compared from these logs (see notes).".to_string(),
+        _ => "Outputs: neither run wrote through a SQL write command.".to_string(),
+    });
+    out
+}

@@ -1,0 +1,143 @@
+//! Where in the user's program a job comes from.
+//!
+//! Spark names a job after its last stage's short call site, `method at File:line`, taking the
+//! first frame it does not recognise as its own. Since Spark 4 a DataFrame write runs its query
+//! on a pool thread (`SQLExecution.withThreadLocalCaptured`), so that first frame is the JDK's:
+//! `$anonfun$withThreadLocalCaptured$1 at CompletableFuture.java:1768`, the same for every
+//! write of every program; broadcast jobs (`run at ThreadPoolExecutor.java:1136`) are alike.
+//! The SQL execution the job belongs to keeps the full stack of the call that started it, which
+//! says which API call of the program it was (`DataFrameWriter.parquet`) and from where.
+
+use crate::{Application, Job};
+
+/// Packages whose frames are never the user's call: the JDK, Scala's runtime, py4j (PySpark's
+/// bridge) and Spark's execution machinery. Spark's public API (`Dataset`, `DataFrameWriter`,
+/// `SparkContext`, `RDD`) is where a program calls in, so it stays.
+const INTERNAL: &[&str] = &[
+    "java.",
+    "javax.",
+    "jdk.",
+    "sun.",
+    "scala.",
+    "py4j.",
+    "org.apache.spark.sql.execution.",
+    "org.apache.spark.sql.catalyst.",
+    "org.apache.spark.sql.internal.",
+    "org.apache.spark.scheduler.",
+    "org.apache.spark.util.",
+    "org.apache.spark.internal.",
+    "org.apache.spark.rdd.RDDOperationScope",
+];
+
+/// Files of the JDK whose frames Spark takes for the user's when a job runs on a pool thread.
+const POOL_FILES: &[&str] = &[
+    "CompletableFuture.java",
+    "ThreadPoolExecutor.java",
+    "FutureTask.java",
+    "ForkJoinTask.java",
+    "ForkJoinPool.java",
+    "Thread.java",
+    "Executors.java",
+];
+
+impl Application {
+    /// The job's call site in the user's program: its name (`collect at job.py:107`) unless
+    /// Spark named it after a JDK pool thread or a Scala closure, then the first user-facing
+    /// call of its SQL execution's stack (`parquet at DataFrameWriter.scala:383`); the name
+    /// when neither says more.
+    pub fn user_call_site(&self, job: &Job) -> String {
+        if !is_internal_name(&job.name) {
+            return job.name.clone();
+        }
+        job.sql_execution_id
+            .and_then(|id| self.sql.iter().find(|s| s.execution_id == id))
+            .and_then(|sql| first_user_frame(&sql.details))
+            .unwrap_or_else(|| job.name.clone())
+    }
+}
+
+/// A short call site (`method at File:line`) that names Spark's or the JDK's internals.
+fn is_internal_name(name: &str) -> bool {
+    let Some((method, site)) = name.lines().next().unwrap_or_default().rsplit_once(" at ") else {
+        return false;
+    };
+    let file = site.split(':').next().unwrap_or(site);
+    method.contains("$anonfun$") || method.starts_with('$') || POOL_FILES.contains(&file)
+}
+
+/// A long-form call site (one `pkg.Class.method(File.scala:12)` a line, innermost first) as
+/// Spark's short form: the last Spark API method before the first frame of the user's own code,
+/// at that frame's `File:line` (`count at Etl.scala:31`). A PySpark program's own frames are
+/// Python, not on this stack, so there the API call's own site stands
+/// (`parquet at DataFrameWriter.scala:383`). Frames in [`INTERNAL`] are passed over.
+fn first_user_frame(stack: &str) -> Option<String> {
+    let mut api: Option<(&str, &str)> = None;
+    for line in stack.lines() {
+        let line = line.trim();
+        let Some((path, site)) = line.split_once('(') else {
+            continue;
+        };
+        // `java.base/java.lang.Thread.run`, `app//org.apache...`: a module or class loader
+        // comes before the class.
+        let path = path.rsplit_once('/').map_or(path, |(_, p)| p);
+        let Some(site) = site.strip_suffix(')').filter(|s| s.contains(':')) else {
+            continue;
+        };
+        let method = path.rsplit('.').next().unwrap_or(path);
+        if INTERNAL.iter().any(|p| path.starts_with(p)) {
+            continue;
+        }
+        if path.starts_with("org.apache.spark.") {
+            api = Some((method, site));
+            continue;
+        }
+        return Some(format!("{} at {site}", api.map_or(method, |(m, _)| m)));
+    }
+    api.map(|(method, site)| format!("{method} at {site}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The SQL execution stack of a PySpark `df.write.parquet(...)` on Spark 4.3
+    /// (testdata/logs/patterns/driver-loop-serial).
+    const WRITE: &str = "org.apache.spark.sql.DataFrameWriter.parquet(DataFrameWriter.scala:383)
+java.base/jdk.internal.reflect.NativeMethodAccessorImpl.invoke0(Native Method)
+java.base/java.lang.reflect.Method.invoke(Method.java:569)
+py4j.reflection.MethodInvoker.invoke(MethodInvoker.java:244)
+py4j.ClientServerConnection.run(ClientServerConnection.java:108)
+java.base/java.lang.Thread.run(Thread.java:840)";
+
+    #[test]
+    fn pool_threads_and_closures_are_not_call_sites() {
+        assert!(is_internal_name(
+            "$anonfun$withThreadLocalCaptured$1 at CompletableFuture.java:1768"
+        ));
+        assert!(is_internal_name("run at ThreadPoolExecutor.java:1136"));
+        assert!(!is_internal_name(
+            "collect at /work/main/testdata/gen/workload.py:107"
+        ));
+        assert!(!is_internal_name("count at MyJob.scala:42"));
+        assert!(!is_internal_name("plain job name"));
+    }
+
+    #[test]
+    fn the_first_user_facing_frame_is_the_api_call() {
+        assert_eq!(
+            first_user_frame(WRITE).as_deref(),
+            Some("parquet at DataFrameWriter.scala:383")
+        );
+        let pool = "org.apache.spark.sql.execution.SQLExecution$.$anonfun$withThreadLocalCaptured$1(SQLExecution.scala:401)
+java.base/java.util.concurrent.CompletableFuture$AsyncSupply.run(CompletableFuture.java:1768)
+java.base/java.lang.Thread.run(Thread.java:840)";
+        assert_eq!(first_user_frame(pool), None);
+        assert_eq!(
+            first_user_frame(
+                "org.apache.spark.rdd.RDD.count(RDD.scala:1296)\ncom.acme.Etl$.main(Etl.scala:31)"
+            )
+            .as_deref(),
+            Some("count at Etl.scala:31")
+        );
+    }
+}

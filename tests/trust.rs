@@ -1,0 +1,635 @@
+//! Findings a Spark engineer can trust on logs we did not write: other projects' real logs
+//! (`../shared/real-world/`), Spark's History Server suite (`../shared/spark-conformance/`) and our
+//! own fixtures. Impacts never add up past the runtime, one finding per problem, severity by the
+//! share saved, interactive sessions, executor removals, failure chains, advice that fits the
+//! version and API, Databricks metadata, logs that lack something, and Spark's plan node ids.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use sparkdiag_analysis::{Options, analyze};
+
+use crate::util::{shared_opt, testdata};
+
+/// One analysed application: where it came from and its JSON report.
+struct Analysed {
+    label: String,
+    report: Value,
+}
+
+/// Every application under `root`, each file or folder analysed on its own so one unreadable
+/// input never hides the rest; inputs that cannot be read are returned as errors (never panics).
+fn analyse_tree(root: &Path) -> (Vec<Analysed>, Vec<String>) {
+    let config = sparkdiag_rules::Config::default();
+    let mut apps = Vec::new();
+    let mut errors = Vec::new();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_none_or(|e| e != "md" && e != "tsv"))
+        .collect();
+    entries.sort();
+    for path in entries {
+        let inputs = match sparkdiag_eventlog::discover(path.to_str().unwrap()) {
+            Ok(inputs) => inputs,
+            Err(e) => {
+                errors.push(e.to_string());
+                continue;
+            }
+        };
+        for input in inputs {
+            match analyze(&input, &Options::new(&config)) {
+                Ok(a) => apps.push(Analysed {
+                    label: input.display.clone(),
+                    report: serde_json::to_value(&a.report).unwrap(),
+                }),
+                Err(e) => errors.push(e.to_string()),
+            }
+        }
+    }
+    (apps, errors)
+}
+
+fn report_of(path: &Path) -> Value {
+    let config = sparkdiag_rules::Config::default();
+    let inputs = sparkdiag_eventlog::discover(path.to_str().unwrap()).unwrap();
+    assert_eq!(inputs.len(), 1, "{}", path.display());
+    let a = analyze(&inputs[0], &Options::new(&config)).unwrap();
+    serde_json::to_value(&a.report).unwrap()
+}
+
+fn findings(report: &Value) -> &Vec<Value> {
+    report["findings"].as_array().unwrap()
+}
+
+fn of_rule<'a>(report: &'a Value, rule: &str) -> Vec<&'a Value> {
+    findings(report)
+        .iter()
+        .filter(|f| f["rule"] == rule)
+        .collect()
+}
+
+/// Every real log this project can see: ours, Spark's suite and other projects'.
+fn every_log() -> Vec<Analysed> {
+    let mut roots = vec![testdata("logs")];
+    for rel in [
+        "real-world",
+        "spark-conformance/spark-events",
+        "spark-conformance/sql-spark-events",
+    ] {
+        if let Some(p) = shared_opt(rel) {
+            roots.push(p);
+        }
+    }
+    let mut all = Vec::new();
+    for root in roots {
+        let mut stack = vec![root];
+        while let Some(dir) = stack.pop() {
+            let (apps, _) = analyse_tree(&dir);
+            all.extend(apps);
+            // other projects keep logs one folder down
+            if dir.ends_with("real-world") {
+                for e in std::fs::read_dir(&dir).unwrap() {
+                    let p = e.unwrap().path();
+                    if p.is_dir() {
+                        for inner in std::fs::read_dir(&p).unwrap() {
+                            let q = inner.unwrap().path();
+                            if q.is_dir() {
+                                stack.push(q);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    all.sort_by(|a, b| a.label.cmp(&b.label));
+    all.dedup_by(|a, b| a.label == b.label);
+    all
+}
+
+#[test]
+fn on_every_real_log_impacts_fit_in_the_runtime_and_each_rule_speaks_once() {
+    let all = every_log();
+    assert!(all.len() >= 40, "only {} applications analysed", all.len());
+    let mut serious = Vec::new();
+    for a in &all {
+        let r = &a.report;
+        let runtime = r["application"]["duration_ms"].as_i64().unwrap_or(0);
+        let sum: i64 = findings(r)
+            .iter()
+            .map(|f| f["impact_ms"].as_i64().unwrap())
+            .sum();
+        assert!(
+            sum <= runtime,
+            "{}: findings add up to {sum} ms in a {runtime} ms application",
+            a.label
+        );
+        assert_eq!(
+            r["summary"]["recoverable_ms"].as_i64(),
+            Some(sum),
+            "{}",
+            a.label
+        );
+        let mut rules: Vec<&str> = findings(r)
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap())
+            .collect();
+        let n = rules.len();
+        rules.sort_unstable();
+        rules.dedup();
+        assert_eq!(rules.len(), n, "{}: a rule spoke twice: {rules:?}", a.label);
+        for f in findings(r) {
+            let severity = f["severity"].as_str().unwrap();
+            if !["critical", "high"].contains(&severity) {
+                continue;
+            }
+            let rule = f["rule"].as_str().unwrap();
+            let impact = f["impact_ms"].as_i64().unwrap();
+            // Time-saving findings earn high by a share of at least 10 % and a minute.
+            if !["FA001", "FA003", "FA005"].contains(&rule) {
+                assert!(
+                    impact >= 60_000 && impact * 10 >= runtime,
+                    "{}: {rule} is {severity} for {impact} ms of {runtime} ms",
+                    a.label
+                );
+            }
+            serious.push(format!(
+                "{} | {} | {rule} {severity} | {} | {}",
+                a.label,
+                r["application"]["name"].as_str().unwrap_or("-"),
+                impact,
+                f["title"].as_str().unwrap()
+            ));
+        }
+    }
+    // What a reviewer reads: every high and critical finding on every log.
+    println!(
+        "{} applications; {} high or critical findings",
+        all.len(),
+        serious.len()
+    );
+    for line in &serious {
+        println!("{line}");
+    }
+}
+
+#[test]
+fn logs_that_lack_an_application_say_so_and_get_no_findings() {
+    let Some(dir) = shared_opt("real-world/sparklint") else {
+        return;
+    };
+    // sparklint's fragments: two start mid-application, one stops before any job.
+    for name in [
+        "file_event_log_test_simple",
+        "file_event_log_test_nav_events",
+    ] {
+        let r = report_of(&dir.join(name));
+        assert!(findings(&r).is_empty(), "{name}: {:?}", findings(&r));
+        let warnings = r["source"]["warnings"].to_string();
+        assert!(
+            warnings.contains("no SparkListenerApplicationStart"),
+            "{name}: {warnings}"
+        );
+    }
+    let r = report_of(&dir.join("file_event_log_test_state_events"));
+    assert!(findings(&r).is_empty(), "no job ran: {:?}", findings(&r));
+    assert!(
+        r["source"]["warnings"]
+            .to_string()
+            .contains("no SparkListenerApplicationEnd")
+    );
+    let empty = dir.join("file_event_log_empty_test");
+    if let Ok(inputs) = sparkdiag_eventlog::discover(empty.to_str().unwrap()) {
+        let config = sparkdiag_rules::Config::default();
+        if let Ok(a) = analyze(&inputs[0], &Options::new(&config)) {
+            let r = serde_json::to_value(&a.report).unwrap();
+            assert!(findings(&r).is_empty(), "empty file: {:?}", findings(&r));
+            assert!(
+                r["source"]["warnings"].to_string().contains("no event"),
+                "{}",
+                r["source"]["warnings"]
+            );
+        }
+    }
+}
+
+#[test]
+fn released_executors_under_dynamic_allocation_are_not_lost() {
+    let Some(log) = shared_opt(
+        "real-world/sparklint/docs-spark_summit_euro_2016-event_logs/application_1472176676028_407508_1",
+    ) else {
+        return;
+    };
+    let r = report_of(&log);
+    assert_eq!(r["application"]["dynamic_allocation"], true);
+    let executors = r["executors"].as_array().unwrap();
+    let released = executors
+        .iter()
+        .filter(|e| e["removal"] == "released")
+        .count();
+    assert!(released > 10, "{released} released");
+    for e in executors.iter().filter(|e| {
+        e["removed_reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("explicit termination request"))
+    }) {
+        if e["failed_tasks"] == 0 {
+            assert_eq!(e["removal"], "released", "{e}");
+        }
+    }
+    for f in of_rule(&r, "FA003") {
+        let listed = f["evidence"]["executors"].as_array().unwrap();
+        assert!(
+            listed
+                .iter()
+                .all(|e| e["kind"] != "released" && e["kind"] != "decommissioned"),
+            "{f}"
+        );
+    }
+}
+
+#[test]
+fn our_dynamic_allocation_run_releases_idle_executors_without_a_finding() {
+    let dir = testdata("logs/trust/dynamic-allocation");
+    let r = report_of(&dir);
+    assert_eq!(r["application"]["dynamic_allocation"], true);
+    let removals: Vec<&str> = r["executors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["removal"].as_str())
+        .collect();
+    assert!(
+        removals.iter().filter(|k| **k == "released").count() >= 2,
+        "{removals:?}"
+    );
+    assert!(
+        of_rule(&r, "FA003").is_empty(),
+        "{:?}",
+        of_rule(&r, "FA003")
+    );
+}
+
+#[test]
+fn a_fetch_failure_is_traced_to_the_executor_loss_that_started_it() {
+    let r = report_of(&testdata("logs/trust/fetch-failed"));
+    let fa001 = of_rule(&r, "FA001");
+    assert_eq!(fa001.len(), 1, "{:?}", findings(&r));
+    let title = fa001[0]["title"].as_str().unwrap();
+    assert!(
+        title.contains("lost") && title.contains("FetchFailed"),
+        "{title}"
+    );
+    assert!(fa001[0]["evidence"]["started_by"].is_string());
+    let rec = fa001[0]["recommendation"].as_str().unwrap();
+    assert!(rec.contains("executor died"), "{rec}");
+    // The killed executor is a loss, with its failed tasks.
+    let fa003 = of_rule(&r, "FA003");
+    assert_eq!(fa003.len(), 1, "{:?}", findings(&r));
+    assert!(
+        fa003[0]["scope"]["executor_ids"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("1"))
+    );
+}
+
+#[test]
+fn rdd_only_and_old_spark_applications_get_no_sql_advice() {
+    let mut reports = vec![(
+        "rdd-only".to_string(),
+        report_of(&testdata("logs/trust/rdd-only")),
+    )];
+    if let Some(root) = shared_opt("real-world") {
+        for a in every_log() {
+            if a.label.starts_with(root.to_str().unwrap()) {
+                reports.push((a.label, a.report));
+            }
+        }
+    }
+    let mut rdd = 0;
+    for (label, r) in &reports {
+        let version = r["application"]["spark_version"].as_str().unwrap_or("");
+        let old = version.starts_with("1.") || version.starts_with("2.");
+        if r["application"]["api"] == "rdd" {
+            rdd += 1;
+        }
+        if r["application"]["api"] != "rdd" && !old {
+            continue;
+        }
+        for f in findings(r) {
+            assert!(
+                !["CF001", "CF002", "CF003"].contains(&f["rule"].as_str().unwrap()),
+                "{label}: {f}"
+            );
+            let rec = f["recommendation"].as_str().unwrap();
+            assert!(!rec.contains("spark.sql.adaptive"), "{label}: {rec}");
+            if r["application"]["api"] == "rdd" {
+                assert!(
+                    !rec.contains("spark.sql.shuffle.partitions=")
+                        || rec.contains("does not apply"),
+                    "{label}: {rec}"
+                );
+            }
+        }
+    }
+    assert!(rdd >= 2, "{rdd} RDD-only applications");
+    let ours = &reports[0].1;
+    let pa001 = of_rule(ours, "PA001");
+    assert_eq!(pa001.len(), 1, "{:?}", findings(ours));
+    assert!(
+        pa001[0]["recommendation"]
+            .as_str()
+            .unwrap()
+            .contains("numPartitions")
+    );
+}
+
+#[test]
+fn an_interactive_session_is_not_called_driver_bound() {
+    let r = report_of(&testdata("logs/trust/interactive"));
+    assert!(
+        r["application"]["interactive"]
+            .as_str()
+            .is_some_and(|w| w.contains("PySparkShell")),
+        "{}",
+        r["application"]
+    );
+    let dr001 = of_rule(&r, "DR001");
+    assert_eq!(dr001.len(), 1, "{:?}", findings(&r));
+    assert_eq!(dr001[0]["severity"], "info");
+    assert_eq!(dr001[0]["impact_ms"], 0);
+    assert!(
+        dr001[0]["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("Interactive session")
+    );
+    // sparklint's example: a Spark 1.5 app named "MyAppName" whose jobs were typed at a Scala
+    // REPL (`count at <console>:22`): its 2m 42s without a job are a person typing.
+    if let Some(log) = shared_opt("real-world/sparklint/spark_event_log_example") {
+        let r = report_of(&log);
+        assert!(
+            r["application"]["interactive"]
+                .as_str()
+                .is_some_and(|w| w.contains("<console>")),
+            "{}",
+            r["application"]
+        );
+        assert!(
+            of_rule(&r, "DR001")
+                .iter()
+                .all(|f| f["severity"] == "info" && f["impact_ms"] == 0)
+        );
+    }
+    // The batch twin of the idea: a driver loop of ours keeps its finding.
+    let batch = report_of(&crate::util::pattern_log("driver-loop-serial"));
+    assert!(batch["application"]["interactive"].is_null());
+    assert!(
+        of_rule(&batch, "DR001")
+            .iter()
+            .all(|f| f["impact_ms"].as_i64().unwrap() > 0)
+    );
+}
+
+#[test]
+fn databricks_metadata_gives_the_spark_version_and_a_job_run_is_batch() {
+    // NVIDIA's NDS q88 on Databricks 13.3 Photon: Spark's version is only in the metadata
+    // event; the app calls itself "Databricks Shell", but its jobs carry
+    // spark.databricks.job.runId: a scheduled job run, not a notebook session.
+    let Some(path) = shared_opt(
+        "plan-samples/databricks-13.3-photon__spark-rapids-tools-nds_q88__exec26__selected-events.jsonl",
+    ) else {
+        return;
+    };
+    let r = report_of(&path);
+    assert_eq!(r["application"]["spark_version"], "3.4.1");
+    assert_eq!(r["application"]["name"], "Databricks Shell");
+    assert!(
+        r["application"]["interactive"].is_null(),
+        "{}",
+        r["application"]
+    );
+    assert!(
+        !r["source"]["unknown_events"]
+            .to_string()
+            .contains("DBCEventLoggingListenerMetadata")
+    );
+}
+
+#[test]
+fn plan_node_ids_are_sparks_own() {
+    // Spark's SparkPlanGraph numbers WholeStageCodegen clusters and operators, and gives
+    // InputAdapter and AQE query-stage wrappers no id.
+    let r = report_of(&crate::util::pattern_log("skew-join"));
+    let mut checked = 0;
+    for q in r["sql"].as_array().unwrap() {
+        let nodes = q["plan_nodes"].as_array().unwrap();
+        for (i, n) in nodes.iter().enumerate() {
+            assert_eq!(
+                n["index"].as_u64(),
+                Some(i as u64),
+                "ids are dense and ordered"
+            );
+            let name = n["name"].as_str().unwrap();
+            assert!(
+                name != "InputAdapter" && !name.ends_with("QueryStage"),
+                "{name} has no id in Spark's graph"
+            );
+            checked += 1;
+        }
+        for x in q["exchange_stages"].as_array().unwrap() {
+            let id = x["node"].as_u64().unwrap() as usize;
+            assert_eq!(nodes[id]["name"], "Exchange");
+        }
+    }
+    assert!(checked > 10, "{checked} plan nodes");
+    // And findings name operators by those ids.
+    let r = report_of(&crate::util::pattern_log("skew-join-aqe"));
+    let ex003 = of_rule(&r, "EX003");
+    assert_eq!(ex003.len(), 1);
+    let sql = ex003[0]["scope"]["sql_execution_ids"][0].as_i64().unwrap();
+    let q = r["sql"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["execution_id"] == sql)
+        .unwrap();
+    let name_of = |id: &Value| {
+        q["plan_nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["index"] == *id)
+            .unwrap_or_else(|| panic!("node {id} not in the plan"))["name"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let ids = ex003[0]["scope"]["plan_node_ids"].as_array().unwrap();
+    assert!(
+        ids.iter()
+            .any(|id| name_of(id).starts_with("SortMergeJoin")),
+        "{ids:?}"
+    );
+    // The title names the join by the same id as the scope.
+    let title = ex003[0]["title"].as_str().unwrap();
+    let join = ids
+        .iter()
+        .find(|id| name_of(id).starts_with("SortMergeJoin"))
+        .unwrap();
+    assert!(
+        title.contains(&format!("({join}) SortMergeJoin")),
+        "{title}"
+    );
+}
+
+#[test]
+fn a_stage_where_every_task_spills_has_oversized_partitions() {
+    let log = crate::util::pattern_log("spill");
+    let out = crate::util::json_of(&[
+        "analyze",
+        log.to_str().unwrap(),
+        "--format",
+        "json",
+        "--set",
+        "PA002.min_spill_mb=32",
+    ]);
+    let pa002: Vec<&Value> = findings(&out)
+        .iter()
+        .filter(|f| f["rule"] == "PA002")
+        .collect();
+    assert_eq!(pa002.len(), 1, "{:?}", findings(&out));
+    let f = pa002[0];
+    assert!(f["title"].as_str().unwrap().contains("no skew"), "{f}");
+    let tasks = f["evidence"]["tasks"].as_u64().unwrap();
+    assert!(f["evidence"]["recommended_partitions"].as_u64().unwrap() > tasks);
+    assert_eq!(f["evidence"]["spilling_tasks"], f["evidence"]["tasks"]);
+}
+
+#[test]
+fn a_clock_jump_is_said_in_the_source_and_saves_nobody_hours() {
+    // The smallest log whose clock jumps: one job of a second, then an application end dated
+    // three years later (as a driver whose clock was reset writes). Hand-written: no Spark run
+    // can be made to do this on purpose.
+    let t0: i64 = 1_700_000_000_000;
+    let later = t0 + 3 * 365 * 86_400_000;
+    let log = [
+        r#"{"Event":"SparkListenerLogStart","Spark Version":"3.5.1"}"#.to_string(),
+        format!(
+            r#"{{"Event":"SparkListenerApplicationStart","App Name":"nightly","App ID":"app-1","Timestamp":{t0},"User":"etl"}}"#
+        ),
+        format!(
+            r#"{{"Event":"SparkListenerJobStart","Job ID":0,"Submission Time":{},"Stage Infos":[],"Stage IDs":[]}}"#,
+            t0 + 1000
+        ),
+        format!(
+            r#"{{"Event":"SparkListenerJobEnd","Job ID":0,"Completion Time":{},"Job Result":{{"Result":"JobSucceeded"}}}}"#,
+            t0 + 2000
+        ),
+        format!(r#"{{"Event":"SparkListenerApplicationEnd","Timestamp":{later}}}"#),
+    ]
+    .join("\n");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("app-1");
+    std::fs::write(&path, log + "\n").unwrap();
+    let r = report_of(&path);
+    let warnings = r["source"]["warnings"].to_string();
+    assert!(warnings.contains("no event for 1095.0 days"), "{warnings}");
+    let total: i64 = findings(&r)
+        .iter()
+        .map(|f| f["impact_ms"].as_i64().unwrap())
+        .sum();
+    assert!(total <= 2000, "{:?}", findings(&r));
+    assert_eq!(r["summary"]["recoverable_ms"].as_i64(), Some(total));
+}
+
+#[test]
+fn repeats_of_a_rule_become_one_finding_that_lists_every_place() {
+    // The driver loop runs 48 jobs; its plan findings (one per SQL execution before grouping)
+    // and any per-stage finding come out once, listing every place.
+    let mut grouped = 0;
+    for a in every_log() {
+        for f in findings(&a.report) {
+            let Some(count) = f["evidence"]["occurrence_count"].as_u64() else {
+                continue;
+            };
+            grouped += 1;
+            let listed = f["evidence"]["occurrences"].as_array().unwrap();
+            assert_eq!(listed.len() as u64, count.min(50), "{}: {f}", a.label);
+            let title = f["title"].as_str().unwrap();
+            assert!(
+                title.ends_with(&format!("(and {} more like it)", count - 1))
+                    || title.ends_with("cancelled as its consequence)"),
+                "{title}"
+            );
+            // The scope holds every occurrence's places.
+            for o in listed {
+                for key in ["stage_ids", "job_ids", "sql_execution_ids"] {
+                    for id in o["scope"][key].as_array().unwrap() {
+                        assert!(
+                            f["scope"][key].as_array().unwrap().contains(id),
+                            "{}: {key} {id} missing from {}",
+                            a.label,
+                            f["scope"]
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(grouped >= 3, "{grouped} grouped findings");
+}
+
+#[test]
+fn a_job_cancelled_by_the_shutdown_is_a_consequence_of_the_failure_before_it() {
+    // Job 0 ran long in a thread; job 1 failed in a UDF; the driver stopped the context, which
+    // cancelled job 0. Job 0 ended last and ran longest, yet job 1 is the cause.
+    let r = report_of(&testdata("logs/trust/cascade"));
+    let fa001 = of_rule(&r, "FA001");
+    assert_eq!(fa001.len(), 1, "{:?}", findings(&r));
+    let f = fa001[0];
+    let title = f["title"].as_str().unwrap();
+    assert!(title.starts_with("Job 1 failed"), "{title}");
+    assert!(title.contains("ValueError: bad row 1234"), "{title}");
+    assert!(
+        title.ends_with("(1 more cancelled as its consequence)"),
+        "{title}"
+    );
+    assert_eq!(f["evidence"]["consequence_of_another_failure"], false);
+    assert_eq!(f["scope"]["job_ids"], serde_json::json!([0, 1]));
+    let cancelled = &f["evidence"]["occurrences"][1]["title"];
+    assert!(
+        cancelled
+            .as_str()
+            .unwrap()
+            .contains("a consequence of job 1's failure"),
+        "{cancelled}"
+    );
+}
+
+#[test]
+fn spark_3_5_gets_the_aqe_advice_that_exists_there() {
+    // Written by pyspark 3.5 with AQE off: AQE exists in 3.5, so CF001 and AQE advice fit;
+    // the RDD-only 4.3 run beside it gets none (see rdd_only_and_old_spark_...).
+    let r = report_of(&testdata("logs/trust/spark-3.5"));
+    assert!(
+        r["application"]["spark_version"]
+            .as_str()
+            .unwrap()
+            .starts_with("3.5."),
+        "{}",
+        r["application"]
+    );
+    assert_eq!(r["application"]["api"], "sql");
+    assert_eq!(of_rule(&r, "CF001").len(), 1, "{:?}", findings(&r));
+    let pa001 = of_rule(&r, "PA001");
+    assert_eq!(pa001.len(), 1, "{:?}", findings(&r));
+    assert!(
+        pa001[0]["recommendation"]
+            .as_str()
+            .unwrap()
+            .contains("spark.sql.adaptive.coalescePartitions.enabled=true")
+    );
+}
