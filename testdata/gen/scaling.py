@@ -3,8 +3,8 @@
     python3 testdata/gen/scaling.py            # every workload and size (~12 min, one JVM at a time)
     python3 testdata/gen/scaling.py sleep      # one workload
 
-Each run is master `local-cluster[N,1,1024]` (N executor JVMs of 1 core each) with plain
-(uncompressed) event logs written to `testdata/logs/scaling/<workload>-<N>x1/`. The predictions
+Each run is master `local-cluster[N,1,1024]` (N executor JVMs of 1 core each) with zstd
+event logs written to `testdata/logs/scaling/<workload>-<N>x1/`. The predictions
 are made from the 1-executor log and compared with the wall clock of the others
 (`tests/whatif.rs`, README "What if"). Workloads:
 
@@ -93,7 +93,7 @@ def run_app(name: str, executors: int, event_dir: Path):
             .set("spark.eventLog.enabled", "true")
             .set("spark.eventLog.dir", str(event_dir))
             .set("spark.eventLog.compress", "true")
-            .set("spark.io.compression.codec", "zstd")
+            .set("spark.eventLog.compression.codec", "zstd")
             .set("spark.eventLog.rolling.enabled", "false")
             .set("spark.ui.enabled", "false")
             .set("spark.executor.memory", "512m")
