@@ -29,3 +29,5 @@ mod rules;
 mod trust;
 /// Shared helpers: where the fixtures are, reading a log into the model, running the binary.
 mod util;
+/// What bounds a run and what more cores would change, against runs at 1, 2 and 4 executors.
+mod whatif;

@@ -23,6 +23,10 @@ pub struct Report {
     pub sql: Vec<SqlOut>,
     /// Ranked by `impact_ms`, most recoverable time first.
     pub findings: Vec<FindingOut>,
+    /// What bounds the run and what more or fewer cores would change (a replay of the log's own
+    /// tasks); absent when the log has no application start or no tasks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub what_if: Option<sparkdiag_whatif::WhatIf>,
 }
 
 /// A finding as the report shows it: the rule's finding, plus its cost when a price is known.
@@ -296,6 +300,7 @@ impl Report {
                     }
                 })
                 .collect(),
+            what_if: sparkdiag_whatif::what_if(app),
         }
     }
 }

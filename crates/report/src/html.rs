@@ -103,6 +103,9 @@ const STYLE: &str = r#"
 :root { --ink: #222; --muted: #666; --rule: #e2e2e2; --bg: #fff; --panel: #f7f7f5;
   --critical: #b3261e; --high: #d9622b; --medium: #c99a06; --low: #4a7ab5; --info: #888; }
 * { box-sizing: border-box; }
+.bounds { display: flex; height: 18px; max-width: 620px; border: 1px solid var(--rule); }
+.bounds span { display: block; height: 100%; }
+.legend .key { display: inline-block; width: 10px; height: 10px; margin: 0 4px 0 8px; }
 body { margin: 0; background: var(--bg); color: var(--ink);
   font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
 main { max-width: 1040px; margin: 0 auto; padding: 24px 28px 64px; }
@@ -234,6 +237,9 @@ fn application(out: &mut String, report: &Report, app: &Application) {
     }
     findings(out, report);
     summary(out, report);
+    if let Some(w) = &report.what_if {
+        out.push_str(&crate::whatif::html(w));
+    }
     out.push_str("<h2>Charts</h2>\n");
     for chart in charts::render_all(report, app) {
         match &chart.svg {

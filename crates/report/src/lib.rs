@@ -18,5 +18,6 @@ pub mod fleet;
 pub mod html;
 pub mod markdown;
 pub mod text;
+pub mod whatif;
 
 pub use contract::*;

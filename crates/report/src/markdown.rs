@@ -132,6 +132,10 @@ pub fn render(report: &Report) -> String {
     }
     out.push('\n');
 
+    if let Some(w) = &report.what_if {
+        out.push_str(&crate::whatif::markdown(w));
+    }
+
     let stages = longest_stages(report);
     if !stages.is_empty() {
         out.push_str("## Longest stages\n\n");

@@ -178,6 +178,10 @@ fn view(report: &Report, opts: Options) -> String {
         table.add_row(vec![label.to_string(), value]);
     }
     let _ = writeln!(out, "{table}\n");
+    if let Some(w) = &report.what_if {
+        let width = opts.terminal.then(|| usize::from(opts.columns()));
+        out.push_str(&crate::whatif::text(w, width));
+    }
 
     let mut stages: Vec<&crate::StageOut> = report
         .stages
@@ -416,7 +420,7 @@ fn findings_section(report: &Report, opts: Options) -> String {
 
 /// `text` broken at spaces into lines of at most `width` characters (a longer word gets a line
 /// of its own), the lines after the first indented by `indent`.
-fn wrap(text: &str, width: usize, indent: usize) -> String {
+pub(crate) fn wrap(text: &str, width: usize, indent: usize) -> String {
     let mut out = String::new();
     let mut line = String::new();
     let mut len = 0;

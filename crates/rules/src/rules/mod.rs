@@ -35,6 +35,8 @@ mod window_without_partition;
 
 use crate::Rule;
 
+pub use heap_overprovisioned::parse_memory;
+
 pub static ALL: &[&Rule] = &[
     &data_skew::DATA_SKEW,
     &straggler::STRAGGLER,

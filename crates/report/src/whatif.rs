@@ -1,0 +1,266 @@
+//! The "what bounds this run, and what would more cores change" section, in every view: one bar
+//! splitting the wall clock, the predicted wall clock at ¼x to 8x today's cores and without the
+//! skewed tasks or the driver's gaps, and the sizing advice.
+
+use std::fmt::Write;
+
+use sparkdiag_model::units::duration;
+use sparkdiag_whatif::{WhatIf, cores};
+
+use crate::html::escape;
+
+/// The bar's three parts: label, share of the wall clock, the character the text bar uses.
+fn parts(w: &WhatIf) -> [(&'static str, i64, char); 3] {
+    let b = &w.bounds;
+    [
+        ("driver only", b.driver_only_ms, '█'),
+        ("critical path", b.critical_path_ms, '▓'),
+        ("waiting for cores", b.core_wait_ms, '░'),
+    ]
+}
+
+fn share(ms: i64, wall: i64) -> f64 {
+    if wall > 0 {
+        ms as f64 * 100.0 / wall as f64
+    } else {
+        0.0
+    }
+}
+
+fn change(c: f64) -> String {
+    if c.abs() < 0.005 {
+        "same".into()
+    } else {
+        format!("{:+.0} %", c * 100.0)
+    }
+}
+
+/// Each part's width in a bar of `width` cells; the widths add up to `width`.
+fn widths(w: &WhatIf, width: usize) -> [usize; 3] {
+    let wall = w.bounds.wall_ms.max(1);
+    let parts = parts(w);
+    let mut out = [0usize; 3];
+    let mut used = 0usize;
+    for (i, (_, ms, _)) in parts.iter().enumerate() {
+        out[i] = ((*ms as f64 / wall as f64) * width as f64).round() as usize;
+        used += out[i];
+    }
+    // Rounding can leave the bar a cell short or long: the largest part absorbs it.
+    let largest = (0..3).max_by_key(|&i| parts[i].1).unwrap_or(0);
+    out[largest] = (out[largest] + width).saturating_sub(used);
+    out
+}
+
+fn scenario_rows(w: &WhatIf) -> Vec<(String, String, String)> {
+    w.scenarios
+        .iter()
+        .map(|s| {
+            let what = if s.cut_skew || s.remove_driver_gaps {
+                format!("{} ({})", s.label, cores(s.cores))
+            } else if s.cores == w.cores_today {
+                format!("{} (today)", cores(s.cores))
+            } else {
+                format!("{} ({})", cores(s.cores), s.label)
+            };
+            (what, duration(s.predicted_ms), change(s.change_vs_today))
+        })
+        .collect()
+}
+
+/// The section for the terminal: lines fitted to `width` columns on a terminal, unwrapped when
+/// piped or written to a file (`None`).
+pub fn text(w: &WhatIf, width: Option<usize>) -> String {
+    let mut out = String::new();
+    let width = width.map(|w| w.max(24));
+    let line = |out: &mut String, text: &str| match width {
+        Some(width) => out.push_str(&crate::text::wrap(text, width, 4)),
+        None => {
+            out.push_str(text);
+            out.push('\n');
+        }
+    };
+    let bar_width = width.unwrap_or(80).clamp(24, 100).saturating_sub(4).min(60);
+    let _ = writeln!(out, "What bounds this run ({})", duration(w.bounds.wall_ms));
+    let mut bar = String::new();
+    for ((_, _, c), n) in parts(w).iter().zip(widths(w, bar_width)) {
+        bar.extend(std::iter::repeat_n(*c, n));
+    }
+    let _ = writeln!(out, "  {bar}");
+    let legend: Vec<String> = parts(w)
+        .iter()
+        .map(|(label, ms, c)| format!("{c} {label} {:.0} %", share(*ms, w.bounds.wall_ms)))
+        .collect();
+    let _ = writeln!(out, "  {}", legend.join("  "));
+    line(&mut out, &format!("  {}", w.headline));
+    let rows = scenario_rows(w);
+    let first = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+    let second = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "  {:first$}  {:>second$}  vs today",
+        "predicted run", "wall"
+    );
+    for (what, wall, change) in rows {
+        let _ = writeln!(out, "  {what:first$}  {wall:>second$}  {change}");
+    }
+    for advice in &w.advice {
+        line(&mut out, &format!("  → {}", advice.text));
+    }
+    line(
+        &mut out,
+        &format!(
+            "  (A replay of the log's own tasks; it replays today's run in {} against {} measured. \
+             Its assumptions are in --format json.)",
+            duration(w.replay_today_ms),
+            duration(w.bounds.wall_ms)
+        ),
+    );
+    out.push('\n');
+    out
+}
+
+/// The section as Markdown.
+pub fn markdown(w: &WhatIf) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "## What bounds this run\n");
+    let parts: Vec<String> = parts(w)
+        .iter()
+        .map(|(label, ms, _)| {
+            format!(
+                "{label} {} ({:.0} %)",
+                duration(*ms),
+                share(*ms, w.bounds.wall_ms)
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "{} of wall clock: {}.\n\n**{}**\n",
+        duration(w.bounds.wall_ms),
+        parts.join(" · "),
+        w.headline
+    );
+    out.push_str("| predicted run | wall clock | vs today |\n|---|--:|--:|\n");
+    for (what, wall, change) in scenario_rows(w) {
+        let _ = writeln!(out, "| {what} | {wall} | {change} |");
+    }
+    out.push('\n');
+    for advice in &w.advice {
+        let _ = writeln!(out, "- {}", advice.text);
+    }
+    let _ = writeln!(
+        out,
+        "\nA replay of the log's own tasks (today's run replays in {} against {} measured); it keeps each task's duration and the driver's time between jobs, and ignores locality and dynamic allocation.\n",
+        duration(w.replay_today_ms),
+        duration(w.bounds.wall_ms)
+    );
+    out
+}
+
+/// The section as HTML: the bar, a chart of predicted wall clock by cores, the table and advice.
+pub fn html(w: &WhatIf) -> String {
+    let mut out = String::new();
+    out.push_str("<h2>What bounds this run</h2>\n<div class=\"bounds\">");
+    let colors = ["#c0392b", "#2c3e50", "#95a5a6"];
+    for (((label, ms, _), color), _) in parts(w).iter().zip(colors).zip(0..) {
+        let pct = share(*ms, w.bounds.wall_ms);
+        if pct <= 0.0 {
+            continue;
+        }
+        let _ = write!(
+            out,
+            "<span style=\"width:{pct:.2}%;background:{color}\" title=\"{} {}\"></span>",
+            escape(label),
+            duration(*ms)
+        );
+    }
+    out.push_str("</div>\n<p class=\"legend\">");
+    for ((label, ms, _), color) in parts(w).iter().zip(colors) {
+        let _ = write!(
+            out,
+            "<span class=\"key\" style=\"background:{color}\"></span>{} {} ({:.0} %) ",
+            escape(label),
+            duration(*ms),
+            share(*ms, w.bounds.wall_ms)
+        );
+    }
+    let _ = writeln!(out, "</p>\n<p><strong>{}</strong></p>", escape(&w.headline));
+    out.push_str(&chart(w));
+    out.push_str(
+        "<table>\n<thead><tr><th>predicted run</th><th class=\"n\">wall clock</th>\
+         <th class=\"n\">vs today</th></tr></thead>\n<tbody>\n",
+    );
+    for (what, wall, change) in scenario_rows(w) {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            escape(&what),
+            escape(&wall),
+            escape(&change)
+        );
+    }
+    out.push_str("</tbody>\n</table>\n<ul>\n");
+    for advice in &w.advice {
+        let _ = writeln!(out, "<li>{}</li>", escape(&advice.text));
+    }
+    out.push_str("</ul>\n<details><summary>How the prediction is made</summary>\n<p>");
+    let _ = write!(
+        out,
+        "A replay of the log's own tasks: today's run replays in {} against {} measured.",
+        duration(w.replay_today_ms),
+        duration(w.bounds.wall_ms)
+    );
+    out.push_str("</p>\n<ul>\n");
+    for a in &w.assumptions {
+        let _ = writeln!(out, "<li>{}</li>", escape(a));
+    }
+    out.push_str("</ul>\n</details>\n");
+    out
+}
+
+/// Predicted wall clock per core count: one horizontal bar per core scenario, inline SVG.
+fn chart(w: &WhatIf) -> String {
+    let rows: Vec<&sparkdiag_whatif::Scenario> = w
+        .scenarios
+        .iter()
+        .filter(|s| !s.cut_skew && !s.remove_driver_gaps)
+        .collect();
+    let longest = rows
+        .iter()
+        .map(|s| s.predicted_ms)
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let (label_w, bar_w, row_h) = (110.0, 420.0, 22.0);
+    let height = row_h * rows.len() as f64 + 10.0;
+    let mut svg = format!(
+        "<svg class=\"whatif\" role=\"img\" aria-label=\"predicted wall clock by executor cores\" \
+         width=\"{}\" height=\"{height}\" viewBox=\"0 0 {} {height}\" font-family=\"sans-serif\" font-size=\"12\">\n",
+        label_w + bar_w + 90.0,
+        label_w + bar_w + 90.0
+    );
+    for (i, s) in rows.iter().enumerate() {
+        let y = 5.0 + row_h * i as f64;
+        let len = bar_w * s.predicted_ms as f64 / longest as f64;
+        let fill = if s.cores == w.cores_today {
+            "#2c3e50"
+        } else {
+            "#7f8c8d"
+        };
+        let _ = writeln!(
+            svg,
+            "<text x=\"{:.0}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\
+             <rect x=\"{label_w}\" y=\"{y:.1}\" width=\"{len:.1}\" height=\"{:.1}\" fill=\"{fill}\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+            label_w - 8.0,
+            y + 14.0,
+            cores(s.cores),
+            row_h - 6.0,
+            label_w + len + 6.0,
+            y + 14.0,
+            escape(&duration(s.predicted_ms))
+        );
+    }
+    svg.push_str("</svg>\n");
+    svg
+}

@@ -1,0 +1,479 @@
+//! What bounds a Spark application's wall clock, and what more or fewer cores, skew cut to the
+//! median, or a driver that submits its next job at once would change.
+//!
+//! The answer comes from a replay of the log's own tasks ([`replay::Graph`]): every task attempt
+//! keeps the duration the log measured, every stage waits for its parents and its job, and the
+//! driver keeps the time it took between a job's end and its next submission; only the number of
+//! task slots (or the skewed tasks, or the driver's gaps) changes. [`what_if`] splits today's
+//! wall clock into driver-only time, the critical path of stages and the wait for free cores,
+//! predicts the wall clock at ¼x to 8x today's cores, and says how many cores the job needs.
+//!
+//! ```no_run
+//! # let app = sparkdiag_model::Application::default();
+//! if let Some(w) = sparkdiag_whatif::what_if(&app) {
+//!     for s in &w.scenarios {
+//!         println!("{:>5} cores: {} ms", s.cores, s.predicted_ms);
+//!     }
+//! }
+//! ```
+
+pub mod replay;
+
+use replay::{Graph, ReplayOptions};
+use serde::Serialize;
+use sparkdiag_model::Application;
+
+/// Where today's wall clock went; the three parts add up to `wall_ms`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Bounds {
+    pub wall_ms: i64,
+    /// No job was running: the driver alone (start-up, Python or JVM code between jobs, the end).
+    pub driver_only_ms: i64,
+    /// Jobs running, and no more cores would have made them shorter: each stage's longest task
+    /// and the stages' dependencies (the replay with unlimited cores, less the driver's time).
+    pub critical_path_ms: i64,
+    /// Jobs running, with tasks waiting for a free core: what more cores could recover at most.
+    pub core_wait_ms: i64,
+}
+
+/// One predicted run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Scenario {
+    /// What changes: a multiple of today's cores ("2x", "½x"), or "skewed tasks cut to the
+    /// median", "driver's gaps between jobs removed", "both" at today's cores.
+    pub label: String,
+    /// Task slots (executor cores) in the replay.
+    pub cores: i64,
+    pub cut_skew: bool,
+    pub remove_driver_gaps: bool,
+    /// The replay's wall clock.
+    pub predicted_ms: i64,
+    /// `predicted_ms` against the replay of today's run (1x): negative is faster. Comparing two
+    /// replays cancels what the replay cannot know (the same error is in both).
+    pub change_vs_today: f64,
+}
+
+/// A sizing recommendation with its reason and predicted effect.
+#[derive(Debug, Clone, Serialize)]
+pub struct Advice {
+    /// `cores`, `driver`, `skew`, `memory`, `partitions`.
+    pub kind: &'static str,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WhatIf {
+    /// The executor cores the application had at its peak: the replay's "1x".
+    pub cores_today: i64,
+    pub bounds: Bounds,
+    /// The replay of today's run with today's cores, next to the measured `bounds.wall_ms`: how
+    /// far the replay is from the truth on this very log.
+    pub replay_today_ms: i64,
+    pub scenarios: Vec<Scenario>,
+    pub advice: Vec<Advice>,
+    /// One sentence for a manager: what the run is bound by and what would help.
+    pub headline: String,
+    /// What the replay keeps fixed and what it cannot know.
+    pub assumptions: Vec<&'static str>,
+}
+
+/// Multiples of today's cores that every report predicts.
+pub const CORE_FACTORS: [f64; 6] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0];
+
+pub const ASSUMPTIONS: [&str; 5] = [
+    "each task attempt takes the time the log measured, whatever the cluster size (no CPU, disk or network contention modelled; failed and killed attempts still hold a core)",
+    "a stage starts when its job was submitted and its parent stages ended; tasks go to the first free core in the order they launched (locality, pools and FAIR scheduling ignored)",
+    "the driver takes the time it took between a job's end and its next submission; jobs submitted together (a thread pool) stay together",
+    "each core becomes free when its executor was added (with more cores than today, the extra ones arrive as today's did); executors that left are taken as staying",
+    "it cannot know what a rewrite would change (fewer jobs, less shuffle, a different plan): only more or fewer cores, skewed tasks cut to their stage's median, and the driver's gaps removed",
+];
+
+/// The what-if analysis of `app`, or `None` when the log has no start or no tasks.
+pub fn what_if(app: &Application) -> Option<WhatIf> {
+    let graph = Graph::new(app)?;
+    if graph.max_parallelism() == 0 || app.tasks.is_empty() {
+        return None;
+    }
+    let cores_today = sparkdiag_rules::peak_cores(app).max(1);
+    let wall_ms = graph.wall_ms();
+    let replay = |slots: Option<usize>, cut_skew: bool, remove_driver_gaps: bool| {
+        graph.replay(ReplayOptions {
+            slots,
+            cut_skew,
+            remove_driver_gaps,
+        })
+    };
+    let today = replay(Some(cores_today as usize), false, false);
+    let unlimited = replay(None, false, false);
+
+    let (_, driver_only_ms) = app.job_and_driver_time_ms();
+    let driver_only_ms = driver_only_ms.clamp(0, wall_ms);
+    let critical_path_ms = (unlimited - driver_only_ms).clamp(0, wall_ms - driver_only_ms);
+    let bounds = Bounds {
+        wall_ms,
+        driver_only_ms,
+        critical_path_ms,
+        core_wait_ms: wall_ms - driver_only_ms - critical_path_ms,
+    };
+
+    let change = |predicted: i64| {
+        if today > 0 {
+            predicted as f64 / today as f64 - 1.0
+        } else {
+            0.0
+        }
+    };
+    let mut scenarios: Vec<Scenario> = Vec::new();
+    for factor in CORE_FACTORS {
+        let cores = ((cores_today as f64 * factor).round() as i64).max(1);
+        if scenarios.iter().any(|s| s.cores == cores) {
+            continue;
+        }
+        let predicted_ms = if cores == cores_today {
+            today
+        } else {
+            replay(Some(cores as usize), false, false)
+        };
+        scenarios.push(Scenario {
+            label: factor_label(cores as f64 / cores_today as f64),
+            cores,
+            cut_skew: false,
+            remove_driver_gaps: false,
+            predicted_ms,
+            change_vs_today: change(predicted_ms),
+        });
+    }
+    let slots = Some(cores_today as usize);
+    for (label, cut_skew, gaps) in [
+        ("skewed tasks cut to the median", true, false),
+        ("driver's gaps between jobs removed", false, true),
+        ("both", true, true),
+    ] {
+        let predicted_ms = replay(slots, cut_skew, gaps);
+        scenarios.push(Scenario {
+            label: label.to_string(),
+            cores: cores_today,
+            cut_skew,
+            remove_driver_gaps: gaps,
+            predicted_ms,
+            change_vs_today: change(predicted_ms),
+        });
+    }
+
+    let interactive = app.interactive().is_some();
+    let mut advice = advise(
+        &graph,
+        cores_today,
+        today,
+        unlimited,
+        &scenarios,
+        interactive,
+    );
+    advice.extend(memory_advice(app));
+    advice.extend(partition_advice(app, wall_ms, cores_today));
+    let mut headline = headline(&bounds, &scenarios, cores_today);
+    if let Some(why) = app.interactive() {
+        // A person between commands is not a driver to optimise.
+        headline = format!(
+            "An interactive session ({why}): its driver-only time is people between commands, not a loop to rewrite. {headline}"
+        );
+    }
+    Some(WhatIf {
+        cores_today,
+        bounds,
+        replay_today_ms: today,
+        scenarios,
+        advice,
+        headline,
+        assumptions: ASSUMPTIONS.to_vec(),
+    })
+}
+
+fn factor_label(factor: f64) -> String {
+    if (factor - 0.25).abs() < 1e-9 {
+        "¼x".into()
+    } else if (factor - 0.5).abs() < 1e-9 {
+        "½x".into()
+    } else {
+        format!("{}x", (factor * 100.0).round() / 100.0)
+    }
+}
+
+fn of(scenarios: &[Scenario], cut_skew: bool, gaps: bool) -> Option<&Scenario> {
+    scenarios
+        .iter()
+        .find(|s| s.cut_skew == cut_skew && s.remove_driver_gaps == gaps)
+        .filter(|s| s.cut_skew || s.remove_driver_gaps)
+}
+
+fn percent(change: f64) -> String {
+    format!("{:.0} %", (change.abs() * 100.0).round())
+}
+
+/// "Doubling the cluster saves 3 %; removing the driver's gaps saves 70 %."
+fn headline(bounds: &Bounds, scenarios: &[Scenario], cores_today: i64) -> String {
+    let double = scenarios
+        .iter()
+        .find(|s| !s.cut_skew && !s.remove_driver_gaps && s.cores == (cores_today * 2).max(1));
+    let mut parts: Vec<String> = Vec::new();
+    let bound = [
+        ("the driver (no job running)", bounds.driver_only_ms),
+        ("the critical path of stages", bounds.critical_path_ms),
+        ("waiting for free cores", bounds.core_wait_ms),
+    ]
+    .into_iter()
+    .max_by_key(|(_, ms)| *ms)
+    .map(|(what, ms)| {
+        format!(
+            "{} % of the run is {what}",
+            (ms as f64 * 100.0 / bounds.wall_ms.max(1) as f64).round()
+        )
+    })
+    .unwrap_or_default();
+    parts.push(bound);
+    if let Some(d) = double {
+        parts.push(format!(
+            "doubling the cores ({} → {}) would save {}",
+            cores_today,
+            d.cores,
+            percent(d.change_vs_today.min(0.0))
+        ));
+    }
+    if let Some(g) = of(scenarios, false, true).filter(|g| g.change_vs_today <= -0.05) {
+        parts.push(format!(
+            "removing the driver's gaps between jobs would save {}",
+            percent(g.change_vs_today.min(0.0))
+        ));
+    }
+    if let Some(s) = of(scenarios, true, false).filter(|s| s.change_vs_today <= -0.05) {
+        parts.push(format!(
+            "cutting the skewed tasks to their stage's median would save {}",
+            percent(s.change_vs_today)
+        ));
+    }
+    let mut text = parts.join("; ");
+    text.push('.');
+    text
+}
+
+/// The fewest cores whose replay is within 10 % of the unlimited one: more would sit idle.
+fn advise(
+    graph: &Graph,
+    cores_today: i64,
+    today: i64,
+    unlimited: i64,
+    scenarios: &[Scenario],
+    interactive: bool,
+) -> Vec<Advice> {
+    let mut advice = Vec::new();
+    let max = graph.max_parallelism() as i64;
+    let enough = |cores: i64| {
+        graph.replay(ReplayOptions {
+            slots: Some(cores as usize),
+            cut_skew: false,
+            remove_driver_gaps: false,
+        }) as f64
+            <= unlimited as f64 * 1.10
+    };
+    // The knee by bisection over 1..=max: the replay's time only falls as cores grow.
+    let (mut low, mut high) = (1i64, max.max(1));
+    while low < high {
+        let mid = (low + high) / 2;
+        if enough(mid) {
+            high = mid;
+        } else {
+            low = mid + 1;
+        }
+    }
+    let knee = low;
+    let at_knee = graph.replay(ReplayOptions {
+        slots: Some(knee as usize),
+        cut_skew: false,
+        remove_driver_gaps: false,
+    });
+    let change = |ms: i64| percent(ms as f64 / today.max(1) as f64 - 1.0);
+    if knee * 2 <= cores_today {
+        advice.push(Advice {
+            kind: "cores",
+            text: format!(
+                "{} would finish within {} of today's run on {} (predicted {}): \
+                 the rest sat idle. Fewer or smaller executors (or spark.dynamicAllocation.maxExecutors) cost less for the same run.",
+                cores(knee),
+                change(at_knee),
+                cores(cores_today),
+                seconds(at_knee)
+            ),
+        });
+    } else if knee > cores_today {
+        advice.push(Advice {
+            kind: "cores",
+            text: format!(
+                "Up to {} keep shortening the run: predicted {} instead of {} ({} faster) for {:.1}x the cores; \
+                 beyond that, the longest tasks and the stages' order bound the run.",
+                cores(knee),
+                seconds(at_knee),
+                seconds(today),
+                change(at_knee),
+                knee as f64 / cores_today as f64
+            ),
+        });
+    } else {
+        advice.push(Advice {
+            kind: "cores",
+            text: format!(
+                "{} is about right: more would save at most {} (the replay with unlimited cores takes {}).",
+                cores(cores_today),
+                change(unlimited),
+                seconds(unlimited)
+            ),
+        });
+    }
+    if let Some(g) = of(scenarios, false, true)
+        .filter(|g| g.change_vs_today <= -0.10)
+        .filter(|_| !interactive)
+    {
+        advice.push(Advice {
+            kind: "driver",
+            text: format!(
+                "The driver's time between jobs costs {}: submit the work as fewer, larger jobs (one write over all partitions instead of a loop) rather than adding executors.",
+                percent(g.change_vs_today)
+            ),
+        });
+    }
+    if let Some(s) = of(scenarios, true, false).filter(|s| s.change_vs_today <= -0.10) {
+        advice.push(Advice {
+            kind: "skew",
+            text: format!(
+                "Skewed tasks hold their stages open: cutting them to the median saves {} (AQE skew join, salting the hot keys).",
+                percent(s.change_vs_today)
+            ),
+        });
+    }
+    advice
+}
+
+/// "1 core", "8 cores".
+pub fn cores(n: i64) -> String {
+    if n == 1 {
+        "1 core".into()
+    } else {
+        format!("{n} cores")
+    }
+}
+
+fn seconds(ms: i64) -> String {
+    if ms >= 120_000 {
+        format!("{:.1} min", ms as f64 / 60_000.0)
+    } else {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    }
+}
+
+/// Executor memory from the measured peaks: short of memory when executors spilled or spent over
+/// 10 % of their time in GC; oversized when no executor's heap came near half of what it reserved.
+fn memory_advice(app: &Application) -> Option<Advice> {
+    let executors: Vec<&sparkdiag_model::Executor> =
+        app.executors.iter().filter(|e| e.id != "driver").collect();
+    let run: i64 = executors.iter().map(|e| e.run_time_ms).sum();
+    if run < 60_000 {
+        return None;
+    }
+    let gc: i64 = executors.iter().map(|e| e.jvm_gc_time_ms).sum();
+    let spill: i64 = executors.iter().map(|e| e.disk_spill_bytes).sum();
+    let gc_share = gc as f64 / run as f64;
+    let reserved = app
+        .spark_properties
+        .get("spark.executor.memory")
+        .and_then(|m| sparkdiag_rules::rules::parse_memory(m));
+    let peak = executors
+        .iter()
+        .filter_map(|e| e.peak_metrics.map(|m| m.jvm_heap_memory))
+        .max()
+        .filter(|&p| p > 0);
+    let gib = |b: f64| format!("{:.1} GiB", b / f64::from(1u32 << 30));
+    if gc_share > 0.10 || spill >= 256 << 20 {
+        let more = reserved.map_or("more".to_string(), |r| gib(r as f64 * 1.5));
+        return Some(Advice {
+            kind: "memory",
+            text: format!(
+                "Executors are short of memory ({:.0} % of their run time in GC{}): give each core more heap — spark.executor.memory={more}, or the same memory with fewer spark.executor.cores.",
+                gc_share * 100.0,
+                if spill > 0 {
+                    format!(", {} spilled to disk", gib(spill as f64))
+                } else {
+                    String::new()
+                }
+            ),
+        });
+    }
+    let (reserved, peak) = (reserved?, peak?);
+    (gc_share < 0.05 && (peak as f64) < 0.5 * reserved as f64).then(|| Advice {
+        kind: "memory",
+        text: format!(
+            "The largest executor heap peaked at {} of spark.executor.memory={} with {:.0} % GC and no spill: {} (1.5x the peak) would do, or more cores per executor.",
+            gib(peak as f64),
+            gib(reserved as f64),
+            gc_share * 100.0,
+            gib(peak as f64 * 1.5)
+        ),
+    })
+}
+
+/// Shuffle partitions per stage where AQE could not pick them (off, or Spark before 3.2 where it
+/// was off by default): about 128 MiB per reduce task, for the stages that took a tenth of the run.
+fn partition_advice(app: &Application, wall_ms: i64, cores_today: i64) -> Vec<Advice> {
+    let aqe = app
+        .spark_properties
+        .get("spark.sql.adaptive.enabled")
+        .map(|v| v.trim() == "true");
+    let before_3_2 = app.spark_version.as_deref().is_some_and(|v| {
+        let mut parts = v.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+        (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) < (3, 2)
+    });
+    if aqe == Some(true) || (aqe.is_none() && !before_3_2) {
+        return Vec::new();
+    }
+    const TARGET: i64 = 128 << 20;
+    let mut out: Vec<(i64, Advice)> = Vec::new();
+    for stage in &app.stages {
+        let read = stage.totals.shuffle_read_bytes();
+        let Some(took) = stage.duration_ms(app.effective_end_ms()) else {
+            continue;
+        };
+        if read <= 0 || took * 10 < wall_ms || stage.num_tasks <= 0 {
+            continue;
+        }
+        // Never fewer partitions than cores: that would leave cores idle.
+        let want = ((read + TARGET - 1) / TARGET).max(cores_today);
+        let each = read / stage.num_tasks;
+        let tiny = each < 16 << 20 && stage.num_tasks >= 200 && want * 2 <= stage.num_tasks;
+        let huge = each > 256 << 20 && want >= stage.num_tasks * 2;
+        if tiny || huge {
+            let sql = stage.job_ids.iter().any(|id| {
+                app.jobs
+                    .iter()
+                    .any(|j| j.job_id == *id && j.sql_execution_id.is_some())
+            });
+            let how = if sql {
+                "spark.sql.shuffle.partitions, or repartition before it"
+            } else {
+                "the numPartitions argument of the RDD shuffle (reduceByKey(f, n), groupByKey(n)) or spark.default.parallelism"
+            };
+            out.push((
+                took,
+                Advice {
+                    kind: "partitions",
+                    text: format!(
+                        "Stage {} read {:.0} MiB of shuffle in {} tasks ({:.1} MiB each): about {want} partitions of up to 128 MiB would suit it ({how}).",
+                        stage.stage_id,
+                        read as f64 / f64::from(1u32 << 20),
+                        stage.num_tasks,
+                        read as f64 / stage.num_tasks as f64 / f64::from(1u32 << 20)
+                    ),
+                },
+            ));
+        }
+    }
+    out.sort_by_key(|(took, _)| std::cmp::Reverse(*took));
+    out.into_iter().take(3).map(|(_, a)| a).collect()
+}

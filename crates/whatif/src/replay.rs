@@ -1,0 +1,373 @@
+//! The replay: the application's jobs, stages and tasks scheduled again on a given number of task
+//! slots, keeping what the log measured fixed (each task's duration, the DAG, the driver's time
+//! between a job's end and the next submission).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use sparkdiag_model::{Application, StageStatus};
+
+/// What to change in a replay.
+#[derive(Debug, Clone, Copy)]
+pub struct ReplayOptions {
+    /// Task slots (executor cores); `None` for as many as any stage could use.
+    pub slots: Option<usize>,
+    /// Cut every task longer than [`SKEW_RATIO`] times its stage's median to the median.
+    pub cut_skew: bool,
+    /// Submit each job as soon as the job it waited for ended: the driver's own time between
+    /// jobs (a loop's Python work, a `collect` to the driver) removed.
+    pub remove_driver_gaps: bool,
+}
+
+/// A task this many times its stage's median is cut in the skew-free replay (the data-skew
+/// rule's ratio, Spark AQE's `skewedPartitionFactor`).
+pub const SKEW_RATIO: i64 = 5;
+
+struct JobNode {
+    submit_ms: i64,
+    end_ms: i64,
+    /// The job whose end the driver waited for before submitting this one: the one that ended
+    /// last before this submission. `None`: submitted before any job ended.
+    after: Option<usize>,
+    /// Time from `after`'s end (or the application's start) to this submission.
+    gap_ms: i64,
+    stages: Vec<usize>,
+    /// From the last stage's end to the job's end.
+    tail_ms: i64,
+}
+
+struct StageNode {
+    job: usize,
+    deps: Vec<usize>,
+    dependents: Vec<usize>,
+    /// From the moment the stage could start (its job submitted, its parents done) to its first
+    /// task's launch.
+    lead_ms: i64,
+    /// From its last task's end to the stage's completion.
+    tail_ms: i64,
+    /// Every task attempt's duration (failed and killed attempts held a slot too), in launch order.
+    tasks: Vec<i64>,
+}
+
+/// The application as a graph of jobs and stage attempts, built once and replayed many times.
+pub struct Graph {
+    start_ms: i64,
+    /// The application's end, or its last event.
+    end_ms: i64,
+    jobs: Vec<JobNode>,
+    stages: Vec<StageNode>,
+    /// The job that ended last: the application ends `final_gap_ms` after it.
+    last_job: Option<usize>,
+    final_gap_ms: i64,
+    /// When each executor core became available, earliest first: cores that joined late
+    /// (dynamic allocation, slow start-up) are not there before they came.
+    core_arrivals: Vec<i64>,
+}
+
+impl Graph {
+    pub fn new(app: &Application) -> Option<Graph> {
+        let start_ms = app.start_ms?;
+        let end_ms = app.effective_end_ms()?.max(start_ms);
+        let mut order: Vec<&sparkdiag_model::Job> = app
+            .jobs
+            .iter()
+            .filter(|j| j.submission_ms.is_some())
+            .collect();
+        order.sort_by_key(|j| (j.submission_ms, j.job_id));
+        let job_index = |id: i64| order.iter().position(|j| j.job_id == id);
+        let mut jobs: Vec<JobNode> = order
+            .iter()
+            .map(|j| {
+                let submit_ms = j.submission_ms.unwrap_or(start_ms).clamp(start_ms, end_ms);
+                JobNode {
+                    submit_ms,
+                    end_ms: j.completion_ms.unwrap_or(end_ms).clamp(submit_ms, end_ms),
+                    after: None,
+                    gap_ms: 0,
+                    stages: Vec::new(),
+                    tail_ms: 0,
+                }
+            })
+            .collect();
+        for i in 0..jobs.len() {
+            let submit = jobs[i].submit_ms;
+            let after = (0..jobs.len())
+                .filter(|&k| k != i && jobs[k].end_ms <= submit && jobs[k].submit_ms <= submit)
+                .max_by_key(|&k| (jobs[k].end_ms, k));
+            jobs[i].after = after;
+            jobs[i].gap_ms = submit - after.map_or(start_ms, |k| jobs[k].end_ms);
+        }
+
+        let mut stages: Vec<StageNode> = Vec::new();
+        // (stage id, first launch or submission, end, node) of every replayed attempt.
+        let mut attempts: Vec<(i64, i64, i64, usize)> = Vec::new();
+        let mut ran: Vec<&sparkdiag_model::StageAttempt> = app
+            .stages
+            .iter()
+            .filter(|s| {
+                s.submission_ms.is_some()
+                    && !matches!(s.status, StageStatus::Skipped | StageStatus::Pending)
+            })
+            .collect();
+        ran.sort_by_key(|s| (s.submission_ms, s.stage_id, s.attempt_id));
+        for stage in ran {
+            let submitted = stage
+                .submission_ms
+                .unwrap_or(start_ms)
+                .clamp(start_ms, end_ms);
+            // The job that ran it: the latest of its jobs submitted by then.
+            let Some(job) = stage
+                .job_ids
+                .iter()
+                .filter_map(|&id| job_index(id))
+                .filter(|&j| jobs[j].submit_ms <= submitted)
+                .max_by_key(|&j| jobs[j].submit_ms)
+                .or_else(|| stage.job_ids.iter().find_map(|&id| job_index(id)))
+            else {
+                continue;
+            };
+            let mut tasks: Vec<(i64, i64)> = app
+                .stage_tasks(stage)
+                .iter()
+                .map(|t| (t.launch_ms, i64::from(t.duration_ms)))
+                .collect();
+            tasks.sort_unstable();
+            let first_launch = tasks
+                .first()
+                .map_or(submitted, |t| t.0)
+                .clamp(submitted, end_ms);
+            let last_end = tasks
+                .iter()
+                .map(|&(launch, d)| launch + d)
+                .max()
+                .unwrap_or(first_launch);
+            let completed = stage
+                .completion_ms
+                .unwrap_or(end_ms)
+                .clamp(first_launch, end_ms)
+                .max(last_end.min(end_ms));
+            // What the stage waited for: earlier attempts of its parents and of itself.
+            let mut deps: Vec<usize> = Vec::new();
+            for parent in stage
+                .parent_ids
+                .iter()
+                .chain(std::iter::once(&stage.stage_id))
+            {
+                let found = attempts
+                    .iter()
+                    .filter(|a| a.0 == *parent && a.1 <= submitted)
+                    .max_by_key(|a| (a.1, a.3));
+                if let Some(a) = found {
+                    deps.push(a.3);
+                }
+            }
+            deps.sort_unstable();
+            deps.dedup();
+            let ready_real = deps
+                .iter()
+                .map(|&d| attempts.iter().find(|a| a.3 == d).map_or(0, |a| a.2))
+                .chain(std::iter::once(jobs[job].submit_ms))
+                .max()
+                .unwrap_or(submitted);
+            let node = stages.len();
+            for &d in &deps {
+                stages[d].dependents.push(node);
+            }
+            stages.push(StageNode {
+                job,
+                deps,
+                dependents: Vec::new(),
+                lead_ms: (first_launch - ready_real).max(0),
+                tail_ms: (completed - last_end).max(0),
+                tasks: tasks.iter().map(|t| t.1).collect(),
+            });
+            jobs[job].stages.push(node);
+            attempts.push((stage.stage_id, submitted, completed, node));
+        }
+        for job in &mut jobs {
+            let last_stage = job
+                .stages
+                .iter()
+                .filter_map(|&s| attempts.iter().find(|a| a.3 == s).map(|a| a.2))
+                .max()
+                .unwrap_or(job.submit_ms);
+            job.tail_ms = (job.end_ms - last_stage.max(job.submit_ms)).max(0);
+        }
+        let runs_tasks: std::collections::HashSet<u32> =
+            app.tasks.iter().map(|t| t.executor).collect();
+        let mut core_arrivals: Vec<i64> = app
+            .executors
+            .iter()
+            .enumerate()
+            .filter(|(i, e)| e.id != "driver" || runs_tasks.contains(&(*i as u32)))
+            .flat_map(|(_, e)| {
+                let at = e.added_ms.unwrap_or(start_ms).clamp(start_ms, end_ms);
+                std::iter::repeat_n(at, e.cores.unwrap_or(1).clamp(1, 4096) as usize)
+            })
+            .collect();
+        core_arrivals.sort_unstable();
+        let last_job = (0..jobs.len()).max_by_key(|&k| (jobs[k].end_ms, k));
+        let final_gap_ms = end_ms - last_job.map_or(start_ms, |k| jobs[k].end_ms);
+        Some(Graph {
+            start_ms,
+            end_ms,
+            jobs,
+            stages,
+            last_job,
+            final_gap_ms,
+            core_arrivals,
+        })
+    }
+
+    /// The application's wall clock as the log measured it.
+    pub fn wall_ms(&self) -> i64 {
+        self.end_ms - self.start_ms
+    }
+
+    /// The most slots any stage could use at once.
+    pub fn max_parallelism(&self) -> usize {
+        self.stages
+            .iter()
+            .map(|s| s.tasks.len())
+            .max()
+            .unwrap_or(1)
+            .max(1)
+    }
+
+    /// The predicted wall clock under `options`.
+    pub fn replay(&self, options: ReplayOptions) -> i64 {
+        #[derive(PartialEq, Eq, PartialOrd, Ord)]
+        enum Item {
+            Job(usize),
+            Stage(usize),
+        }
+        let durations: Vec<Vec<i64>> = self
+            .stages
+            .iter()
+            .map(|s| {
+                if options.cut_skew {
+                    cut_skew(&s.tasks)
+                } else {
+                    s.tasks.clone()
+                }
+            })
+            .collect();
+        let mut queue: BinaryHeap<Reverse<(i64, Item)>> = BinaryHeap::new();
+        let mut job_submit = vec![i64::MIN; self.jobs.len()];
+        let mut job_left: Vec<usize> = self.jobs.iter().map(|j| j.stages.len()).collect();
+        let mut job_stage_end = vec![i64::MIN; self.jobs.len()];
+        let mut job_end = vec![i64::MIN; self.jobs.len()];
+        // Each stage waits for its deps and for its job's submission.
+        let mut stage_left: Vec<usize> = self.stages.iter().map(|s| s.deps.len() + 1).collect();
+        let mut stage_ready = vec![i64::MIN; self.stages.len()];
+        let mut stage_end = vec![i64::MIN; self.stages.len()];
+        let mut waiting_on: Vec<Vec<usize>> = vec![Vec::new(); self.jobs.len()];
+        for (k, job) in self.jobs.iter().enumerate() {
+            match job.after {
+                None => queue.push(Reverse((self.start_ms + job.gap_ms, Item::Job(k)))),
+                Some(before) => waiting_on[before].push(k),
+            }
+        }
+        let mut slots: BinaryHeap<Reverse<i64>> = BinaryHeap::new();
+        if let Some(n) = options.slots {
+            // The earliest `n` cores to arrive; more cores than the log had arrive as its did.
+            slots.extend((0..n.max(1)).map(|i| {
+                Reverse(match self.core_arrivals.len() {
+                    0 => self.start_ms,
+                    len => self.core_arrivals[i % len],
+                })
+            }));
+        }
+        let gap = |job: &JobNode| {
+            if options.remove_driver_gaps && job.after.is_some() {
+                0
+            } else {
+                job.gap_ms
+            }
+        };
+        let mut finished_jobs: Vec<usize> = Vec::new();
+        while let Some(Reverse((at, item))) = queue.pop() {
+            match item {
+                Item::Job(k) => {
+                    job_submit[k] = at;
+                    if self.jobs[k].stages.is_empty() {
+                        finished_jobs.push(k);
+                    }
+                    for &s in &self.jobs[k].stages {
+                        stage_ready[s] = stage_ready[s].max(at);
+                        stage_left[s] -= 1;
+                        if stage_left[s] == 0 {
+                            queue.push(Reverse((
+                                stage_ready[s] + self.stages[s].lead_ms,
+                                Item::Stage(s),
+                            )));
+                        }
+                    }
+                }
+                Item::Stage(s) => {
+                    let mut last = at;
+                    for &d in &durations[s] {
+                        let start = match slots.pop() {
+                            Some(Reverse(free)) => free.max(at),
+                            None => at,
+                        };
+                        if options.slots.is_some() {
+                            slots.push(Reverse(start + d));
+                        }
+                        last = last.max(start + d);
+                    }
+                    let end = last + self.stages[s].tail_ms;
+                    stage_end[s] = end;
+                    for &next in &self.stages[s].dependents {
+                        stage_ready[next] = stage_ready[next].max(end);
+                        stage_left[next] -= 1;
+                        if stage_left[next] == 0 {
+                            queue.push(Reverse((
+                                stage_ready[next] + self.stages[next].lead_ms,
+                                Item::Stage(next),
+                            )));
+                        }
+                    }
+                    let k = self.stages[s].job;
+                    job_stage_end[k] = job_stage_end[k].max(end);
+                    job_left[k] -= 1;
+                    if job_left[k] == 0 {
+                        finished_jobs.push(k);
+                    }
+                }
+            }
+            for k in finished_jobs.drain(..) {
+                let end = job_submit[k].max(job_stage_end[k]) + self.jobs[k].tail_ms;
+                job_end[k] = end;
+                for &next in &waiting_on[k] {
+                    queue.push(Reverse((end + gap(&self.jobs[next]), Item::Job(next))));
+                }
+            }
+        }
+        let last_end = job_end.iter().copied().max().unwrap_or(self.start_ms);
+        let end = match self.last_job {
+            Some(k) if job_end[k] != i64::MIN => (job_end[k] + self.final_gap_ms).max(last_end),
+            _ => self.end_ms,
+        };
+        (end - self.start_ms).max(0)
+    }
+}
+
+/// Durations with every task over [`SKEW_RATIO`] times the median cut to the median.
+fn cut_skew(tasks: &[i64]) -> Vec<i64> {
+    let mut sorted = tasks.to_vec();
+    sorted.sort_unstable();
+    let Some(&median) = sorted.get(sorted.len() / 2) else {
+        return Vec::new();
+    };
+    tasks
+        .iter()
+        .map(|&d| {
+            if d > SKEW_RATIO * median.max(1) {
+                median
+            } else {
+                d
+            }
+        })
+        .collect()
+}
