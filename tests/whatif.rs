@@ -68,7 +68,11 @@ fn busiest_stage_median_ms(app: &sparkdiag_model::Application) -> u32 {
         .iter()
         .max_by_key(|s| s.totals.executor_run_time)
         .unwrap();
-    let mut durations: Vec<u32> = app.stage_tasks(stage).iter().map(|t| t.duration_ms).collect();
+    let mut durations: Vec<u32> = app
+        .stage_tasks(stage)
+        .iter()
+        .map(|t| t.duration_ms)
+        .collect();
     durations.sort_unstable();
     durations[durations.len() / 2]
 }

@@ -67,13 +67,46 @@ fn scenario_rows(w: &WhatIf) -> Vec<(String, String, String)> {
         .collect()
 }
 
+/// Holds a number and its unit ("9.3 s", "6 %") together while a line is wrapped.
+const NO_BREAK: char = '\u{a0}';
+
+/// `text` with the space between a number and its unit turned from `from` into `to`.
+fn unit_spaces(text: &str, from: char, to: char) -> String {
+    const UNITS: [&str; 10] = ["ms", "s", "min", "h", "%", "B", "KiB", "MiB", "GiB", "TiB"];
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.char_indices().peekable();
+    let mut previous: Option<char> = None;
+    while let Some((i, c)) = chars.next() {
+        let unit_follows = || {
+            let rest = &text[i + c.len_utf8()..];
+            let word = rest
+                .split(|ch: char| ch.is_whitespace() || ch == NO_BREAK)
+                .next()
+                .unwrap_or("");
+            let word = word.trim_end_matches(|ch: char| ",.;:)".contains(ch));
+            UNITS.contains(&word)
+        };
+        if c == from && previous.is_some_and(|p| p.is_ascii_digit()) && unit_follows() {
+            out.push(to);
+        } else {
+            out.push(c);
+        }
+        previous = Some(c);
+    }
+    out
+}
+
 /// The section for the terminal: lines fitted to `width` columns on a terminal, unwrapped when
 /// piped or written to a file (`None`).
 pub fn text(w: &WhatIf, width: Option<usize>) -> String {
     let mut out = String::new();
     let width = width.map(|w| w.max(24));
     let line = |out: &mut String, text: &str| match width {
-        Some(width) => out.push_str(&crate::text::wrap(text, width, 4)),
+        Some(width) => out.push_str(&unit_spaces(
+            &crate::text::wrap(&unit_spaces(text, ' ', NO_BREAK), width, 4),
+            NO_BREAK,
+            ' ',
+        )),
         None => {
             out.push_str(text);
             out.push('\n');
@@ -263,4 +296,23 @@ fn chart(w: &WhatIf) -> String {
     }
     svg.push_str("</svg>\n");
     svg
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_number_keeps_its_unit_when_the_line_wraps() {
+        let text = "replays today's run in 9.7 s against 9.3 s measured, 6 % faster";
+        let kept = super::unit_spaces(text, ' ', super::NO_BREAK);
+        let wrapped = crate::text::wrap(&kept, 38, 4);
+        let back = super::unit_spaces(&wrapped, super::NO_BREAK, ' ');
+        for line in back.lines() {
+            let first = line.split_whitespace().next().unwrap_or("");
+            assert!(
+                !["s", "%"].contains(&first),
+                "a unit starts a line:\n{back}"
+            );
+        }
+        assert_eq!(back.replace("\n    ", " ").trim_end(), text);
+    }
 }
