@@ -48,12 +48,17 @@ pub struct Rule {
     pub check: fn(&Context, &Thresholds) -> Vec<Finding>,
 }
 
-/// A tunable number of a rule, with its default and where that default comes from.
+/// A tunable number of a rule: the registry entry that `sparkdiag rules`, the README's detector
+/// table and the overrides are all checked against. Rules declare each one as a `const` and read
+/// it through [`Thresholds::get`], so a misspelt key is a compile error rather than a run-time one.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Threshold {
     pub key: &'static str,
     pub default: f64,
     pub unit: &'static str,
     pub meaning: &'static str,
+    /// Where the default comes from: a Spark setting, another tool's tier, or sparkdiag's own.
+    pub source: &'static str,
 }
 
 /// A threshold entry for a rule's table.
@@ -62,12 +67,14 @@ pub const fn threshold(
     default: f64,
     unit: &'static str,
     meaning: &'static str,
+    source: &'static str,
 ) -> Threshold {
     Threshold {
         key,
         default,
         unit,
         meaning,
+        source,
     }
 }
 
@@ -78,20 +85,11 @@ pub struct Thresholds<'a> {
 }
 
 impl Thresholds<'_> {
-    /// The value of `key`: the user's override, else the rule's default.
-    pub fn get(&self, key: &str) -> f64 {
+    /// The value of `threshold`: the user's override, else its default.
+    pub fn get(&self, threshold: &Threshold) -> f64 {
         self.config
-            .override_for(self.rule.code, key)
-            .unwrap_or_else(|| {
-                self.rule
-                    .thresholds
-                    .iter()
-                    .find(|t| t.key == key)
-                    .unwrap_or_else(|| {
-                        panic!("rule {} reads undeclared threshold {key}", self.rule.code)
-                    })
-                    .default
-            })
+            .override_for(self.rule.code, threshold.key)
+            .unwrap_or(threshold.default)
     }
 }
 

@@ -2,7 +2,7 @@
 
 use sparkdiag_model::Task;
 
-use super::slow_tasks::{SKEW_THRESHOLDS, finding_for, has_skewed_data, slow_stages};
+use super::slow_tasks::{DATA_RATIO, SKEW_THRESHOLDS, finding_for, has_skewed_data, slow_stages};
 use crate::{Context, Finding, Thresholds, declare_rule};
 
 declare_rule! {
@@ -46,7 +46,7 @@ declare_rule! {
 }
 
 fn check_data_skew(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
-    let data_ratio = t.get("data_ratio");
+    let data_ratio = t.get(&DATA_RATIO);
     slow_stages(ctx, t)
         .iter()
         .filter_map(|s| {

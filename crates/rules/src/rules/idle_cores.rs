@@ -3,6 +3,38 @@
 use super::common::{duration, ratio};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 
+pub const MIN_IDLE_SHARE: Threshold = threshold(
+    "min_idle_share",
+    0.5,
+    "share",
+    "idle share of allocated core time worth a finding",
+    "DataFlint's and SparkForensics' idle-cores alert",
+);
+
+pub const MIN_CORE_H: Threshold = threshold(
+    "min_core_h",
+    0.1,
+    "core-hours",
+    "idle core time under which a short run is not worth a finding",
+    "sparkdiag's own guard",
+);
+
+pub const MEDIUM_CORE_H: Threshold = threshold(
+    "medium_core_h",
+    1.0,
+    "core-hours",
+    "idle core-hours that make it medium severity",
+    "sparkdiag's severity band",
+);
+
+pub const HIGH_CORE_H: Threshold = threshold(
+    "high_core_h",
+    10.0,
+    "core-hours",
+    "idle core-hours that make it high severity",
+    "sparkdiag's severity band",
+);
+
 declare_rule! {
     /// ## What it does
     /// Adds up the core time executors were alive (cores x lifetime) and the time their cores
@@ -29,10 +61,10 @@ declare_rule! {
         category: Utilization,
         summary: "Most of the executor core time the application held was idle",
         thresholds: &[
-            threshold("min_idle_share", 0.5, "share", "idle share of allocated core time worth a finding"),
-            threshold("min_core_h", 0.1, "core-hours", "idle core time under which a short run is not worth a finding"),
-            threshold("medium_core_h", 1.0, "core-hours", "idle core-hours that make it medium severity"),
-            threshold("high_core_h", 10.0, "core-hours", "idle core-hours that make it high severity"),
+            MIN_IDLE_SHARE,
+            MIN_CORE_H,
+            MEDIUM_CORE_H,
+            HIGH_CORE_H,
         ] as &[Threshold],
         check: check,
     };
@@ -55,15 +87,15 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let idle = (allocated - busy).max(0);
     let share = ratio(idle as f64, allocated as f64);
     if allocated == 0
-        || share < t.get("min_idle_share")
-        || (idle as f64 / 3_600_000.0) < t.get("min_core_h")
+        || share < t.get(&MIN_IDLE_SHARE)
+        || (idle as f64 / 3_600_000.0) < t.get(&MIN_CORE_H)
     {
         return Vec::new();
     }
     let core_hours = idle as f64 / 3_600_000.0;
-    let severity = if core_hours >= t.get("high_core_h") {
+    let severity = if core_hours >= t.get(&HIGH_CORE_H) {
         Severity::High
-    } else if core_hours >= t.get("medium_core_h") {
+    } else if core_hours >= t.get(&MEDIUM_CORE_H) {
         Severity::Medium
     } else {
         Severity::Low

@@ -5,6 +5,14 @@ use super::plan_walk::{PASS_THROUGH, node_label, running, scoped};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 use sparkdiag_plan::Operator;
 
+pub const MAX_BROADCAST_MB: Threshold = threshold(
+    "max_broadcast_mb",
+    10.0,
+    "MB",
+    "a join side under this size could be broadcast",
+    "spark.sql.autoBroadcastJoinThreshold's default (10 MB)",
+);
+
 declare_rule! {
     /// ## What it does
     /// Finds `SortMergeJoin`s where one side was measured small — the `Statistics(sizeInBytes=…)`
@@ -32,7 +40,7 @@ declare_rule! {
         name: "sort-merge-join-could-broadcast",
         category: Exchanges,
         summary: "A sort-merge join shuffled both sides although one was small enough to broadcast",
-        thresholds: &[threshold("max_broadcast_mb", 10.0, "MB", "a join side under this size could be broadcast")] as &[Threshold],
+        thresholds: &[MAX_BROADCAST_MB] as &[Threshold],
         check: check,
     };
 }
@@ -63,7 +71,7 @@ fn side_size(input: &crate::PlanInput, side: usize) -> Option<u64> {
 }
 
 fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
-    let limit = (t.get("max_broadcast_mb") * 1e6) as u64;
+    let limit = (t.get(&MAX_BROADCAST_MB) * 1e6) as u64;
     let mut findings = Vec::new();
     for (i, input) in ctx.plans.iter().enumerate() {
         let plan = &input.plan;

@@ -4,6 +4,14 @@ use super::common::duration;
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 use sparkdiag_model::TaskOutcome;
 
+pub const MIN_WASTED_S: Threshold = threshold(
+    "min_wasted_s",
+    30.0,
+    "s",
+    "wasted task time worth a finding",
+    "SparkForensics (retry waste >= 30 s)",
+);
+
 declare_rule! {
     /// ## What it does
     /// Adds up task time thrown away without a task failing: speculative copies killed because
@@ -29,7 +37,7 @@ declare_rule! {
         name: "wasted-attempts",
         category: Failure,
         summary: "Task time thrown away by killed speculative copies and re-run stage attempts",
-        thresholds: &[threshold("min_wasted_s", 30.0, "s", "wasted task time worth a finding")] as &[Threshold],
+        thresholds: &[MIN_WASTED_S] as &[Threshold],
         check: check,
     };
 }
@@ -61,7 +69,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         }
     }
     let wasted = speculative + retried;
-    if (wasted as f64) < t.get("min_wasted_s") * 1000.0 {
+    if (wasted as f64) < t.get(&MIN_WASTED_S) * 1000.0 {
         return Vec::new();
     }
     let impact = wasted / ctx.cores;
