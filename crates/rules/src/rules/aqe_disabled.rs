@@ -76,3 +76,23 @@ fn check_aqe(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .recommend("Set spark.sql.adaptive.enabled=true: AQE coalesces tiny partitions, splits skewed joins and switches to broadcast joins with the sizes it measures."),
     ]
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::AQE_DISABLED;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_a_run_without_aqe() {
+        assert_fires(
+            &on_log(&AQE_DISABLED, "patterns/broadcast-disabled", &[]),
+            AQE_DISABLED.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_a_run_with_aqe() {
+        assert_quiet(&on_log(&AQE_DISABLED, "patterns/skew-join-aqe", &[]));
+    }
+}

@@ -60,3 +60,23 @@ fn check_data_skew(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         })
         .collect()
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::DATA_SKEW;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_skewed_join() {
+        assert_fires(
+            &on_log(&DATA_SKEW, "patterns/skew-join", &[]),
+            DATA_SKEW.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_straggler_whose_data_is_even() {
+        assert_quiet(&on_log(&DATA_SKEW, "patterns/straggler", &[]));
+    }
+}

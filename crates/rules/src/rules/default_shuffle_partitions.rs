@@ -107,3 +107,31 @@ fn check_default_partitions(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     }
     findings
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::DEFAULT_SHUFFLE_PARTITIONS;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_default_200_partitions() {
+        assert_fires(
+            &on_log(
+                &DEFAULT_SHUFFLE_PARTITIONS,
+                "config/default-shuffle-partitions",
+                &[],
+            ),
+            DEFAULT_SHUFFLE_PARTITIONS.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_healthy_run() {
+        assert_quiet(&on_log(
+            &DEFAULT_SHUFFLE_PARTITIONS,
+            "patterns/healthy",
+            &[],
+        ));
+    }
+}

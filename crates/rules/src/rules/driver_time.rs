@@ -168,3 +168,23 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     }
     vec![finding]
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::DRIVER_TIME;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_serial_driver_loop() {
+        assert_fires(
+            &on_log(&DRIVER_TIME, "patterns/driver-loop-serial", &[]),
+            DRIVER_TIME.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_loop_rewritten_as_one_job() {
+        assert_quiet(&on_log(&DRIVER_TIME, "patterns/driver-loop-fixed", &[]));
+    }
+}

@@ -171,3 +171,23 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     }
     vec![finding]
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::GC_PRESSURE;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_gc_bound_run() {
+        assert_fires(
+            &on_log(&GC_PRESSURE, "patterns/gc-pressure", &[]),
+            GC_PRESSURE.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_same_job_with_enough_memory() {
+        assert_quiet(&on_log(&GC_PRESSURE, "patterns/gc-healthy", &[]));
+    }
+}

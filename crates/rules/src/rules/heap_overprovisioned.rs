@@ -129,3 +129,27 @@ mod tests {
         assert_eq!(super::parse_memory("lots"), None);
     }
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::HEAP_OVERPROVISIONED;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_roomy_heap_with_a_shorter_guard() {
+        assert_fires(
+            &on_log(
+                &HEAP_OVERPROVISIONED,
+                "patterns/gc-healthy",
+                &["GC002.min_run_s=1"],
+            ),
+            HEAP_OVERPROVISIONED.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_same_log_at_its_defaults() {
+        assert_quiet(&on_log(&HEAP_OVERPROVISIONED, "patterns/gc-healthy", &[]));
+    }
+}

@@ -138,3 +138,27 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .recommend(format!("Fix the causes the other findings name (driver-only time, too few tasks, skew), then size the cluster to the work: {}, or fewer executors.", super::common::release_idle_executors(ctx))),
     ]
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::IDLE_CORES;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_serial_loop_with_no_core_hour_floor() {
+        assert_fires(
+            &on_log(
+                &IDLE_CORES,
+                "patterns/driver-loop-serial",
+                &["UT001.min_core_h=0"],
+            ),
+            IDLE_CORES.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_same_short_run_at_its_defaults() {
+        assert_quiet(&on_log(&IDLE_CORES, "patterns/driver-loop-serial", &[]));
+    }
+}

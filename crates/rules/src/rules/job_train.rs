@@ -251,3 +251,23 @@ fn max_concurrency(jobs: &[&sparkdiag_model::Job], end: i64) -> usize {
     }
     peak.max(0) as usize
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::JOB_TRAIN;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_thread_pool_of_small_jobs() {
+        assert_fires(
+            &on_log(&JOB_TRAIN, "patterns/driver-loop-threadpool", &[]),
+            JOB_TRAIN.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_loop_rewritten_as_one_job() {
+        assert_quiet(&on_log(&JOB_TRAIN, "patterns/driver-loop-fixed", &[]));
+    }
+}

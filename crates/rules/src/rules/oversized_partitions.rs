@@ -227,3 +227,27 @@ fn all_spilling(
         )),
     )
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::OVERSIZED;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_skewed_join_with_a_lower_limit() {
+        assert_fires(
+            &on_log(
+                &OVERSIZED,
+                "patterns/skew-join",
+                &["PA002.max_partition_gb=0.02"],
+            ),
+            OVERSIZED.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_same_log_at_its_defaults() {
+        assert_quiet(&on_log(&OVERSIZED, "patterns/skew-join", &[]));
+    }
+}

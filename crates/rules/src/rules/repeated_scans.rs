@@ -83,3 +83,24 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     }
     findings
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::REPEATED_SCANS;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_plan, on_sample};
+
+    #[test]
+    fn fires_on_tpcds_q4_which_scans_its_tables_repeatedly() {
+        // A real plan kept beside the repository, not in it; without it this case is skipped.
+        if let Some(found) = on_sample(&REPEATED_SCANS, "spark-4.1.1__tpcds-v1_4__q4__explain.txt")
+        {
+            assert_fires(&found, REPEATED_SCANS.code);
+        }
+    }
+
+    #[test]
+    fn is_quiet_on_the_healthy_plan() {
+        assert_quiet(&on_plan(&REPEATED_SCANS, "healthy.txt"));
+    }
+}

@@ -175,3 +175,23 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     }
     findings
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::SLOW_EXECUTOR;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_run_with_a_slow_host() {
+        assert_fires(
+            &on_log(&SLOW_EXECUTOR, "patterns/straggler", &[]),
+            SLOW_EXECUTOR.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_healthy_run() {
+        assert_quiet(&on_log(&SLOW_EXECUTOR, "patterns/healthy", &[]));
+    }
+}

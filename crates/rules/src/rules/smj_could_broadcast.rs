@@ -132,3 +132,23 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     }
     findings
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::SMJ_COULD_BROADCAST;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_a_small_side_aqe_measured() {
+        assert_fires(
+            &on_log(&SMJ_COULD_BROADCAST, "patterns/skew-join-aqe", &[]),
+            SMJ_COULD_BROADCAST.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_healthy_run() {
+        assert_quiet(&on_log(&SMJ_COULD_BROADCAST, "patterns/healthy", &[]));
+    }
+}

@@ -111,3 +111,23 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     }
     findings
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::SPILL;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_spilling_run_with_a_lower_floor() {
+        assert_fires(
+            &on_log(&SPILL, "patterns/spill", &["SP001.min_disk_mb=32"]),
+            SPILL.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_same_log_at_its_defaults() {
+        assert_quiet(&on_log(&SPILL, "patterns/spill", &[]));
+    }
+}

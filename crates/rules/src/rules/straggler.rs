@@ -58,3 +58,23 @@ fn check_straggler(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         })
         .collect()
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::STRAGGLER;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_straggler() {
+        assert_fires(
+            &on_log(&STRAGGLER, "patterns/straggler", &[]),
+            STRAGGLER.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_skewed_join_whose_slow_task_had_more_data() {
+        assert_quiet(&on_log(&STRAGGLER, "patterns/skew-join", &[]));
+    }
+}

@@ -149,3 +149,23 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .recommend("Fix the largest group first: memory errors need more memory per task or smaller partitions, fetch failures a stable executor or the external shuffle service, exceptions in user code a fix in the code or its input."),
     ]
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::TASK_FAILURES;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_run_that_lost_an_executor() {
+        assert_fires(
+            &on_log(&TASK_FAILURES, "patterns/executor-lost", &[]),
+            TASK_FAILURES.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_healthy_run() {
+        assert_quiet(&on_log(&TASK_FAILURES, "patterns/healthy", &[]));
+    }
+}

@@ -194,3 +194,23 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     }
     findings
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::TINY_TASKS;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_tiny_partitions() {
+        assert_fires(
+            &on_log(&TINY_TASKS, "patterns/tiny-partitions", &[]),
+            TINY_TASKS.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_same_job_with_fewer_partitions() {
+        assert_quiet(&on_log(&TINY_TASKS, "patterns/tiny-partitions-fixed", &[]));
+    }
+}

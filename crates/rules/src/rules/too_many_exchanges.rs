@@ -96,3 +96,23 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     }
     findings
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::TOO_MANY_EXCHANGES;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_plan};
+
+    #[test]
+    fn fires_on_a_plan_with_many_exchanges() {
+        assert_fires(
+            &on_plan(&TOO_MANY_EXCHANGES, "antipattern-many-exchanges.txt"),
+            TOO_MANY_EXCHANGES.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_healthy_plan() {
+        assert_quiet(&on_plan(&TOO_MANY_EXCHANGES, "healthy.txt"));
+    }
+}

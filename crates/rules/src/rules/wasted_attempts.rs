@@ -88,3 +88,27 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .recommend("For speculation waste raise spark.speculation.multiplier (3) or spark.speculation.quantile (0.9) or fix the skew behind it; for re-run stages fix what lost the shuffle output (lost executors) and enable the external shuffle service."),
     ]
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::WASTED_ATTEMPTS;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_rerun_attempts_with_a_lower_floor() {
+        assert_fires(
+            &on_log(
+                &WASTED_ATTEMPTS,
+                "patterns/executor-lost",
+                &["FA004.min_wasted_s=1"],
+            ),
+            WASTED_ATTEMPTS.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_same_log_at_its_defaults() {
+        assert_quiet(&on_log(&WASTED_ATTEMPTS, "patterns/executor-lost", &[]));
+    }
+}
