@@ -220,6 +220,50 @@ mod tests {
         }
     }
 
+    /// The number after `` `key` = `` in a doc, as the registry writes it: "0.5 %" is 0.005.
+    fn stated_defaults(doc: &str, key: &str) -> Vec<f64> {
+        let needle = format!("`{key}` =");
+        doc.match_indices(&needle)
+            .filter_map(|(at, _)| {
+                let rest = doc[at + needle.len()..].trim_start();
+                let end = rest
+                    .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+                    .unwrap_or(rest.len());
+                let value: f64 = rest[..end].trim_end_matches('.').parse().ok()?;
+                let percent = rest[end..].trim_start().starts_with('%');
+                Some(if percent { value / 100.0 } else { value })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_default_the_doc_states_is_the_registrys() {
+        for rule in all_rules() {
+            for t in rule.thresholds {
+                let stated = stated_defaults(rule.doc, t.key);
+                assert!(
+                    !stated.is_empty(),
+                    "{}'s doc never says `{}` = its default",
+                    rule.code,
+                    t.key
+                );
+                for value in stated {
+                    assert!(
+                        (value - t.default).abs() < 1e-9,
+                        "{}'s doc says `{}` = {value}, the registry {}",
+                        rule.code,
+                        t.key,
+                        t.default
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            stated_defaults("`a` = 0.5 % or `a` = 30 s.", "a"),
+            [0.005, 30.0]
+        );
+    }
+
     #[test]
     fn overrides_are_checked_against_the_rules_thresholds() {
         let mut config = Config::default();
