@@ -408,7 +408,7 @@ fn rule_json(rule: &sparkdiag_rules::Rule) -> serde_json::Value {
         "name": rule.name,
         "category": rule.category.name(),
         "summary": rule.summary,
-        "doc": rule.doc,
+        "doc": rule.doc_markdown(),
         "thresholds": rule.thresholds,
     })
 }

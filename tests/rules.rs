@@ -591,4 +591,12 @@ fn the_registry_as_json_names_each_thresholds_unit_and_source() {
     assert_eq!(one["rules"][0]["code"], "SK001");
     assert_eq!(one["rules"][0]["thresholds"][0]["key"], "ratio");
     assert_eq!(one["rules"][0]["thresholds"][0]["default"], 5.0);
+    assert!(
+        one["rules"][0]["doc"]
+            .as_str()
+            .unwrap()
+            .starts_with("## What it does\n"),
+        "the doc is Markdown without the doc comments' indent: {}",
+        one["rules"][0]["doc"]
+    );
 }

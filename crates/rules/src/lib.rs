@@ -48,6 +48,17 @@ pub struct Rule {
     pub check: fn(&Context, &Thresholds) -> Vec<Finding>,
 }
 
+impl Rule {
+    /// The doc as Markdown, without the space each `///` line leaves at its start.
+    pub fn doc_markdown(&self) -> String {
+        self.doc
+            .lines()
+            .map(|l| l.strip_prefix(' ').unwrap_or(l))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
 /// A tunable number of a rule: the registry entry that `sparkdiag rules`, the README's detector
 /// table and the overrides are all checked against. Rules declare each one as a `const` and read
 /// it through [`Thresholds::get`], so a misspelt key is a compile error rather than a run-time one.
@@ -87,6 +98,16 @@ pub struct Thresholds<'a> {
 impl Thresholds<'_> {
     /// The value of `threshold`: the user's override, else its default.
     pub fn get(&self, threshold: &Threshold) -> f64 {
+        // A rule reading a threshold it does not declare would ignore the user's override of it.
+        // Only this crate's tests check, as they run every rule on real logs: the shipped binary
+        // never panics over it.
+        #[cfg(test)]
+        assert!(
+            self.rule.thresholds.contains(threshold),
+            "rule {} reads `{}`, which it does not declare",
+            self.rule.code,
+            threshold.key
+        );
         self.config
             .override_for(self.rule.code, threshold.key)
             .unwrap_or(threshold.default)
