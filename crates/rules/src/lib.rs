@@ -3,8 +3,11 @@
 //!
 //! # Brief overview
 //! Each [`Rule`] lives in its own file under `rules/`, with a stable code (`SK001`), a
-//! [`Category`], a table of [`Threshold`]s with their defaults and sources, and its documentation
-//! (what it detects, why it hurts, how to fix it), which `sparkdiag rules CODE` prints.
+//! [`Category`], a table of [`Threshold`]s with their defaults, units and sources, and its
+//! documentation (what it detects, why it hurts, how to fix it), which `sparkdiag rules CODE`
+//! prints. The rules and their thresholds are the registry: `sparkdiag rules --format json`
+//! serialises it, overrides are checked against it, and tests hold the doc prose and the README's
+//! detector table to it. Each threshold is a `const` the rule reads through [`Thresholds::get`].
 //! [`analyze`] runs every rule over an [`Application`](sparkdiag_model::Application) with a
 //! [`Config`] (threshold overrides from the command line or a `sparkdiag.toml`) and returns the
 //! [`Finding`]s ranked by `impact_ms`, the estimated wall-clock time that fixing each would save.

@@ -24,7 +24,7 @@ pub const HEALTHY_SHARE: Threshold = threshold(
     0.05,
     "share",
     "GC share considered normal: the rest is recoverable",
-    "the Spark UI's healthy GC share",
+    "sparkdiag's own",
 );
 
 pub const MIN_RUN_S: Threshold = threshold(

@@ -16,7 +16,7 @@ pub const MAX_HEAP_SHARE: Threshold = threshold(
     0.5,
     "share",
     "peak heap over spark.executor.memory under which memory is wasted",
-    "DataFlint (warns below 70 %)",
+    "sparkdiag's own, stricter than DataFlint's warning below 70 %",
 );
 
 pub const MIN_RUN_S: Threshold = threshold(
