@@ -84,11 +84,14 @@ enum Command {
     Diff(DiffCommand),
     /// List the detectors, or explain one: what it finds, why it hurts, how to fix it, and its thresholds.
     #[command(
-        after_help = "Examples:\n  sparkdiag rules\n  sparkdiag rules SK001\n  sparkdiag rules data-skew"
+        after_help = "Examples:\n  sparkdiag rules\n  sparkdiag rules SK001\n  sparkdiag rules data-skew\n  sparkdiag rules --format json"
     )]
     Rules {
         /// A rule's code (SK001) or name (data-skew).
         code: Option<String>,
+        /// text, or json: every rule (or the one named) with its doc and thresholds.
+        #[arg(long, value_enum, default_value = "text")]
+        format: RulesFormat,
     },
 }
 
@@ -177,6 +180,12 @@ enum PlanFormat {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+enum RulesFormat {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
 enum Format {
     Text,
     Json,
@@ -201,7 +210,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Analyze(args) => analyze(args),
-        Command::Rules { code } => rules(code.as_deref()),
+        Command::Rules { code, format } => rules(code.as_deref(), format),
         Command::Plan(args) => plan(args),
         Command::Batch(args) => {
             let config = config_from(args.config, &args.set, &args.disable)?;
@@ -392,8 +401,37 @@ fn tree_lines(plan: &sparkdiag_plan::Plan, node: usize, depth: usize, out: &mut 
     }
 }
 
-fn rules(code: Option<&str>) -> anyhow::Result<ExitCode> {
+/// One rule as `sparkdiag rules --format json` prints it: the registry, nothing else.
+fn rule_json(rule: &sparkdiag_rules::Rule) -> serde_json::Value {
+    serde_json::json!({
+        "code": rule.code,
+        "name": rule.name,
+        "category": rule.category.name(),
+        "summary": rule.summary,
+        "doc": rule.doc_markdown(),
+        "thresholds": rule.thresholds,
+    })
+}
+
+fn rules(code: Option<&str>, format: RulesFormat) -> anyhow::Result<ExitCode> {
+    let find = |code: &str| {
+        sparkdiag_rules::find_rule(code)
+            .with_context(|| format!("no rule `{code}`; `sparkdiag rules` lists them"))
+    };
     let mut out = String::new();
+    if let RulesFormat::Json = format {
+        let rules: Vec<serde_json::Value> = match code {
+            Some(code) => vec![rule_json(find(code)?)],
+            None => sparkdiag_rules::all_rules()
+                .iter()
+                .map(|r| rule_json(r))
+                .collect(),
+        };
+        out = serde_json::to_string_pretty(&serde_json::json!({ "rules": rules }))?;
+        out.push('\n');
+        std::io::stdout().lock().write_all(out.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
     match code {
         None => {
             let mut table = comfy_table::Table::new();
@@ -415,8 +453,7 @@ fn rules(code: Option<&str>) -> anyhow::Result<ExitCode> {
             out.push_str("\nsparkdiag rules CODE explains one rule and lists its thresholds.\n");
         }
         Some(code) => {
-            let rule = sparkdiag_rules::find_rule(code)
-                .with_context(|| format!("no rule `{code}`; `sparkdiag rules` lists them"))?;
+            let rule = find(code)?;
             out.push_str(&format!(
                 "# {} ({}) — {}\n\n{}\n\n",
                 rule.code,
@@ -430,8 +467,8 @@ fn rules(code: Option<&str>) -> anyhow::Result<ExitCode> {
                 out.push_str("\n## Thresholds (override with --set CODE.key=value or [rules.CODE] in sparkdiag.toml)\n");
                 for t in rule.thresholds {
                     out.push_str(&format!(
-                        "- {} = {} {}: {}\n",
-                        t.key, t.default, t.unit, t.meaning
+                        "- {} = {} {}: {} (source: {})\n",
+                        t.key, t.default, t.unit, t.meaning, t.source
                     ));
                 }
             }

@@ -467,3 +467,136 @@ fn plans_findings(path: &std::path::Path) -> Vec<Value> {
         .flat_map(|p| p["findings"].as_array().unwrap().clone())
         .collect()
 }
+
+/// The numbers in a README table cell, outside code spans, as the registry writes them: "50 %" is
+/// 0.5, "5x" is 5.
+fn numbers_in(cell: &str) -> Vec<f64> {
+    let prose: String = cell.split('`').step_by(2).collect::<Vec<_>>().join(" ");
+    let chars: Vec<char> = prose.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let starts_word = i == 0 || !chars[i - 1].is_alphanumeric();
+        if chars[i].is_ascii_digit() && starts_word {
+            let start = i;
+            while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.') {
+                i += 1;
+            }
+            let text: String = chars[start..i].iter().collect();
+            let rest: String = chars[i..].iter().collect();
+            let value: f64 = text.trim_end_matches('.').parse().unwrap();
+            out.push(if rest.trim_start().starts_with('%') {
+                value / 100.0
+            } else {
+                value
+            });
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn the_readme_detector_table_says_what_the_registry_says() {
+    let registry = json_of(&["rules", "--format", "json"]);
+    let rules = registry["rules"].as_array().unwrap();
+    let readme = std::fs::read_to_string(crate::util::repo().join("README.md")).unwrap();
+    let section = readme
+        .split("### Detectors")
+        .nth(1)
+        .expect("README has a Detectors section");
+    let rows: Vec<Vec<&str>> = section
+        .lines()
+        .skip_while(|l| !l.starts_with("| code |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| l.trim_matches('|').split(" | ").map(str::trim).collect())
+        .collect();
+    let codes: Vec<&str> = rows.iter().map(|r| r[0]).collect();
+    let registered: Vec<&str> = rules.iter().map(|r| r["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, registered, "README rows against the catalogue order");
+    // Numbers in the "finds" column that are not thresholds: Spark's own defaults the rule looks
+    // for, not limits it applies.
+    let not_thresholds: &[(&str, f64)] = &[("CF002", 200.0)];
+    for (row, rule) in rows.iter().zip(rules) {
+        let code = rule["code"].as_str().unwrap();
+        assert_eq!(row.len(), 5, "{code}: the row has 5 columns");
+        assert_eq!(row[1], rule["name"].as_str().unwrap(), "{code}'s name");
+        let thresholds = rule["thresholds"].as_array().unwrap();
+        let defaults: Vec<f64> = thresholds
+            .iter()
+            .map(|t| t["default"].as_f64().unwrap())
+            .collect();
+        for t in thresholds {
+            let mention = format!(
+                "`{}` = {}",
+                t["key"].as_str().unwrap(),
+                t["default"].as_f64().unwrap()
+            );
+            // "= 25" must not pass for "= 256": the number has to end where the default does.
+            let exact = row[3].match_indices(&mention).any(|(at, m)| {
+                !row[3][at + m.len()..].starts_with(|c: char| c.is_ascii_digit() || c == '.')
+            });
+            assert!(
+                exact,
+                "{code}: the README says `{}` where the registry says {mention}",
+                row[3]
+            );
+        }
+        if thresholds.is_empty() {
+            assert!(
+                row[3] == "—" || row[3].starts_with("presence"),
+                "{code} has no thresholds but the README lists `{}`",
+                row[3]
+            );
+        }
+        for n in numbers_in(row[2]) {
+            let known = defaults.iter().any(|d| (d - n).abs() < 1e-9)
+                || not_thresholds.contains(&(code, n));
+            assert!(
+                known,
+                "{code}: the README's `{}` says {n}, which is none of its defaults {defaults:?}",
+                row[2]
+            );
+        }
+    }
+}
+
+#[test]
+fn the_registry_as_json_names_each_thresholds_unit_and_source() {
+    let registry = json_of(&["rules", "--format", "json"]);
+    let rules = registry["rules"].as_array().unwrap();
+    assert_eq!(rules.len(), EVERY_RULE.len());
+    for rule in rules {
+        for field in ["code", "name", "category", "summary", "doc"] {
+            assert!(
+                !rule[field].as_str().unwrap_or("").is_empty(),
+                "{rule}: empty {field}"
+            );
+        }
+        for t in rule["thresholds"].as_array().unwrap() {
+            for field in ["key", "unit", "meaning", "source"] {
+                assert!(
+                    !t[field].as_str().unwrap_or("").is_empty(),
+                    "{}: threshold {t} lacks {field}",
+                    rule["code"]
+                );
+            }
+            assert!(t["default"].as_f64().is_some(), "{t}");
+        }
+    }
+    let one = json_of(&["rules", "data-skew", "--format", "json"]);
+    assert_eq!(one["rules"].as_array().unwrap().len(), 1);
+    assert_eq!(one["rules"][0]["code"], "SK001");
+    assert_eq!(one["rules"][0]["thresholds"][0]["key"], "ratio");
+    assert_eq!(one["rules"][0]["thresholds"][0]["default"], 5.0);
+    assert!(
+        one["rules"][0]["doc"]
+            .as_str()
+            .unwrap()
+            .starts_with("## What it does\n"),
+        "the doc is Markdown without the doc comments' indent: {}",
+        one["rules"][0]["doc"]
+    );
+}

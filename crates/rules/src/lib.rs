@@ -3,8 +3,11 @@
 //!
 //! # Brief overview
 //! Each [`Rule`] lives in its own file under `rules/`, with a stable code (`SK001`), a
-//! [`Category`], a table of [`Threshold`]s with their defaults and sources, and its documentation
-//! (what it detects, why it hurts, how to fix it), which `sparkdiag rules CODE` prints.
+//! [`Category`], a table of [`Threshold`]s with their defaults, units and sources, and its
+//! documentation (what it detects, why it hurts, how to fix it), which `sparkdiag rules CODE`
+//! prints. The rules and their thresholds are the registry: `sparkdiag rules --format json`
+//! serialises it, overrides are checked against it, and tests hold the doc prose and the README's
+//! detector table to it. Each threshold is a `const` the rule reads through [`Thresholds::get`].
 //! [`analyze`] runs every rule over an [`Application`](sparkdiag_model::Application) with a
 //! [`Config`] (threshold overrides from the command line or a `sparkdiag.toml`) and returns the
 //! [`Finding`]s ranked by `impact_ms`, the estimated wall-clock time that fixing each would save.
@@ -48,12 +51,28 @@ pub struct Rule {
     pub check: fn(&Context, &Thresholds) -> Vec<Finding>,
 }
 
-/// A tunable number of a rule, with its default and where that default comes from.
+impl Rule {
+    /// The doc as Markdown, without the space each `///` line leaves at its start.
+    pub fn doc_markdown(&self) -> String {
+        self.doc
+            .lines()
+            .map(|l| l.strip_prefix(' ').unwrap_or(l))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// A tunable number of a rule: the registry entry that `sparkdiag rules`, the README's detector
+/// table and the overrides are all checked against. Rules declare each one as a `const` and read
+/// it through [`Thresholds::get`], so a misspelt key is a compile error rather than a run-time one.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Threshold {
     pub key: &'static str,
     pub default: f64,
     pub unit: &'static str,
     pub meaning: &'static str,
+    /// Where the default comes from: a Spark setting, another tool's tier, or sparkdiag's own.
+    pub source: &'static str,
 }
 
 /// A threshold entry for a rule's table.
@@ -62,12 +81,14 @@ pub const fn threshold(
     default: f64,
     unit: &'static str,
     meaning: &'static str,
+    source: &'static str,
 ) -> Threshold {
     Threshold {
         key,
         default,
         unit,
         meaning,
+        source,
     }
 }
 
@@ -78,20 +99,21 @@ pub struct Thresholds<'a> {
 }
 
 impl Thresholds<'_> {
-    /// The value of `key`: the user's override, else the rule's default.
-    pub fn get(&self, key: &str) -> f64 {
+    /// The value of `threshold`: the user's override, else its default.
+    pub fn get(&self, threshold: &Threshold) -> f64 {
+        // A rule reading a threshold it does not declare would ignore the user's override of it.
+        // Only this crate's tests check, as they run every rule on real logs: the shipped binary
+        // never panics over it.
+        #[cfg(test)]
+        assert!(
+            self.rule.thresholds.contains(threshold),
+            "rule {} reads `{}`, which it does not declare",
+            self.rule.code,
+            threshold.key
+        );
         self.config
-            .override_for(self.rule.code, key)
-            .unwrap_or_else(|| {
-                self.rule
-                    .thresholds
-                    .iter()
-                    .find(|t| t.key == key)
-                    .unwrap_or_else(|| {
-                        panic!("rule {} reads undeclared threshold {key}", self.rule.code)
-                    })
-                    .default
-            })
+            .override_for(self.rule.code, threshold.key)
+            .unwrap_or(threshold.default)
     }
 }
 
@@ -220,6 +242,50 @@ mod tests {
             }
             assert_eq!(find_rule(rule.name).map(|r| r.code), Some(rule.code));
         }
+    }
+
+    /// The number after `` `key` = `` in a doc, as the registry writes it: "0.5 %" is 0.005.
+    fn stated_defaults(doc: &str, key: &str) -> Vec<f64> {
+        let needle = format!("`{key}` =");
+        doc.match_indices(&needle)
+            .filter_map(|(at, _)| {
+                let rest = doc[at + needle.len()..].trim_start();
+                let end = rest
+                    .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+                    .unwrap_or(rest.len());
+                let value: f64 = rest[..end].trim_end_matches('.').parse().ok()?;
+                let percent = rest[end..].trim_start().starts_with('%');
+                Some(if percent { value / 100.0 } else { value })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_default_the_doc_states_is_the_registrys() {
+        for rule in all_rules() {
+            for t in rule.thresholds {
+                let stated = stated_defaults(rule.doc, t.key);
+                assert!(
+                    !stated.is_empty(),
+                    "{}'s doc never says `{}` = its default",
+                    rule.code,
+                    t.key
+                );
+                for value in stated {
+                    assert!(
+                        (value - t.default).abs() < 1e-9,
+                        "{}'s doc says `{}` = {value}, the registry {}",
+                        rule.code,
+                        t.key,
+                        t.default
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            stated_defaults("`a` = 0.5 % or `a` = 30 s.", "a"),
+            [0.005, 30.0]
+        );
     }
 
     #[test]

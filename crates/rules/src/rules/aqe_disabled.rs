@@ -3,6 +3,14 @@
 use super::common::{aqe_enabled, bytes, duration, property, ratio, shuffle_stages};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 
+pub const MEDIUM_SHUFFLE_SHARE: Threshold = threshold(
+    "medium_shuffle_share",
+    0.10,
+    "share",
+    "share of the application in shuffle stages that makes it medium",
+    "sparkdiag's severity band",
+);
+
 declare_rule! {
     /// ## What it does
     /// Flags applications that ran shuffles with Adaptive Query Execution off: explicitly
@@ -27,7 +35,7 @@ declare_rule! {
         category: Config,
         summary: "Shuffles ran with Adaptive Query Execution switched off",
         thresholds: &[
-            threshold("medium_shuffle_share", 0.10, "share", "share of the application in shuffle stages that makes it medium"),
+            MEDIUM_SHUFFLE_SHARE,
         ] as &[Threshold],
         check: check_aqe,
     };
@@ -47,7 +55,7 @@ fn check_aqe(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         .iter()
         .map(|(s, _)| s.totals.shuffle_read_bytes())
         .sum();
-    let severity = if ratio(shuffle_ms as f64, ctx.app_ms as f64) >= t.get("medium_shuffle_share") {
+    let severity = if ratio(shuffle_ms as f64, ctx.app_ms as f64) >= t.get(&MEDIUM_SHUFFLE_SHARE) {
         Severity::Medium
     } else {
         Severity::Low
@@ -67,4 +75,24 @@ fn check_aqe(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .evidence("shuffle_read_bytes", shuffle_bytes)
             .recommend("Set spark.sql.adaptive.enabled=true: AQE coalesces tiny partitions, splits skewed joins and switches to broadcast joins with the sizes it measures."),
     ]
+}
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::AQE_DISABLED;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_a_run_without_aqe() {
+        assert_fires(
+            &on_log(&AQE_DISABLED, "patterns/broadcast-disabled", &[]),
+            AQE_DISABLED.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_a_run_with_aqe() {
+        assert_quiet(&on_log(&AQE_DISABLED, "patterns/skew-join-aqe", &[]));
+    }
 }

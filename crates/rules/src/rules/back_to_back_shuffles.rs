@@ -104,3 +104,23 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
     }
     findings
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::BACK_TO_BACK;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_plan};
+
+    #[test]
+    fn fires_on_a_plan_that_reshuffles() {
+        assert_fires(
+            &on_plan(&BACK_TO_BACK, "antipattern-back-to-back.txt"),
+            BACK_TO_BACK.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_healthy_plan() {
+        assert_quiet(&on_plan(&BACK_TO_BACK, "healthy.txt"));
+    }
+}

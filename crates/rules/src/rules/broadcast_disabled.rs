@@ -61,3 +61,23 @@ fn check_broadcast(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
     finding.scope.sql_execution_ids = joins;
     vec![finding]
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::BROADCAST_DISABLED;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_disabled_broadcast() {
+        assert_fires(
+            &on_log(&BROADCAST_DISABLED, "patterns/broadcast-disabled", &[]),
+            BROADCAST_DISABLED.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_healthy_run() {
+        assert_quiet(&on_log(&BROADCAST_DISABLED, "patterns/healthy", &[]));
+    }
+}

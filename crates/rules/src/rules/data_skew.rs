@@ -2,7 +2,7 @@
 
 use sparkdiag_model::Task;
 
-use super::slow_tasks::{SKEW_THRESHOLDS, finding_for, has_skewed_data, slow_stages};
+use super::slow_tasks::{DATA_RATIO, SKEW_THRESHOLDS, finding_for, has_skewed_data, slow_stages};
 use crate::{Context, Finding, Thresholds, declare_rule};
 
 declare_rule! {
@@ -46,7 +46,7 @@ declare_rule! {
 }
 
 fn check_data_skew(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
-    let data_ratio = t.get("data_ratio");
+    let data_ratio = t.get(&DATA_RATIO);
     slow_stages(ctx, t)
         .iter()
         .filter_map(|s| {
@@ -59,4 +59,24 @@ fn check_data_skew(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             (!skewed.is_empty()).then(|| finding_for(ctx, &DATA_SKEW, s, &skewed, true))
         })
         .collect()
+}
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::DATA_SKEW;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_skewed_join() {
+        assert_fires(
+            &on_log(&DATA_SKEW, "patterns/skew-join", &[]),
+            DATA_SKEW.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_straggler_whose_data_is_even() {
+        assert_quiet(&on_log(&DATA_SKEW, "patterns/straggler", &[]));
+    }
 }

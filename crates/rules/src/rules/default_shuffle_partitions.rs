@@ -3,6 +3,30 @@
 use super::common::{aqe_enabled, bytes, property, ratio, shuffle_stages};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 
+pub const MIN_AVG_MB: Threshold = threshold(
+    "min_avg_mb",
+    16.0,
+    "MB",
+    "average shuffle partition under which 200 is too many",
+    "PA001's tiny-partition size",
+);
+
+pub const MAX_AVG_MB: Threshold = threshold(
+    "max_avg_mb",
+    256.0,
+    "MB",
+    "average shuffle partition over which 200 is too few",
+    "AQE's skew size (skewedPartitionThresholdInBytes, 256 MB)",
+);
+
+pub const TARGET_MB: Threshold = threshold(
+    "target_mb",
+    128.0,
+    "MB",
+    "partition size the recommended count aims at",
+    "Databricks and spark-rapids (128-256 MB)",
+);
+
 declare_rule! {
     /// ## What it does
     /// Flags shuffle stages that ran with exactly `spark.sql.shuffle.partitions` tasks, left at
@@ -27,9 +51,9 @@ declare_rule! {
         category: Config,
         summary: "spark.sql.shuffle.partitions left at 200 on shuffles it does not fit",
         thresholds: &[
-            threshold("min_avg_mb", 16.0, "MB", "average shuffle partition under which 200 is too many"),
-            threshold("max_avg_mb", 256.0, "MB", "average shuffle partition over which 200 is too few"),
-            threshold("target_mb", 128.0, "MB", "partition size the recommended count aims at"),
+            MIN_AVG_MB,
+            MAX_AVG_MB,
+            TARGET_MB,
         ] as &[Threshold],
         check: check_default_partitions,
     };
@@ -50,13 +74,12 @@ fn check_default_partitions(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     for (stage, stats) in shuffle_stages(ctx).filter(|(s, _)| s.num_tasks == configured) {
         let total = stage.totals.shuffle_read_bytes();
         let avg = total as f64 / configured as f64;
-        let too_small = avg < t.get("min_avg_mb") * 1e6;
-        let too_big = avg > t.get("max_avg_mb") * 1e6;
+        let too_small = avg < t.get(&MIN_AVG_MB) * 1e6;
+        let too_big = avg > t.get(&MAX_AVG_MB) * 1e6;
         if !(too_small || too_big) {
             continue;
         }
-        let recommended =
-            ((total as f64 / (t.get("target_mb") * 1e6)).ceil() as i64).max(ctx.cores);
+        let recommended = ((total as f64 / (t.get(&TARGET_MB) * 1e6)).ceil() as i64).max(ctx.cores);
         let severity = if ratio(stats.duration_ms as f64, ctx.app_ms as f64) >= 0.1 {
             Severity::Medium
         } else {
@@ -83,4 +106,32 @@ fn check_default_partitions(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         );
     }
     findings
+}
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::DEFAULT_SHUFFLE_PARTITIONS;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_default_200_partitions() {
+        assert_fires(
+            &on_log(
+                &DEFAULT_SHUFFLE_PARTITIONS,
+                "config/default-shuffle-partitions",
+                &[],
+            ),
+            DEFAULT_SHUFFLE_PARTITIONS.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_healthy_run() {
+        assert_quiet(&on_log(
+            &DEFAULT_SHUFFLE_PARTITIONS,
+            "patterns/healthy",
+            &[],
+        ));
+    }
 }

@@ -3,6 +3,30 @@
 use super::common::duration;
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 
+pub const MIN_SHARE: Threshold = threshold(
+    "min_share",
+    0.30,
+    "share",
+    "driver-only share of the application worth a finding",
+    "Compass (uncovered job time over 30 %)",
+);
+
+pub const MIN_DRIVER_S: Threshold = threshold(
+    "min_driver_s",
+    30.0,
+    "s",
+    "driver-only time worth a finding",
+    "sparkdiag's own guard",
+);
+
+pub const GAP_S: Threshold = threshold(
+    "gap_s",
+    60.0,
+    "s",
+    "a gap between jobs this long is listed",
+    "the Databricks Spark UI guide (job gaps of a minute or more)",
+);
+
 declare_rule! {
     /// ## What it does
     /// Measures the wall-clock time during which no Spark job was running — before the first
@@ -32,9 +56,9 @@ declare_rule! {
         category: DriverBound,
         summary: "Much of the application's time passed with no Spark job running",
         thresholds: &[
-            threshold("min_share", 0.30, "share", "driver-only share of the application worth a finding"),
-            threshold("min_driver_s", 30.0, "s", "driver-only time worth a finding"),
-            threshold("gap_s", 60.0, "s", "a gap between jobs this long is listed"),
+            MIN_SHARE,
+            MIN_DRIVER_S,
+            GAP_S,
         ] as &[Threshold],
         check: check,
     };
@@ -90,8 +114,8 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         })
         .sum();
     let driver_ms = (all_driver_ms - jumped).max(0);
-    if (driver_ms as f64) < t.get("min_driver_s") * 1000.0
-        || (driver_ms as f64) < t.get("min_share") * ctx.app_ms as f64
+    if (driver_ms as f64) < t.get(&MIN_DRIVER_S) * 1000.0
+        || (driver_ms as f64) < t.get(&MIN_SHARE) * ctx.app_ms as f64
     {
         return Vec::new();
     }
@@ -99,7 +123,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     gaps.sort_by_key(|g| std::cmp::Reverse(g.0));
     let long_gaps: Vec<serde_json::Value> = gaps
         .iter()
-        .filter(|g| g.0 as f64 >= t.get("gap_s") * 1000.0)
+        .filter(|g| g.0 as f64 >= t.get(&GAP_S) * 1000.0)
         .take(5)
         .map(|(ms, before, after)| serde_json::json!({"gap_ms": ms, "after_job": before, "before_job": after}))
         .collect();
@@ -143,4 +167,24 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         finding = finding.jobs(before.iter().copied().chain([*after]));
     }
     vec![finding]
+}
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::DRIVER_TIME;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_serial_driver_loop() {
+        assert_fires(
+            &on_log(&DRIVER_TIME, "patterns/driver-loop-serial", &[]),
+            DRIVER_TIME.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_loop_rewritten_as_one_job() {
+        assert_quiet(&on_log(&DRIVER_TIME, "patterns/driver-loop-fixed", &[]));
+    }
 }

@@ -319,3 +319,20 @@ fn recommendation(
         "The task failed in the job's own code: fix the error the message names (the failing record or UDF), or filter out the bad input.".into()
     }
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::FAILED_JOB;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_failed_job() {
+        assert_fires(&on_log(&FAILED_JOB, "failed", &[]), FAILED_JOB.code);
+    }
+
+    #[test]
+    fn is_quiet_on_the_healthy_run() {
+        assert_quiet(&on_log(&FAILED_JOB, "patterns/healthy", &[]));
+    }
+}

@@ -250,3 +250,23 @@ mod tests {
         );
     }
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::FILTER_NOT_PUSHED;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_plan};
+
+    #[test]
+    fn fires_on_a_filter_that_was_not_pushed() {
+        assert_fires(
+            &on_plan(&FILTER_NOT_PUSHED, "antipattern-filter-not-pushed.txt"),
+            FILTER_NOT_PUSHED.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_healthy_plan() {
+        assert_quiet(&on_plan(&FILTER_NOT_PUSHED, "healthy.txt"));
+    }
+}

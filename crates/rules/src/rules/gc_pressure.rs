@@ -3,6 +3,46 @@
 use super::common::{duration, ratio};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 
+pub const WARN_SHARE: Threshold = threshold(
+    "warn_share",
+    0.10,
+    "share",
+    "GC time over task run time worth a finding",
+    "the Spark UI (GC time red above 10 %)",
+);
+
+pub const HIGH_SHARE: Threshold = threshold(
+    "high_share",
+    0.20,
+    "share",
+    "GC share that is high severity",
+    "Dr. Elephant's critical tier",
+);
+
+pub const HEALTHY_SHARE: Threshold = threshold(
+    "healthy_share",
+    0.05,
+    "share",
+    "GC share considered normal: the rest is recoverable",
+    "sparkdiag's own",
+);
+
+pub const MIN_RUN_S: Threshold = threshold(
+    "min_run_s",
+    10.0,
+    "s",
+    "task run time of the GC-heavy executors together before their share means anything",
+    "SparkForensics' guard",
+);
+
+pub const MIN_EXECUTOR_RUN_S: Threshold = threshold(
+    "min_executor_run_s",
+    1.0,
+    "s",
+    "task run time one executor needs to be counted at all",
+    "sparkdiag's own guard",
+);
+
 declare_rule! {
     /// ## What it does
     /// Compares each executor's JVM garbage-collection time with the time its tasks ran, and
@@ -34,11 +74,11 @@ declare_rule! {
         category: Gc,
         summary: "Executors spend a large share of their task time in JVM garbage collection",
         thresholds: &[
-            threshold("warn_share", 0.10, "share", "GC time over task run time worth a finding"),
-            threshold("high_share", 0.20, "share", "GC share that is high severity"),
-            threshold("healthy_share", 0.05, "share", "GC share considered normal: the rest is recoverable"),
-                        threshold("min_run_s", 10.0, "s", "task run time of the GC-heavy executors together before their share means anything"),
-            threshold("min_executor_run_s", 1.0, "s", "task run time one executor needs to be counted at all"),
+            WARN_SHARE,
+            HIGH_SHARE,
+            HEALTHY_SHARE,
+                        MIN_RUN_S,
+            MIN_EXECUTOR_RUN_S,
         ] as &[Threshold],
         check: check,
     };
@@ -49,16 +89,16 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         .app
         .executors
         .iter()
-        .filter(|e| e.run_time_ms as f64 >= t.get("min_executor_run_s") * 1000.0)
+        .filter(|e| e.run_time_ms as f64 >= t.get(&MIN_EXECUTOR_RUN_S) * 1000.0)
         .map(|e| (e, ratio(e.jvm_gc_time_ms as f64, e.run_time_ms as f64)))
-        .filter(|(_, share)| *share >= t.get("warn_share"))
+        .filter(|(_, share)| *share >= t.get(&WARN_SHARE))
         .collect();
     let run_ms: i64 = heavy.iter().map(|(e, _)| e.run_time_ms).sum();
-    if heavy.is_empty() || (run_ms as f64) < t.get("min_run_s") * 1000.0 {
+    if heavy.is_empty() || (run_ms as f64) < t.get(&MIN_RUN_S) * 1000.0 {
         return Vec::new();
     }
     heavy.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let healthy = t.get("healthy_share");
+    let healthy = t.get(&HEALTHY_SHARE);
     let excess: i64 = heavy
         .iter()
         .map(|(e, _)| (e.jvm_gc_time_ms as f64 - healthy * e.run_time_ms as f64) as i64)
@@ -67,7 +107,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let (worst, worst_share) = heavy[0];
     let gc_total: i64 = heavy.iter().map(|(e, _)| e.jvm_gc_time_ms).sum();
     let mut severity = Severity::from_share(impact, ctx.app_ms);
-    if worst_share >= t.get("high_share") {
+    if worst_share >= t.get(&HIGH_SHARE) {
         severity = severity.at_least(Severity::High);
     }
     // The stage where GC weighed most, to say where the garbage is made.
@@ -130,4 +170,24 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             );
     }
     vec![finding]
+}
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::GC_PRESSURE;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_gc_bound_run() {
+        assert_fires(
+            &on_log(&GC_PRESSURE, "patterns/gc-pressure", &[]),
+            GC_PRESSURE.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_same_job_with_enough_memory() {
+        assert_quiet(&on_log(&GC_PRESSURE, "patterns/gc-healthy", &[]));
+    }
 }

@@ -3,6 +3,30 @@
 use super::common::{bytes, ratio};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 
+pub const MAX_GC_SHARE: Threshold = threshold(
+    "max_gc_share",
+    0.05,
+    "share",
+    "GC share under which executors are not short of memory",
+    "Dr. Elephant's low-GC (over-provisioned) tier",
+);
+
+pub const MAX_HEAP_SHARE: Threshold = threshold(
+    "max_heap_share",
+    0.5,
+    "share",
+    "peak heap over spark.executor.memory under which memory is wasted",
+    "sparkdiag's own, stricter than DataFlint's warning below 70 %",
+);
+
+pub const MIN_RUN_S: Threshold = threshold(
+    "min_run_s",
+    60.0,
+    "s",
+    "task run time an executor needs before its peak means anything",
+    "sparkdiag's own guard",
+);
+
 declare_rule! {
     /// ## What it does
     /// The opposite of GC001: executors that barely collect garbage and whose peak JVM heap use
@@ -26,9 +50,9 @@ declare_rule! {
         category: Gc,
         summary: "Executors used far less heap than they reserved (information)",
         thresholds: &[
-            threshold("max_gc_share", 0.05, "share", "GC share under which executors are not short of memory"),
-            threshold("max_heap_share", 0.5, "share", "peak heap over spark.executor.memory under which memory is wasted"),
-            threshold("min_run_s", 60.0, "s", "task run time an executor needs before its peak means anything"),
+            MAX_GC_SHARE,
+            MAX_HEAP_SHARE,
+            MIN_RUN_S,
         ] as &[Threshold],
         check: check,
     };
@@ -66,10 +90,10 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         .app
         .executors
         .iter()
-        .filter(|e| e.id != "driver" && e.run_time_ms as f64 >= t.get("min_run_s") * 1000.0)
-        .filter(|e| ratio(e.jvm_gc_time_ms as f64, e.run_time_ms as f64) < t.get("max_gc_share"))
+        .filter(|e| e.id != "driver" && e.run_time_ms as f64 >= t.get(&MIN_RUN_S) * 1000.0)
+        .filter(|e| ratio(e.jvm_gc_time_ms as f64, e.run_time_ms as f64) < t.get(&MAX_GC_SHARE))
         .filter_map(|e| Some((e, e.peak_metrics?.jvm_heap_memory)))
-        .filter(|(_, peak)| *peak > 0 && (*peak as f64) < t.get("max_heap_share") * memory as f64)
+        .filter(|(_, peak)| *peak > 0 && (*peak as f64) < t.get(&MAX_HEAP_SHARE) * memory as f64)
         .collect();
     let Some(peak) = idle.iter().map(|(_, p)| *p).max() else {
         return Vec::new();
@@ -103,5 +127,29 @@ mod tests {
         assert_eq!(super::parse_memory("2048"), Some(2048 << 20));
         assert_eq!(super::parse_memory("1.5gb"), Some(3 << 29));
         assert_eq!(super::parse_memory("lots"), None);
+    }
+}
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::HEAP_OVERPROVISIONED;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_roomy_heap_with_a_shorter_guard() {
+        assert_fires(
+            &on_log(
+                &HEAP_OVERPROVISIONED,
+                "patterns/gc-healthy",
+                &["GC002.min_run_s=1"],
+            ),
+            HEAP_OVERPROVISIONED.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_same_log_at_its_defaults() {
+        assert_quiet(&on_log(&HEAP_OVERPROVISIONED, "patterns/gc-healthy", &[]));
     }
 }

@@ -3,6 +3,38 @@
 use super::common::{duration, ratio};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 
+pub const MIN_IDLE_SHARE: Threshold = threshold(
+    "min_idle_share",
+    0.5,
+    "share",
+    "idle share of allocated core time worth a finding",
+    "DataFlint's and SparkForensics' idle-cores alert",
+);
+
+pub const MIN_CORE_H: Threshold = threshold(
+    "min_core_h",
+    0.1,
+    "core-hours",
+    "idle core time under which a short run is not worth a finding",
+    "sparkdiag's own guard",
+);
+
+pub const MEDIUM_CORE_H: Threshold = threshold(
+    "medium_core_h",
+    1.0,
+    "core-hours",
+    "idle core-hours that make it medium severity",
+    "sparkdiag's severity band",
+);
+
+pub const HIGH_CORE_H: Threshold = threshold(
+    "high_core_h",
+    10.0,
+    "core-hours",
+    "idle core-hours that make it high severity",
+    "sparkdiag's severity band",
+);
+
 declare_rule! {
     /// ## What it does
     /// Adds up the core time executors were alive (cores x lifetime) and the time their cores
@@ -29,10 +61,10 @@ declare_rule! {
         category: Utilization,
         summary: "Most of the executor core time the application held was idle",
         thresholds: &[
-            threshold("min_idle_share", 0.5, "share", "idle share of allocated core time worth a finding"),
-            threshold("min_core_h", 0.1, "core-hours", "idle core time under which a short run is not worth a finding"),
-            threshold("medium_core_h", 1.0, "core-hours", "idle core-hours that make it medium severity"),
-            threshold("high_core_h", 10.0, "core-hours", "idle core-hours that make it high severity"),
+            MIN_IDLE_SHARE,
+            MIN_CORE_H,
+            MEDIUM_CORE_H,
+            HIGH_CORE_H,
         ] as &[Threshold],
         check: check,
     };
@@ -55,15 +87,15 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let idle = (allocated - busy).max(0);
     let share = ratio(idle as f64, allocated as f64);
     if allocated == 0
-        || share < t.get("min_idle_share")
-        || (idle as f64 / 3_600_000.0) < t.get("min_core_h")
+        || share < t.get(&MIN_IDLE_SHARE)
+        || (idle as f64 / 3_600_000.0) < t.get(&MIN_CORE_H)
     {
         return Vec::new();
     }
     let core_hours = idle as f64 / 3_600_000.0;
-    let severity = if core_hours >= t.get("high_core_h") {
+    let severity = if core_hours >= t.get(&HIGH_CORE_H) {
         Severity::High
-    } else if core_hours >= t.get("medium_core_h") {
+    } else if core_hours >= t.get(&MEDIUM_CORE_H) {
         Severity::Medium
     } else {
         Severity::Low
@@ -105,4 +137,28 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .evidence("idle_share", (share * 1000.0).round() / 1000.0)
             .recommend(format!("Fix the causes the other findings name (driver-only time, too few tasks, skew), then size the cluster to the work: {}, or fewer executors.", super::common::release_idle_executors(ctx))),
     ]
+}
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::IDLE_CORES;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_serial_loop_with_no_core_hour_floor() {
+        assert_fires(
+            &on_log(
+                &IDLE_CORES,
+                "patterns/driver-loop-serial",
+                &["UT001.min_core_h=0"],
+            ),
+            IDLE_CORES.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_same_short_run_at_its_defaults() {
+        assert_quiet(&on_log(&IDLE_CORES, "patterns/driver-loop-serial", &[]));
+    }
 }

@@ -103,3 +103,23 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
             .recommend("Look at the stage that was running and its tasks' progress, and at the driver's own log for its last error; a driver killed while collecting results needs more spark.driver.memory / spark.driver.maxResultSize or no large collect()."),
     ]
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::INCOMPLETE_RUN;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_killed_run() {
+        assert_fires(
+            &on_log(&INCOMPLETE_RUN, "killed/single", &[]),
+            INCOMPLETE_RUN.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_a_run_that_ended() {
+        assert_quiet(&on_log(&INCOMPLETE_RUN, "patterns/healthy", &[]));
+    }
+}

@@ -5,6 +5,30 @@ use std::collections::BTreeMap;
 use super::common::duration;
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 
+pub const MIN_JOBS: Threshold = threshold(
+    "min_jobs",
+    20.0,
+    "jobs",
+    "jobs of one kind that make a train",
+    "sparkdiag's own guard",
+);
+
+pub const MAX_MEDIAN_JOB_S: Threshold = threshold(
+    "max_median_job_s",
+    10.0,
+    "s",
+    "median job duration under which jobs are small",
+    "sparkdiag's own guard",
+);
+
+pub const MIN_SPAN_S: Threshold = threshold(
+    "min_span_s",
+    10.0,
+    "s",
+    "wall-clock span of the train worth a finding",
+    "sparkdiag's own guard",
+);
+
 declare_rule! {
     /// ## What it does
     /// Recognises a driver loop: many short jobs of the same kind (the same job name or call
@@ -41,9 +65,9 @@ declare_rule! {
         category: DriverBound,
         summary: "A long train of small jobs from a driver loop or thread pool",
         thresholds: &[
-            threshold("min_jobs", 20.0, "jobs", "jobs of one kind that make a train"),
-            threshold("max_median_job_s", 10.0, "s", "median job duration under which jobs are small"),
-            threshold("min_span_s", 10.0, "s", "wall-clock span of the train worth a finding"),
+            MIN_JOBS,
+            MAX_MEDIAN_JOB_S,
+            MIN_SPAN_S,
         ] as &[Threshold],
         check: check,
     };
@@ -75,7 +99,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     }
     let mut trains: Vec<Train> = Vec::new();
     for (kind, mut jobs) in kinds {
-        if (jobs.len() as f64) < t.get("min_jobs") {
+        if (jobs.len() as f64) < t.get(&MIN_JOBS) {
             continue;
         }
         jobs.sort_by_key(|j| j.submission_ms);
@@ -84,7 +108,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .map(|j| j.completion_ms.unwrap_or(end) - j.submission_ms.unwrap())
             .collect();
         durations.sort_unstable();
-        if durations[durations.len() / 2] as f64 >= t.get("max_median_job_s") * 1000.0 {
+        if durations[durations.len() / 2] as f64 >= t.get(&MAX_MEDIAN_JOB_S) * 1000.0 {
             continue;
         }
         let first = jobs[0].submission_ms.unwrap();
@@ -125,7 +149,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let mut findings = Vec::new();
     for mut train in merged {
         let span = train.last - train.first;
-        if (span as f64) < t.get("min_span_s") * 1000.0 {
+        if (span as f64) < t.get(&MIN_SPAN_S) * 1000.0 {
             continue;
         }
         train.jobs.sort_by_key(|j| (j.submission_ms, j.job_id));
@@ -226,4 +250,24 @@ fn max_concurrency(jobs: &[&sparkdiag_model::Job], end: i64) -> usize {
         peak = peak.max(live);
     }
     peak.max(0) as usize
+}
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::JOB_TRAIN;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_thread_pool_of_small_jobs() {
+        assert_fires(
+            &on_log(&JOB_TRAIN, "patterns/driver-loop-threadpool", &[]),
+            JOB_TRAIN.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_loop_rewritten_as_one_job() {
+        assert_quiet(&on_log(&JOB_TRAIN, "patterns/driver-loop-fixed", &[]));
+    }
 }

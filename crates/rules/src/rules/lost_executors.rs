@@ -146,3 +146,23 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
     }
     vec![finding]
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::LOST_EXECUTORS;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_run_that_lost_an_executor() {
+        assert_fires(
+            &on_log(&LOST_EXECUTORS, "patterns/executor-lost", &[]),
+            LOST_EXECUTORS.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_healthy_run() {
+        assert_quiet(&on_log(&LOST_EXECUTORS, "patterns/healthy", &[]));
+    }
+}

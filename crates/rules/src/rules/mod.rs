@@ -33,6 +33,9 @@ mod too_many_exchanges;
 mod wasted_attempts;
 mod window_without_partition;
 
+#[cfg(test)]
+mod testing;
+
 use crate::Rule;
 
 pub use heap_overprovisioned::parse_memory;

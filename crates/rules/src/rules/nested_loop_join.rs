@@ -62,3 +62,23 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
     }
     findings
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::NESTED_LOOP_JOIN;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_plan};
+
+    #[test]
+    fn fires_on_a_cross_join() {
+        assert_fires(
+            &on_plan(&NESTED_LOOP_JOIN, "antipattern-cross-join.txt"),
+            NESTED_LOOP_JOIN.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_healthy_plan() {
+        assert_quiet(&on_plan(&NESTED_LOOP_JOIN, "healthy.txt"));
+    }
+}

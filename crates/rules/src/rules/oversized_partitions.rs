@@ -4,6 +4,54 @@ use super::common::{bytes, duration, successful};
 use crate::context::data_bytes;
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 
+pub const MAX_PARTITION_GB: Threshold = threshold(
+    "max_partition_gb",
+    1.0,
+    "GiB",
+    "a task reading more than this has too big a partition",
+    "DataFlint, SparkForensics",
+);
+
+pub const CRITICAL_PARTITION_GB: Threshold = threshold(
+    "critical_partition_gb",
+    5.0,
+    "GiB",
+    "a partition over this is critical",
+    "DataFlint's and SparkForensics' 5 GiB alert",
+);
+
+pub const MIN_STAGE_GB: Threshold = threshold(
+    "min_stage_gb",
+    1.0,
+    "GiB",
+    "a stage with this much data in fewer tasks than cores is under-partitioned",
+    "SparkForensics (>= 1 GiB in <= 7 tasks)",
+);
+
+pub const TARGET_MB: Threshold = threshold(
+    "target_mb",
+    128.0,
+    "MB",
+    "partition size the recommended partition count aims at",
+    "Databricks and spark-rapids (128-256 MB)",
+);
+
+pub const SPILL_TASK_SHARE: Threshold = threshold(
+    "spill_task_share",
+    0.9,
+    "share",
+    "share of a stage's tasks that spilled for it to count as all-spilling",
+    "sparkdiag's own guard",
+);
+
+pub const MIN_SPILL_MB: Threshold = threshold(
+    "min_spill_mb",
+    256.0,
+    "MB",
+    "disk spill in a stage worth a finding as oversized partitions",
+    "SP001's floor",
+);
+
 declare_rule! {
     /// ## What it does
     /// Finds stages whose partitions are too big: a task that read more than a gigabyte, a
@@ -39,12 +87,12 @@ declare_rule! {
         category: Partitions,
         summary: "Partitions of gigabytes, or a large stage in fewer tasks than cores",
         thresholds: &[
-            threshold("max_partition_gb", 1.0, "GiB", "a task reading more than this has too big a partition"),
-            threshold("critical_partition_gb", 5.0, "GiB", "a partition over this is critical"),
-            threshold("min_stage_gb", 1.0, "GiB", "a stage with this much data in fewer tasks than cores is under-partitioned"),
-            threshold("target_mb", 128.0, "MB", "partition size the recommended partition count aims at"),
-            threshold("spill_task_share", 0.9, "share", "share of a stage's tasks that spilled for it to count as all-spilling"),
-            threshold("min_spill_mb", 256.0, "MB", "disk spill in a stage worth a finding as oversized partitions"),
+            MAX_PARTITION_GB,
+            CRITICAL_PARTITION_GB,
+            MIN_STAGE_GB,
+            TARGET_MB,
+            SPILL_TASK_SHARE,
+            MIN_SPILL_MB,
         ] as &[Threshold],
         check: check,
     };
@@ -61,23 +109,22 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         };
         let max_bytes = data_bytes(biggest) as f64;
         let total: u64 = successful(tasks).map(data_bytes).sum();
-        let too_big = max_bytes > t.get("max_partition_gb") * GIB;
+        let too_big = max_bytes > t.get(&MAX_PARTITION_GB) * GIB;
         let too_few =
-            total as f64 >= t.get("min_stage_gb") * GIB && (tasks.len() as i64) < ctx.cores;
+            total as f64 >= t.get(&MIN_STAGE_GB) * GIB && (tasks.len() as i64) < ctx.cores;
         if !too_big && !too_few {
             if let Some(f) = all_spilling(ctx, t, stage, stats) {
                 findings.push(f);
             }
             continue;
         }
-        let recommended =
-            ((total as f64 / (t.get("target_mb") * 1e6)).ceil() as i64).max(ctx.cores);
+        let recommended = ((total as f64 / (t.get(&TARGET_MB) * 1e6)).ceil() as i64).max(ctx.cores);
         // With the data spread evenly over `recommended` partitions and all cores, the stage
         // would take about its task time divided by the cores it could use.
         let ideal = stats.task_time_ms / ctx.cores.min(recommended).max(1);
         let impact = (stats.duration_ms - ideal).max(0);
         let mut severity = Severity::from_share(impact, ctx.app_ms).at_least(Severity::High);
-        if max_bytes > t.get("critical_partition_gb") * GIB {
+        if max_bytes > t.get(&CRITICAL_PARTITION_GB) * GIB {
             severity = Severity::Critical;
         }
         let title = format!(
@@ -119,11 +166,11 @@ fn all_spilling(
 ) -> Option<Finding> {
     let ok: Vec<&sparkdiag_model::Task> = successful(ctx.app.stage_tasks(stage)).collect();
     let disk = stage.totals.disk_bytes_spilled;
-    if ok.len() < 2 || (disk as f64) < t.get("min_spill_mb") * 1e6 {
+    if ok.len() < 2 || (disk as f64) < t.get(&MIN_SPILL_MB) * 1e6 {
         return None;
     }
     let spilling = ok.iter().filter(|t| t.metrics.disk_spill > 0).count();
-    if (spilling as f64) < t.get("spill_task_share") * ok.len() as f64 {
+    if (spilling as f64) < t.get(&SPILL_TASK_SHARE) * ok.len() as f64 {
         return None;
     }
     let max_bytes = ok.iter().map(|t| data_bytes(t)).max().unwrap_or(0);
@@ -145,7 +192,7 @@ fn all_spilling(
         2 * n
     };
     let total: u64 = ok.iter().map(|t| data_bytes(t)).sum();
-    let by_size = (total as f64 / (t.get("target_mb") * 1e6)).ceil() as i64;
+    let by_size = (total as f64 / (t.get(&TARGET_MB) * 1e6)).ceil() as i64;
     let recommended = by_memory.max(by_size).max(2 * n);
     // The spill's disk round trip, spread over the cores, is what right-sized partitions save.
     let io_ms = (2.0 * disk as f64 / 200e6 * 1000.0) as i64;
@@ -179,4 +226,28 @@ fn all_spilling(
             super::common::partitions_advice(ctx, recommended)
         )),
     )
+}
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::OVERSIZED;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_skewed_join_with_a_lower_limit() {
+        assert_fires(
+            &on_log(
+                &OVERSIZED,
+                "patterns/skew-join",
+                &["PA002.max_partition_gb=0.02"],
+            ),
+            OVERSIZED.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_same_log_at_its_defaults() {
+        assert_quiet(&on_log(&OVERSIZED, "patterns/skew-join", &[]));
+    }
 }

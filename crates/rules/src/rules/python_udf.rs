@@ -65,3 +65,23 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
     }
     findings
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::PYTHON_UDF;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_a_run_with_a_python_udf() {
+        assert_fires(
+            &on_log(&PYTHON_UDF, "patterns/straggler", &[]),
+            PYTHON_UDF.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_healthy_run() {
+        assert_quiet(&on_log(&PYTHON_UDF, "patterns/healthy", &[]));
+    }
+}

@@ -6,6 +6,14 @@ use super::plan_walk::{running, scoped};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 use sparkdiag_plan::Operator;
 
+pub const MIN_REPEATS: Threshold = threshold(
+    "min_repeats",
+    2.0,
+    "scans",
+    "identical scans in one query worth a finding",
+    "SparkForensics' duplicate sub-plans",
+);
+
 declare_rule! {
     /// ## What it does
     /// Finds queries that scan the same table with the same columns and filters several times,
@@ -28,7 +36,7 @@ declare_rule! {
         name: "repeated-scans",
         category: Plan,
         summary: "The same table is scanned several times in one query",
-        thresholds: &[threshold("min_repeats", 2.0, "scans", "identical scans in one query worth a finding")] as &[Threshold],
+        thresholds: &[MIN_REPEATS] as &[Threshold],
         check: check,
     };
 }
@@ -58,7 +66,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         }
         for (_, nodes) in scans
             .into_iter()
-            .filter(|(_, v)| v.len() as f64 >= t.get("min_repeats"))
+            .filter(|(_, v)| v.len() as f64 >= t.get(&MIN_REPEATS))
         {
             let name = plan.nodes[nodes[0]].name.trim().to_string();
             let title = format!(
@@ -74,4 +82,25 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         }
     }
     findings
+}
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::REPEATED_SCANS;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_plan, on_sample};
+
+    #[test]
+    fn fires_on_tpcds_q4_which_scans_its_tables_repeatedly() {
+        // A real plan kept beside the repository, not in it; without it this case is skipped.
+        if let Some(found) = on_sample(&REPEATED_SCANS, "spark-4.1.1__tpcds-v1_4__q4__explain.txt")
+        {
+            assert_fires(&found, REPEATED_SCANS.code);
+        }
+    }
+
+    #[test]
+    fn is_quiet_on_the_healthy_plan() {
+        assert_quiet(&on_plan(&REPEATED_SCANS, "healthy.txt"));
+    }
 }

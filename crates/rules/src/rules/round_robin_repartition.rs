@@ -59,3 +59,23 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
     }
     findings
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::ROUND_ROBIN;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_a_run_that_repartitions_without_columns() {
+        assert_fires(
+            &on_log(&ROUND_ROBIN, "patterns/executor-lost", &[]),
+            ROUND_ROBIN.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_healthy_run() {
+        assert_quiet(&on_log(&ROUND_ROBIN, "patterns/healthy", &[]));
+    }
+}

@@ -6,6 +6,54 @@ use super::common::{duration, ratio};
 use crate::context::data_bytes;
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 
+pub const RATIO: Threshold = threshold(
+    "ratio",
+    2.0,
+    "x median",
+    "the executor's typical task duration over its stages' medians",
+    "SparkForensics' slow-host rule (mean >= 2x the overall median)",
+);
+
+pub const DATA_RATIO: Threshold = threshold(
+    "data_ratio",
+    1.5,
+    "x median",
+    "its tasks' data must be at most this multiple of their stages' median",
+    "sparkdiag's own guard",
+);
+
+pub const MIN_TASKS: Threshold = threshold(
+    "min_tasks",
+    5.0,
+    "tasks",
+    "successful tasks on the executor, in stages of at least as many tasks",
+    "sparkdiag's own guard",
+);
+
+pub const MIN_MEDIAN_MS: Threshold = threshold(
+    "min_median_ms",
+    50.0,
+    "ms",
+    "stages whose median task is shorter are too noisy to compare",
+    "sparkdiag's own guard",
+);
+
+pub const MIN_EXCESS_S: Threshold = threshold(
+    "min_excess_s",
+    10.0,
+    "s",
+    "task time lost on the executor worth a finding, or min_app_share",
+    "sparkdiag's own guard",
+);
+
+pub const MIN_APP_SHARE: Threshold = threshold(
+    "min_app_share",
+    0.02,
+    "share",
+    "task time lost, as a share of the application, worth a finding",
+    "sparkdiag's own guard",
+);
+
 declare_rule! {
     /// ## What it does
     /// Compares every successful task with the median task of its own stage, and flags an
@@ -35,12 +83,12 @@ declare_rule! {
         category: Skew,
         summary: "An executor whose tasks are consistently slower than their stages' medians, with the same data",
         thresholds: &[
-            threshold("ratio", 2.0, "x median", "the executor's typical task duration over its stages' medians"),
-            threshold("data_ratio", 1.5, "x median", "its tasks' data must be at most this multiple of their stages' median"),
-            threshold("min_tasks", 5.0, "tasks", "successful tasks on the executor, in stages of at least as many tasks"),
-            threshold("min_median_ms", 50.0, "ms", "stages whose median task is shorter are too noisy to compare"),
-            threshold("min_excess_s", 10.0, "s", "task time lost on the executor worth a finding, or min_app_share"),
-            threshold("min_app_share", 0.02, "share", "task time lost, as a share of the application, worth a finding"),
+            RATIO,
+            DATA_RATIO,
+            MIN_TASKS,
+            MIN_MEDIAN_MS,
+            MIN_EXCESS_S,
+            MIN_APP_SHARE,
         ] as &[Threshold],
         check: check,
     };
@@ -55,11 +103,11 @@ struct Tally {
 }
 
 fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
-    let min_tasks = t.get("min_tasks");
+    let min_tasks = t.get(&MIN_TASKS);
     let mut by_executor: BTreeMap<u32, Tally> = BTreeMap::new();
     for (stage, stats) in ctx.stage_stats() {
         if (stats.successful as f64) < min_tasks
-            || f64::from(stats.median_ms) < t.get("min_median_ms")
+            || f64::from(stats.median_ms) < t.get(&MIN_MEDIAN_MS)
         {
             continue;
         }
@@ -88,14 +136,14 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     };
     let mut findings = Vec::new();
     for (exec, mut tally) in by_executor {
-        let enough_lost = tally.excess_ms as f64 >= t.get("min_excess_s") * 1000.0
-            || tally.excess_ms as f64 >= t.get("min_app_share") * ctx.app_ms as f64;
+        let enough_lost = tally.excess_ms as f64 >= t.get(&MIN_EXCESS_S) * 1000.0
+            || tally.excess_ms as f64 >= t.get(&MIN_APP_SHARE) * ctx.app_ms as f64;
         if (tally.time_ratios.len() as f64) < min_tasks || !enough_lost {
             continue;
         }
         let time_ratio = median(&mut tally.time_ratios);
         let data_ratio = median(&mut tally.data_ratios);
-        if time_ratio < t.get("ratio") || data_ratio > t.get("data_ratio") {
+        if time_ratio < t.get(&RATIO) || data_ratio > t.get(&DATA_RATIO) {
             continue;
         }
         let executor = &ctx.app.executors[exec as usize];
@@ -126,4 +174,24 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         );
     }
     findings
+}
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::SLOW_EXECUTOR;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_run_with_a_slow_host() {
+        assert_fires(
+            &on_log(&SLOW_EXECUTOR, "patterns/straggler", &[]),
+            SLOW_EXECUTOR.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_healthy_run() {
+        assert_quiet(&on_log(&SLOW_EXECUTOR, "patterns/healthy", &[]));
+    }
 }

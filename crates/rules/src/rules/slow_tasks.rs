@@ -7,43 +7,61 @@ use super::common::{bytes, duration, ratio, stage_end_saving, stage_label, succe
 use crate::context::{data_bytes, data_records};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, threshold};
 
+pub const RATIO: Threshold = threshold(
+    "ratio",
+    5.0,
+    "x median",
+    "a task longer than this multiple of its stage's median task duration",
+    "AQE's spark.sql.adaptive.skewJoin.skewedPartitionFactor (5)",
+);
+
+pub const DATA_RATIO: Threshold = threshold(
+    "data_ratio",
+    5.0,
+    "x median",
+    "the slow task's bytes or records above this multiple of the median task's mean data skew",
+    "AQE's skewedPartitionFactor, applied to bytes and records",
+);
+
+pub const MIN_TASKS: Threshold = threshold(
+    "min_tasks",
+    5.0,
+    "tasks",
+    "successful tasks a stage needs before its median means anything",
+    "sparkdiag's own guard",
+);
+
+pub const MIN_TASK_S: Threshold = threshold(
+    "min_task_s",
+    30.0,
+    "s",
+    "the slow task must last this long, or min_app_share of the application",
+    "SparkForensics' impact floor",
+);
+
+pub const MIN_APP_SHARE: Threshold = threshold(
+    "min_app_share",
+    0.005,
+    "share",
+    "the slow task's share of the application that is worth a look",
+    "SparkForensics' impact floor",
+);
+
+pub const FLOOR_S: Threshold = threshold(
+    "floor_s",
+    1.0,
+    "s",
+    "no task shorter than this is ever a finding",
+    "sparkdiag's own guard",
+);
+
 pub const SKEW_THRESHOLDS: &[Threshold] = &[
-    threshold(
-        "ratio",
-        5.0,
-        "x median",
-        "a task longer than this multiple of its stage's median task duration",
-    ),
-    threshold(
-        "data_ratio",
-        5.0,
-        "x median",
-        "the slow task's bytes or records above this multiple of the median task's mean data skew",
-    ),
-    threshold(
-        "min_tasks",
-        5.0,
-        "tasks",
-        "successful tasks a stage needs before its median means anything",
-    ),
-    threshold(
-        "min_task_s",
-        30.0,
-        "s",
-        "the slow task must last this long, or min_app_share of the application",
-    ),
-    threshold(
-        "min_app_share",
-        0.005,
-        "share",
-        "the slow task's share of the application that is worth a look",
-    ),
-    threshold(
-        "floor_s",
-        1.0,
-        "s",
-        "no task shorter than this is ever a finding",
-    ),
+    RATIO,
+    DATA_RATIO,
+    MIN_TASKS,
+    MIN_TASK_S,
+    MIN_APP_SHARE,
+    FLOOR_S,
 ];
 
 /// A stage whose slowest task passes the guards: the slow tasks, worst first.
@@ -58,19 +76,19 @@ pub struct SlowStage<'a> {
 pub fn slow_stages<'a>(ctx: &Context<'a>, t: &Thresholds) -> Vec<SlowStage<'a>> {
     let mut out = Vec::new();
     for (stage, stats) in ctx.stage_stats() {
-        if (stats.successful as f64) < t.get("min_tasks") || stats.median_ms == 0 {
+        if (stats.successful as f64) < t.get(&MIN_TASKS) || stats.median_ms == 0 {
             continue;
         }
-        let limit = t.get("ratio") * f64::from(stats.median_ms);
+        let limit = t.get(&RATIO) * f64::from(stats.median_ms);
         let mut slow: Vec<&Task> = successful(ctx.app.stage_tasks(stage))
             .filter(|task| f64::from(task.duration_ms) > limit)
             .collect();
         slow.sort_by_key(|task| std::cmp::Reverse(task.duration_ms));
         let Some(worst) = slow.first() else { continue };
         let worst_ms = f64::from(worst.duration_ms);
-        let long_enough = worst_ms >= t.get("min_task_s") * 1000.0
-            || worst_ms >= t.get("min_app_share") * ctx.app_ms as f64;
-        if !long_enough || worst_ms < t.get("floor_s") * 1000.0 {
+        let long_enough = worst_ms >= t.get(&MIN_TASK_S) * 1000.0
+            || worst_ms >= t.get(&MIN_APP_SHARE) * ctx.app_ms as f64;
+        if !long_enough || worst_ms < t.get(&FLOOR_S) * 1000.0 {
             continue;
         }
         out.push(SlowStage {

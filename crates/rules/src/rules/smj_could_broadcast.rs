@@ -5,6 +5,14 @@ use super::plan_walk::{PASS_THROUGH, node_label, running, scoped};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 use sparkdiag_plan::Operator;
 
+pub const MAX_BROADCAST_MB: Threshold = threshold(
+    "max_broadcast_mb",
+    10.0,
+    "MB",
+    "a join side under this size could be broadcast",
+    "spark.sql.autoBroadcastJoinThreshold's default (10 MB)",
+);
+
 declare_rule! {
     /// ## What it does
     /// Finds `SortMergeJoin`s where one side was measured small — the `Statistics(sizeInBytes=…)`
@@ -32,7 +40,7 @@ declare_rule! {
         name: "sort-merge-join-could-broadcast",
         category: Exchanges,
         summary: "A sort-merge join shuffled both sides although one was small enough to broadcast",
-        thresholds: &[threshold("max_broadcast_mb", 10.0, "MB", "a join side under this size could be broadcast")] as &[Threshold],
+        thresholds: &[MAX_BROADCAST_MB] as &[Threshold],
         check: check,
     };
 }
@@ -63,7 +71,7 @@ fn side_size(input: &crate::PlanInput, side: usize) -> Option<u64> {
 }
 
 fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
-    let limit = (t.get("max_broadcast_mb") * 1e6) as u64;
+    let limit = (t.get(&MAX_BROADCAST_MB) * 1e6) as u64;
     let mut findings = Vec::new();
     for (i, input) in ctx.plans.iter().enumerate() {
         let plan = &input.plan;
@@ -123,4 +131,24 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         }
     }
     findings
+}
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::SMJ_COULD_BROADCAST;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_a_small_side_aqe_measured() {
+        assert_fires(
+            &on_log(&SMJ_COULD_BROADCAST, "patterns/skew-join-aqe", &[]),
+            SMJ_COULD_BROADCAST.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_healthy_run() {
+        assert_quiet(&on_log(&SMJ_COULD_BROADCAST, "patterns/healthy", &[]));
+    }
 }

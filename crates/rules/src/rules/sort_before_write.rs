@@ -94,3 +94,23 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
     }
     findings
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::SORT_BEFORE_WRITE;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_plan};
+
+    #[test]
+    fn fires_on_a_sort_before_a_write() {
+        assert_fires(
+            &on_plan(&SORT_BEFORE_WRITE, "antipattern-sort-before-write.txt"),
+            SORT_BEFORE_WRITE.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_healthy_plan() {
+        assert_quiet(&on_plan(&SORT_BEFORE_WRITE, "healthy.txt"));
+    }
+}

@@ -3,6 +3,30 @@
 use super::common::{bytes, duration};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 
+pub const MIN_DISK_MB: Threshold = threshold(
+    "min_disk_mb",
+    256.0,
+    "MB",
+    "disk spill in a stage worth a finding",
+    "sparkdiag's default; SparkForensics calls 256 MiB medium",
+);
+
+pub const HIGH_DISK_GB: Threshold = threshold(
+    "high_disk_gb",
+    1.0,
+    "GiB",
+    "disk spill in a stage that is high severity",
+    "SparkForensics (1 GiB high)",
+);
+
+pub const DISK_MB_PER_S: Threshold = threshold(
+    "disk_mb_per_s",
+    200.0,
+    "MB/s",
+    "assumed speed of writing and reading spill, per task",
+    "sparkdiag's estimate of one task's local-disk throughput",
+);
+
 declare_rule! {
     /// ## What it does
     /// Finds stages whose tasks spilled sorted or aggregated data to disk because their share
@@ -31,9 +55,9 @@ declare_rule! {
         category: Spill,
         summary: "Tasks ran out of execution memory and spilled to disk",
         thresholds: &[
-            threshold("min_disk_mb", 256.0, "MB", "disk spill in a stage worth a finding"),
-            threshold("high_disk_gb", 1.0, "GiB", "disk spill in a stage that is high severity"),
-            threshold("disk_mb_per_s", 200.0, "MB/s", "assumed speed of writing and reading spill, per task"),
+            MIN_DISK_MB,
+            HIGH_DISK_GB,
+            DISK_MB_PER_S,
         ] as &[Threshold],
         check: check,
     };
@@ -43,7 +67,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let mut findings = Vec::new();
     for (stage, stats) in ctx.stage_stats() {
         let disk = stage.totals.disk_bytes_spilled;
-        if (disk as f64) < t.get("min_disk_mb") * 1e6 {
+        if (disk as f64) < t.get(&MIN_DISK_MB) * 1e6 {
             continue;
         }
         let tasks = ctx.app.stage_tasks(stage);
@@ -52,10 +76,10 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .filter(|task| task.metrics.disk_spill > 0)
             .count();
         let worst = tasks.iter().max_by_key(|task| task.metrics.disk_spill);
-        let io_ms = (2.0 * disk as f64 / (t.get("disk_mb_per_s") * 1e6) * 1000.0) as i64;
+        let io_ms = (2.0 * disk as f64 / (t.get(&DISK_MB_PER_S) * 1e6) * 1000.0) as i64;
         let impact = (io_ms / ctx.cores).min(stats.duration_ms);
         let mut severity = Severity::from_share(impact, ctx.app_ms);
-        let floor = if disk as f64 >= t.get("high_disk_gb") * (1u64 << 30) as f64 {
+        let floor = if disk as f64 >= t.get(&HIGH_DISK_GB) * (1u64 << 30) as f64 {
             Severity::High
         } else {
             Severity::Medium
@@ -86,4 +110,24 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         findings.push(finding);
     }
     findings
+}
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::SPILL;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_spilling_run_with_a_lower_floor() {
+        assert_fires(
+            &on_log(&SPILL, "patterns/spill", &["SP001.min_disk_mb=32"]),
+            SPILL.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_same_log_at_its_defaults() {
+        assert_quiet(&on_log(&SPILL, "patterns/spill", &[]));
+    }
 }

@@ -2,7 +2,7 @@
 
 use sparkdiag_model::Task;
 
-use super::slow_tasks::{SKEW_THRESHOLDS, finding_for, has_skewed_data, slow_stages};
+use super::slow_tasks::{DATA_RATIO, SKEW_THRESHOLDS, finding_for, has_skewed_data, slow_stages};
 use crate::{Context, Finding, Thresholds, declare_rule};
 
 declare_rule! {
@@ -39,7 +39,7 @@ declare_rule! {
 }
 
 fn check_straggler(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
-    let data_ratio = t.get("data_ratio");
+    let data_ratio = t.get(&DATA_RATIO);
     slow_stages(ctx, t)
         .iter()
         .filter_map(|s| {
@@ -57,4 +57,24 @@ fn check_straggler(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             Some(finding_for(ctx, &STRAGGLER, s, &even, false))
         })
         .collect()
+}
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::STRAGGLER;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_straggler() {
+        assert_fires(
+            &on_log(&STRAGGLER, "patterns/straggler", &[]),
+            STRAGGLER.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_skewed_join_whose_slow_task_had_more_data() {
+        assert_quiet(&on_log(&STRAGGLER, "patterns/skew-join", &[]));
+    }
 }

@@ -7,6 +7,22 @@ use super::failed_job::describe_failure;
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 use sparkdiag_model::TaskOutcome;
 
+pub const MAX_FAILURE_SHARE: Threshold = threshold(
+    "max_failure_share",
+    0.05,
+    "share",
+    "share of task attempts that may fail before it is a finding",
+    "Dr. Elephant's and SparkForensics' 5 % tier",
+);
+
+pub const MIN_FAILED: Threshold = threshold(
+    "min_failed",
+    10.0,
+    "tasks",
+    "failed attempts needed for the share rule",
+    "sparkdiag's own guard",
+);
+
 declare_rule! {
     /// ## What it does
     /// Groups every failed task attempt by its end reason and exception class
@@ -33,8 +49,8 @@ declare_rule! {
         category: Failure,
         summary: "Task attempts failed: grouped by end reason and exception, with the time they wasted",
         thresholds: &[
-            threshold("max_failure_share", 0.05, "share", "share of task attempts that may fail before it is a finding"),
-            threshold("min_failed", 10.0, "tasks", "failed attempts needed for the share rule"),
+            MAX_FAILURE_SHARE,
+            MIN_FAILED,
         ] as &[Threshold],
         check: check,
     };
@@ -61,7 +77,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 .as_deref()
                 .is_some_and(|m| m.contains("OutOfMemoryError"))
     });
-    let too_many = share > t.get("max_failure_share") && failed.len() as f64 >= t.get("min_failed");
+    let too_many = share > t.get(&MAX_FAILURE_SHARE) && failed.len() as f64 >= t.get(&MIN_FAILED);
     if !serious && !too_many {
         return Vec::new();
     }
@@ -132,4 +148,24 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .evidence("groups", serde_json::Value::Array(summary))
             .recommend("Fix the largest group first: memory errors need more memory per task or smaller partitions, fetch failures a stable executor or the external shuffle service, exceptions in user code a fix in the code or its input."),
     ]
+}
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::TASK_FAILURES;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_run_that_lost_an_executor() {
+        assert_fires(
+            &on_log(&TASK_FAILURES, "patterns/executor-lost", &[]),
+            TASK_FAILURES.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_healthy_run() {
+        assert_quiet(&on_log(&TASK_FAILURES, "patterns/healthy", &[]));
+    }
 }

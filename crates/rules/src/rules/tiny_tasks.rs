@@ -4,6 +4,46 @@ use super::common::{bytes, duration, successful};
 use crate::context::data_bytes;
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 
+pub const MIN_TASKS: Threshold = threshold(
+    "min_tasks",
+    100.0,
+    "tasks",
+    "a stage with fewer tasks is never too finely split",
+    "SparkForensics' tiny tasks",
+);
+
+pub const MAX_MEDIAN_MS: Threshold = threshold(
+    "max_median_ms",
+    500.0,
+    "ms",
+    "median task duration under which tasks are tiny",
+    "SparkForensics' tiny tasks; DataFlint (500 ms)",
+);
+
+pub const MAX_AVG_MB: Threshold = threshold(
+    "max_avg_mb",
+    16.0,
+    "MB",
+    "average partition size under which partitions are tiny",
+    "the tiny-partition size SparkForensics and DataFlint flag",
+);
+
+pub const MIN_APP_SHARE: Threshold = threshold(
+    "min_app_share",
+    0.005,
+    "share",
+    "the stage's share of the application that is worth a look",
+    "SparkForensics' impact floor",
+);
+
+pub const TARGET_MB: Threshold = threshold(
+    "target_mb",
+    128.0,
+    "MB",
+    "partition size the recommended partition count aims at",
+    "Databricks and spark-rapids (128-256 MB); AQE's advisory size is 64 MB",
+);
+
 declare_rule! {
     /// ## What it does
     /// Finds stages with many tasks whose median runs for well under a second, or whose
@@ -39,11 +79,11 @@ declare_rule! {
         category: Partitions,
         summary: "Many tasks of a few milliseconds or a few megabytes: the data is cut into too many partitions",
         thresholds: &[
-            threshold("min_tasks", 100.0, "tasks", "a stage with fewer tasks is never too finely split"),
-            threshold("max_median_ms", 500.0, "ms", "median task duration under which tasks are tiny"),
-            threshold("max_avg_mb", 16.0, "MB", "average partition size under which partitions are tiny"),
-            threshold("min_app_share", 0.005, "share", "the stage's share of the application that is worth a look"),
-            threshold("target_mb", 128.0, "MB", "partition size the recommended partition count aims at"),
+            MIN_TASKS,
+            MAX_MEDIAN_MS,
+            MAX_AVG_MB,
+            MIN_APP_SHARE,
+            TARGET_MB,
         ] as &[Threshold],
         check: check,
     };
@@ -66,15 +106,15 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         std::collections::BTreeMap::new();
     for (stage, stats) in ctx.stage_stats() {
         let tasks = ctx.app.stage_tasks(stage);
-        if (tasks.len() as f64) < t.get("min_tasks") || stats.successful == 0 {
+        if (tasks.len() as f64) < t.get(&MIN_TASKS) || stats.successful == 0 {
             continue;
         }
         let total_bytes: u64 = successful(tasks).map(data_bytes).sum();
         let avg_bytes = total_bytes / stats.successful as u64;
-        let short = f64::from(stats.median_ms) < t.get("max_median_ms");
-        let small = total_bytes > 0 && (avg_bytes as f64) < t.get("max_avg_mb") * 1e6;
+        let short = f64::from(stats.median_ms) < t.get(&MAX_MEDIAN_MS);
+        let small = total_bytes > 0 && (avg_bytes as f64) < t.get(&MAX_AVG_MB) * 1e6;
         if !(short || small)
-            || (stats.duration_ms as f64) < t.get("min_app_share") * ctx.app_ms as f64
+            || (stats.duration_ms as f64) < t.get(&MIN_APP_SHARE) * ctx.app_ms as f64
         {
             continue;
         }
@@ -104,7 +144,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     for ((_, tasks), stages) in kinds {
         let impact: i64 = stages.iter().map(|s| s.impact_ms).sum();
         let bytes_each = stages.iter().map(|s| s.bytes).max().unwrap_or(0);
-        let by_size = (bytes_each as f64 / (t.get("target_mb") * 1e6)).ceil() as i64;
+        let by_size = (bytes_each as f64 / (t.get(&TARGET_MB) * 1e6)).ceil() as i64;
         let recommended = by_size.max(ctx.cores).min(tasks as i64).max(1);
         let mut medians: Vec<u32> = stages.iter().map(|s| s.median_ms).collect();
         medians.sort_unstable();
@@ -142,15 +182,35 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 } else if super::common::aqe_applies(ctx) {
                     format!(
                         "Let AQE coalesce partitions: spark.sql.adaptive.enabled=true, spark.sql.adaptive.coalescePartitions.enabled=true, spark.sql.adaptive.advisoryPartitionSizeInBytes=128m; or set spark.sql.shuffle.partitions={recommended} (about {} MB each). For small input files, raise spark.sql.files.maxPartitionBytes or compact them.",
-                        t.get("target_mb")
+                        t.get(&TARGET_MB)
                     )
                 } else {
                     format!(
                         "Set spark.sql.shuffle.partitions={recommended} (about {} MB each); this Spark version has no adaptive execution to coalesce them. For small input files, raise spark.sql.files.maxPartitionBytes or compact them.",
-                        t.get("target_mb")
+                        t.get(&TARGET_MB)
                     )
                 }),
         );
     }
     findings
+}
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::TINY_TASKS;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_tiny_partitions() {
+        assert_fires(
+            &on_log(&TINY_TASKS, "patterns/tiny-partitions", &[]),
+            TINY_TASKS.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_same_job_with_fewer_partitions() {
+        assert_quiet(&on_log(&TINY_TASKS, "patterns/tiny-partitions-fixed", &[]));
+    }
 }

@@ -4,6 +4,14 @@ use super::plan_walk::{node_label, scoped};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 use sparkdiag_plan::ExchangeKind;
 
+pub const MAX_EXCHANGES: Threshold = threshold(
+    "max_exchanges",
+    3.0,
+    "shuffles",
+    "shuffle Exchanges in one query above which it is worth a look",
+    "sparkdiag's own (no other tool counts them)",
+);
+
 declare_rule! {
     /// ## What it does
     /// Counts the shuffle `Exchange` operators of each query's physical plan (the plan that ran:
@@ -32,7 +40,7 @@ declare_rule! {
         name: "too-many-exchanges",
         category: Exchanges,
         summary: "A query shuffles its data more times than it probably needs to",
-        thresholds: &[threshold("max_exchanges", 3.0, "shuffles", "shuffle Exchanges in one query above which it is worth a look")] as &[Threshold],
+        thresholds: &[MAX_EXCHANGES] as &[Threshold],
         check: check,
     };
 }
@@ -48,7 +56,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .map(|e| e.node)
             .collect();
         let count = shuffles.len();
-        if (count as f64) <= t.get("max_exchanges") {
+        if (count as f64) <= t.get(&MAX_EXCHANGES) {
             continue;
         }
         let user: Vec<usize> = plan
@@ -57,11 +65,11 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .map(|e| e.node)
             .collect();
         // The shuffles beyond the threshold are what a leaner plan would save, in proportion.
-        let excess = count as f64 - t.get("max_exchanges");
+        let excess = count as f64 - t.get(&MAX_EXCHANGES);
         let impact = (input.shuffle_stage_ms as f64 * excess / count as f64) as i64;
         let severity = if input.shuffle_stage_ms > 0 {
             Severity::from_share(impact, ctx.app_ms)
-        } else if count as f64 > 2.0 * t.get("max_exchanges") {
+        } else if count as f64 > 2.0 * t.get(&MAX_EXCHANGES) {
             Severity::Medium
         } else {
             Severity::Low
@@ -87,4 +95,24 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         findings.push(scoped(finding, i, input, shuffles));
     }
     findings
+}
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::TOO_MANY_EXCHANGES;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_plan};
+
+    #[test]
+    fn fires_on_a_plan_with_many_exchanges() {
+        assert_fires(
+            &on_plan(&TOO_MANY_EXCHANGES, "antipattern-many-exchanges.txt"),
+            TOO_MANY_EXCHANGES.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_healthy_plan() {
+        assert_quiet(&on_plan(&TOO_MANY_EXCHANGES, "healthy.txt"));
+    }
 }

@@ -4,6 +4,14 @@ use super::common::duration;
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 use sparkdiag_model::TaskOutcome;
 
+pub const MIN_WASTED_S: Threshold = threshold(
+    "min_wasted_s",
+    30.0,
+    "s",
+    "wasted task time worth a finding",
+    "SparkForensics (retry waste >= 30 s)",
+);
+
 declare_rule! {
     /// ## What it does
     /// Adds up task time thrown away without a task failing: speculative copies killed because
@@ -29,7 +37,7 @@ declare_rule! {
         name: "wasted-attempts",
         category: Failure,
         summary: "Task time thrown away by killed speculative copies and re-run stage attempts",
-        thresholds: &[threshold("min_wasted_s", 30.0, "s", "wasted task time worth a finding")] as &[Threshold],
+        thresholds: &[MIN_WASTED_S] as &[Threshold],
         check: check,
     };
 }
@@ -61,7 +69,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         }
     }
     let wasted = speculative + retried;
-    if (wasted as f64) < t.get("min_wasted_s") * 1000.0 {
+    if (wasted as f64) < t.get(&MIN_WASTED_S) * 1000.0 {
         return Vec::new();
     }
     let impact = wasted / ctx.cores;
@@ -79,4 +87,28 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .evidence("retried_stage_task_ms", retried)
             .recommend("For speculation waste raise spark.speculation.multiplier (3) or spark.speculation.quantile (0.9) or fix the skew behind it; for re-run stages fix what lost the shuffle output (lost executors) and enable the external shuffle service."),
     ]
+}
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::WASTED_ATTEMPTS;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn fires_on_the_rerun_attempts_with_a_lower_floor() {
+        assert_fires(
+            &on_log(
+                &WASTED_ATTEMPTS,
+                "patterns/executor-lost",
+                &["FA004.min_wasted_s=1"],
+            ),
+            WASTED_ATTEMPTS.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_same_log_at_its_defaults() {
+        assert_quiet(&on_log(&WASTED_ATTEMPTS, "patterns/executor-lost", &[]));
+    }
 }

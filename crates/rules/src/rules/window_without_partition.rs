@@ -63,3 +63,26 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
     }
     findings
 }
+
+/// The rule alone on real Spark output: a log where it fires, and one where it must not.
+#[cfg(test)]
+mod real_logs {
+    use super::WINDOW_WITHOUT_PARTITION;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_plan};
+
+    #[test]
+    fn fires_on_a_window_without_partition_by() {
+        assert_fires(
+            &on_plan(
+                &WINDOW_WITHOUT_PARTITION,
+                "antipattern-window-no-partition.txt",
+            ),
+            WINDOW_WITHOUT_PARTITION.code,
+        );
+    }
+
+    #[test]
+    fn is_quiet_on_the_healthy_plan() {
+        assert_quiet(&on_plan(&WINDOW_WITHOUT_PARTITION, "healthy.txt"));
+    }
+}

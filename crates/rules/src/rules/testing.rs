@@ -1,0 +1,111 @@
+//! Runs one rule on a real log or plan from `testdata/`, so each rule's file can say where it
+//! fires and where it stays quiet without going through the command line.
+
+use std::path::PathBuf;
+
+use sparkdiag_model::{Application, ApplicationBuilder};
+
+use crate::{Config, Context, Finding, Rule, Thresholds};
+
+fn testdata(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata")
+        .join(rel)
+}
+
+/// Every application in a log (a file, a rolling directory or an archive) under `testdata/`.
+fn apps(rel: &str) -> Vec<Application> {
+    let path = testdata(rel);
+    let inputs = sparkdiag_eventlog::discover(path.to_str().unwrap())
+        .unwrap_or_else(|e| panic!("{rel}: {e}"));
+    assert!(!inputs.is_empty(), "{rel}: no event log");
+    inputs
+        .iter()
+        .map(|input| {
+            let mut builder = ApplicationBuilder::default();
+            sparkdiag_eventlog::read_log(input, |e| builder.on_event(e))
+                .unwrap_or_else(|e| panic!("{rel}: {e}"));
+            builder.finish()
+        })
+        .collect()
+}
+
+fn config(sets: &[&str]) -> Config {
+    let mut config = Config::default();
+    for set in sets {
+        config.set_from_arg(set).unwrap();
+    }
+    config
+}
+
+/// What `rule` alone finds in the event log at `testdata/logs/{rel}`, with `--set` overrides.
+pub fn on_log(rule: &Rule, rel: &str, sets: &[&str]) -> Vec<Finding> {
+    let config = config(sets);
+    apps(&format!("logs/{rel}"))
+        .iter()
+        .flat_map(|app| {
+            (rule.check)(
+                &Context::new(app),
+                &Thresholds {
+                    rule,
+                    config: &config,
+                },
+            )
+        })
+        .collect()
+}
+
+/// What `rule` alone finds in the plans printed in `testdata/plans/{file}`.
+pub fn on_plan(rule: &Rule, file: &str) -> Vec<Finding> {
+    let text = std::fs::read_to_string(testdata(&format!("plans/{file}"))).unwrap();
+    let plans = sparkdiag_plan::parse_plans(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let app = Application::default();
+    let config = Config::default();
+    (rule.check)(
+        &Context::for_plans(&app, plans),
+        &Thresholds {
+            rule,
+            config: &config,
+        },
+    )
+}
+
+/// What `rule` alone finds in `plan-samples/{file}` beside the repository (`../shared`), or
+/// `None` when that directory is absent; under CI a missing sample is a failure, not a skip.
+pub fn on_sample(rule: &Rule, file: &str) -> Option<Vec<Finding>> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/plan-samples")
+        .join(file);
+    if !path.exists() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but {} is missing",
+            path.display()
+        );
+        eprintln!("skipped: {} is not here", path.display());
+        return None;
+    }
+    let text = std::fs::read_to_string(&path).unwrap();
+    let plans = sparkdiag_plan::parse_plans(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let app = Application::default();
+    let config = Config::default();
+    Some((rule.check)(
+        &Context::for_plans(&app, plans),
+        &Thresholds {
+            rule,
+            config: &config,
+        },
+    ))
+}
+
+pub fn assert_fires(found: &[Finding], code: &str) {
+    assert!(!found.is_empty(), "{code} found nothing");
+    for f in found {
+        assert_eq!(f.rule, code, "{f:?}");
+        assert!(!f.title.is_empty() && f.impact_ms >= 0, "{f:?}");
+    }
+}
+
+pub fn assert_quiet(found: &[Finding]) {
+    assert!(found.is_empty(), "{found:#?}");
+}
