@@ -301,7 +301,8 @@ fn rdd_only_and_old_spark_applications_get_no_sql_advice() {
         "rdd-only".to_string(),
         report_of(&testdata("logs/trust/rdd-only")),
     )];
-    if let Some(root) = shared_opt("real-world") {
+    let real_world = shared_opt("real-world");
+    if let Some(root) = &real_world {
         for a in every_log() {
             if a.label.starts_with(root.to_str().unwrap()) {
                 reports.push((a.label, a.report));
@@ -334,7 +335,9 @@ fn rdd_only_and_old_spark_applications_get_no_sql_advice() {
             }
         }
     }
-    assert!(rdd >= 2, "{rdd} RDD-only applications");
+    // Ours, and at least one of other projects' Spark 1.x logs when they are here.
+    let expected = if real_world.is_some() { 2 } else { 1 };
+    assert!(rdd >= expected, "{rdd} RDD-only applications");
     let ours = &reports[0].1;
     let pa001 = of_rule(ours, "PA001");
     assert_eq!(pa001.len(), 1, "{:?}", findings(ours));
