@@ -63,6 +63,9 @@ pub fn write_night(
 /// readers see few, well-compressed groups; small enough (a few MB) that memory stays flat.
 const ROW_GROUP_ROWS: usize = 16_384;
 
+/// How many applications' chunks a table's buffer gathers before they are merged into one.
+const MAX_CHUNKS: usize = 32;
+
 /// One table being written: its open file and the rows not yet written.
 struct TableWriter {
     writer: BatchedWriter<fs::File>,
@@ -141,6 +144,9 @@ impl NightWriter {
                 .map_err(|e| TablesError(format!("cannot build the {name} table: {e}")))?;
             if table.pending.height() >= self.row_group_rows {
                 table.flush()?;
+            } else if table.pending.first_col_n_chunks() >= MAX_CHUNKS {
+                table.pending = compact(&table.pending)
+                    .map_err(|e| TablesError(format!("cannot build the {name} table: {e}")))?;
             }
         }
         Ok(())
@@ -168,6 +174,28 @@ impl NightWriter {
         }
         Ok(written)
     }
+}
+
+/// `frame` in one chunk whose text is copied into fresh buffers. Each application's rows arrive
+/// as their own small chunk, and a text column's chunk keeps its whole data buffer alive even
+/// after a plain rechunk (the merged strings still point into it): measured, ~37 KB per
+/// application, so the buffer grew with the night (1,000 applications: 104 MB peak, against
+/// 44 MB with no tables at all). Copying the text drops those buffers.
+fn compact(frame: &DataFrame) -> PolarsResult<DataFrame> {
+    let columns = frame
+        .columns()
+        .iter()
+        .map(|c| {
+            let series = c.as_materialized_series();
+            Ok(if series.dtype() == &DataType::String {
+                let values: Vec<Option<&str>> = series.str()?.iter().collect();
+                Column::new(c.name().clone(), values)
+            } else {
+                series.rechunk().into_column()
+            })
+        })
+        .collect::<PolarsResult<Vec<Column>>>()?;
+    DataFrame::new_infer_height(columns)
 }
 
 /// The four tables' rows for `reports`, in [`TABLES`] order.
