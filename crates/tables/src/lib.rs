@@ -9,6 +9,8 @@
 //! `date` column from the path (it is not repeated inside the files, which Spark would reject).
 //! Each file is written under a temporary name and renamed, so a crash never leaves a
 //! half-written table, and writing a date again replaces that date's partition.
+//! [`NightWriter`] writes the same tables one report at a time, so a night of any size needs
+//! only a few reports in memory; `write_night` is it fed from a slice.
 //!
 //! polars lives here alone so that the crates that read and model logs build fast.
 //!
