@@ -1,10 +1,13 @@
 //! `sparkdiag batch` over many real logs with 1 worker and with every core: it should scale with
 //! cores. The logs are copies of the committed pattern fixtures and the rolling fixture
-//! (`SPARKDIAG_BATCH_COPIES` copies of each, default 8). Run with `cargo bench --bench batch`.
+//! (`SPARKDIAG_BATCH_COPIES` copies of each, default 8). Then a night of
+//! `SPARKDIAG_BATCH_APPS` applications (default 1,000, copies of the pattern fixtures) with
+//! every core: apps/s and peak memory, which should stay flat as the night grows because each
+//! application's rows are written as it finishes. Run with `cargo bench --bench batch`.
 
 use std::path::Path;
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 fn main() {
     let copies: usize = std::env::var("SPARKDIAG_BATCH_COPIES")
@@ -85,4 +88,64 @@ fn main() {
             apps as f64 / best
         );
     }
+
+    let apps: usize = std::env::var("SPARKDIAG_BATCH_APPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000);
+    let night = dir.path().join("night");
+    std::fs::create_dir_all(&night).unwrap();
+    for i in 0..apps {
+        let src = &sources[i % sources.len()];
+        std::fs::copy(
+            src,
+            night.join(format!(
+                "n{i}-{}",
+                src.file_name().unwrap().to_string_lossy()
+            )),
+        )
+        .unwrap();
+    }
+    let out = dir.path().join("out-night");
+    let start = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sparkdiag"))
+        .args([
+            "batch",
+            night.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--date",
+            "2026-11-29",
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut peak_kb = 0;
+    let status = loop {
+        // VmHWM is the process's own peak so far; sampled until it exits, it misses at most the
+        // last few milliseconds, when the tables' footers are written.
+        if let Some(kb) = peak_rss_kb(child.id()) {
+            peak_kb = peak_kb.max(kb);
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert!(status.success());
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "{apps} applications, --jobs {cores}: {secs:>6.2} s  {:>6.1} apps/s  peak RSS {:.0} MB",
+        apps as f64 / secs,
+        peak_kb as f64 / 1024.0
+    );
+}
+
+/// The peak resident memory of a running process, from Linux's `/proc`; `None` elsewhere.
+fn peak_rss_kb(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }

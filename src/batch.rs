@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
-use rayon::prelude::*;
 use sparkdiag_report::Report;
 use sparkdiag_report::fleet::{self, Night, NightApp, NightError, NightFinding};
 use sparkdiag_rules::{Config, Severity};
@@ -112,20 +111,12 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&apps_dir)
         .with_context(|| format!("cannot create {}", apps_dir.display()))?;
 
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.jobs.unwrap_or(0))
-        .build()?;
-    // Each worker holds one application's model at a time and keeps only its report.
-    let outcomes: Vec<Outcome> = pool.install(|| {
-        inputs
-            .par_iter()
-            .enumerate()
-            .map(|(i, (dir, input))| {
-                analyse(i, dir, input, &config, &args.key, &apps_dir, &apps_rel)
-            })
-            .collect()
-    });
-    let mut reports = Vec::new();
+    let jobs = match args.jobs {
+        Some(n) if n > 0 => n,
+        _ => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
+    let mut tables = sparkdiag_tables::NightWriter::create(out, &date)?;
     let mut night = Night {
         date: date.clone(),
         apps: Vec::new(),
@@ -133,38 +124,49 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
         worst_findings: Vec::new(),
         in_progress,
     };
-    for outcome in outcomes {
-        match outcome {
+    let mut worst: Vec<NightFinding> = Vec::new();
+    // Each application's rows go to the tables as soon as it is its turn, and its report is
+    // dropped: only the small `NightApp` and the night's 20 worst findings stay for the index.
+    let mut write_error = None;
+    ordered_bounded(
+        &pool,
+        inputs.len(),
+        window(jobs),
+        |i| {
+            let (dir, input) = &inputs[i];
+            analyse(i, dir, input, &config, &args.key, &apps_dir, &apps_rel)
+        },
+        |outcome| match outcome {
             Ok((report, app)) => {
-                reports.push(report);
+                if write_error.is_none() {
+                    write_error = tables.add(&report).err();
+                }
+                worst.extend(
+                    report
+                        .findings
+                        .iter()
+                        .filter(|f| f.finding.severity <= Severity::Medium)
+                        .map(|f| NightFinding {
+                            app: app.name.clone(),
+                            rule: f.finding.rule.to_string(),
+                            severity: f.finding.severity.name().to_string(),
+                            title: f.finding.title.clone(),
+                            impact_ms: f.finding.impact_ms,
+                            report: app.report.clone(),
+                        }),
+                );
+                keep_worst(&mut worst);
                 night.apps.push(app);
             }
             Err(e) => night.errors.push(e),
-        }
+        },
+    );
+    if let Some(e) = write_error {
+        return Err(e.into());
     }
-    let mut worst: Vec<NightFinding> = reports
-        .iter()
-        .zip(&night.apps)
-        .flat_map(|(r, a)| {
-            r.findings
-                .iter()
-                .filter(|f| f.finding.severity <= Severity::Medium)
-                .map(move |f| NightFinding {
-                    app: a.name.clone(),
-                    rule: f.finding.rule.to_string(),
-                    severity: f.finding.severity.name().to_string(),
-                    title: f.finding.title.clone(),
-                    impact_ms: f.finding.impact_ms,
-                    report: a.report.clone(),
-                })
-        })
-        .collect();
-    worst.sort_by_key(|f| std::cmp::Reverse(f.impact_ms));
-    worst.truncate(20);
+    tables.finish()?;
     night.worst_findings = worst;
 
-    let refs: Vec<&Report> = reports.iter().collect();
-    sparkdiag_tables::write_night(out, &date, &refs)?;
     write_atomic(
         &out.join("nights").join(format!("{date}.json")),
         &serde_json::to_string_pretty(&night)?,
@@ -213,6 +215,109 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// How many of the night's worst findings the index shows.
+const WORST_FINDINGS: usize = 20;
+
+/// Keeps the `WORST_FINDINGS` largest by impact; among equals, the earlier application first,
+/// as the stable sort over the whole night did.
+fn keep_worst(worst: &mut Vec<NightFinding>) {
+    worst.sort_by_key(|f| std::cmp::Reverse(f.impact_ms));
+    worst.truncate(WORST_FINDINGS);
+}
+
+/// How many applications may be in flight or finished-but-not-yet-written at once: enough that
+/// a slow application does not idle the other workers for long, few enough that memory does not
+/// grow with the night.
+fn window(jobs: usize) -> usize {
+    jobs * 4
+}
+
+/// Runs `work(0..n)` on `pool` and hands each result to `sink` on this thread in index order,
+/// with at most `window` items taken but not yet handed over, so the results alive at once are
+/// bounded whatever `n` is. A worker that would run ahead of the window waits; the item the
+/// sink waits for is always inside it, so the pipeline never stalls. A panic in `work` is
+/// re-raised here once the workers have stopped.
+fn ordered_bounded<T: Send>(
+    pool: &rayon::ThreadPool,
+    n: usize,
+    window: usize,
+    work: impl Fn(usize) -> T + Sync,
+    mut sink: impl FnMut(T),
+) {
+    use std::collections::BTreeMap;
+    use std::sync::{Condvar, Mutex};
+
+    struct State<T> {
+        next_take: usize,
+        next_give: usize,
+        done: BTreeMap<usize, std::thread::Result<T>>,
+        stop: bool,
+    }
+    let window = window.max(1);
+    let state = Mutex::new(State {
+        next_take: 0,
+        next_give: 0,
+        done: BTreeMap::new(),
+        stop: false,
+    });
+    let changed = Condvar::new();
+    let lock = || state.lock().unwrap_or_else(|e| e.into_inner());
+    let worker = || {
+        loop {
+            let i = {
+                let mut s = lock();
+                while !s.stop && s.next_take < n && s.next_take >= s.next_give + window {
+                    s = changed.wait(s).unwrap_or_else(|e| e.into_inner());
+                }
+                if s.stop || s.next_take >= n {
+                    return;
+                }
+                s.next_take += 1;
+                s.next_take - 1
+            };
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(i)));
+            lock().done.insert(i, result);
+            changed.notify_all();
+        }
+    };
+    let workers = pool.current_num_threads().min(n);
+    let mut panic = None;
+    std::thread::scope(|scope| {
+        scope.spawn(|| pool.scope(|s| (0..workers).for_each(|_| s.spawn(|_| worker()))));
+        for i in 0..n {
+            let result = {
+                let mut s = lock();
+                loop {
+                    if let Some(result) = s.done.remove(&i) {
+                        s.next_give = i + 1;
+                        break result;
+                    }
+                    s = changed.wait(s).unwrap_or_else(|e| e.into_inner());
+                }
+            };
+            changed.notify_all();
+            // A sink that panics must also stop the workers, or they would wait on the window
+            // forever and the scope would never end.
+            let given = result.and_then(|value| {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sink(value)))
+            });
+            match given {
+                Ok(()) => {}
+                Err(payload) => {
+                    // Let the workers finish what they hold and stop taking more.
+                    lock().stop = true;
+                    changed.notify_all();
+                    panic = Some(payload);
+                    break;
+                }
+            }
+        }
+    });
+    if let Some(payload) = panic {
+        std::panic::resume_unwind(payload);
+    }
 }
 
 fn analyse(
@@ -452,6 +557,96 @@ mod tests {
             assert!(!is_date(bad), "{bad}");
         }
         assert!(is_date(&today()));
+    }
+
+    /// Counts the values alive at once, as reports would be.
+    struct Tracked<'a>(usize, &'a std::sync::atomic::AtomicUsize);
+
+    impl Drop for Tracked<'_> {
+        fn drop(&mut self) {
+            self.1.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn results_come_in_order_and_few_are_alive_at_once() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap();
+        let (alive, peak) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let mut seen = Vec::new();
+        let window = 6;
+        ordered_bounded(
+            &pool,
+            2_000,
+            window,
+            |i| {
+                // The first item is slow, so unbounded workers would race far ahead of it.
+                if i == 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                let now = alive.fetch_add(1, Ordering::SeqCst) + 1;
+                peak.fetch_max(now, Ordering::SeqCst);
+                Tracked(i, &alive)
+            },
+            |t| seen.push(t.0),
+        );
+        assert_eq!(seen, (0..2_000).collect::<Vec<_>>());
+        assert_eq!(alive.load(Ordering::SeqCst), 0);
+        // The window, plus the one the sink holds.
+        let peak = peak.load(Ordering::SeqCst);
+        assert!(peak <= window + 1, "{peak} results alive at once");
+    }
+
+    #[test]
+    fn a_panicking_worker_stops_the_night_instead_of_hanging_it() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let mut seen = Vec::new();
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            ordered_bounded(
+                &pool,
+                100,
+                3,
+                |i| {
+                    assert!(i != 7, "boom");
+                    i
+                },
+                |i| seen.push(i),
+            )
+        }));
+        assert!(outcome.is_err());
+        assert_eq!(seen, (0..7).collect::<Vec<_>>());
+        assert!(ordered_bounded_is_empty_safe(&pool));
+    }
+
+    /// No items: nothing is handed over and nothing waits.
+    fn ordered_bounded_is_empty_safe(pool: &rayon::ThreadPool) -> bool {
+        let mut calls = 0;
+        ordered_bounded(pool, 0, 4, |i| i, |_| calls += 1);
+        calls == 0
+    }
+
+    #[test]
+    fn worst_findings_keep_the_earlier_app_among_equals() {
+        let finding = |app: &str, impact_ms| NightFinding {
+            app: app.into(),
+            rule: "R".into(),
+            severity: "high".into(),
+            title: String::new(),
+            impact_ms,
+            report: String::new(),
+        };
+        let mut worst: Vec<NightFinding> = (0..WORST_FINDINGS).map(|_| finding("a", 5)).collect();
+        worst.extend([finding("b", 5), finding("c", 9)]);
+        keep_worst(&mut worst);
+        assert_eq!(worst.len(), WORST_FINDINGS);
+        assert_eq!(worst[0].app, "c");
+        assert!(worst[1..].iter().all(|f| f.app == "a"));
     }
 
     #[test]
