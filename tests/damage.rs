@@ -2,31 +2,16 @@
 //! readable is read, and the report says exactly what was skipped or lost.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
 
-use crate::util::{load, sparkdiag, testdata};
+use crate::util::{load, sparkdiag};
 
 /// The application id of [`real_log`], which rolling layouts put in their file names.
 const APP_ID: &str = "local-1796049337368";
 
-/// A real, uncompressed Spark 4.3 log (testdata/logs/MANIFEST.tsv): 182 events, 34 tasks, ends
-/// with `SparkListenerApplicationEnd`.
-fn real_log() -> Vec<u8> {
-    std::fs::read(testdata(&format!("logs/single/plain/{APP_ID}"))).unwrap()
-}
+use crate::util::{lines, real_plain_log as real_log, write};
 
 /// The tasks of [`real_log`].
 const TASKS: usize = 34;
-
-fn lines(log: &[u8]) -> Vec<&[u8]> {
-    log.split_inclusive(|&b| b == b'\n').collect()
-}
-
-fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
-    path
-}
 
 fn task_count(log: &[u8]) -> usize {
     lines(log)

@@ -3,26 +3,13 @@
 //! where a log is needed; the hostile bytes are generated here rather than committed.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use sparkdiag_eventlog::{Codec, discover, read_log};
 
 use crate::util::{load, load_all, sparkdiag, testdata};
 
-/// A real Spark 4.3 log (plain JSON lines) that ends with `SparkListenerApplicationEnd`.
-fn real_log() -> Vec<u8> {
-    std::fs::read(testdata("logs/single/plain/local-1796049337368")).unwrap()
-}
-
-fn lines(log: &[u8]) -> Vec<&[u8]> {
-    log.split_inclusive(|&b| b == b'\n').collect()
-}
-
-fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
-    path
-}
+use crate::util::{lines, real_plain_log as real_log, write};
 
 fn events_in(log: &[u8]) -> u64 {
     lines(log)

@@ -51,6 +51,24 @@ pub fn testdata(rel: &str) -> PathBuf {
     repo().join("testdata").join(rel)
 }
 
+/// A real, uncompressed Spark 4.3 log (`testdata/logs/MANIFEST.tsv`): 182 events, 34 tasks, ends
+/// with `SparkListenerApplicationEnd`. The damage and hostile-input tests cut and corrupt it.
+pub fn real_plain_log() -> Vec<u8> {
+    std::fs::read(testdata("logs/single/plain/local-1796049337368")).unwrap()
+}
+
+/// The lines of a log, each with its newline.
+pub fn lines(log: &[u8]) -> Vec<&[u8]> {
+    log.split_inclusive(|&b| b == b'\n').collect()
+}
+
+/// Writes `bytes` to `dir/name`.
+pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
 /// Reads every application under `path` into the model.
 pub fn load_all(path: &Path) -> Vec<(SourceReport, Application)> {
     let inputs =
