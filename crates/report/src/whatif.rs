@@ -74,9 +74,8 @@ const NO_BREAK: char = '\u{a0}';
 fn unit_spaces(text: &str, from: char, to: char) -> String {
     const UNITS: [&str; 10] = ["ms", "s", "min", "h", "%", "B", "KiB", "MiB", "GiB", "TiB"];
     let mut out = String::with_capacity(text.len());
-    let mut chars = text.char_indices().peekable();
     let mut previous: Option<char> = None;
-    while let Some((i, c)) = chars.next() {
+    for (i, c) in text.char_indices() {
         let unit_follows = || {
             let rest = &text[i + c.len_utf8()..];
             let word = rest
