@@ -115,8 +115,18 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         } else {
             Severity::High
         };
-        if cascade && let Some(root) = root_job {
-            cause = format!("{cause} (a consequence of job {root}'s failure)");
+        match root_job {
+            Some(root) if cascade && root != job.job_id => {
+                cause = format!("{cause} (a consequence of job {root}'s failure)");
+            }
+            // Nothing failed before it: the application was stopped while this job ran, and
+            // what its tasks then hit (a closed filesystem, say) is the shutdown's doing.
+            _ if cascade => {
+                cause = format!(
+                    "SparkContext was shut down while it ran; its tasks then failed with {cause}"
+                );
+            }
+            _ => {}
         }
         let title = match stage {
             Some(s) => format!(
