@@ -190,29 +190,18 @@ impl Strips {
     {
         let Strips { strips, x, tag } = self;
         let (top, k) = (x.top(), strips.len());
-        let mut c = ChartBuilder::on(root)
-            .caption("Task durations of the worst stages", (FONT, 18))
-            .margin(12)
-            .margin_right(40)
-            .x_label_area_size(44)
-            .y_label_area_size(label_area(strips.iter().map(|s| s.label.as_str())))
-            .build_cartesian_2d(x.clone(), Categories::rows(k, k))?;
-        let row_of = |y: f64| k.saturating_sub(1 + y.floor().max(0.0) as usize);
-        c.configure_mesh()
-            .disable_y_mesh()
-            .bold_line_style(LIGHT)
-            .light_line_style(TRANSPARENT)
-            .x_label_formatter(&|v| x.label(*v))
-            .y_label_formatter(&|y| {
-                strips
-                    .get(row_of(*y))
-                    .map_or(String::new(), |s| s.label.clone())
-            })
-            .x_desc("task duration (seconds)")
-            .y_desc("stage.attempt")
-            .label_style((FONT, 12))
-            .axis_desc_style((FONT, 13))
-            .draw()?;
+        let mut c = rows_chart(
+            root,
+            x,
+            RowsLayout {
+                caption: "Task durations of the worst stages",
+                x_desc: "task duration (seconds)",
+                y_desc: "stage.attempt",
+                labels: strips.iter().map(|s| s.label.as_str()).collect(),
+                label_width: label_area(strips.iter().map(|s| s.label.as_str())),
+                visible: k,
+            },
+        )?;
         for (i, s) in strips.iter().enumerate() {
             let y = (k - 1 - i) as f64;
             if s.marked {

@@ -68,25 +68,18 @@ impl GcBars {
     {
         let GcBars { rows, x } = self;
         let n = rows.len();
-        let mut c = ChartBuilder::on(root)
-            .caption("GC share per executor", (FONT, 18))
-            .margin(12)
-            .margin_right(40)
-            .x_label_area_size(44)
-            .y_label_area_size(90)
-            .build_cartesian_2d(x.clone(), Categories::rows(n, n))?;
-        let row_of = |y: f64| n.saturating_sub(1 + y.floor().max(0.0) as usize);
-        c.configure_mesh()
-            .disable_y_mesh()
-            .bold_line_style(LIGHT)
-            .light_line_style(TRANSPARENT)
-            .x_label_formatter(&|v| x.label(*v))
-            .y_label_formatter(&|y| rows.get(row_of(*y)).map_or(String::new(), |r| r.0.clone()))
-            .x_desc("GC time / task run time (%)")
-            .y_desc("executor")
-            .label_style((FONT, 12))
-            .axis_desc_style((FONT, 13))
-            .draw()?;
+        let mut c = rows_chart(
+            root,
+            x,
+            RowsLayout {
+                caption: "GC share per executor",
+                x_desc: "GC time / task run time (%)",
+                y_desc: "executor",
+                labels: rows.iter().map(|r| r.0.as_str()).collect(),
+                label_width: 90,
+                visible: n,
+            },
+        )?;
         for (i, (_, share)) in rows.iter().enumerate() {
             let y = (n - 1 - i) as f64;
             let colour = if *share > GC_WARN_PERCENT {

@@ -140,6 +140,57 @@ const BUCKETS: usize = 300;
 
 type DrawResult = Result<(), Box<dyn Error>>;
 
+/// What a chart of labelled rows needs to be laid out: its title, axis texts and row labels.
+struct RowsLayout<'a> {
+    caption: &'a str,
+    x_desc: &'a str,
+    y_desc: &'a str,
+    /// One per row, top row first.
+    labels: Vec<&'a str>,
+    /// Width of the row-label area, in pixels.
+    label_width: u32,
+    /// Rows the y axis has room for (at least `labels.len()`).
+    visible: usize,
+}
+
+/// A chart of labelled rows on the x axis `x`, row 0 at the top, its mesh drawn: the set-up the
+/// stage timeline, the task-duration strips and the GC and spill bars share.
+fn rows_chart<'a, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, Shift>,
+    x: &Axis,
+    layout: RowsLayout,
+) -> Result<ChartContext<'a, DB, Cartesian2d<Axis, Categories>>, Box<dyn Error>>
+where
+    DB::ErrorType: 'static,
+{
+    let n = layout.labels.len();
+    let mut c = ChartBuilder::on(root)
+        .caption(layout.caption, (FONT, 18))
+        .margin(12)
+        .margin_right(40)
+        .x_label_area_size(44)
+        .y_label_area_size(layout.label_width)
+        .build_cartesian_2d(x.clone(), Categories::rows(n, layout.visible))?;
+    let row_of = |y: f64| n.saturating_sub(1 + y.floor().max(0.0) as usize);
+    c.configure_mesh()
+        .disable_y_mesh()
+        .bold_line_style(LIGHT)
+        .light_line_style(TRANSPARENT)
+        .x_label_formatter(&|v| x.label(*v))
+        .y_label_formatter(&|y| {
+            layout
+                .labels
+                .get(row_of(*y))
+                .map_or(String::new(), |l| l.to_string())
+        })
+        .x_desc(layout.x_desc)
+        .y_desc(layout.y_desc)
+        .label_style((FONT, 12))
+        .axis_desc_style((FONT, 13))
+        .draw()?;
+    Ok(c)
+}
+
 /// Every chart of one application, in the order the HTML shows them.
 pub fn render_all(report: &Report, app: &Application) -> Vec<Chart> {
     let focus = Focus::of(report);

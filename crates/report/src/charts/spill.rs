@@ -90,28 +90,18 @@ impl SpillBars {
         let SpillBars { rows, x, tag } = self;
         let n = rows.len();
         let floor = x.range().start;
-        let mut c = ChartBuilder::on(root)
-            .caption("Spill per stage", (FONT, 18))
-            .margin(12)
-            .margin_right(40)
-            .x_label_area_size(44)
-            .y_label_area_size(label_area(rows.iter().map(|r| r.label.as_str())))
-            .build_cartesian_2d(x.clone(), Categories::rows(n, n))?;
-        let row_of = |y: f64| n.saturating_sub(1 + y.floor().max(0.0) as usize);
-        c.configure_mesh()
-            .disable_y_mesh()
-            .bold_line_style(LIGHT)
-            .light_line_style(TRANSPARENT)
-            .x_label_formatter(&|v| x.label(*v))
-            .y_label_formatter(&|y| {
-                rows.get(row_of(*y))
-                    .map_or(String::new(), |r| r.label.clone())
-            })
-            .x_desc("bytes spilled")
-            .y_desc("stage.attempt")
-            .label_style((FONT, 12))
-            .axis_desc_style((FONT, 13))
-            .draw()?;
+        let mut c = rows_chart(
+            root,
+            x,
+            RowsLayout {
+                caption: "Spill per stage",
+                x_desc: "bytes spilled",
+                y_desc: "stage.attempt",
+                labels: rows.iter().map(|r| r.label.as_str()).collect(),
+                label_width: label_area(rows.iter().map(|r| r.label.as_str())),
+                visible: n,
+            },
+        )?;
         // Memory spill in the upper half of each row, disk spill in the lower.
         for (offset, colour, label, disk) in [
             (0.52, BLUE_, "memory spill", false),

@@ -105,29 +105,19 @@ impl Timeline {
         let Timeline { bars, x, tag } = self;
         let n = bars.len();
         let (first, span) = (x.range().start, x.top());
-        let mut c = ChartBuilder::on(root)
-            .caption("Stage timeline", (FONT, 18))
-            .margin(12)
-            .margin_right(40)
-            .x_label_area_size(44)
-            .y_label_area_size(label_area(bars.iter().map(|b| b.label.as_str())))
-            .build_cartesian_2d(x.clone(), Categories::rows(n, 30))?;
         // Row 0 is drawn at the top, so the earliest stage reads first.
-        let row_of = |y: f64| n.saturating_sub(1 + y.floor().max(0.0) as usize);
-        c.configure_mesh()
-            .disable_y_mesh()
-            .bold_line_style(LIGHT)
-            .light_line_style(TRANSPARENT)
-            .x_label_formatter(&|v| x.label(*v))
-            .y_label_formatter(&|y| {
-                bars.get(row_of(*y))
-                    .map_or(String::new(), |b| b.label.clone())
-            })
-            .x_desc("seconds since application start")
-            .y_desc("stage.attempt")
-            .label_style((FONT, 12))
-            .axis_desc_style((FONT, 13))
-            .draw()?;
+        let mut c = rows_chart(
+            root,
+            x,
+            RowsLayout {
+                caption: "Stage timeline",
+                x_desc: "seconds since application start",
+                y_desc: "stage.attempt",
+                labels: bars.iter().map(|b| b.label.as_str()).collect(),
+                label_width: label_area(bars.iter().map(|b| b.label.as_str())),
+                visible: 30,
+            },
+        )?;
         let min_width = (span - first) * 0.003;
         let colour = |b: &Bar| match (b.status, b.open) {
             (StageStatus::Failed, _) => RED_,
