@@ -113,6 +113,16 @@ struct AnalyzeArgs {
     /// Exit with code 1 when a finding is at least this severe (for schedulers and CI).
     #[arg(long, value_name = "SEVERITY", value_parser = ["critical", "high", "medium", "low", "info"])]
     fail_on: Option<String>,
+    #[command(flatten)]
+    rules: RuleFlags,
+    /// Also give each finding's recoverable time in money, at this price per core-hour.
+    #[arg(long, value_name = "PRICE")]
+    price_per_core_hour: Option<f64>,
+}
+
+/// The rules' configuration flags that `analyze`, `batch` and `diff` share.
+#[derive(clap::Args)]
+struct RuleFlags {
     /// Threshold overrides and disabled rules (TOML). Default: ./sparkdiag.toml when it exists.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -122,39 +132,22 @@ struct AnalyzeArgs {
     /// Switch a rule off (repeatable), by code or name.
     #[arg(long, value_name = "CODE")]
     disable: Vec<String>,
-    /// Also give each finding's recoverable time in money, at this price per core-hour.
-    #[arg(long, value_name = "PRICE")]
-    price_per_core_hour: Option<f64>,
 }
 
 #[derive(clap::Args)]
 struct BatchCommand {
     #[command(flatten)]
     batch: batch::BatchArgs,
-    /// Threshold overrides and disabled rules (TOML). Default: ./sparkdiag.toml when it exists.
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
-    /// Override one threshold, e.g. --set SK001.ratio=4 (repeatable).
-    #[arg(long = "set", value_name = "CODE.KEY=VALUE")]
-    set: Vec<String>,
-    /// Switch a rule off (repeatable), by code or name.
-    #[arg(long, value_name = "CODE")]
-    disable: Vec<String>,
+    #[command(flatten)]
+    rules: RuleFlags,
 }
 
 #[derive(clap::Args)]
 struct DiffCommand {
     #[command(flatten)]
     diff: diff::DiffArgs,
-    /// Threshold overrides and disabled rules (TOML). Default: ./sparkdiag.toml when it exists.
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
-    /// Override one threshold, e.g. --set SK001.ratio=4 (repeatable).
-    #[arg(long = "set", value_name = "CODE.KEY=VALUE")]
-    set: Vec<String>,
-    /// Switch a rule off (repeatable), by code or name.
-    #[arg(long, value_name = "CODE")]
-    disable: Vec<String>,
+    #[command(flatten)]
+    rules: RuleFlags,
 }
 
 #[derive(clap::Args)]
@@ -212,23 +205,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Analyze(args) => analyze(args),
         Command::Rules { code, format } => rules(code.as_deref(), format),
         Command::Plan(args) => plan(args),
-        Command::Batch(args) => {
-            let config = config_from(args.config, &args.set, &args.disable)?;
-            batch::run(args.batch, config)
-        }
-        Command::Diff(args) => {
-            let config = config_from(args.config, &args.set, &args.disable)?;
-            diff::run(args.diff, config)
-        }
+        Command::Batch(args) => batch::run(args.batch, args.rules.config()?),
+        Command::Diff(args) => diff::run(args.diff, args.rules.config()?),
     }
 }
 
-fn load_config(args: &AnalyzeArgs) -> anyhow::Result<Config> {
-    config_from(args.config.clone(), &args.set, &args.disable)
+impl RuleFlags {
+    /// The rules' configuration: `--config`, else `./sparkdiag.toml` when it exists, then the
+    /// command line's overrides.
+    fn config(&self) -> anyhow::Result<Config> {
+        config_from(self.config.clone(), &self.set, &self.disable)
+    }
 }
 
-/// The rules' configuration: the given file, else `./sparkdiag.toml` when it exists, then the
-/// command line's overrides.
 fn config_from(
     file: Option<PathBuf>,
     set: &[String],
@@ -479,7 +468,7 @@ fn rules(code: Option<&str>, format: RulesFormat) -> anyhow::Result<ExitCode> {
 }
 
 fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
-    let config = load_config(&args)?;
+    let config = args.rules.config()?;
     let fail_on = args.fail_on.as_deref().and_then(Severity::parse);
     let mut failing = false;
     let mut reports = Vec::new();
