@@ -335,8 +335,9 @@ fn analyse(
         price_per_core_hour: None,
         inputs: vec![dir.to_string()],
     };
-    let sparkdiag_analysis::Analysis { app, report, .. } =
-        sparkdiag_analysis::analyze(input, &options).map_err(|e| failed(e.to_string()))?;
+    let sparkdiag_analysis::Analysis {
+        app, report, view, ..
+    } = sparkdiag_analysis::analyze(input, &options).map_err(|e| failed(e.to_string()))?;
     let id = report
         .application
         .id
@@ -344,7 +345,7 @@ fn analyse(
         .unwrap_or_else(|| format!("app-{i}"));
     // Ids are unique per attempt; the index keeps two logs of one id apart.
     let file = format!("{}-{i}", safe_name(&id));
-    let html = sparkdiag_report::html::render(&[(&report, &app)]);
+    let html = sparkdiag_report::html::render(&[(&report, &view)]);
     write_atomic(&apps_dir.join(format!("{file}.html")), &html)
         .map_err(|e| failed(e.to_string()))?;
     write_atomic(

@@ -472,9 +472,9 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let fail_on = args.fail_on.as_deref().and_then(Severity::parse);
     let mut failing = false;
     let mut reports = Vec::new();
-    // Only the charts need the model once the report is built; keep it only for them.
-    let keep_apps = matches!(args.format, Format::Html) || args.charts.is_some();
-    let mut apps = Vec::new();
+    // Only the charts and the HTML plan trees need the per-task view data; keep it only for them.
+    let keep_views = matches!(args.format, Format::Html) || args.charts.is_some();
+    let mut views = Vec::new();
     for path in &args.paths {
         for input in sparkdiag_eventlog::discover(path)? {
             let progress = Progress::start(&input);
@@ -486,7 +486,7 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             let analysis =
                 sparkdiag_analysis::analyze_with_progress(&input, &options, |n| progress.events(n));
             progress.finish();
-            let sparkdiag_analysis::Analysis { app, report, .. } = analysis?;
+            let sparkdiag_analysis::Analysis { report, view, .. } = analysis?;
             failing |= fail_on.is_some_and(|threshold| {
                 report
                     .findings
@@ -494,13 +494,13 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
                     .any(|f| f.finding.severity <= threshold)
             });
             reports.push(report);
-            if keep_apps {
-                apps.push(app);
+            if keep_views {
+                views.push(view);
             }
         }
     }
     if let Some(dir) = &args.charts {
-        write_charts(dir, &reports, &apps)?;
+        write_charts(dir, &reports, &views)?;
     }
     let rendered = match args.format {
         Format::Json if reports.len() == 1 => serde_json::to_string_pretty(&reports[0])? + "\n",
@@ -524,7 +524,7 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             .collect::<Vec<_>>()
             .join("\n---\n\n"),
         Format::Html => {
-            sparkdiag_report::html::render(&reports.iter().zip(&apps).collect::<Vec<_>>())
+            sparkdiag_report::html::render(&reports.iter().zip(&views).collect::<Vec<_>>())
         }
     };
     match &args.output {
@@ -595,16 +595,16 @@ impl Progress {
 fn write_charts(
     dir: &std::path::Path,
     reports: &[Report],
-    apps: &[sparkdiag_model::Application],
+    views: &[sparkdiag_report::ViewData],
 ) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    for (i, (report, app)) in reports.iter().zip(apps).enumerate() {
+    for (i, (report, view)) in reports.iter().zip(views).enumerate() {
         let prefix = if reports.len() > 1 {
             format!("{}-", i + 1)
         } else {
             String::new()
         };
-        for chart in sparkdiag_report::charts::render_all(report, app) {
+        for chart in sparkdiag_report::charts::render_all(report, view) {
             let Some(svg) = &chart.svg else { continue };
             let file = dir.join(format!("{prefix}{}.svg", chart.name));
             std::fs::write(&file, svg)

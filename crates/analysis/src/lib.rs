@@ -12,9 +12,9 @@
 //! # Ok::<(), sparkdiag_eventlog::ReadError>(())
 //! ```
 
+use sparkdiag_contract::{Report, ViewData};
 use sparkdiag_eventlog::{LogInput, ReadError, SourceReport};
 use sparkdiag_model::{Application, ApplicationBuilder};
-use sparkdiag_report::Report;
 use sparkdiag_rules::Config;
 
 /// How to analyse: the rules' configuration and what the report is told about its inputs.
@@ -37,11 +37,14 @@ impl<'a> Options<'a> {
     }
 }
 
-/// One analysed application: the reading account, the model and the report built from them.
+/// One analysed application: the reading account, the model, the report built from them and
+/// what the views draw beyond the report. Views need only `report` and `view`: the model can be
+/// dropped once this is built.
 pub struct Analysis {
     pub source: SourceReport,
     pub app: Application,
     pub report: Report,
+    pub view: ViewData,
 }
 
 /// Reads `input`, builds the model, runs every enabled rule and builds the report.
@@ -72,10 +75,12 @@ pub fn analyze_with_progress(
         cores,
         options.price_per_core_hour,
     );
+    let view = ViewData::new(&app);
     Ok(Analysis {
         source,
         app,
         report,
+        view,
     })
 }
 

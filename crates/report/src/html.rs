@@ -17,12 +17,12 @@
 
 use std::fmt::Write;
 
+use sparkdiag_model::AppStatus;
 use sparkdiag_model::units::{duration, human_bytes};
-use sparkdiag_model::{AppStatus, Application, SparkPlanInfo, SqlExecution};
 
-use crate::Report;
 use crate::charts::{self, truncate};
 use crate::markdown::longest_stages;
+use crate::{PlanTree, Report, ViewData};
 
 /// Rows of the stage and executor tables; the JSON has all of them.
 const TOP_ROWS: usize = 50;
@@ -162,7 +162,7 @@ footer { margin-top: 48px; color: var(--muted); font-size: 12px; }
 "#;
 
 /// One page for one or more applications (one section each), in the order given.
-pub fn render(apps: &[(&Report, &Application)]) -> String {
+pub fn render(apps: &[(&Report, &ViewData)]) -> String {
     let title = match apps {
         [(report, _)] => format!(
             "sparkdiag: {}",
@@ -182,11 +182,11 @@ pub fn render(apps: &[(&Report, &Application)]) -> String {
          <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n",
         escape(&title)
     );
-    for (i, (report, app)) in apps.iter().enumerate() {
+    for (i, (report, view)) in apps.iter().enumerate() {
         if i > 0 {
             out.push_str("<hr>\n");
         }
-        application(&mut out, report, app);
+        application(&mut out, report, view);
     }
     let _ = write!(
         out,
@@ -198,7 +198,7 @@ pub fn render(apps: &[(&Report, &Application)]) -> String {
     out
 }
 
-fn application(out: &mut String, report: &Report, app: &Application) {
+fn application(out: &mut String, report: &Report, view: &ViewData) {
     let a = &report.application;
     let _ = write!(
         out,
@@ -241,7 +241,7 @@ fn application(out: &mut String, report: &Report, app: &Application) {
         out.push_str(&crate::whatif::html(w));
     }
     out.push_str("<h2>Charts</h2>\n");
-    for chart in charts::render_all(report, app) {
+    for chart in charts::render_all(report, view) {
         match &chart.svg {
             // The SVG carries its own title; the caption says how to read it.
             Some(svg) => {
@@ -266,7 +266,7 @@ fn application(out: &mut String, report: &Report, app: &Application) {
     executors(out, report);
     failures(out, report);
     sql(out, report);
-    plans(out, report, app);
+    plans(out, report, view);
     if !report.source.warnings.is_empty() {
         out.push_str("<h2>What the log is missing or could not be read</h2>\n<ul>\n");
         for w in &report.source.warnings {
@@ -532,47 +532,16 @@ enum Kind {
     Millis,
 }
 
-/// The plan that ran, flattened in the same pre-order as the report's `plan_nodes`, with each
-/// node's children as indexes.
-struct Tree<'a> {
-    nodes: Vec<&'a SparkPlanInfo>,
-    children: Vec<Vec<usize>>,
-}
-
-impl<'a> Tree<'a> {
-    fn new(root: &'a SparkPlanInfo) -> Tree<'a> {
-        fn walk<'a>(node: &'a SparkPlanInfo, tree: &mut Tree<'a>) -> usize {
-            let index = tree.nodes.len();
-            tree.nodes.push(node);
-            tree.children.push(Vec::new());
-            for child in &node.children {
-                let c = walk(child, tree);
-                tree.children[index].push(c);
-            }
-            index
-        }
-        let mut tree = Tree {
-            nodes: Vec::new(),
-            children: Vec::new(),
-        };
-        walk(root, &mut tree);
-        tree
-    }
-}
-
 /// One `<details>` per SQL execution with its plan tree: each operator with its key metrics and
 /// the stages it ran in. The operators a finding names (`scope.plan_node_ids`, Spark's node
 /// ids) are highlighted in the finding's severity colour; when the text plan and the
 /// structured plan cannot be paired, the finding is shown on the execution's line instead.
-fn plans(out: &mut String, report: &Report, app: &Application) {
-    let runs: Vec<(&crate::SqlOut, &SqlExecution)> = report
+fn plans(out: &mut String, report: &Report, view: &ViewData) {
+    let runs: Vec<(&crate::SqlOut, &PlanTree)> = report
         .sql
         .iter()
         .filter(|q| !q.plan_nodes.is_empty())
-        .filter_map(|q| {
-            let sql = app.sql.iter().find(|s| s.execution_id == q.execution_id)?;
-            Some((q, sql))
-        })
+        .filter_map(|q| Some((q, view.plan(q.execution_id)?)))
         .collect();
     if runs.is_empty() {
         return;
@@ -582,20 +551,15 @@ fn plans(out: &mut String, report: &Report, app: &Application) {
          each operator measured and the stages it ran in. Operators a finding points at are \
          highlighted.</p>\n",
     );
-    for (q, sql) in runs.iter().take(TOP_ROWS) {
-        let Some(root) = sql.plan_that_ran() else {
-            continue;
-        };
-        let tree = Tree::new(root);
+    for &(q, tree) in runs.iter().take(TOP_ROWS) {
         // `plan_nodes` holds Spark's graph nodes by Spark id; wrappers have no entry.
-        let graph = sparkdiag_model::PlanGraph::new(root);
-        if graph.ids.len() != tree.nodes.len() {
-            continue;
-        }
-        let measured: Vec<Option<&crate::PlanNodeOut>> = graph
-            .ids
+        let measured: Vec<Option<&crate::PlanNodeOut>> = tree
+            .nodes
             .iter()
-            .map(|id| id.and_then(|id| q.plan_nodes.iter().find(|n| n.index == id)))
+            .map(|n| {
+                n.spark_id
+                    .and_then(|id| q.plan_nodes.iter().find(|m| m.index == id))
+            })
             .collect();
         // Findings name operators by Spark's node ids, which `plan_nodes` carries.
         let ids: Option<Vec<Option<u32>>> =
@@ -605,11 +569,7 @@ fn plans(out: &mut String, report: &Report, app: &Application) {
             .iter()
             .filter(|f| f.finding.scope.sql_execution_ids.contains(&q.execution_id))
             .collect();
-        let operators = tree
-            .nodes
-            .iter()
-            .filter(|n| !is_wrapper(&n.node_name))
-            .count();
+        let operators = tree.nodes.iter().filter(|n| !is_wrapper(&n.name)).count();
         let open =
             operators <= OPEN_PLAN_NODES && (!findings.is_empty() || runs.len() <= OPEN_PLANS);
         let took = q.start_ms.zip(q.end_ms).map(|(s, e)| (e - s).max(0));
@@ -637,7 +597,7 @@ fn plans(out: &mut String, report: &Report, app: &Application) {
         }
         out.push_str("</summary>\n<ul class=\"tree\">\n");
         let ctx = PlanCtx {
-            tree: &tree,
+            tree,
             measured: &measured,
             ids: ids.as_deref(),
             findings: &findings,
@@ -678,7 +638,7 @@ fn plans(out: &mut String, report: &Report, app: &Application) {
 }
 
 struct PlanCtx<'a> {
-    tree: &'a Tree<'a>,
+    tree: &'a PlanTree,
     /// What the report measured for each tree node, by pre-order position.
     measured: &'a [Option<&'a crate::PlanNodeOut>],
     ids: Option<&'a [Option<u32>]>,
@@ -689,7 +649,7 @@ impl PlanCtx<'_> {
     /// Writes node `i` as `<li>` (wrappers are drawn through: their children take their place,
     /// and the first of them carries the codegen stage and its duration).
     fn node(&self, out: &mut String, i: usize, codegen: Option<String>) {
-        let info = self.tree.nodes[i];
+        let info = &self.tree.nodes[i];
         let none = crate::PlanNodeOut {
             index: 0,
             name: String::new(),
@@ -697,19 +657,16 @@ impl PlanCtx<'_> {
             stage_ids: Vec::new(),
         };
         let measured = self.measured[i].unwrap_or(&none);
-        if is_wrapper(&info.node_name) {
-            let label = info
-                .node_name
-                .strip_prefix("WholeStageCodegen")
-                .map(|rest| {
-                    let stage = rest.trim().trim_start_matches('(').trim_end_matches(')');
-                    match measured.metrics.get("duration") {
-                        Some(&ms) => format!("codegen {stage} · {}", duration(ms)),
-                        None => format!("codegen {stage}"),
-                    }
-                });
+        if is_wrapper(&info.name) {
+            let label = info.name.strip_prefix("WholeStageCodegen").map(|rest| {
+                let stage = rest.trim().trim_start_matches('(').trim_end_matches(')');
+                match measured.metrics.get("duration") {
+                    Some(&ms) => format!("codegen {stage} · {}", duration(ms)),
+                    None => format!("codegen {stage}"),
+                }
+            });
             let mut label = label.or(codegen);
-            for &c in &self.tree.children[i] {
+            for &c in &info.children {
                 self.node(out, c, label.take());
             }
             return;
@@ -731,7 +688,7 @@ impl PlanCtx<'_> {
         let _ = write!(
             out,
             "<li><span class=\"{class}\"><span class=\"op\">{}</span>",
-            escape(&info.node_name)
+            escape(&info.name)
         );
         if let Some(id) = id {
             let _ = write!(out, " <span class=\"oid\">({id})</span>");
@@ -774,7 +731,7 @@ impl PlanCtx<'_> {
             );
         }
         out.push_str("</span>");
-        let children = &self.tree.children[i];
+        let children = &info.children;
         if children.is_empty() {
             out.push_str("</li>\n");
         } else {
@@ -809,6 +766,7 @@ fn clip(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sparkdiag_model::{Application, SparkPlanInfo, SqlExecution};
 
     #[test]
     fn escape_covers_markup_and_both_quotes() {
@@ -871,7 +829,7 @@ mod tests {
         app.sql.push(execution(0, short));
         app.sql.push(execution(1, long));
         let report = crate::charts::report_of(&app);
-        let page = render(&[(&report, &app)]);
+        let page = render(&[(&report, &ViewData::new(&app))]);
         let plans = &page[page.find("<h2>Query plans</h2>").expect("a plans section")..];
         assert!(plans.contains("<summary><strong>SQL execution 0</strong> · 2 operators"));
         assert!(!plans.contains("WholeStageCodegen") && !plans.contains("InputAdapter"));
@@ -942,7 +900,7 @@ mod tests {
     fn an_empty_application_renders() {
         let app = Application::default();
         let report = crate::charts::report_of(&app);
-        let page = render(&[(&report, &app)]);
+        let page = render(&[(&report, &ViewData::new(&app))]);
         assert!(page.contains("(unnamed application)"));
         assert!(page.ends_with("</html>\n"));
     }

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 use polars_io::prelude::*;
-use sparkdiag_report::Report;
+use sparkdiag_contract::Report;
 
 /// The tables, in the order they are written.
 pub const TABLES: [&str; 4] = ["applications", "stages", "executors", "findings"];
@@ -322,11 +322,11 @@ fn applications(reports: &[&Report]) -> PolarsResult<DataFrame> {
 }
 
 fn stages(reports: &[&Report]) -> PolarsResult<DataFrame> {
-    let rows: Vec<(&Report, &sparkdiag_report::StageOut)> = reports
+    let rows: Vec<(&Report, &sparkdiag_contract::StageOut)> = reports
         .iter()
         .flat_map(|r| r.stages.iter().map(move |s| (*r, s)))
         .collect();
-    let col_i = |name: &str, f: &dyn Fn(&sparkdiag_report::StageOut) -> i64| {
+    let col_i = |name: &str, f: &dyn Fn(&sparkdiag_contract::StageOut) -> i64| {
         int(name, rows.iter().map(|(_, s)| f(s)).collect())
     };
     DataFrame::new_infer_height(vec![
@@ -368,11 +368,11 @@ fn stages(reports: &[&Report]) -> PolarsResult<DataFrame> {
 }
 
 fn executors(reports: &[&Report]) -> PolarsResult<DataFrame> {
-    let rows: Vec<(&Report, &sparkdiag_report::ExecutorOut)> = reports
+    let rows: Vec<(&Report, &sparkdiag_contract::ExecutorOut)> = reports
         .iter()
         .flat_map(|r| r.executors.iter().map(move |e| (*r, e)))
         .collect();
-    let col_i = |name: &str, f: &dyn Fn(&sparkdiag_report::ExecutorOut) -> i64| {
+    let col_i = |name: &str, f: &dyn Fn(&sparkdiag_contract::ExecutorOut) -> i64| {
         int(name, rows.iter().map(|(_, e)| f(e)).collect())
     };
     DataFrame::new_infer_height(vec![
@@ -404,7 +404,7 @@ fn executors(reports: &[&Report]) -> PolarsResult<DataFrame> {
 }
 
 fn findings(reports: &[&Report]) -> PolarsResult<DataFrame> {
-    let rows: Vec<(&Report, &sparkdiag_report::FindingOut)> = reports
+    let rows: Vec<(&Report, &sparkdiag_contract::FindingOut)> = reports
         .iter()
         .flat_map(|r| r.findings.iter().map(move |f| (*r, f)))
         .collect();
