@@ -312,3 +312,49 @@ fn the_sql_error_cell_shows_the_exception_not_the_traceback_header() {
     );
     assert!(!sql.contains("(most recent call last):</td>"), "{sql}");
 }
+
+/// The views get the model's per-task data only through `ViewData`: on every bundled log it must
+/// line up with the report it sits beside, or a chart would draw one stage's tasks on another.
+#[test]
+fn the_view_data_of_every_bundled_log_lines_up_with_its_report() {
+    let apps = analyse(&testdata("logs"));
+    let mut plans = 0;
+    for a in &apps {
+        let who = a.report.source.inputs.join(", ");
+        let (report, view) = (&a.report, &a.view);
+        assert_eq!(
+            report
+                .stages
+                .iter()
+                .map(|s| (s.stage_id, s.attempt_id))
+                .collect::<Vec<_>>(),
+            view.stages
+                .iter()
+                .map(|s| (s.stage_id, s.attempt_id))
+                .collect::<Vec<_>>(),
+            "{who}"
+        );
+        assert_eq!(view.task_spans.len(), report.summary.tasks, "{who}");
+        for (stage, tasks) in report.stages.iter().zip(&view.stages) {
+            assert!(tasks.succeeded_ms.is_sorted() && tasks.failed_ms.is_sorted());
+            // The report's quantiles come from the same successful tasks.
+            if let Some(q) = &stage.task_duration_ms {
+                assert_eq!(tasks.succeeded_ms.first(), Some(&q.min), "{who}");
+                assert_eq!(tasks.succeeded_ms.last(), Some(&q.max), "{who}");
+            }
+        }
+        for sql in report.sql.iter().filter(|q| !q.plan_nodes.is_empty()) {
+            let tree = view
+                .plan(sql.execution_id)
+                .unwrap_or_else(|| panic!("{who}: no plan tree for {}", sql.execution_id));
+            let in_tree: Vec<usize> = tree.nodes.iter().filter_map(|n| n.spark_id).collect();
+            for node in &sql.plan_nodes {
+                assert!(in_tree.contains(&node.index), "{who}: node {}", node.index);
+                let named = tree.nodes.iter().find(|n| n.spark_id == Some(node.index));
+                assert_eq!(named.map(|n| n.name.as_str()), Some(node.name.as_str()));
+            }
+            plans += 1;
+        }
+    }
+    assert!(plans >= 20, "plans checked: {plans}");
+}

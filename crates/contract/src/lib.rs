@@ -1,5 +1,6 @@
 //! The report contract: the versioned JSON document `sparkdiag/report/v1` ([`Report`]), built
-//! from an analysed application, and what the views draw beyond it ([`ViewData`]). Nothing here
+//! from an analysed application, what the views draw beyond it ([`ViewData`]), and
+//! `sparkdiag/plan/v1` ([`PlanReport`]) for plan text given on its own. Nothing here
 //! renders: the text, Markdown and HTML views and the charts live in `sparkdiag-report`, the
 //! fleet's Parquet tables in `sparkdiag-tables`, and both read only these types.
 //!
@@ -20,8 +21,10 @@
 //! # Ok::<(), sparkdiag_eventlog::ReadError>(())
 //! ```
 
+mod plan;
 mod report;
 mod view;
 
+pub use plan::*;
 pub use report::*;
 pub use view::*;

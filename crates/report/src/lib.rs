@@ -8,11 +8,14 @@
 //! [`html::render`] as one self-contained HTML page with the [`charts`] inline and each SQL
 //! execution's plan tree, the operators findings point at highlighted. [`fleet`] keeps what the
 //! nightly batch needs of each night, compares nights and renders the fleet's index page.
+//! [`plan::render`] is `sparkdiag plan`'s text view and [`catalogue`] `sparkdiag rules`'.
 
+pub mod catalogue;
 pub mod charts;
 pub mod fleet;
 pub mod html;
 pub mod markdown;
+pub mod plan;
 pub mod text;
 pub mod whatif;
 
