@@ -378,10 +378,7 @@ fn analyse(
         key,
         app_id: id,
         name,
-        status: serde_json::to_value(report.application.status)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
+        status: sparkdiag_report::enum_name(report.application.status),
         duration_ms: report.application.duration_ms.unwrap_or(0),
         core_ms: report.summary.executor_run_time_ms,
         impact_ms: report.findings.iter().map(|f| f.finding.impact_ms).sum(),

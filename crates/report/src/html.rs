@@ -4,7 +4,7 @@
 //!
 //! Everything that came from the log (application name, stage and job names, SQL text, failure
 //! messages, finding titles that quote them) is attacker-controlled as far as this page is
-//! concerned: it is written through [`escape`] and nowhere else. The charts' SVG is escaped by
+//! concerned: it is written through [`escape`](crate::format::escape) and nowhere else. The charts' SVG is escaped by
 //! plotters (see `charts`).
 //!
 //! Each SQL execution's plan is drawn as a nested list from Spark's structured plan
@@ -18,10 +18,9 @@
 use std::fmt::Write;
 
 use sparkdiag_model::AppStatus;
-use sparkdiag_model::units::{duration, human_bytes};
 
-use crate::charts::{self, truncate};
-use crate::markdown::longest_stages;
+use crate::charts;
+use crate::format::{clip, duration, enum_name, escape, human_bytes, percent, thousands, truncate};
 use crate::{PlanTree, Report, ViewData};
 
 /// Rows of the stage and executor tables; the JSON has all of them.
@@ -29,22 +28,6 @@ const TOP_ROWS: usize = 50;
 /// Failure messages are stack traces: the head says what happened.
 const FAILURE_CHARS: usize = 2000;
 const SQL_CHARS: usize = 300;
-
-/// Text made safe as HTML element content and as a quoted attribute value.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
 
 /// Escaped text with its `backtick` spans (finding titles quote stage names so) set as
 /// `<code>`. Runs after [`escape`], so only the tags added here are markup.
@@ -69,34 +52,6 @@ fn with_code_spans(escaped: &str) -> String {
 /// between folders ("…/testdata/" | "gen/workload.py:107") instead of inside a word.
 fn with_path_breaks(escaped: &str) -> String {
     escaped.replace('/', "/<wbr>")
-}
-
-pub(crate) fn thousands(n: i64) -> String {
-    let digits = n.unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if n < 0 { format!("-{out}") } else { out }
-}
-
-pub(crate) fn percent(part: i64, whole: i64) -> String {
-    if whole <= 0 {
-        "-".into()
-    } else {
-        format!("{:.1}%", 100.0 * part as f64 / whole as f64)
-    }
-}
-
-/// A status enum as the JSON spells it ("succeeded", "failed", ...).
-pub(crate) fn status_name(status: impl serde::Serialize) -> String {
-    serde_json::to_value(status)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 const STYLE: &str = r#"
@@ -328,7 +283,7 @@ fn summary(out: &mut String, report: &Report) {
 }
 
 fn stages(out: &mut String, report: &Report) {
-    let stages = longest_stages(report);
+    let stages = report.longest_stages();
     if stages.is_empty() {
         return;
     }
@@ -341,7 +296,7 @@ fn stages(out: &mut String, report: &Report) {
     );
     for st in stages.iter().take(TOP_ROWS) {
         let q = st.task_duration_ms.as_ref();
-        let status = status_name(st.status);
+        let status = enum_name(st.status);
         let _ = writeln!(
             out,
             "<tr{}><td>{}.{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
@@ -754,27 +709,10 @@ fn more(out: &mut String, total: usize, what: &str) {
     }
 }
 
-/// The first `max` characters, with an ellipsis when cut.
-fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_string()
-    } else {
-        format!("{}…", text.chars().take(max).collect::<String>())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use sparkdiag_model::{Application, SparkPlanInfo, SqlExecution};
-
-    #[test]
-    fn escape_covers_markup_and_both_quotes() {
-        assert_eq!(
-            escape(r#"<a href="x">'&'</a>"#),
-            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
-        );
-    }
 
     #[test]
     fn backtick_spans_become_code_and_a_lone_backtick_stays() {

@@ -13,6 +13,7 @@
 pub mod catalogue;
 pub mod charts;
 pub mod fleet;
+pub mod format;
 pub mod html;
 pub mod markdown;
 pub mod plan;

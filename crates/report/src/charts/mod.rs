@@ -22,13 +22,13 @@
 
 use std::error::Error;
 
+use crate::format::{duration, truncate};
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use sparkdiag_model::StageStatus;
-use sparkdiag_model::units::duration;
 
 use crate::{Report, ViewData};
 
@@ -430,19 +430,6 @@ impl Chart {
     }
 }
 
-/// The first line of `s`, cut to `max` characters with an ellipsis.
-pub(crate) fn truncate(s: &str, max: usize) -> String {
-    let line = s.lines().next().unwrap_or_default().trim();
-    if line.chars().count() <= max {
-        line.to_string()
-    } else {
-        format!(
-            "{}…",
-            line.chars().take(max.saturating_sub(1)).collect::<String>()
-        )
-    }
-}
-
 /// An axis of `n` categories, category `i` spanning `i..i + 1`, labelled at the centre of
 /// every few categories so that at most about `max_labels` labels are drawn and none overlap.
 /// (plotters' own `WithKeyPoints` cannot take a label formatter.)
@@ -645,11 +632,5 @@ mod tests {
         assert!(!is_plumbing("collect at /a/b/workload.py:12"));
         assert!(!is_plumbing("run at MyThread.java:3"));
         assert!(!is_plumbing("count at Thread.javadoc"));
-    }
-
-    #[test]
-    fn truncate_cuts_at_characters_not_bytes() {
-        assert_eq!(truncate("ééééé", 3), "éé…");
-        assert_eq!(truncate("short\nsecond line", 10), "short");
     }
 }
