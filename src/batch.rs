@@ -335,9 +335,10 @@ fn analyse(
         price_per_core_hour: None,
         inputs: vec![dir.to_string()],
     };
-    let sparkdiag_analysis::Analysis {
-        app, report, view, ..
-    } = sparkdiag_analysis::analyze(input, &options).map_err(|e| failed(e.to_string()))?;
+    let analysis =
+        sparkdiag_analysis::analyze(input, &options).map_err(|e| failed(e.to_string()))?;
+    let view = analysis.view_data();
+    let sparkdiag_analysis::Analysis { app, report, .. } = analysis;
     let id = report
         .application
         .id

@@ -351,7 +351,11 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             let analysis =
                 sparkdiag_analysis::analyze_with_progress(&input, &options, |n| progress.events(n));
             progress.finish();
-            let sparkdiag_analysis::Analysis { report, view, .. } = analysis?;
+            let analysis = analysis?;
+            if keep_views {
+                views.push(analysis.view_data());
+            }
+            let report = analysis.report;
             failing |= fail_on.is_some_and(|threshold| {
                 report
                     .findings
@@ -359,9 +363,6 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
                     .any(|f| f.finding.severity <= threshold)
             });
             reports.push(report);
-            if keep_views {
-                views.push(view);
-            }
         }
     }
     if let Some(dir) = &args.charts {

@@ -98,7 +98,7 @@ fn every_chart_of_every_bundled_log_reads_at_a_glance() {
     let mut drawn = 0;
     for a in &apps {
         let who = a.report.source.inputs.join(", ");
-        for c in render_all(&a.report, &a.view) {
+        for c in render_all(&a.report, &a.view_data()) {
             let Some(svg) = &c.svg else { continue };
             drawn += 1;
             let texts = svg_texts(svg);
@@ -201,7 +201,7 @@ fn the_stage_the_top_finding_names_is_marked_and_comes_first() {
         let Some((rule, stages)) = top_stage_finding(&a) else {
             continue;
         };
-        let charts = render_all(&a.report, &a.view);
+        let charts = render_all(&a.report, &a.view_data());
         let timeline = chart(&charts, "stage-timeline");
         let submitted: Vec<i64> = stages
             .iter()
@@ -253,7 +253,7 @@ fn the_stage_the_top_finding_names_is_marked_and_comes_first() {
         ("gc-pressure", "GC001", 1),
     ] {
         let a = analyse(&pattern_log(name)).pop().unwrap();
-        let charts = render_all(&a.report, &a.view);
+        let charts = render_all(&a.report, &a.view_data());
         let timeline = chart(&charts, "stage-timeline");
         assert_eq!(timeline.marked_stages(), [stage], "{name}");
         assert!(
@@ -275,7 +275,7 @@ fn the_failed_log_charts_its_failed_stage() {
         .map(|s| s.stage_id)
         .collect();
     assert!(!failed.is_empty(), "the failed log has a failed stage");
-    let charts = render_all(&a.report, &a.view);
+    let charts = render_all(&a.report, &a.view_data());
     let durations = chart(&charts, "task-durations");
     let rows: Vec<i64> = durations
         .row_labels()
@@ -301,7 +301,7 @@ fn the_failed_log_charts_its_failed_stage() {
 #[test]
 fn the_sql_error_cell_shows_the_exception_not_the_traceback_header() {
     let a = analyse(&testdata("logs/failed")).pop().unwrap();
-    let page = sparkdiag_report::html::render(&[(&a.report, &a.view)]);
+    let page = sparkdiag_report::html::render(&[(&a.report, &a.view_data())]);
     let sql = &page[page
         .find("<h2>SQL executions</h2>")
         .expect("an SQL section")..];
@@ -321,7 +321,7 @@ fn the_view_data_of_every_bundled_log_lines_up_with_its_report() {
     let mut plans = 0;
     for a in &apps {
         let who = a.report.source.inputs.join(", ");
-        let (report, view) = (&a.report, &a.view);
+        let (report, view) = (&a.report, &a.view_data());
         assert_eq!(
             report
                 .stages

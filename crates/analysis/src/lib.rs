@@ -37,14 +37,20 @@ impl<'a> Options<'a> {
     }
 }
 
-/// One analysed application: the reading account, the model, the report built from them and
-/// what the views draw beyond the report. Views need only `report` and `view`: the model can be
-/// dropped once this is built.
+/// One analysed application: the reading account, the model and the report built from them.
 pub struct Analysis {
     pub source: SourceReport,
     pub app: Application,
     pub report: Report,
-    pub view: ViewData,
+}
+
+impl Analysis {
+    /// What the charts and the HTML page draw beyond the report. The views need only the report
+    /// and this, so the model can be dropped once it is taken; JSON, text and Markdown output
+    /// never need it, which is why it is not built with the report.
+    pub fn view_data(&self) -> ViewData {
+        ViewData::new(&self.app)
+    }
 }
 
 /// Reads `input`, builds the model, runs every enabled rule and builds the report.
@@ -75,12 +81,10 @@ pub fn analyze_with_progress(
         cores,
         options.price_per_core_hour,
     );
-    let view = ViewData::new(&app);
     Ok(Analysis {
         source,
         app,
         report,
-        view,
     })
 }
 
