@@ -9,7 +9,7 @@ use comfy_table::{
 };
 
 use crate::Report;
-use crate::format::{duration, human_bytes, percent, thousands, truncate};
+use crate::format::{duration, enum_name, human_bytes, percent, thousands, truncate};
 
 /// A header underline and nothing else: calm enough to read, aligned enough to compare.
 const LISTING: TableStyle =
@@ -495,7 +495,7 @@ fn stage_table(shown: &[&crate::StageOut], opts: Options) -> String {
             let q = st.task_duration_ms.as_ref();
             vec![
                 format!("{}.{}", st.stage_id, st.attempt_id),
-                format!("{:?}", st.status).to_lowercase(),
+                enum_name(st.status),
                 st.num_tasks.to_string(),
                 st.duration_ms.map_or("-".into(), duration),
                 q.map_or("-".into(), |q| duration(q.p50.into())),

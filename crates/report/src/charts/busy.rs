@@ -167,12 +167,7 @@ impl Busy {
                 .label("executor cores")
                 .legend(|(x, y)| PathElement::new([(x, y), (x + 12, y)], GREY.stroke_width(2)));
         }
-        c.configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(LIGHT)
-            .label_font((FONT, 12))
-            .draw()?;
+        legend(&mut c, SeriesLabelPosition::UpperRight)?;
         Ok(())
     }
 }

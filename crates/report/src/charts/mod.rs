@@ -191,6 +191,33 @@ where
     Ok(c)
 }
 
+/// The series' legend in `corner`, on a pale box that keeps the data under it readable.
+fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    c: &mut ChartContext<'a, DB, CT>,
+    corner: SeriesLabelPosition,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    c.configure_series_labels()
+        .position(corner)
+        .background_style(WHITE.mix(0.85))
+        .border_style(LIGHT)
+        .label_font((FONT, 12))
+        .draw()?;
+    Ok(())
+}
+
+/// The tick positions an axis gives plotters: `ticks` for the bold grid and labels, none for
+/// the light grid, which these charts do without.
+fn bold_only<Hint: KeyPointHint>(hint: Hint, ticks: &[f64]) -> Vec<f64> {
+    if hint.weight().allow_light_points() {
+        Vec::new()
+    } else {
+        ticks.to_vec()
+    }
+}
+
 /// Every chart of one application, in the order the HTML shows them.
 pub fn render_all(report: &Report, view: &ViewData) -> Vec<Chart> {
     let focus = Focus::of(report);
@@ -468,12 +495,7 @@ impl Ranged for Categories {
     }
 
     fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
-        // Light points draw the fine grid, which categories do not need.
-        if hint.weight().allow_light_points() {
-            Vec::new()
-        } else {
-            self.ticks.clone()
-        }
+        bold_only(hint, &self.ticks)
     }
 
     fn range(&self) -> std::ops::Range<f64> {

@@ -180,12 +180,7 @@ impl Timeline {
         }
         // Rows run in start order, so late stages sit low and right: the lower left is the
         // corner bars leave empty.
-        c.configure_series_labels()
-            .position(SeriesLabelPosition::LowerLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(LIGHT)
-            .label_font((FONT, 12))
-            .draw()?;
+        legend(&mut c, SeriesLabelPosition::LowerLeft)?;
         Ok(())
     }
 }
