@@ -4,7 +4,7 @@
 //!
 //! Everything that came from the log (application name, stage and job names, SQL text, failure
 //! messages, finding titles that quote them) is attacker-controlled as far as this page is
-//! concerned: it is written through [`escape`](crate::format::escape) and nowhere else. The charts' SVG is escaped by
+//! concerned: it is written through [`escape`] and nowhere else. The charts' SVG is escaped by
 //! plotters (see `charts`).
 //!
 //! Each SQL execution's plan is drawn as a nested list from Spark's structured plan
