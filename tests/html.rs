@@ -391,7 +391,7 @@ fn shows_each_plan_with_the_operators_findings_point_at() {
 /// Chromium for the end-to-end test: `chromium` on the PATH (Debian's package), or `$CHROMIUM`.
 /// Without it the test is skipped with one line, except under CI (`CI` set; `.ci/run` installs
 /// Debian's chromium), where its absence is a failure.
-fn chromium() -> Option<PathBuf> {
+pub fn chromium() -> Option<PathBuf> {
     let named = std::env::var_os("CHROMIUM").map(PathBuf::from);
     let on_path = || {
         std::env::split_paths(&std::env::var_os("PATH")?)
