@@ -775,10 +775,10 @@ impl Browser {
                 pending.extend_from_slice(&buf[..n]);
                 while let Some(end) = pending.iter().position(|&b| b == 0) {
                     let message: Vec<u8> = pending.drain(..=end).collect();
-                    if let Ok(value) = serde_json::from_slice(&message[..end]) {
-                        if send.send(value).is_err() {
-                            return;
-                        }
+                    if let Ok(value) = serde_json::from_slice(&message[..end])
+                        && send.send(value).is_err()
+                    {
+                        return;
                     }
                 }
             }

@@ -399,11 +399,11 @@ const BAR_LINK: &str = "color:#cfe0ff";
 pub fn framed_report(site: &Site, job: &Job, report: &str) -> String {
     let mut bar = String::new();
     shared_banner(&mut bar, site);
-    let _ = write!(
+    let _ = writeln!(
         bar,
         "<nav style=\"{BAR_STYLE}\"><a style=\"{BAR_LINK}\" href=\"/\">← All reports</a>\
          <span>{}</span><a style=\"{BAR_LINK}\" href=\"/r/{id}/report.json\">JSON</a>\
-         <a style=\"{BAR_LINK}\" href=\"/r/{id}/report.md\">Markdown</a></nav>\n",
+         <a style=\"{BAR_LINK}\" href=\"/r/{id}/report.md\">Markdown</a></nav>",
         escape(&job.file_name),
         id = job.id
     );
@@ -413,9 +413,9 @@ pub fn framed_report(site: &Site, job: &Job, report: &str) -> String {
 pub fn framed_diff(site: &Site, page: &str) -> String {
     let mut bar = String::new();
     shared_banner(&mut bar, site);
-    let _ = write!(
+    let _ = writeln!(
         bar,
-        "<nav style=\"{BAR_STYLE}\"><a style=\"{BAR_LINK}\" href=\"/\">← All reports</a></nav>\n"
+        "<nav style=\"{BAR_STYLE}\"><a style=\"{BAR_LINK}\" href=\"/\">← All reports</a></nav>"
     );
     after_body(page, &bar)
 }
