@@ -228,14 +228,21 @@ async fn admit(state: &State, mut incoming: Incoming) -> Result<String, Refused>
         id: id.clone(),
         file_name: incoming.file_name.clone(),
         bytes: incoming.bytes,
-        uploaded: store::now_secs(),
+        uploaded_ms: store::now_ms(),
         state: JobState::Running {
             step: "looking for event logs in the upload".into(),
         },
     };
     if let Err(existing) = state.store.insert_new(job) {
         return match existing.state {
-            JobState::Failed { status, message } => Err(Refused::new(status, message)),
+            // A file refused is refused again without unpacking it again; a failure of the
+            // server's own (a full disk) is not remembered.
+            JobState::Failed { status, message } => {
+                if status >= 500 {
+                    state.store.sweep_one(&id);
+                }
+                Err(Refused::new(status, message))
+            }
             _ => Ok(id),
         };
     }

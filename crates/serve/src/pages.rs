@@ -43,6 +43,7 @@ table { border-collapse: collapse; width: 100%; background: #fff; }
 th, td { text-align: left; padding: 7px 10px; border-bottom: 1px solid var(--rule);
          vertical-align: top; }
 th { font-size: 13px; color: var(--muted); font-weight: 600; }
+td.when { white-space: nowrap; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .state-failed { color: var(--bad); }
 .box { background: #fff; border: 1px solid var(--rule); border-radius: 8px; padding: 18px 22px; }
@@ -244,7 +245,7 @@ fn reports_table(out: &mut String, jobs: &[Job]) {
         "<table>\n<tr><th>Uploaded file</th><th>Application</th><th>Top finding</th>\
          <th class=\"num\">Findings</th><th class=\"num\">Size</th><th>Uploaded</th></tr>\n",
     );
-    let now = crate::store::now_secs();
+    let now = crate::store::now_ms();
     for job in jobs {
         let link = format!("<a href=\"/r/{}\">{}</a>", job.id, escape(&job.file_name));
         let (app, top, findings) = match &job.state {
@@ -277,11 +278,11 @@ fn reports_table(out: &mut String, jobs: &[Job]) {
         let _ = writeln!(
             out,
             "<tr><td>{link}</td><td>{app}</td><td>{top}</td><td class=\"num\">{findings}</td>\
-             <td class=\"num\">{}</td><td>{} ago</td></tr>",
+             <td class=\"num\">{}</td><td class=\"when\">{} ago</td></tr>",
             bytes(job.bytes),
-            duration(
-                Duration::from_secs(now.saturating_sub(job.uploaded)).max(Duration::from_secs(1))
-            )
+            duration(Duration::from_secs(
+                (now.saturating_sub(job.uploaded_ms) / 1000).max(1)
+            ))
         );
     }
     out.push_str("</table>\n");

@@ -19,8 +19,8 @@ pub struct Job {
     /// The uploaded file's own name, as shown (made safe for the disk separately).
     pub file_name: String,
     pub bytes: u64,
-    /// Seconds since 1970 when the upload finished.
-    pub uploaded: u64,
+    /// Milliseconds since 1970 when the upload finished.
+    pub uploaded_ms: u64,
     pub state: State,
 }
 
@@ -133,7 +133,7 @@ impl Store {
     /// The jobs, newest first.
     pub fn jobs(&self) -> Vec<Job> {
         let mut jobs: Vec<Job> = self.lock().values().cloned().collect();
-        jobs.sort_by(|a, b| b.uploaded.cmp(&a.uploaded).then(a.id.cmp(&b.id)));
+        jobs.sort_by(|a, b| b.uploaded_ms.cmp(&a.uploaded_ms).then(a.id.cmp(&b.id)));
         jobs
     }
 
@@ -175,12 +175,12 @@ impl Store {
     /// Deletes every finished job uploaded more than `keep` ago, with its files, and partial
     /// uploads as old. Jobs still queued or running are left to finish first.
     pub fn sweep(&self, keep: Duration) {
-        let now = now_secs();
+        let now = now_ms();
         let expired: Vec<String> = self
             .lock()
             .values()
             .filter(|job| matches!(job.state, State::Done { .. } | State::Failed { .. }))
-            .filter(|job| now.saturating_sub(job.uploaded) as f64 >= keep.as_secs_f64())
+            .filter(|job| u128::from(now.saturating_sub(job.uploaded_ms)) >= keep.as_millis())
             .map(|job| job.id.clone())
             .collect();
         for id in expired {
@@ -227,10 +227,10 @@ pub fn is_id(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
-pub fn now_secs() -> u64 {
+pub fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// The uploaded file's name made safe to write: its last component, letters, digits, `.`, `-`

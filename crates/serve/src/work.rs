@@ -30,7 +30,10 @@ impl Refused {
 pub fn find_logs(path: &Path, shown: &str, unpack_into: &Path) -> Result<Vec<LogInput>, Refused> {
     let path_text = path.to_string_lossy();
     let mut inputs = sparkdiag_eventlog::discover_unpacking_into(&path_text, unpack_into)
-        .map_err(|e| refusal(&e.message, &[]).unwrap_or_else(|| Refused::new(422, e.message)))
+        .map_err(|e| {
+            let message = e.to_string();
+            refusal(&message, &[]).unwrap_or_else(|| Refused::new(422, message))
+        })
         .map_err(|r| Refused::new(r.status, shown_as(&r.message, &path_text, shown)))?;
     let skipped: Vec<String> = inputs
         .iter()
