@@ -294,7 +294,7 @@ fn an_upload_over_the_cap_is_refused_with_413_before_and_while_it_arrives() {
     assert!(
         reply
             .body
-            .contains("larger than this server&#39;s limit of 64 KiB"),
+            .contains("larger than this server&#39;s limit of 64.0 KiB"),
         "{}",
         reply.body
     );

