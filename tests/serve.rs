@@ -232,6 +232,45 @@ fn a_real_log_becomes_the_analyze_report_with_its_json_and_markdown() {
         1,
         "one report, listed once"
     );
+    // The page is a plain HTML form first: it posts the file the way these tests do.
+    assert!(
+        list.body.contains(
+            "<form id=\"upload\" method=\"post\" action=\"/upload\" enctype=\"multipart/form-data\">"
+        ) && list.body.contains("<input type=\"file\" name=\"log\""),
+        "{}",
+        list.body
+    );
+}
+
+#[test]
+fn a_restarted_server_still_has_its_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let start = || {
+        let mut config = Config::new(data.clone());
+        config.bind = "127.0.0.1:0".parse().unwrap();
+        sparkdiag_serve::start(config).unwrap()
+    };
+    let first = start();
+    let id = id_of(&upload(
+        first.addr(),
+        "local-1796049337368",
+        &real_plain_log(),
+    ));
+    let before = finished(first.addr(), &id);
+    assert_eq!(before.status, 200);
+    drop(first);
+    // A partial upload left by a killed server is removed on the next start.
+    std::fs::write(data.join("incoming/7.part"), b"half an upload").unwrap();
+    let second = start();
+    let after = get(second.addr(), &format!("/r/{id}"));
+    assert_eq!(after.status, 200);
+    assert_eq!(after.body, before.body);
+    assert!(files_under(&data.join("incoming")).is_empty());
+    assert_eq!(
+        id_of(&upload(second.addr(), "again", &real_plain_log())),
+        id
+    );
 }
 
 /// What the pages write for `text` (the HTML report escapes `'` and `"` too).

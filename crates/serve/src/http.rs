@@ -365,7 +365,8 @@ async fn report_json(state: axum::extract::State<State>, id: Path<String>) -> Re
 }
 
 async fn report_markdown(state: axum::extract::State<State>, id: Path<String>) -> Response {
-    report_file(state, id, "report.md", "text/markdown; charset=utf-8").await
+    // As plain text, so a browser shows it to copy rather than saving it.
+    report_file(state, id, "report.md", "text/plain; charset=utf-8").await
 }
 
 async fn report_file(

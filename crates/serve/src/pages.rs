@@ -427,7 +427,10 @@ mod tests {
     fn the_bar_goes_inside_the_body() {
         let page = "<html><head><title>t</title></head>\n<body>\n<main>x</main></body></html>";
         let framed = after_body(page, "<nav>bar</nav>");
-        assert!(framed.contains("<body>\n<nav>bar</nav>\n<main>x"), "{framed}");
+        assert!(
+            framed.contains("<body>\n<nav>bar</nav>\n<main>x"),
+            "{framed}"
+        );
         assert_eq!(after_body("plain", "<nav>"), "\n<nav>plain");
     }
 }
