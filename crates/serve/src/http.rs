@@ -131,9 +131,12 @@ async fn upload(
         Ok(r) => r,
         Err(refused) => return error_page(&state, &refused),
     };
-    match admit(&state, received).await {
-        Ok(id) => redirect(&format!("/r/{id}")),
-        Err(refused) => error_page(&state, &refused),
+    // On a task of its own: a client that hangs up now must not cancel it half way, leaving a
+    // job that never finishes.
+    match tokio::spawn(admit(state.clone(), received)).await {
+        Ok(Ok(id)) => redirect(&format!("/r/{id}")),
+        Ok(Err(refused)) => error_page(&state, &refused),
+        Err(e) => error_page(&state, &Refused::new(500, format!("the upload stopped: {e}"))),
     }
 }
 
@@ -222,7 +225,7 @@ async fn receive(state: &State, mut multipart: Multipart) -> Result<Incoming, Re
 
 /// Answers a known upload from its first analysis; otherwise finds the logs in it (refusing
 /// hostile archives before anything is queued), and queues the analysis.
-async fn admit(state: &State, mut incoming: Incoming) -> Result<String, Refused> {
+async fn admit(state: State, mut incoming: Incoming) -> Result<String, Refused> {
     let id = incoming.id.clone();
     let job = Job {
         id: id.clone(),
@@ -260,7 +263,7 @@ async fn admit(state: &State, mut incoming: Incoming) -> Result<String, Refused>
     let Ok(admitted) = state.admitted.clone().try_acquire_owned() else {
         // Forget it entirely, so the same file can be sent again later.
         state.store.sweep_one(&id);
-        return Err(busy_refusal(state, "analyses"));
+        return Err(busy_refusal(&state, "analyses"));
     };
     let shown = incoming.file_name.clone();
     let unpack_into = state.store.unpack_dir();
@@ -282,7 +285,6 @@ async fn admit(state: &State, mut incoming: Incoming) -> Result<String, Refused>
         }
     };
     state.store.set_state(&id, JobState::Queued);
-    let state = state.clone();
     let job_id = id.clone();
     tokio::spawn(async move {
         let _admitted = admitted;
