@@ -136,7 +136,10 @@ async fn upload(
     match tokio::spawn(admit(state.clone(), received)).await {
         Ok(Ok(id)) => redirect(&format!("/r/{id}")),
         Ok(Err(refused)) => error_page(&state, &refused),
-        Err(e) => error_page(&state, &Refused::new(500, format!("the upload stopped: {e}"))),
+        Err(e) => error_page(
+            &state,
+            &Refused::new(500, format!("the upload stopped: {e}")),
+        ),
     }
 }
 
