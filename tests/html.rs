@@ -411,6 +411,18 @@ pub fn chromium() -> Option<PathBuf> {
     found
 }
 
+/// Headless Chromium that reaches out to nothing on its own (no updates, sync or first-run
+/// pages), so the tests see only the page they load.
+pub const CHROMIUM_QUIET: [&str; 7] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+];
+
 /// Runs `cmd`, killing it after `limit`: a hung browser must fail the test, not hang it.
 fn output_within(
     mut cmd: std::process::Command,
@@ -480,14 +492,8 @@ fn renders_in_headless_chromium_without_console_errors() {
     );
     let profile = dir.path().join("profile");
     let mut cmd = std::process::Command::new(&browser);
+    cmd.args(CHROMIUM_QUIET);
     cmd.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
         &format!("--user-data-dir={}", profile.display()),
         "--enable-logging=stderr",
         "--v=0",

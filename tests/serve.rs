@@ -402,34 +402,26 @@ fn a_zip_bomb_is_refused_with_413_and_leaves_nothing() {
     assert_eq!(upload(addr, "bomb-again.zip", &bytes).status, 413);
 }
 
-/// A tar of one real log plus one hostile member, written header by header (the tar crate
-/// refuses to write `..` itself).
+/// A tar of the real log plus one hostile member, its name written into the header directly
+/// (the tar crate refuses to write `..` itself).
 fn tar_with_member(name: &str, kind: tar::EntryType, link: &str) -> Vec<u8> {
-    let log = real_plain_log();
-    let mut builder = tar::Builder::new(Vec::new());
-    let mut header = tar::Header::new_ustar();
-    header.set_size(log.len() as u64);
-    header.set_mode(0o644);
-    header.set_cksum();
-    builder
-        .append_data(&mut header, "logs/app-1", log.as_slice())
-        .unwrap();
-    let mut header = tar::Header::new_gnu();
-    header.set_entry_type(kind);
-    header.set_mode(0o644);
-    let content: &[u8] = if kind == tar::EntryType::Regular {
-        b"planted\n"
-    } else {
-        b""
-    };
-    header.set_size(content.len() as u64);
-    if !link.is_empty() {
-        header.set_link_name(link).unwrap();
-    }
-    header.as_old_mut().name[..name.len()].copy_from_slice(name.as_bytes());
-    header.set_cksum();
-    builder.append(&header, content).unwrap();
-    builder.into_inner().unwrap()
+    crate::util::tar_with(|builder| {
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(kind);
+        header.set_mode(0o644);
+        let content: &[u8] = if kind == tar::EntryType::Regular {
+            b"planted\n"
+        } else {
+            b""
+        };
+        header.set_size(content.len() as u64);
+        if !link.is_empty() {
+            header.set_link_name(link).unwrap();
+        }
+        header.as_old_mut().name[..name.len()].copy_from_slice(name.as_bytes());
+        header.set_cksum();
+        builder.append(&header, content).unwrap();
+    })
 }
 
 #[test]
@@ -784,14 +776,8 @@ impl Browser {
             .arg("-c")
             .arg("exec \"$0\" \"$@\" 3<&0 4>&1 </dev/null >/dev/null")
             .arg(chromium)
+            .args(crate::html::CHROMIUM_QUIET)
             .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
                 "--remote-debugging-pipe",
                 &format!("--user-data-dir={}", profile.path().display()),
                 "about:blank",
