@@ -352,6 +352,22 @@ fn an_upload_over_the_cap_is_refused_with_413_before_and_while_it_arrives() {
     request.extend_from_slice(b"0\r\n\r\n");
     let reply = send(addr, &request);
     assert_eq!(reply.status, 413, "{}", reply.body);
+    // A field other than the file, sent without a length and without end: stopped at the cap
+    // on the whole body.
+    let mut request = format!(
+        "POST /upload HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
+         Content-Type: multipart/form-data; boundary={BOUNDARY}\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
+    .into_bytes();
+    let field = format!(
+        "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\n{}",
+        "x".repeat(200 << 10)
+    );
+    request.extend_from_slice(format!("{:x}\r\n", field.len()).as_bytes());
+    request.extend_from_slice(field.as_bytes());
+    request.extend_from_slice(b"\r\n");
+    let reply = send(addr, &request);
+    assert_eq!(reply.status, 413, "{}", reply.body);
     assert!(
         files_under(&dir.path().join("data")).is_empty(),
         "the refused part is removed: {:?}",

@@ -67,8 +67,12 @@ pub fn router(state: State) -> Router {
         .route("/r/{id}/status", get(status))
         .route("/diff", get(diff))
         .fallback(not_found)
-        // The upload handler counts the file's bytes itself, against --max-upload.
-        .layer(DefaultBodyLimit::disable())
+        // The whole body too, so form fields other than the file, which are skipped, cannot
+        // stream for ever.
+        .layer(DefaultBodyLimit::max(
+            usize::try_from(state.config.max_upload.saturating_add(MULTIPART_SLACK))
+                .unwrap_or(usize::MAX),
+        ))
         .with_state(state)
 }
 
@@ -163,6 +167,9 @@ impl Drop for Incoming {
 /// Streams the form's `log` file to disk, hashing it on the way; nothing is held whole.
 async fn receive(state: &State, mut multipart: Multipart) -> Result<Incoming, Refused> {
     let malformed = |e: axum::extract::multipart::MultipartError| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            return too_large(state);
+        }
         Refused::new(
             400,
             format!("the upload's multipart body is malformed: {e}"),
