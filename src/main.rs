@@ -82,6 +82,18 @@ enum Command {
         the iterations it completed. Exit codes: 0 compared, 1 --fail-on-* tripped, 2 usage error \
         or unreadable input.")]
     Diff(DiffCommand),
+    /// A private upload page on this machine: drop a log in a browser, get its report.
+    #[command(after_help = "Examples:\n  \
+        sparkdiag serve\n  \
+        sparkdiag serve --data-dir /var/tmp/sparkdiag --keep 7d --max-upload 4GiB\n  \
+        sparkdiag serve --bind 0.0.0.0:8080 --allow-remote\n\n\
+        Open the printed address, drop a log (any input `analyze` reads: a single log of any codec, \
+        or a .zip/.tar.gz of a Databricks cluster-log folder or a rolling folder), and the page shows \
+        the analysis's progress, then the same HTML report as `analyze --format html` with its JSON \
+        and Markdown. Nothing leaves the machine: uploads and reports are kept in --data-dir and \
+        deleted after --keep; the server fetches nothing from the network. It listens on loopback \
+        only unless --allow-remote is given.")]
+    Serve(ServeCommand),
     /// List the detectors, or explain one: what it finds, why it hurts, how to fix it, and its thresholds.
     #[command(
         after_help = "Examples:\n  sparkdiag rules\n  sparkdiag rules SK001\n  sparkdiag rules data-skew\n  sparkdiag rules --format json"
@@ -151,6 +163,32 @@ struct DiffCommand {
 }
 
 #[derive(clap::Args)]
+struct ServeCommand {
+    /// The address to listen on. Anything but loopback also needs --allow-remote.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    bind: std::net::SocketAddr,
+    /// Listen on a non-loopback address: everyone who can reach it can upload and read every
+    /// report, and the pages say so.
+    #[arg(long)]
+    allow_remote: bool,
+    /// Where uploads, reports and unpacked archives are kept (created if missing).
+    /// Default: sparkdiag-serve in the system's temporary folder.
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// The largest file accepted (e.g. 2GiB, 500MiB); larger uploads are refused with 413.
+    #[arg(long, value_name = "SIZE", default_value = "2GiB", value_parser = sparkdiag_serve::parse_size)]
+    max_upload: u64,
+    /// How long uploads and their reports are kept (e.g. 24h, 30m, 7d).
+    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = sparkdiag_serve::parse_duration)]
+    keep: std::time::Duration,
+    /// Analyses running at once (default: the number of cores, at most 8).
+    #[arg(long, value_name = "N")]
+    workers: Option<usize>,
+    #[command(flatten)]
+    rules: RuleFlags,
+}
+
+#[derive(clap::Args)]
 struct PlanArgs {
     /// A file of plan text, or - for standard input.
     #[arg(value_name = "FILE")]
@@ -207,7 +245,32 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Plan(args) => plan(args),
         Command::Batch(args) => batch::run(args.batch, args.rules.config()?),
         Command::Diff(args) => diff::run(args.diff, args.rules.config()?),
+        Command::Serve(args) => serve(args),
     }
+}
+
+fn serve(args: ServeCommand) -> anyhow::Result<ExitCode> {
+    let data_dir = args
+        .data_dir
+        .unwrap_or_else(|| std::env::temp_dir().join("sparkdiag-serve"));
+    let mut config = sparkdiag_serve::Config::new(data_dir);
+    config.bind = args.bind;
+    config.allow_remote = args.allow_remote;
+    config.max_upload = args.max_upload;
+    config.keep = args.keep;
+    if let Some(workers) = args.workers {
+        config.workers = workers.max(1);
+    }
+    config.rules = args.rules.config()?;
+    let data_dir = config.data_dir.clone();
+    let server = sparkdiag_serve::start(config)?;
+    eprintln!(
+        "sparkdiag serve: open http://{}/ (data in {}; Ctrl-C stops)",
+        server.addr(),
+        data_dir.display()
+    );
+    server.wait()?;
+    Ok(ExitCode::SUCCESS)
 }
 
 impl RuleFlags {

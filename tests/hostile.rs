@@ -9,7 +9,7 @@ use sparkdiag_eventlog::{Codec, discover, read_log};
 
 use crate::util::{load, load_all, sparkdiag, testdata};
 
-use crate::util::{lines, real_plain_log as real_log, write};
+use crate::util::{lines, real_plain_log as real_log, tar_with, write};
 
 fn events_in(log: &[u8]) -> u64 {
     lines(log)
@@ -301,21 +301,6 @@ fn links_in_a_loop_and_to_nothing_are_passed_over_and_the_log_beside_them_is_rea
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-/// A tar holding the real log, then `extra` members.
-fn tar_with(extra: impl FnOnce(&mut tar::Builder<Vec<u8>>)) -> Vec<u8> {
-    let log = real_log();
-    let mut builder = tar::Builder::new(Vec::new());
-    let mut header = tar::Header::new_ustar();
-    header.set_size(log.len() as u64);
-    header.set_mode(0o644);
-    header.set_cksum();
-    builder
-        .append_data(&mut header, "logs/app-1", log.as_slice())
-        .unwrap();
-    extra(&mut builder);
-    builder.into_inner().unwrap()
 }
 
 #[test]

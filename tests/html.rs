@@ -391,7 +391,7 @@ fn shows_each_plan_with_the_operators_findings_point_at() {
 /// Chromium for the end-to-end test: `chromium` on the PATH (Debian's package), or `$CHROMIUM`.
 /// Without it the test is skipped with one line, except under CI (`CI` set; `.ci/run` installs
 /// Debian's chromium), where its absence is a failure.
-fn chromium() -> Option<PathBuf> {
+pub fn chromium() -> Option<PathBuf> {
     let named = std::env::var_os("CHROMIUM").map(PathBuf::from);
     let on_path = || {
         std::env::split_paths(&std::env::var_os("PATH")?)
@@ -410,6 +410,18 @@ fn chromium() -> Option<PathBuf> {
     }
     found
 }
+
+/// Headless Chromium that reaches out to nothing on its own (no updates, sync or first-run
+/// pages), so the tests see only the page they load.
+pub const CHROMIUM_QUIET: [&str; 7] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+];
 
 /// Runs `cmd`, killing it after `limit`: a hung browser must fail the test, not hang it.
 fn output_within(
@@ -480,14 +492,8 @@ fn renders_in_headless_chromium_without_console_errors() {
     );
     let profile = dir.path().join("profile");
     let mut cmd = std::process::Command::new(&browser);
+    cmd.args(CHROMIUM_QUIET);
     cmd.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
         &format!("--user-data-dir={}", profile.display()),
         "--enable-logging=stderr",
         "--v=0",

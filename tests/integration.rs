@@ -24,6 +24,8 @@ mod html;
 mod plans;
 /// The detectors on real logs with planted problems, and the rule catalogue.
 mod rules;
+/// `sparkdiag serve` over loopback: uploads, refusals, escaping, deletion, and Chromium.
+mod serve;
 /// Findings to trust on logs we did not write: impacts within the runtime, one finding per
 /// problem, interactive sessions, executor removals, failure chains, advice that fits.
 mod trust;

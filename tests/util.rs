@@ -57,6 +57,21 @@ pub fn real_plain_log() -> Vec<u8> {
     std::fs::read(testdata("logs/single/plain/local-1796049337368")).unwrap()
 }
 
+/// A tar holding the real plain log as `logs/app-1`, then `extra` members.
+pub fn tar_with(extra: impl FnOnce(&mut tar::Builder<Vec<u8>>)) -> Vec<u8> {
+    let log = real_plain_log();
+    let mut builder = tar::Builder::new(Vec::new());
+    let mut header = tar::Header::new_ustar();
+    header.set_size(log.len() as u64);
+    header.set_mode(0o644);
+    header.set_cksum();
+    builder
+        .append_data(&mut header, "logs/app-1", log.as_slice())
+        .unwrap();
+    extra(&mut builder);
+    builder.into_inner().unwrap()
+}
+
 /// The lines of a log, each with its newline.
 pub fn lines(log: &[u8]) -> Vec<&[u8]> {
     log.split_inclusive(|&b| b == b'\n').collect()

@@ -69,6 +69,16 @@ pub struct LogInput {
 /// are passed over and reported in [`LogInput::skipped`], so one bad entry never hides the logs
 /// beside it. Archives are unpacked under the limits in [`ArchiveLimits`].
 pub fn discover(path: &str) -> Result<Vec<LogInput>, ReadError> {
+    discover_with(path, None)
+}
+
+/// [`discover`], unpacking archives into a new folder under `unpack_into` rather than the
+/// system's temporary folder (`sparkdiag serve` keeps everything it writes in its data folder).
+pub fn discover_unpacking_into(path: &str, unpack_into: &Path) -> Result<Vec<LogInput>, ReadError> {
+    discover_with(path, Some(unpack_into))
+}
+
+fn discover_with(path: &str, unpack_into: Option<&Path>) -> Result<Vec<LogInput>, ReadError> {
     if path == "-" {
         return Ok(vec![LogInput {
             display: "<stdin>".into(),
@@ -85,7 +95,10 @@ pub fn discover(path: &str) -> Result<Vec<LogInput>, ReadError> {
     }
     let root = Path::new(path);
     let meta = fs::metadata(root).map_err(|e| ReadError::io(path, None, "cannot open", e))?;
-    let mut walk = Walk::default();
+    let mut walk = Walk {
+        unpack_into: unpack_into.map(Path::to_path_buf),
+        ..Walk::default()
+    };
     let mut found = Vec::new();
     if meta.is_dir() {
         walk.dir(root, path, &None, &mut found, 0)?;
@@ -126,6 +139,35 @@ impl ArchiveLimits {
     pub const MAX_NESTING: usize = 2;
 }
 
+/// The archive members that are passed over because an archive made that way is hostile (or
+/// broken beyond use): [`LogInput::skipped`] and the errors of [`discover`] name them with
+/// [`ArchiveRefusal::phrase`], which [`ArchiveRefusal::find`] recognises, so a caller that must
+/// refuse such archives outright (`sparkdiag serve`) need not repeat the wording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArchiveRefusal(&'static str);
+
+impl ArchiveRefusal {
+    /// A member named `../x` or `/x` (zip-slip).
+    pub const OUTSIDE: ArchiveRefusal = ArchiveRefusal("its path leads outside the archive");
+    /// A symbolic or hard link.
+    pub const LINK: ArchiveRefusal = ArchiveRefusal("it is a link");
+    /// A character or block device, or a pipe.
+    pub const DEVICE: ArchiveRefusal = ArchiveRefusal("it is a device or pipe, not a file");
+    /// Unpacking reached [`ArchiveLimits::MAX_RATIO`] or [`ArchiveLimits::MAX_UNPACKED`].
+    pub const BOMB: ArchiveRefusal = ArchiveRefusal("as a decompression bomb does");
+
+    pub const ALL: [ArchiveRefusal; 4] = [Self::OUTSIDE, Self::LINK, Self::DEVICE, Self::BOMB];
+
+    pub fn phrase(self) -> &'static str {
+        self.0
+    }
+
+    /// The first refusal `message` (a skipped note or an error) tells of.
+    pub fn find(message: &str) -> Option<ArchiveRefusal> {
+        Self::ALL.into_iter().find(|r| message.contains(r.0))
+    }
+}
+
 /// One search's state: the real directories already read, what was passed over, and what
 /// archives have unpacked so far.
 #[derive(Default)]
@@ -135,6 +177,8 @@ struct Walk {
     unpacked: u64,
     /// Archives being unpacked around the current one.
     nesting: usize,
+    /// Where archives are unpacked; the system's temporary folder when `None`.
+    unpack_into: Option<PathBuf>,
 }
 
 impl Walk {
@@ -563,15 +607,17 @@ impl Unpacking<'_> {
             .max(self.archive_len.saturating_mul(ArchiveLimits::MAX_RATIO));
         if self.written > ratio_room {
             Some(format!(
-                "it unpacks to more than {} times its own size, as a decompression bomb does (limit {}x after {} MiB)",
+                "it unpacks to more than {} times its own size, {} (limit {}x after {} MiB)",
                 self.written / self.archive_len.max(1),
+                ArchiveRefusal::BOMB.phrase(),
                 ArchiveLimits::MAX_RATIO,
                 ArchiveLimits::RATIO_FLOOR >> 20
             ))
         } else if *self.walk_unpacked > ArchiveLimits::MAX_UNPACKED {
             Some(format!(
-                "archives unpacked to more than the {} GiB limit",
-                ArchiveLimits::MAX_UNPACKED >> 30
+                "archives unpacked to more than the {} GiB limit ({})",
+                ArchiveLimits::MAX_UNPACKED >> 30,
+                ArchiveRefusal::BOMB.phrase()
             ))
         } else {
             None
@@ -591,7 +637,7 @@ impl Unpacking<'_> {
                 }
                 Component::CurDir => {}
                 _ => {
-                    self.skip(name, "its path leads outside the archive");
+                    self.skip(name, ArchiveRefusal::OUTSIDE.phrase());
                     return None;
                 }
             }
@@ -687,17 +733,21 @@ impl Walk {
         kind: ArchiveKind,
     ) -> Result<Extracted, ReadError> {
         cleanup::remove_stale();
-        let dir = tempfile::Builder::new()
-            .prefix(&format!("{}{}-", cleanup::PREFIX, std::process::id()))
-            .tempdir()
-            .map_err(|e| {
-                ReadError::io(
-                    display,
-                    None,
-                    "cannot create a temporary folder to unpack into",
-                    e,
-                )
-            })?;
+        let mut builder = tempfile::Builder::new();
+        let prefix = format!("{}{}-", cleanup::PREFIX, std::process::id());
+        builder.prefix(&prefix);
+        let dir = match &self.unpack_into {
+            Some(parent) => builder.tempdir_in(parent),
+            None => builder.tempdir(),
+        }
+        .map_err(|e| {
+            ReadError::io(
+                display,
+                None,
+                "cannot create a temporary folder to unpack into",
+                e,
+            )
+        })?;
         cleanup::remember(dir.path());
         let extracted = Extracted { dir };
         let file =
@@ -750,7 +800,7 @@ fn unzip(file: fs::File, root: &Path, unpacking: &mut Unpacking<'_>) -> zip::res
         if member.is_dir() {
             let _ = fs::create_dir_all(&target);
         } else if member.is_symlink() {
-            unpacking.skip(&name, "it is a link");
+            unpacking.skip(&name, ArchiveRefusal::LINK.phrase());
         } else if !unpacking.write(&target, &name, &mut member) {
             break;
         }
@@ -807,11 +857,11 @@ fn untar(reader: impl Read, root: &Path, unpacking: &mut Unpacking<'_>) {
                 true
             }
             EntryType::Symlink | EntryType::Link => {
-                unpacking.skip(&name, "it is a link");
+                unpacking.skip(&name, ArchiveRefusal::LINK.phrase());
                 true
             }
             EntryType::Char | EntryType::Block | EntryType::Fifo => {
-                unpacking.skip(&name, "it is a device or pipe, not a file");
+                unpacking.skip(&name, ArchiveRefusal::DEVICE.phrase());
                 true
             }
             EntryType::GNUSparse => {

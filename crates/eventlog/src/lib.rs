@@ -33,7 +33,9 @@ use std::fmt;
 
 pub use codec::Codec;
 pub use events::Event;
-pub use layout::{Layout, LogInput, Part, discover};
+pub use layout::{
+    ArchiveLimits, ArchiveRefusal, Layout, LogInput, Part, discover, discover_unpacking_into,
+};
 pub use read::{FileReport, SourceReport, read_log};
 
 /// Input that cannot be read at all, with the file, the byte offset when known, and why.

@@ -1,0 +1,570 @@
+//! The routes: the upload page, the upload itself (streamed to disk), each report with its
+//! progress, its JSON and Markdown, and the diff of two uploads.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::multipart::MultipartRejection;
+use axum::extract::{DefaultBodyLimit, Multipart, Path, Query};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use sha2::Digest;
+use tokio::io::AsyncWriteExt;
+use tokio::sync::Semaphore;
+
+use crate::Config;
+use crate::pages;
+use crate::store::{self, Job, State as JobState, Store};
+use crate::work::{self, Refused};
+
+/// Everything a request handler shares.
+#[derive(Clone)]
+pub struct State {
+    pub config: Arc<Config>,
+    pub addr: SocketAddr,
+    pub store: Arc<Store>,
+    /// One permit per upload being received.
+    uploads: Arc<Semaphore>,
+    /// One permit per analysis queued or running: workers + queue.
+    admitted: Arc<Semaphore>,
+    /// One permit per analysis running.
+    workers: Arc<Semaphore>,
+}
+
+impl State {
+    pub fn new(config: Config, addr: SocketAddr, store: Store) -> State {
+        State {
+            uploads: Arc::new(Semaphore::new(config.max_uploads)),
+            admitted: Arc::new(Semaphore::new(config.workers + config.queue)),
+            workers: Arc::new(Semaphore::new(config.workers)),
+            config: Arc::new(config),
+            addr,
+            store: Arc::new(store),
+        }
+    }
+
+    fn page(&self) -> pages::Site<'_> {
+        pages::Site {
+            shared: self.config.is_shared().then_some(self.addr),
+            data_dir: self.store.root(),
+            keep: self.config.keep,
+            max_upload: self.config.max_upload,
+        }
+    }
+}
+
+pub fn router(state: State) -> Router {
+    Router::new()
+        .route("/", get(index))
+        .route("/upload", post(upload))
+        .route("/r/{id}", get(report))
+        .route("/r/{id}/report.json", get(report_json))
+        .route("/r/{id}/report.md", get(report_markdown))
+        .route("/r/{id}/status", get(status))
+        .route("/diff", get(diff))
+        .fallback(not_found)
+        // The whole body too, so form fields other than the file, which are skipped, cannot
+        // stream for ever.
+        .layer(DefaultBodyLimit::max(
+            usize::try_from(state.config.max_upload.saturating_add(MULTIPART_SLACK))
+                .unwrap_or(usize::MAX),
+        ))
+        .with_state(state)
+}
+
+/// Multipart framing around the file: headers, boundaries and the form's other fields.
+const MULTIPART_SLACK: u64 = 64 << 10;
+/// What a 503 asks the client to wait, in seconds.
+const RETRY_AFTER: &str = "5";
+
+async fn index(axum::extract::State(state): axum::extract::State<State>) -> Response {
+    let jobs = state.store.jobs();
+    let mut response = html(StatusCode::OK, pages::index(&state.page(), &jobs));
+    // The upload page's one inline script: drag and drop, and the upload's progress bar.
+    response.headers_mut().insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; \
+             connect-src 'self'; form-action 'self'; base-uri 'none'",
+        ),
+    );
+    response
+}
+
+async fn not_found(axum::extract::State(state): axum::extract::State<State>) -> Response {
+    error_page(&state, &Refused::new(404, "no such page"))
+}
+
+async fn upload(
+    axum::extract::State(state): axum::extract::State<State>,
+    headers: HeaderMap,
+    multipart: Result<Multipart, MultipartRejection>,
+) -> Response {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > state.config.max_upload + MULTIPART_SLACK) {
+        return error_page(&state, &too_large(&state));
+    }
+    let Ok(_receiving) = state.uploads.clone().try_acquire_owned() else {
+        return busy(&state, "uploads");
+    };
+    if state.admitted.available_permits() == 0 {
+        return busy(&state, "analyses");
+    }
+    let multipart = match multipart {
+        Ok(m) => m,
+        Err(e) => {
+            return error_page(
+                &state,
+                &Refused::new(
+                    400,
+                    format!(
+                        "expected a multipart/form-data upload with the file in field `log`: {e}"
+                    ),
+                ),
+            );
+        }
+    };
+    let received = match receive(&state, multipart).await {
+        Ok(r) => r,
+        Err(refused) => return error_page(&state, &refused),
+    };
+    // On a task of its own: a client that hangs up now must not cancel it half way, leaving a
+    // job that never finishes.
+    match tokio::spawn(admit(state.clone(), received)).await {
+        Ok(Ok(id)) => redirect(&format!("/r/{id}")),
+        Ok(Err(refused)) => error_page(&state, &refused),
+        Err(e) => error_page(
+            &state,
+            &Refused::new(500, format!("the upload stopped: {e}")),
+        ),
+    }
+}
+
+/// An upload written to the incoming folder, removed when dropped unless moved on.
+struct Incoming {
+    path: PathBuf,
+    file_name: String,
+    bytes: u64,
+    id: String,
+    kept: bool,
+}
+
+impl Drop for Incoming {
+    fn drop(&mut self) {
+        if !self.kept {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Streams the form's `log` file to disk, hashing it on the way; nothing is held whole.
+async fn receive(state: &State, mut multipart: Multipart) -> Result<Incoming, Refused> {
+    let malformed = |e: axum::extract::multipart::MultipartError| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            return too_large(state);
+        }
+        Refused::new(
+            400,
+            format!("the upload's multipart body is malformed: {e}"),
+        )
+    };
+    loop {
+        let next = tokio::time::timeout(state.config.idle_timeout, multipart.next_field()).await;
+        let mut field = match next {
+            Err(_) => return Err(stalled(state)),
+            Ok(Err(e)) => return Err(malformed(e)),
+            Ok(Ok(None)) => {
+                return Err(Refused::new(
+                    400,
+                    "the form holds no file: choose one in the field `log`",
+                ));
+            }
+            Ok(Ok(Some(field))) => field,
+        };
+        if field.name() != Some("log") {
+            continue;
+        }
+        let file_name = field.file_name().unwrap_or("upload").to_string();
+        let mut incoming = Incoming {
+            path: state.store.incoming_path(),
+            file_name,
+            bytes: 0,
+            id: String::new(),
+            kept: false,
+        };
+        let mut file = tokio::fs::File::create(&incoming.path)
+            .await
+            .map_err(|e| Refused::new(500, format!("cannot write the upload: {e}")))?;
+        let mut hash = sha2::Sha256::new();
+        loop {
+            let chunk = match tokio::time::timeout(state.config.idle_timeout, field.chunk()).await {
+                Err(_) => return Err(stalled(state)),
+                Ok(Err(e)) => return Err(malformed(e)),
+                Ok(Ok(None)) => break,
+                Ok(Ok(Some(chunk))) => chunk,
+            };
+            incoming.bytes += chunk.len() as u64;
+            if incoming.bytes > state.config.max_upload {
+                return Err(too_large(state));
+            }
+            hash.update(&chunk);
+            file.write_all(&chunk)
+                .await
+                .map_err(|e| Refused::new(500, format!("cannot write the upload: {e}")))?;
+        }
+        file.flush()
+            .await
+            .map_err(|e| Refused::new(500, format!("cannot write the upload: {e}")))?;
+        if incoming.bytes == 0 {
+            return Err(Refused::new(
+                400,
+                format!("{}: the file is empty", incoming.file_name),
+            ));
+        }
+        incoming.id = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        return Ok(incoming);
+    }
+}
+
+/// Answers a known upload from its first analysis; otherwise finds the logs in it (refusing
+/// hostile archives before anything is queued), and queues the analysis.
+async fn admit(state: State, mut incoming: Incoming) -> Result<String, Refused> {
+    let id = incoming.id.clone();
+    let job = Job {
+        id: id.clone(),
+        file_name: incoming.file_name.clone(),
+        bytes: incoming.bytes,
+        uploaded_ms: store::now_ms(),
+        state: JobState::Running {
+            step: "looking for event logs in the upload".into(),
+        },
+    };
+    if let Err(existing) = state.store.insert_new(job) {
+        return match existing.state {
+            // A file refused is refused again without unpacking it again; a failure of the
+            // server's own (a full disk) is not remembered.
+            JobState::Failed { status, message } => {
+                if status >= 500 {
+                    state.store.sweep_one(&id);
+                }
+                Err(Refused::new(status, message))
+            }
+            _ => Ok(id),
+        };
+    }
+    let upload = state
+        .store
+        .upload_path(&id, &store::disk_name(&incoming.file_name));
+    let moved = std::fs::create_dir_all(state.store.upload_dir(&id))
+        .and_then(|()| std::fs::rename(&incoming.path, &upload));
+    if let Err(e) = moved {
+        let refused = Refused::new(500, format!("cannot keep the upload: {e}"));
+        let _ = state.store.finish(&id, failed(&refused));
+        return Err(refused);
+    }
+    incoming.kept = true;
+    let Ok(admitted) = state.admitted.clone().try_acquire_owned() else {
+        // Forget it entirely, so the same file can be sent again later.
+        state.store.sweep_one(&id);
+        return Err(busy_refusal(&state, "analyses"));
+    };
+    let shown = incoming.file_name.clone();
+    let unpack_into = state.store.unpack_dir();
+    let found = {
+        let (upload, shown) = (upload.clone(), shown.clone());
+        tokio::task::spawn_blocking(move || work::find_logs(&upload, &shown, &unpack_into)).await
+    };
+    let inputs = match found {
+        Ok(Ok(inputs)) => inputs,
+        Ok(Err(refused)) => {
+            let _ = state.store.finish(&id, failed(&refused));
+            let _ = std::fs::remove_dir_all(state.store.upload_dir(&id));
+            return Err(refused);
+        }
+        Err(e) => {
+            let refused = Refused::new(500, format!("the analysis stopped: {e}"));
+            let _ = state.store.finish(&id, failed(&refused));
+            return Err(refused);
+        }
+    };
+    state.store.set_state(&id, JobState::Queued);
+    let job_id = id.clone();
+    tokio::spawn(async move {
+        let _admitted = admitted;
+        let Ok(_worker) = state.workers.clone().acquire_owned().await else {
+            return;
+        };
+        let store = state.store.clone();
+        let rules = state.config.clone();
+        let id = job_id.clone();
+        let done = tokio::task::spawn_blocking(move || {
+            let progress = |step: String| store.set_state(&id, JobState::Running { step });
+            let analyses = work::analyze(&inputs, &shown, &rules.rules, progress)?;
+            drop(inputs);
+            let views = work::render(&analyses)?;
+            let dir = store.report_dir(&id);
+            let write = |name: &str, text: &str| {
+                std::fs::create_dir_all(&dir)
+                    .and_then(|()| std::fs::write(dir.join(name), text))
+                    .map_err(|e| Refused::new(500, format!("cannot write the report: {e}")))
+            };
+            write("report.html", &views.html)?;
+            write("report.json", &views.json)?;
+            write("report.md", &views.markdown)?;
+            Ok::<_, Refused>(views.apps)
+        })
+        .await;
+        let state_now = match done {
+            Ok(Ok(apps)) => JobState::Done { apps },
+            Ok(Err(refused)) => failed(&refused),
+            Err(e) => failed(&Refused::new(500, format!("the analysis stopped: {e}"))),
+        };
+        if let Err(e) = state.store.finish(&job_id, state_now) {
+            eprintln!("sparkdiag serve: cannot record job {job_id}: {e}");
+        }
+    });
+    Ok(id)
+}
+
+fn failed(refused: &Refused) -> JobState {
+    JobState::Failed {
+        status: refused.status,
+        message: refused.message.clone(),
+    }
+}
+
+async fn report(
+    axum::extract::State(state): axum::extract::State<State>,
+    Path(id): Path<String>,
+) -> Response {
+    let Some(job) = known(&state, &id) else {
+        return error_page(
+            &state,
+            &Refused::new(
+                404,
+                "no such report (it may have been deleted after --keep)",
+            ),
+        );
+    };
+    match &job.state {
+        JobState::Queued | JobState::Running { .. } => {
+            html(StatusCode::OK, pages::progress(&state.page(), &job))
+        }
+        JobState::Failed { status, message } => {
+            error_page(&state, &Refused::new(*status, message.clone()))
+        }
+        JobState::Done { .. } => {
+            match std::fs::read_to_string(state.store.report_dir(&id).join("report.html")) {
+                Ok(page) => html(
+                    StatusCode::OK,
+                    pages::framed_report(&state.page(), &job, &page),
+                ),
+                Err(_) => error_page(&state, &Refused::new(404, "the report has been deleted")),
+            }
+        }
+    }
+}
+
+async fn report_json(state: axum::extract::State<State>, id: Path<String>) -> Response {
+    report_file(state, id, "report.json", "application/json").await
+}
+
+async fn report_markdown(state: axum::extract::State<State>, id: Path<String>) -> Response {
+    // As plain text, so a browser shows it to copy rather than saving it.
+    report_file(state, id, "report.md", "text/plain; charset=utf-8").await
+}
+
+async fn report_file(
+    axum::extract::State(state): axum::extract::State<State>,
+    Path(id): Path<String>,
+    name: &str,
+    content_type: &'static str,
+) -> Response {
+    let done = known(&state, &id).is_some_and(|j| matches!(j.state, JobState::Done { .. }));
+    let text = done
+        .then(|| std::fs::read(state.store.report_dir(&id).join(name)).ok())
+        .flatten();
+    match text {
+        Some(bytes) => (
+            [
+                (header::CONTENT_TYPE, HeaderValue::from_static(content_type)),
+                (
+                    header::X_CONTENT_TYPE_OPTIONS,
+                    HeaderValue::from_static("nosniff"),
+                ),
+            ],
+            bytes,
+        )
+            .into_response(),
+        None => error_page(
+            &state,
+            &Refused::new(404, "no such report, or it is not finished"),
+        ),
+    }
+}
+
+/// Where job `id` stands, as JSON: `{"state": "queued" | "running" | "done" | "failed", …}`.
+async fn status(
+    axum::extract::State(state): axum::extract::State<State>,
+    Path(id): Path<String>,
+) -> Response {
+    match known(&state, &id) {
+        Some(job) => (
+            [(header::CONTENT_TYPE, "application/json")],
+            serde_json::to_string(&job).unwrap_or_default(),
+        )
+            .into_response(),
+        None => error_page(&state, &Refused::new(404, "no such report")),
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct DiffQuery {
+    before: String,
+    after: String,
+}
+
+async fn diff(
+    axum::extract::State(state): axum::extract::State<State>,
+    query: Result<Query<DiffQuery>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let Ok(Query(q)) = query else {
+        return error_page(
+            &state,
+            &Refused::new(400, "choose two reports to compare (before and after)"),
+        );
+    };
+    let upload_of = |id: &str| -> Option<(PathBuf, String)> {
+        let job = known(&state, id).filter(|j| matches!(j.state, JobState::Done { .. }))?;
+        let path = state
+            .store
+            .upload_path(id, &store::disk_name(&job.file_name));
+        Some((path, job.file_name))
+    };
+    let (Some(before), Some(after)) = (upload_of(&q.before), upload_of(&q.after)) else {
+        return error_page(
+            &state,
+            &Refused::new(
+                404,
+                "both reports must exist and be finished to compare them",
+            ),
+        );
+    };
+    let Ok(_admitted) = state.admitted.clone().try_acquire_owned() else {
+        return busy(&state, "analyses");
+    };
+    let Ok(_worker) = state.workers.clone().acquire_owned().await else {
+        return busy(&state, "analyses");
+    };
+    let unpack_into = state.store.unpack_dir();
+    let rules = state.config.clone();
+    let page = tokio::task::spawn_blocking(move || {
+        work::diff(
+            (&before.0, &before.1),
+            (&after.0, &after.1),
+            &unpack_into,
+            &rules.rules,
+        )
+    })
+    .await;
+    match page {
+        Ok(Ok(page)) => html(StatusCode::OK, pages::framed_diff(&state.page(), &page)),
+        Ok(Err(refused)) => error_page(&state, &refused),
+        Err(e) => error_page(&state, &Refused::new(500, format!("the diff stopped: {e}"))),
+    }
+}
+
+/// The job `id` names, when `id` is a job id at all.
+fn known(state: &State, id: &str) -> Option<Job> {
+    store::is_id(id).then(|| state.store.job(id)).flatten()
+}
+
+fn too_large(state: &State) -> Refused {
+    Refused::new(
+        413,
+        format!(
+            "the file is larger than this server's limit of {} (sparkdiag serve --max-upload)",
+            pages::bytes(state.config.max_upload)
+        ),
+    )
+}
+
+fn stalled(state: &State) -> Refused {
+    Refused::new(
+        408,
+        format!(
+            "the upload stopped sending for {} s and was dropped; send it again",
+            state.config.idle_timeout.as_secs_f64()
+        ),
+    )
+}
+
+fn busy_refusal(state: &State, what: &str) -> Refused {
+    let limit = match what {
+        "uploads" => state.config.max_uploads,
+        _ => state.config.workers + state.config.queue,
+    };
+    Refused::new(
+        503,
+        format!("the server is busy ({limit} {what} at once at most); try again in a few seconds"),
+    )
+}
+
+fn busy(state: &State, what: &str) -> Response {
+    let mut response = error_page(state, &busy_refusal(state, what));
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER));
+    response
+}
+
+fn error_page(state: &State, refused: &Refused) -> Response {
+    let status = StatusCode::from_u16(refused.status).unwrap_or(StatusCode::BAD_REQUEST);
+    let mut response = html(
+        status,
+        pages::error(&state.page(), status, &refused.message),
+    );
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER));
+    }
+    response
+}
+
+fn html(status: StatusCode, page: String) -> Response {
+    let mut response = Response::new(Body::from(page));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    // The pages load nothing from anywhere and run no script: should anything from a log
+    // slip past the escaping, the browser still would not run it.
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'unsafe-inline'; img-src data:; \
+             form-action 'self'; base-uri 'none'",
+        ),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+fn redirect(to: &str) -> Response {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = StatusCode::SEE_OTHER;
+    if let Ok(location) = HeaderValue::from_str(to) {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    response
+}

@@ -1,0 +1,278 @@
+//! `sparkdiag serve`: a private upload page on this machine. A Spark event log dropped on the
+//! page (any input `sparkdiag analyze` reads) is streamed to the data folder as it arrives,
+//! analysed by a bounded pool of workers while the page shows progress, and answered with the
+//! same HTML report as `analyze --format html`, its JSON and Markdown beside it.
+//!
+//! What it promises, each checked by the loopback tests in `tests/serve.rs`:
+//! - it listens on loopback unless told otherwise ([`Config::allow_remote`]), and then says
+//!   on every page that it is shared;
+//! - everything it writes stays in [`Config::data_dir`], and is deleted [`Config::keep`] after
+//!   the upload;
+//! - it never fetches anything: no request names a URL, only uploaded bytes are read;
+//! - an upload over [`Config::max_upload`] is refused with 413, an archive that unpacks like a
+//!   bomb with 413, one with members outside itself, links or devices with 422, a body that is
+//!   not multipart with 400, a client that goes quiet mid-upload with 408, and work beyond the
+//!   pool and its queue with 503 and `Retry-After`;
+//! - a second upload of the same bytes (SHA-256) is answered from the first analysis.
+//!
+//! ```no_run
+//! let mut config = sparkdiag_serve::Config::new("/var/tmp/sparkdiag".into());
+//! config.bind = "127.0.0.1:0".parse().unwrap();
+//! let server = sparkdiag_serve::start(config)?;
+//! println!("http://{}/", server.addr());
+//! server.wait()?;
+//! # Ok::<(), sparkdiag_serve::Error>(())
+//! ```
+
+mod http;
+mod pages;
+mod store;
+mod work;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use store::Store;
+
+/// How the server runs. [`Config::new`] gives the defaults of `sparkdiag serve`.
+#[derive(Clone)]
+pub struct Config {
+    pub bind: SocketAddr,
+    /// Needed to listen on anything but a loopback address: the reports then reach everyone
+    /// who can reach the address.
+    pub allow_remote: bool,
+    /// Uploads, reports and unpacked archives, each in its own sub-folder.
+    pub data_dir: PathBuf,
+    /// Bytes of one uploaded file.
+    pub max_upload: u64,
+    /// How long an upload and its report are kept.
+    pub keep: Duration,
+    /// Analyses running at once.
+    pub workers: usize,
+    /// Analyses waiting for a worker; one more is refused with 503.
+    pub queue: usize,
+    /// Uploads being received at once; one more is refused with 503.
+    pub max_uploads: usize,
+    /// The longest wait for the next bytes of an upload before it is dropped with 408.
+    pub idle_timeout: Duration,
+    /// The rules' thresholds, as `analyze --config/--set/--disable` give them.
+    pub rules: sparkdiag_rules::Config,
+}
+
+impl Config {
+    pub fn new(data_dir: PathBuf) -> Config {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Config {
+            bind: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            allow_remote: false,
+            data_dir,
+            max_upload: 2 << 30,
+            keep: Duration::from_secs(24 * 3600),
+            workers: cores.clamp(1, 8),
+            queue: 32,
+            max_uploads: 16,
+            idle_timeout: Duration::from_secs(60),
+            rules: sparkdiag_rules::Config::default(),
+        }
+    }
+
+    /// Whether the pages must say the server is shared.
+    fn is_shared(&self) -> bool {
+        !self.bind.ip().is_loopback()
+    }
+}
+
+/// Why the server could not start.
+#[derive(Debug)]
+pub struct Error(String);
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A running server; dropping it stops it.
+pub struct Server {
+    addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Server {
+    /// The address it listens on (the port the system chose when the configured one is 0).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Serves until the process is stopped.
+    pub fn wait(mut self) -> Result<(), Error> {
+        if let Some(thread) = self.thread.take() {
+            thread
+                .join()
+                .map_err(|_| Error("the server stopped on an internal error".into()))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Checks `config`, prepares the data folder, binds, and serves on a thread of its own.
+pub fn start(config: Config) -> Result<Server, Error> {
+    if config.is_shared() && !config.allow_remote {
+        return Err(Error(format!(
+            "{} is not a loopback address: anyone who can reach it could upload logs and read \
+             every report. Pass --allow-remote to share the server on purpose, or bind 127.0.0.1.",
+            config.bind
+        )));
+    }
+    if config.workers == 0 || config.max_uploads == 0 {
+        return Err(Error("workers and max_uploads must be at least 1".into()));
+    }
+    let store = Store::open(&config.data_dir).map_err(|e| {
+        Error(format!(
+            "{}: cannot prepare the data folder: {e}",
+            config.data_dir.display()
+        ))
+    })?;
+    let listener = std::net::TcpListener::bind(config.bind)
+        .map_err(|e| Error(format!("cannot listen on {}: {e}", config.bind)))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Error(format!("cannot listen on {}: {e}", config.bind)))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| Error(format!("cannot listen on {addr}: {e}")))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(config.workers + config.max_uploads + 4)
+        .enable_all()
+        .thread_name("sparkdiag-serve")
+        .build()
+        .map_err(|e| Error(format!("cannot start the server's threads: {e}")))?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let state = http::State::new(config, addr, store);
+    let thread = std::thread::Builder::new()
+        .name("sparkdiag-serve".into())
+        .spawn(move || {
+            runtime.block_on(async move {
+                let listener = match tokio::net::TcpListener::from_std(listener) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        eprintln!("sparkdiag serve: cannot listen on {addr}: {e}");
+                        return;
+                    }
+                };
+                tokio::spawn(store::sweep(state.clone()));
+                let serve = axum::serve(listener, http::router(state));
+                tokio::select! {
+                    result = serve => if let Err(e) = result {
+                        eprintln!("sparkdiag serve: {e}");
+                    },
+                    _ = stopped => {}
+                }
+            });
+            // Analyses still running are left to finish on their own threads, briefly.
+            runtime.shutdown_timeout(Duration::from_secs(2));
+        })
+        .map_err(|e| Error(format!("cannot start the server's thread: {e}")))?;
+    Ok(Server {
+        addr,
+        stop: Some(stop),
+        thread: Some(thread),
+    })
+}
+
+/// A size as `--max-upload` takes it: bytes, or a number with K, M, G, T (powers of 1024,
+/// with or without `iB`/`B`).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let (number, unit) = number_and_unit(text, "a size such as 2GiB, 500MiB or 1048576")?;
+    let shift = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        other => {
+            return Err(format!(
+                "`{text}`: unknown unit `{other}` (use KiB, MiB, GiB)"
+            ));
+        }
+    };
+    let bytes = number * (1u64 << shift) as f64;
+    if !(bytes >= 1.0 && bytes < u64::MAX as f64) {
+        return Err(format!("`{text}`: the size must be at least one byte"));
+    }
+    Ok(bytes as u64)
+}
+
+/// A duration as `--keep` takes it: a number with s, m, h or d.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let (number, unit) = number_and_unit(text, "a duration such as 24h, 30m, 7d or 90s")?;
+    let seconds = match unit {
+        "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        "d" => 86400.0,
+        _ => {
+            return Err(format!(
+                "`{text}`: expected a duration with its unit: s, m, h or d (e.g. 24h)"
+            ));
+        }
+    };
+    let total = number * seconds;
+    if !(total > 0.0 && total < 1e10) {
+        return Err(format!("`{text}`: the duration must be more than zero"));
+    }
+    Ok(Duration::from_secs_f64(total))
+}
+
+/// `12.5GiB` as (12.5, "GiB"); `expected` says what was wanted when there is no number.
+fn number_and_unit<'a>(text: &'a str, expected: &str) -> Result<(f64, &'a str), String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let number = number
+        .parse()
+        .map_err(|_| format!("`{text}`: expected {expected}"))?;
+    Ok((number, unit.trim()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_durations_parse_as_the_flags_document() {
+        assert_eq!(parse_size("2GiB"), Ok(2 << 30));
+        assert_eq!(parse_size("500MiB"), Ok(500 << 20));
+        assert_eq!(parse_size("1.5k"), Ok(1536));
+        assert_eq!(parse_size("1048576"), Ok(1 << 20));
+        assert!(
+            parse_size("2 parsecs")
+                .unwrap_err()
+                .contains("unknown unit")
+        );
+        assert!(parse_size("0").is_err());
+        assert_eq!(parse_duration("24h"), Ok(Duration::from_secs(86400)));
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("0.5s"), Ok(Duration::from_millis(500)));
+        assert!(parse_duration("24").unwrap_err().contains("unit"));
+        assert!(parse_duration("0h").is_err());
+    }
+}

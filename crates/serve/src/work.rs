@@ -1,0 +1,197 @@
+//! The blocking work: finding the logs in an upload (unpacking archives under the eventlog
+//! crate's limits, refusing hostile ones), analysing them, and rendering the report's views.
+
+use std::path::Path;
+
+use sparkdiag_analysis::Analysis;
+use sparkdiag_eventlog::{ArchiveRefusal, LogInput};
+
+use crate::store::AppSummary;
+
+/// An upload refused, with the HTTP status and a message for the person who sent it.
+#[derive(Debug, Clone)]
+pub struct Refused {
+    pub status: u16,
+    pub message: String,
+}
+
+impl Refused {
+    pub fn new(status: u16, message: impl Into<String>) -> Refused {
+        Refused {
+            status,
+            message: message.into(),
+        }
+    }
+}
+
+/// The logs in the uploaded file at `path` (shown as `shown`). Archives are unpacked under
+/// `unpack_into`; one that unpacks like a bomb is refused with 413, one with members that
+/// lead outside it, links or devices with 422, as is a file that holds no Spark event log.
+pub fn find_logs(path: &Path, shown: &str, unpack_into: &Path) -> Result<Vec<LogInput>, Refused> {
+    let path_text = path.to_string_lossy();
+    let mut inputs = sparkdiag_eventlog::discover_unpacking_into(&path_text, unpack_into)
+        .map_err(|e| {
+            let message = e.to_string();
+            refusal(&message, &[]).unwrap_or_else(|| Refused::new(422, message))
+        })
+        .map_err(|r| Refused::new(r.status, shown_as(&r.message, &path_text, shown)))?;
+    let skipped: Vec<String> = inputs
+        .iter()
+        .flat_map(|i| i.skipped.iter().cloned())
+        .collect();
+    if let Some(refused) = refusal("", &skipped) {
+        return Err(Refused::new(
+            refused.status,
+            shown_as(&refused.message, &path_text, shown),
+        ));
+    }
+    for input in &mut inputs {
+        input.display = shown_as(&input.display, &path_text, shown);
+    }
+    Ok(inputs)
+}
+
+/// The refusal `message` or one of `skipped` tells of, if any, with every note that tells one.
+fn refusal(message: &str, skipped: &[String]) -> Option<Refused> {
+    let notes: Vec<&str> = std::iter::once(message)
+        .chain(skipped.iter().map(String::as_str))
+        .filter(|note| ArchiveRefusal::find(note).is_some())
+        .collect();
+    let first = ArchiveRefusal::find(notes.first()?)?;
+    let (status, why) = if first == ArchiveRefusal::BOMB {
+        (
+            413,
+            "the archive unpacks past sparkdiag's limits, as a decompression bomb does",
+        )
+    } else {
+        (
+            422,
+            "the archive holds members that are not plain files inside it",
+        )
+    };
+    Some(Refused::new(
+        status,
+        format!(
+            "refused: {why}; nothing from it was analysed. {}",
+            notes.join("; ")
+        ),
+    ))
+}
+
+/// `text` with the upload's path on disk replaced by the name it was sent with.
+fn shown_as(text: &str, path: &str, shown: &str) -> String {
+    text.replace(path, shown)
+}
+
+/// Analyses every log found, calling `progress` with a line saying how far it has got.
+pub fn analyze(
+    inputs: &[LogInput],
+    shown: &str,
+    rules: &sparkdiag_rules::Config,
+    progress: impl Fn(String),
+) -> Result<Vec<Analysis>, Refused> {
+    let mut analyses = Vec::new();
+    for (i, input) in inputs.iter().enumerate() {
+        let of = if inputs.len() > 1 {
+            format!(" (application {} of {})", i + 1, inputs.len())
+        } else {
+            String::new()
+        };
+        progress(format!("reading {}{of}", input.display));
+        let options = sparkdiag_analysis::Options {
+            config: rules,
+            price_per_core_hour: None,
+            inputs: vec![shown.to_string()],
+        };
+        let analysis = sparkdiag_analysis::analyze_with_progress(input, &options, |events| {
+            progress(format!(
+                "reading {}{of}: {events} events so far",
+                input.display
+            ))
+        })
+        .map_err(|e| Refused::new(422, e.to_string()))?;
+        analyses.push(analysis);
+    }
+    progress("writing the report".into());
+    Ok(analyses)
+}
+
+/// The report's views, exactly as `sparkdiag analyze --format html|json|markdown` writes them.
+pub struct Views {
+    pub html: String,
+    pub json: String,
+    pub markdown: String,
+    pub apps: Vec<AppSummary>,
+}
+
+/// The one place the report is rendered.
+pub fn render(analyses: &[Analysis]) -> Result<Views, Refused> {
+    let reports: Vec<_> = analyses.iter().map(|a| &a.report).collect();
+    let views: Vec<_> = analyses.iter().map(Analysis::view_data).collect();
+    let pairs: Vec<_> = reports.iter().copied().zip(&views).collect();
+    let json = match reports.as_slice() {
+        [one] => serde_json::to_string_pretty(one),
+        many => serde_json::to_string_pretty(many),
+    }
+    .map_err(|e| Refused::new(500, format!("cannot write the JSON report: {e}")))?
+        + "\n";
+    let markdown = reports
+        .iter()
+        .map(|r| sparkdiag_report::markdown::render(r))
+        .collect::<Vec<_>>()
+        .join("\n---\n\n");
+    let apps = reports
+        .iter()
+        .map(|r| AppSummary {
+            name: r
+                .application
+                .name
+                .clone()
+                .unwrap_or_else(|| "(unnamed application)".into()),
+            findings: r.findings.len(),
+            top: r.findings.first().map(|f| f.finding.title.clone()),
+        })
+        .collect();
+    Ok(Views {
+        html: sparkdiag_report::html::render(&pairs),
+        json,
+        markdown,
+        apps,
+    })
+}
+
+/// `sparkdiag diff`'s HTML page for two uploads, each holding one application.
+pub fn diff(
+    before: (&Path, &str),
+    after: (&Path, &str),
+    unpack_into: &Path,
+    rules: &sparkdiag_rules::Config,
+) -> Result<String, Refused> {
+    let read = |(path, shown): (&Path, &str)| -> Result<Analysis, Refused> {
+        let inputs = find_logs(path, shown, unpack_into)?;
+        if inputs.len() != 1 {
+            return Err(Refused::new(
+                422,
+                format!(
+                    "{shown} holds {} applications; compare uploads of one application each",
+                    inputs.len()
+                ),
+            ));
+        }
+        let mut analyses = analyze(&inputs, shown, rules, |_| {})?;
+        Ok(analyses.remove(0))
+    };
+    let before = read(before)?;
+    let after = read(after)?;
+    fn run(a: &Analysis) -> sparkdiag_diff::Run<'_> {
+        sparkdiag_diff::Run {
+            app: &a.app,
+            report: &a.report,
+        }
+    }
+    let options = sparkdiag_diff::Options {
+        price_per_core_hour: None,
+    };
+    let diff = sparkdiag_diff::compare(run(&before), run(&after), &options);
+    Ok(sparkdiag_diff::html::render(&diff))
+}
