@@ -24,6 +24,7 @@ mod call_site;
 mod model;
 pub mod plan_graph;
 pub mod quantile;
+mod tasks;
 pub mod units;
 
 pub use build::ApplicationBuilder;
