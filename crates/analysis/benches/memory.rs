@@ -5,8 +5,9 @@
 //! The logs come from the real Spark 4.3 rolling fixture in `testdata/logs/rolling/zstd/`: its
 //! opening events (environment, executors), then `STAGES` stages of one job each, every stage
 //! made of copies of the fixture's real `SparkListenerTaskStart`/`SparkListenerTaskEnd` pairs
-//! (cycled through all 6,046, so metrics and durations are real ones) with fresh task ids,
-//! partition indices, stage ids and times, eight tasks running at once. They are streamed
+//! (each drawn at random from its 6,046 successful tasks, so metrics and durations are real ones
+//! in an order that does not repeat) with fresh task ids, partition indices, stage ids and times,
+//! eight tasks running at once. They are streamed
 //! straight to zstd under `target/bench-data/` (10M tasks is about 45 GB of JSON) and reused when
 //! present.
 //!
@@ -74,7 +75,7 @@ fn main() {
 /// Runs the analysis in a child process and prints its peak RSS and what it said.
 fn measure(log: &Path, tasks: usize, stages: usize, unfolded: bool) {
     let out = Command::new("/usr/bin/time")
-        .args(["-f", "peak-rss-kb %M"])
+        .args(["-f", "peak-rss-kb %M cpu-s %U %S"])
         .arg(std::env::current_exe().unwrap())
         .arg("--analyze")
         .arg(log)
@@ -83,14 +84,17 @@ fn measure(log: &Path, tasks: usize, stages: usize, unfolded: bool) {
         .expect("/usr/bin/time runs (apt-get install time)");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "analysis failed: {stderr}");
-    let kb: f64 = stderr
+    let numbers: Vec<f64> = stderr
         .lines()
-        .find_map(|l| l.strip_prefix("peak-rss-kb "))
-        .and_then(|v| v.trim().parse().ok())
-        .expect("/usr/bin/time printed the peak RSS");
+        .find(|l| l.starts_with("peak-rss-kb "))
+        .expect("/usr/bin/time printed the peak RSS")
+        .split(' ')
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let (kb, cpu_s) = (numbers[0], numbers[1] + numbers[2]);
     let said = String::from_utf8_lossy(&out.stdout);
     println!(
-        "{tasks:>10} tasks / {stages:>3} stages, {:<8}: peak RSS {:>6.1} MB  {}",
+        "{tasks:>10} tasks / {stages:>3} stages, {:<8}: peak RSS {:>6.1} MB  CPU {cpu_s:.1} s  {}",
         if unfolded { "unfolded" } else { "folded" },
         kb / 1024.0,
         said.trim()
@@ -294,7 +298,14 @@ impl Source {
             line(&mut out, e);
         }
         let mut next_task = 0usize;
-        let mut source_task = 0usize;
+        // xorshift64: a fixed seed, so a log is the same each time it is made.
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut random = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
         for stage in 0..stages {
             let count = tasks / stages + usize::from(stage < tasks % stages);
             let mut info = self.stage_submitted["Stage Info"].clone();
@@ -331,8 +342,7 @@ impl Source {
                     now = now.max(values[4]);
                     self.tasks[which].1.write(&mut out, &values);
                 }
-                let which = source_task % self.tasks.len();
-                source_task += 1;
+                let which = (random() % self.tasks.len() as u64) as usize;
                 let (start, _, duration) = &self.tasks[which];
                 let values = [
                     stage as i64,

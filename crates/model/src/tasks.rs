@@ -42,6 +42,10 @@ struct Folded {
     /// Length of the columns before compression.
     raw_len: usize,
     bytes: Box<[u8]>,
+    /// Tasks that ended after the stage completed (speculative copies killed late, a failed
+    /// attempt's zombie tasks), folded in when the application is finished: folding again for
+    /// each of them would cost the whole stage each time.
+    late: Vec<Task>,
 }
 
 /// zstd's fastest levels already find the repetition in the columns; higher ones cost more
@@ -62,7 +66,7 @@ impl Tasks {
     pub fn count_of_stage(&self, stage: usize) -> usize {
         match self.stages.get(stage) {
             Some(StageTasks::Open(tasks)) => tasks.len(),
-            Some(StageTasks::Folded(folded)) => folded.count,
+            Some(StageTasks::Folded(folded)) => folded.count + folded.late.len(),
             None => 0,
         }
     }
@@ -110,25 +114,23 @@ impl Tasks {
             .iter()
             .map(|s| match s {
                 StageTasks::Open(tasks) => tasks.capacity() * std::mem::size_of::<Task>(),
-                StageTasks::Folded(folded) => folded.bytes.len(),
+                StageTasks::Folded(folded) => {
+                    folded.bytes.len() + folded.late.capacity() * std::mem::size_of::<Task>()
+                }
             })
             .sum::<usize>()
             + self.stages.capacity() * std::mem::size_of::<StageTasks>()
     }
 
-    /// Adds a task end of stage attempt `task.stage`. A task ending after its stage was folded
-    /// (a speculative copy killed late, a zombie attempt's task) opens the stage again.
+    /// Adds a task end of stage attempt `task.stage`.
     pub(crate) fn push(&mut self, task: Task) {
         let stage = task.stage as usize;
         if self.stages.len() <= stage {
             self.stages.resize_with(stage + 1, StageTasks::default);
         }
-        let slot = &mut self.stages[stage];
-        if let StageTasks::Folded(folded) = slot {
-            *slot = StageTasks::Open(folded.unfold(stage as u32));
-        }
-        if let StageTasks::Open(tasks) = slot {
-            tasks.push(task);
+        match &mut self.stages[stage] {
+            StageTasks::Open(tasks) => tasks.push(task),
+            StageTasks::Folded(folded) => folded.late.push(task),
         }
         self.count += 1;
     }
@@ -150,7 +152,13 @@ impl Tasks {
             self.stages.resize_with(stage_count, StageTasks::default);
         }
         for stage in 0..self.stages.len() {
-            if let StageTasks::Open(tasks) = &mut self.stages[stage] {
+            let slot = &mut self.stages[stage];
+            if let StageTasks::Folded(folded) = slot
+                && !folded.late.is_empty()
+            {
+                *slot = StageTasks::Open(folded.unfold(stage as u32));
+            }
+            if let StageTasks::Open(tasks) = slot {
                 tasks.sort_unstable_by_key(|t| t.task_id);
                 tasks.shrink_to_fit();
                 if fold {
@@ -340,6 +348,7 @@ impl Folded {
             count: tasks.len(),
             raw_len: raw.len(),
             bytes: bytes.into_boxed_slice(),
+            late: Vec::new(),
         }
     }
 
@@ -374,6 +383,10 @@ impl Folded {
             for t in tasks.iter_mut() {
                 set(t, reader.next());
             }
+        }
+        if !self.late.is_empty() {
+            tasks.extend_from_slice(&self.late);
+            tasks.sort_unstable_by_key(|t| t.task_id);
         }
         tasks
     }
@@ -426,14 +439,18 @@ mod tests {
     }
 
     #[test]
-    fn a_task_ending_after_its_stage_folded_opens_the_stage_again() {
+    fn a_task_ending_after_its_stage_folded_joins_it_in_id_order() {
         let mut tasks = Tasks::default();
         tasks.push(task(1, 10, 0));
+        tasks.push(task(3, 10, 2));
         tasks.fold(0);
-        tasks.push(task(0, 5, 1));
+        tasks.push(task(2, 5, 1));
+        assert_eq!(tasks.count_of_stage(0), 3);
+        let ids = |tasks: &Tasks| tasks.iter().map(|t| t.task_id).collect::<Vec<i64>>();
+        assert_eq!(ids(&tasks), vec![1, 2, 3]);
         tasks.finish(2, true);
-        let ids: Vec<i64> = tasks.iter().map(|t| t.task_id).collect();
-        assert_eq!(ids, vec![0, 1]);
+        assert!(matches!(&tasks.stages[0], StageTasks::Folded(f) if f.late.is_empty()));
+        assert_eq!(ids(&tasks), vec![1, 2, 3]);
         assert_eq!(tasks.count_of_stage(1), 0);
         assert!(tasks.of_stage(1).is_empty());
     }

@@ -45,8 +45,12 @@ struct StageNode {
     lead_ms: i64,
     /// From its last task's end to the stage's completion.
     tail_ms: i64,
-    /// Every task attempt's duration (failed and killed attempts held a slot too), in launch order.
-    tasks: Vec<i64>,
+    /// Every task attempt's duration (failed and killed attempts held a slot too), in launch
+    /// order: 4 bytes a task, as the model keeps them.
+    tasks: Vec<u32>,
+    /// The median of `tasks` (the upper one for an even count), what [`ReplayOptions::cut_skew`]
+    /// cuts to.
+    median_ms: i64,
 }
 
 /// The application as a graph of jobs and stage attempts, built once and replayed many times.
@@ -179,7 +183,8 @@ impl Graph {
                 dependents: Vec::new(),
                 lead_ms: (first_launch - ready_real).max(0),
                 tail_ms: (completed - last_end).max(0),
-                tasks: tasks.iter().map(|t| t.1).collect(),
+                median_ms: median(tasks.iter().map(|t| t.1).collect()),
+                tasks: tasks.iter().map(|t| t.1 as u32).collect(),
             });
             jobs[job].stages.push(node);
             attempts.push((stage.stage_id, submitted, completed, node));
@@ -241,17 +246,6 @@ impl Graph {
             Job(usize),
             Stage(usize),
         }
-        let durations: Vec<Vec<i64>> = self
-            .stages
-            .iter()
-            .map(|s| {
-                if options.cut_skew {
-                    cut_skew(&s.tasks)
-                } else {
-                    s.tasks.clone()
-                }
-            })
-            .collect();
         let mut queue: BinaryHeap<Reverse<(i64, Item)>> = BinaryHeap::new();
         let mut job_submit = vec![i64::MIN; self.jobs.len()];
         let mut job_left: Vec<usize> = self.jobs.iter().map(|j| j.stages.len()).collect();
@@ -306,7 +300,14 @@ impl Graph {
                 }
                 Item::Stage(s) => {
                     let mut last = at;
-                    for &d in &durations[s] {
+                    let median = self.stages[s].median_ms;
+                    for &d in &self.stages[s].tasks {
+                        let d = i64::from(d);
+                        let d = if options.cut_skew && d > SKEW_RATIO * median.max(1) {
+                            median
+                        } else {
+                            d
+                        };
                         let start = match slots.pop() {
                             Some(Reverse(free)) => free.max(at),
                             None => at,
@@ -353,21 +354,8 @@ impl Graph {
     }
 }
 
-/// Durations with every task over [`SKEW_RATIO`] times the median cut to the median.
-fn cut_skew(tasks: &[i64]) -> Vec<i64> {
-    let mut sorted = tasks.to_vec();
-    sorted.sort_unstable();
-    let Some(&median) = sorted.get(sorted.len() / 2) else {
-        return Vec::new();
-    };
-    tasks
-        .iter()
-        .map(|&d| {
-            if d > SKEW_RATIO * median.max(1) {
-                median
-            } else {
-                d
-            }
-        })
-        .collect()
+/// The upper median of `durations` (0 for none).
+fn median(mut durations: Vec<i64>) -> i64 {
+    durations.sort_unstable();
+    durations.get(durations.len() / 2).copied().unwrap_or(0)
 }
