@@ -78,7 +78,14 @@ fn folded_stages_give_the_same_tasks_report_charts_and_what_if_as_unfolded_ones(
         let report = |app: &Application| {
             let findings = sparkdiag_rules::analyze(app, &config);
             let cores = sparkdiag_rules::peak_cores(app);
-            sparkdiag_report::Report::new(&[at.clone()], &source, app, findings, cores, None)
+            sparkdiag_report::Report::new(
+                std::slice::from_ref(at),
+                &source,
+                app,
+                findings,
+                cores,
+                None,
+            )
         };
         let (a, b) = (report(&folded), report(&kept));
         assert_eq!(
