@@ -113,6 +113,7 @@ fn analyze_once(log: &Path, unfolded: bool) {
     let source = sparkdiag_eventlog::read_log(input, |event| builder.on_event(event)).unwrap();
     let app = builder.finish();
     let modelled = started.elapsed().as_secs_f64();
+    let model_peak_mb = peak_rss_mb();
     let config = sparkdiag_rules::Config::default();
     let findings = sparkdiag_rules::analyze(&app, &config);
     let cores = sparkdiag_rules::peak_cores(&app);
@@ -127,12 +128,24 @@ fn analyze_once(log: &Path, unfolded: bool) {
     serde_json::to_writer(std::io::sink(), &report).unwrap();
     let total = started.elapsed().as_secs_f64();
     println!(
-        "tasks {}  stored {:.1} B/task  read+model {modelled:.1} s  rules+report {:.1} s  findings {}",
+        "tasks {}  stored {:.1} B/task ({:.1} MB)  peak after read+model {model_peak_mb:.1} MB  \
+         read+model {modelled:.1} s  rules+report {:.1} s  findings {}",
         app.tasks.len(),
         app.tasks.heap_bytes() as f64 / app.tasks.len().max(1) as f64,
+        app.tasks.heap_bytes() as f64 / (1 << 20) as f64,
         total - modelled,
         report.findings.len()
     );
+}
+
+/// This process's peak resident set so far (`VmHWM`), in MB.
+fn peak_rss_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
 }
 
 /// A serialised event with numbers to fill in: `parts[0] n0 parts[1] n1 ... parts[k]`.

@@ -46,8 +46,9 @@ struct StageNode {
     /// From its last task's end to the stage's completion.
     tail_ms: i64,
     /// Every task attempt's duration (failed and killed attempts held a slot too), in launch
-    /// order: 4 bytes a task, as the model keeps them.
-    tasks: Vec<u32>,
+    /// order, as variable-length integers: one or two bytes a task for most, where millions of
+    /// tasks must fit beside the model.
+    tasks: Durations,
     /// The median of `tasks` (the upper one for an even count), what [`ReplayOptions::cut_skew`]
     /// cuts to.
     median_ms: i64,
@@ -184,7 +185,7 @@ impl Graph {
                 lead_ms: (first_launch - ready_real).max(0),
                 tail_ms: (completed - last_end).max(0),
                 median_ms: median(tasks.iter().map(|t| t.1).collect()),
-                tasks: tasks.iter().map(|t| t.1 as u32).collect(),
+                tasks: Durations::new(tasks.iter().map(|t| t.1)),
             });
             jobs[job].stages.push(node);
             attempts.push((stage.stage_id, submitted, completed, node));
@@ -233,7 +234,7 @@ impl Graph {
     pub fn max_parallelism(&self) -> usize {
         self.stages
             .iter()
-            .map(|s| s.tasks.len())
+            .map(|s| s.tasks.count)
             .max()
             .unwrap_or(1)
             .max(1)
@@ -301,8 +302,7 @@ impl Graph {
                 Item::Stage(s) => {
                     let mut last = at;
                     let median = self.stages[s].median_ms;
-                    for &d in &self.stages[s].tasks {
-                        let d = i64::from(d);
+                    for d in self.stages[s].tasks.iter() {
                         let d = if options.cut_skew && d > SKEW_RATIO * median.max(1) {
                             median
                         } else {
@@ -354,8 +354,63 @@ impl Graph {
     }
 }
 
+/// Task durations (never negative) as LEB128 variable-length integers.
+struct Durations {
+    count: usize,
+    bytes: Vec<u8>,
+}
+
+impl Durations {
+    fn new(durations: impl Iterator<Item = i64>) -> Durations {
+        let mut bytes = Vec::new();
+        let mut count = 0;
+        for d in durations {
+            let mut value = d.max(0) as u64;
+            while value >= 0x80 {
+                bytes.push(value as u8 | 0x80);
+                value >>= 7;
+            }
+            bytes.push(value as u8);
+            count += 1;
+        }
+        bytes.shrink_to_fit();
+        Durations { count, bytes }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = i64> + '_ {
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            let mut value = 0u64;
+            let mut shift = 0;
+            while let Some(&byte) = self.bytes.get(at) {
+                at += 1;
+                value |= u64::from(byte & 0x7f) << shift;
+                if byte < 0x80 {
+                    return Some(value as i64);
+                }
+                shift += 7;
+            }
+            None
+        })
+    }
+}
+
 /// The upper median of `durations` (0 for none).
 fn median(mut durations: Vec<i64>) -> i64 {
     durations.sort_unstable();
     durations.get(durations.len() / 2).copied().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Durations;
+
+    #[test]
+    fn durations_read_back_as_written_in_a_byte_or_two_each() {
+        let written = [0, 1, 127, 128, 16_383, 16_384, u32::MAX as i64];
+        let durations = Durations::new(written.into_iter());
+        assert_eq!(durations.iter().collect::<Vec<_>>(), written);
+        assert_eq!(durations.count, written.len());
+        assert_eq!(durations.bytes.len(), 1 + 1 + 1 + 2 + 2 + 3 + 5);
+    }
 }
