@@ -8,21 +8,13 @@ use std::path::PathBuf;
 use sparkdiag_eventlog::LogInput;
 use sparkdiag_model::{Application, ApplicationBuilder, Task};
 
-use crate::util::{shared_opt, testdata};
+use crate::util::real_log_roots;
 
 /// Every input under our fixtures and, when present, other projects' logs and Spark's suite:
 /// each entry one folder below a root, discovered on its own.
 fn every_input() -> Vec<LogInput> {
-    let mut roots = vec![testdata("logs")];
-    for rel in [
-        "real-world",
-        "spark-conformance/spark-events",
-        "spark-conformance/sql-spark-events",
-    ] {
-        roots.extend(shared_opt(rel));
-    }
     let mut entries: Vec<PathBuf> = Vec::new();
-    for root in roots {
+    for root in real_log_roots() {
         for group in std::fs::read_dir(&root).unwrap() {
             let group = group.unwrap().path();
             entries.push(group.clone());

@@ -226,11 +226,21 @@ impl Reader<'_> {
 type Get = fn(&Task) -> u64;
 type Set = fn(&mut Task, u64);
 
+/// A column of a field stored as it is: its reader and its writer.
+macro_rules! column {
+    ($($field:ident).+ : $ty:ty) => {
+        (
+            |t: &Task| u64::from(t.$($field).+),
+            |t: &mut Task, v: u64| t.$($field).+ = v as $ty,
+        )
+    };
+}
+
 /// The columns stored as they are (the others are differences, see [`Folded::new`]).
 const PLAIN_COLUMNS: &[(Get, Set)] = &[
-    (|t| t.duration_ms.into(), |t, v| t.duration_ms = v as u32),
-    (|t| t.executor.into(), |t, v| t.executor = v as u32),
-    (|t| t.attempt.into(), |t, v| t.attempt = v as u16),
+    column!(duration_ms: u32),
+    column!(executor: u32),
+    column!(attempt: u16),
     (
         |t| {
             let outcome = match t.outcome {
@@ -250,78 +260,27 @@ const PLAIN_COLUMNS: &[(Get, Set)] = &[
             t.has_metrics = v & 8 != 0;
         },
     ),
-    (
-        |t| t.getting_result_ms.into(),
-        |t, v| t.getting_result_ms = v as u32,
-    ),
-    (
-        |t| t.metrics.run_ms.into(),
-        |t, v| t.metrics.run_ms = v as u32,
-    ),
-    (
-        |t| t.metrics.deserialize_ms.into(),
-        |t, v| t.metrics.deserialize_ms = v as u32,
-    ),
-    (
-        |t| t.metrics.gc_ms.into(),
-        |t, v| t.metrics.gc_ms = v as u32,
-    ),
-    (
-        |t| t.metrics.result_serialization_ms.into(),
-        |t, v| t.metrics.result_serialization_ms = v as u32,
-    ),
-    (
-        |t| t.metrics.fetch_wait_ms.into(),
-        |t, v| t.metrics.fetch_wait_ms = v as u32,
-    ),
-    (|t| t.metrics.cpu_ns, |t, v| t.metrics.cpu_ns = v),
-    (|t| t.metrics.result_size, |t, v| t.metrics.result_size = v),
-    (
-        |t| t.metrics.peak_execution_memory,
-        |t, v| t.metrics.peak_execution_memory = v,
-    ),
-    (
-        |t| t.metrics.memory_spill,
-        |t, v| t.metrics.memory_spill = v,
-    ),
-    (|t| t.metrics.disk_spill, |t, v| t.metrics.disk_spill = v),
-    (|t| t.metrics.input_bytes, |t, v| t.metrics.input_bytes = v),
-    (
-        |t| t.metrics.input_records,
-        |t, v| t.metrics.input_records = v,
-    ),
-    (
-        |t| t.metrics.output_bytes,
-        |t, v| t.metrics.output_bytes = v,
-    ),
-    (
-        |t| t.metrics.output_records,
-        |t, v| t.metrics.output_records = v,
-    ),
-    (
-        |t| t.metrics.shuffle_read_bytes,
-        |t, v| t.metrics.shuffle_read_bytes = v,
-    ),
-    (
-        |t| t.metrics.shuffle_remote_bytes,
-        |t, v| t.metrics.shuffle_remote_bytes = v,
-    ),
-    (
-        |t| t.metrics.shuffle_read_records,
-        |t, v| t.metrics.shuffle_read_records = v,
-    ),
-    (
-        |t| t.metrics.shuffle_write_bytes,
-        |t, v| t.metrics.shuffle_write_bytes = v,
-    ),
-    (
-        |t| t.metrics.shuffle_write_records,
-        |t, v| t.metrics.shuffle_write_records = v,
-    ),
-    (
-        |t| t.metrics.shuffle_write_time_ns,
-        |t, v| t.metrics.shuffle_write_time_ns = v,
-    ),
+    column!(getting_result_ms: u32),
+    column!(metrics.run_ms: u32),
+    column!(metrics.deserialize_ms: u32),
+    column!(metrics.gc_ms: u32),
+    column!(metrics.result_serialization_ms: u32),
+    column!(metrics.fetch_wait_ms: u32),
+    column!(metrics.cpu_ns: u64),
+    column!(metrics.result_size: u64),
+    column!(metrics.peak_execution_memory: u64),
+    column!(metrics.memory_spill: u64),
+    column!(metrics.disk_spill: u64),
+    column!(metrics.input_bytes: u64),
+    column!(metrics.input_records: u64),
+    column!(metrics.output_bytes: u64),
+    column!(metrics.output_records: u64),
+    column!(metrics.shuffle_read_bytes: u64),
+    column!(metrics.shuffle_remote_bytes: u64),
+    column!(metrics.shuffle_read_records: u64),
+    column!(metrics.shuffle_write_bytes: u64),
+    column!(metrics.shuffle_write_records: u64),
+    column!(metrics.shuffle_write_time_ns: u64),
 ];
 
 impl Folded {
