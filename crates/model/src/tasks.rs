@@ -314,7 +314,26 @@ impl Folded {
     fn unfold(&self, stage: u32) -> Vec<Task> {
         let raw = zstd::bulk::decompress(&self.bytes, self.raw_len)
             .expect("the folded columns were compressed by this process");
-        let mut reader = Reader { bytes: &raw, at: 0 };
+        // One reader per column, each task filled field by field: writing a column at a time
+        // would walk every 192-byte task once per column.
+        let mut at = 0;
+        let mut column_at = |varints: usize| {
+            let start = at;
+            let mut left = varints;
+            while left > 0 {
+                left -= usize::from(raw[at] < 0x80);
+                at += 1;
+            }
+            Reader {
+                bytes: &raw,
+                at: start,
+            }
+        };
+        let mut ids = column_at(3 * self.count);
+        let mut columns: Vec<Reader> = PLAIN_COLUMNS
+            .iter()
+            .map(|_| column_at(self.count))
+            .collect();
         let blank = Task {
             task_id: 0,
             launch_ms: 0,
@@ -329,19 +348,19 @@ impl Folded {
             getting_result_ms: 0,
             metrics: TaskMetricsCompact::default(),
         };
-        let mut tasks = vec![blank; self.count];
+        let mut tasks = Vec::with_capacity(self.count + self.late.len());
         let mut previous = (0i64, 0i64, 0i64);
-        for t in tasks.iter_mut() {
-            t.task_id = previous.0.wrapping_add(unzigzag(reader.next()));
-            t.launch_ms = previous.1.wrapping_add(unzigzag(reader.next()));
-            let index = previous.2 + unzigzag(reader.next());
+        for _ in 0..self.count {
+            let mut t = blank;
+            t.task_id = previous.0.wrapping_add(unzigzag(ids.next()));
+            t.launch_ms = previous.1.wrapping_add(unzigzag(ids.next()));
+            let index = previous.2 + unzigzag(ids.next());
             t.index = index as u32;
             previous = (t.task_id, t.launch_ms, index);
-        }
-        for (_, set) in PLAIN_COLUMNS {
-            for t in tasks.iter_mut() {
-                set(t, reader.next());
+            for ((_, set), column) in PLAIN_COLUMNS.iter().zip(columns.iter_mut()) {
+                set(&mut t, column.next());
             }
+            tasks.push(t);
         }
         if !self.late.is_empty() {
             tasks.extend_from_slice(&self.late);
