@@ -335,8 +335,10 @@ fn analyse(
         price_per_core_hour: None,
         inputs: vec![dir.to_string()],
     };
-    let sparkdiag_analysis::Analysis { app, report, .. } =
+    let analysis =
         sparkdiag_analysis::analyze(input, &options).map_err(|e| failed(e.to_string()))?;
+    let view = analysis.view_data();
+    let sparkdiag_analysis::Analysis { app, report, .. } = analysis;
     let id = report
         .application
         .id
@@ -344,7 +346,7 @@ fn analyse(
         .unwrap_or_else(|| format!("app-{i}"));
     // Ids are unique per attempt; the index keeps two logs of one id apart.
     let file = format!("{}-{i}", safe_name(&id));
-    let html = sparkdiag_report::html::render(&[(&report, &app)]);
+    let html = sparkdiag_report::html::render(&[(&report, &view)]);
     write_atomic(&apps_dir.join(format!("{file}.html")), &html)
         .map_err(|e| failed(e.to_string()))?;
     write_atomic(
@@ -377,10 +379,7 @@ fn analyse(
         key,
         app_id: id,
         name,
-        status: serde_json::to_value(report.application.status)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
+        status: sparkdiag_report::enum_name(report.application.status),
         duration_ms: report.application.duration_ms.unwrap_or(0),
         core_ms: report.summary.executor_run_time_ms,
         impact_ms: report.findings.iter().map(|f| f.finding.impact_ms).sum(),

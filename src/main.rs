@@ -265,70 +265,12 @@ fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
     let (plans, findings) = sparkdiag_rules::analyze_plans(plans, &config);
     let fail_on = args.fail_on.as_deref().and_then(Severity::parse);
     let failing = fail_on.is_some_and(|threshold| findings.iter().any(|f| f.severity <= threshold));
-    let of_plan = |i: usize| -> Vec<&sparkdiag_rules::Finding> {
-        findings
-            .iter()
-            .filter(|f| f.evidence.get("plan_index").and_then(|v| v.as_u64()) == Some(i as u64))
-            .collect()
-    };
     let rendered = match args.format {
         PlanFormat::Json => {
-            #[derive(serde::Serialize)]
-            struct PlanOut<'a> {
-                #[serde(flatten)]
-                plan: &'a sparkdiag_plan::Plan,
-                findings: Vec<&'a sparkdiag_rules::Finding>,
-            }
-            let out: Vec<PlanOut> = plans
-                .iter()
-                .enumerate()
-                .map(|(i, plan)| PlanOut {
-                    plan,
-                    findings: of_plan(i),
-                })
-                .collect();
-            serde_json::to_string_pretty(
-                &serde_json::json!({"schema": sparkdiag_plan::SCHEMA, "plans": out}),
-            )? + "\n"
+            let report = sparkdiag_report::PlanReport::new(&plans, &findings);
+            serde_json::to_string_pretty(&report)? + "\n"
         }
-        PlanFormat::Text => {
-            let mut out = String::new();
-            for (i, plan) in plans.iter().enumerate() {
-                out.push_str(&format!(
-                    "Plan {} (line {}): {} shuffle Exchange(s), {} broadcast, {} reused{}\n",
-                    i + 1,
-                    plan.line,
-                    plan.exchanges(),
-                    plan.broadcast_exchanges(),
-                    plan.reused_exchanges(),
-                    match plan.is_final_plan {
-                        Some(true) => " — AQE final plan",
-                        Some(false) => " — AQE plan, not final",
-                        None => "",
-                    }
-                ));
-                let mut lines = Vec::new();
-                tree_lines(plan, plan.root, 0, &mut lines);
-                for line in lines {
-                    out.push_str(&format!("  {line}\n"));
-                }
-                let found = of_plan(i);
-                if found.is_empty() {
-                    out.push_str("  No findings.\n");
-                }
-                for f in found {
-                    out.push_str(&format!(
-                        "  {} {} {}\n      fix: {}\n",
-                        f.severity.name(),
-                        f.rule,
-                        f.title,
-                        f.recommendation
-                    ));
-                }
-                out.push('\n');
-            }
-            out
-        }
+        PlanFormat::Text => sparkdiag_report::plan::render(&plans, &findings),
     };
     std::io::stdout().lock().write_all(rendered.as_bytes())?;
     Ok(if failing {
@@ -370,99 +312,22 @@ fn plan_text(bytes: Vec<u8>, shown: &str) -> anyhow::Result<String> {
     })
 }
 
-/// The running tree, indented, one operator a line.
-fn tree_lines(plan: &sparkdiag_plan::Plan, node: usize, depth: usize, out: &mut Vec<String>) {
-    let n = &plan.nodes[node];
-    let id = n.id.map(|id| format!(" ({id})")).unwrap_or_default();
-    let stage = n
-        .codegen_stage
-        .map(|s| format!(" [codegen {s}]"))
-        .unwrap_or_default();
-    out.push(format!(
-        "{}{}{}{}",
-        "  ".repeat(depth),
-        n.name.trim(),
-        id,
-        stage
-    ));
-    for &child in n.children.iter().filter(|&&c| !plan.nodes[c].inner) {
-        tree_lines(plan, child, depth + 1, out);
-    }
-}
-
-/// One rule as `sparkdiag rules --format json` prints it: the registry, nothing else.
-fn rule_json(rule: &sparkdiag_rules::Rule) -> serde_json::Value {
-    serde_json::json!({
-        "code": rule.code,
-        "name": rule.name,
-        "category": rule.category.name(),
-        "summary": rule.summary,
-        "doc": rule.doc_markdown(),
-        "thresholds": rule.thresholds,
-    })
-}
-
 fn rules(code: Option<&str>, format: RulesFormat) -> anyhow::Result<ExitCode> {
-    let find = |code: &str| {
-        sparkdiag_rules::find_rule(code)
-            .with_context(|| format!("no rule `{code}`; `sparkdiag rules` lists them"))
+    let rules: Vec<&sparkdiag_rules::Rule> = match code {
+        Some(code) => vec![
+            sparkdiag_rules::find_rule(code)
+                .with_context(|| format!("no rule `{code}`; `sparkdiag rules` lists them"))?,
+        ],
+        None => sparkdiag_rules::all_rules().to_vec(),
     };
-    let mut out = String::new();
-    if let RulesFormat::Json = format {
-        let rules: Vec<serde_json::Value> = match code {
-            Some(code) => vec![rule_json(find(code)?)],
-            None => sparkdiag_rules::all_rules()
-                .iter()
-                .map(|r| rule_json(r))
-                .collect(),
-        };
-        out = serde_json::to_string_pretty(&serde_json::json!({ "rules": rules }))?;
-        out.push('\n');
-        std::io::stdout().lock().write_all(out.as_bytes())?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    match code {
-        None => {
-            let mut table = comfy_table::Table::new();
-            table.load_style(comfy_table::presets::NOTHING);
-            table.set_header(vec!["code", "name", "category", "what it finds"]);
-            for rule in sparkdiag_rules::all_rules() {
-                table.add_row(vec![
-                    rule.code,
-                    rule.name,
-                    rule.category.name(),
-                    rule.summary,
-                ]);
-            }
-            // comfy-table pads every cell, the last column too: drop the trailing blanks.
-            for line in table.to_string().lines() {
-                out.push_str(line.trim_end());
-                out.push('\n');
-            }
-            out.push_str("\nsparkdiag rules CODE explains one rule and lists its thresholds.\n");
+    let out = match (format, code) {
+        (RulesFormat::Json, _) => {
+            let rules = rules.iter().map(|r| r.registry_entry()).collect();
+            serde_json::to_string_pretty(&sparkdiag_rules::Registry { rules })? + "\n"
         }
-        Some(code) => {
-            let rule = find(code)?;
-            out.push_str(&format!(
-                "# {} ({}) — {}\n\n{}\n\n",
-                rule.code,
-                rule.name,
-                rule.category.name(),
-                rule.summary
-            ));
-            out.push_str(rule.doc.trim_end());
-            out.push('\n');
-            if !rule.thresholds.is_empty() {
-                out.push_str("\n## Thresholds (override with --set CODE.key=value or [rules.CODE] in sparkdiag.toml)\n");
-                for t in rule.thresholds {
-                    out.push_str(&format!(
-                        "- {} = {} {}: {} (source: {})\n",
-                        t.key, t.default, t.unit, t.meaning, t.source
-                    ));
-                }
-            }
-        }
-    }
+        (RulesFormat::Text, None) => sparkdiag_report::catalogue::table(&rules),
+        (RulesFormat::Text, Some(_)) => sparkdiag_report::catalogue::explain(rules[0]),
+    };
     std::io::stdout().lock().write_all(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
@@ -472,9 +337,9 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let fail_on = args.fail_on.as_deref().and_then(Severity::parse);
     let mut failing = false;
     let mut reports = Vec::new();
-    // Only the charts need the model once the report is built; keep it only for them.
-    let keep_apps = matches!(args.format, Format::Html) || args.charts.is_some();
-    let mut apps = Vec::new();
+    // Only the charts and the HTML plan trees need the per-task view data; keep it only for them.
+    let keep_views = matches!(args.format, Format::Html) || args.charts.is_some();
+    let mut views = Vec::new();
     for path in &args.paths {
         for input in sparkdiag_eventlog::discover(path)? {
             let progress = Progress::start(&input);
@@ -486,7 +351,11 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             let analysis =
                 sparkdiag_analysis::analyze_with_progress(&input, &options, |n| progress.events(n));
             progress.finish();
-            let sparkdiag_analysis::Analysis { app, report, .. } = analysis?;
+            let analysis = analysis?;
+            if keep_views {
+                views.push(analysis.view_data());
+            }
+            let report = analysis.report;
             failing |= fail_on.is_some_and(|threshold| {
                 report
                     .findings
@@ -494,13 +363,10 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
                     .any(|f| f.finding.severity <= threshold)
             });
             reports.push(report);
-            if keep_apps {
-                apps.push(app);
-            }
         }
     }
     if let Some(dir) = &args.charts {
-        write_charts(dir, &reports, &apps)?;
+        write_charts(dir, &reports, &views)?;
     }
     let rendered = match args.format {
         Format::Json if reports.len() == 1 => serde_json::to_string_pretty(&reports[0])? + "\n",
@@ -524,7 +390,7 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             .collect::<Vec<_>>()
             .join("\n---\n\n"),
         Format::Html => {
-            sparkdiag_report::html::render(&reports.iter().zip(&apps).collect::<Vec<_>>())
+            sparkdiag_report::html::render(&reports.iter().zip(&views).collect::<Vec<_>>())
         }
     };
     match &args.output {
@@ -595,16 +461,16 @@ impl Progress {
 fn write_charts(
     dir: &std::path::Path,
     reports: &[Report],
-    apps: &[sparkdiag_model::Application],
+    views: &[sparkdiag_report::ViewData],
 ) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    for (i, (report, app)) in reports.iter().zip(apps).enumerate() {
+    for (i, (report, view)) in reports.iter().zip(views).enumerate() {
         let prefix = if reports.len() > 1 {
             format!("{}-", i + 1)
         } else {
             String::new()
         };
-        for chart in sparkdiag_report::charts::render_all(report, app) {
+        for chart in sparkdiag_report::charts::render_all(report, view) {
             let Some(svg) = &chart.svg else { continue };
             let file = dir.join(format!("{prefix}{}.svg", chart.name));
             std::fs::write(&file, svg)

@@ -98,7 +98,7 @@ fn every_chart_of_every_bundled_log_reads_at_a_glance() {
     let mut drawn = 0;
     for a in &apps {
         let who = a.report.source.inputs.join(", ");
-        for c in render_all(&a.report, &a.app) {
+        for c in render_all(&a.report, &a.view_data()) {
             let Some(svg) = &c.svg else { continue };
             drawn += 1;
             let texts = svg_texts(svg);
@@ -201,7 +201,7 @@ fn the_stage_the_top_finding_names_is_marked_and_comes_first() {
         let Some((rule, stages)) = top_stage_finding(&a) else {
             continue;
         };
-        let charts = render_all(&a.report, &a.app);
+        let charts = render_all(&a.report, &a.view_data());
         let timeline = chart(&charts, "stage-timeline");
         let submitted: Vec<i64> = stages
             .iter()
@@ -253,7 +253,7 @@ fn the_stage_the_top_finding_names_is_marked_and_comes_first() {
         ("gc-pressure", "GC001", 1),
     ] {
         let a = analyse(&pattern_log(name)).pop().unwrap();
-        let charts = render_all(&a.report, &a.app);
+        let charts = render_all(&a.report, &a.view_data());
         let timeline = chart(&charts, "stage-timeline");
         assert_eq!(timeline.marked_stages(), [stage], "{name}");
         assert!(
@@ -275,7 +275,7 @@ fn the_failed_log_charts_its_failed_stage() {
         .map(|s| s.stage_id)
         .collect();
     assert!(!failed.is_empty(), "the failed log has a failed stage");
-    let charts = render_all(&a.report, &a.app);
+    let charts = render_all(&a.report, &a.view_data());
     let durations = chart(&charts, "task-durations");
     let rows: Vec<i64> = durations
         .row_labels()
@@ -301,7 +301,7 @@ fn the_failed_log_charts_its_failed_stage() {
 #[test]
 fn the_sql_error_cell_shows_the_exception_not_the_traceback_header() {
     let a = analyse(&testdata("logs/failed")).pop().unwrap();
-    let page = sparkdiag_report::html::render(&[(&a.report, &a.app)]);
+    let page = sparkdiag_report::html::render(&[(&a.report, &a.view_data())]);
     let sql = &page[page
         .find("<h2>SQL executions</h2>")
         .expect("an SQL section")..];
@@ -311,4 +311,50 @@ fn the_sql_error_cell_shows_the_exception_not_the_traceback_header() {
         "{sql}"
     );
     assert!(!sql.contains("(most recent call last):</td>"), "{sql}");
+}
+
+/// The views get the model's per-task data only through `ViewData`: on every bundled log it must
+/// line up with the report it sits beside, or a chart would draw one stage's tasks on another.
+#[test]
+fn the_view_data_of_every_bundled_log_lines_up_with_its_report() {
+    let apps = analyse(&testdata("logs"));
+    let mut plans = 0;
+    for a in &apps {
+        let who = a.report.source.inputs.join(", ");
+        let (report, view) = (&a.report, &a.view_data());
+        assert_eq!(
+            report
+                .stages
+                .iter()
+                .map(|s| (s.stage_id, s.attempt_id))
+                .collect::<Vec<_>>(),
+            view.stages
+                .iter()
+                .map(|s| (s.stage_id, s.attempt_id))
+                .collect::<Vec<_>>(),
+            "{who}"
+        );
+        assert_eq!(view.task_spans.len(), report.summary.tasks, "{who}");
+        for (stage, tasks) in report.stages.iter().zip(&view.stages) {
+            assert!(tasks.succeeded_ms.is_sorted() && tasks.failed_ms.is_sorted());
+            // The report's quantiles come from the same successful tasks.
+            if let Some(q) = &stage.task_duration_ms {
+                assert_eq!(tasks.succeeded_ms.first(), Some(&q.min), "{who}");
+                assert_eq!(tasks.succeeded_ms.last(), Some(&q.max), "{who}");
+            }
+        }
+        for sql in report.sql.iter().filter(|q| !q.plan_nodes.is_empty()) {
+            let tree = view
+                .plan(sql.execution_id)
+                .unwrap_or_else(|| panic!("{who}: no plan tree for {}", sql.execution_id));
+            let in_tree: Vec<usize> = tree.nodes.iter().filter_map(|n| n.spark_id).collect();
+            for node in &sql.plan_nodes {
+                assert!(in_tree.contains(&node.index), "{who}: node {}", node.index);
+                let named = tree.nodes.iter().find(|n| n.spark_id == Some(node.index));
+                assert_eq!(named.map(|n| n.name.as_str()), Some(node.name.as_str()));
+            }
+            plans += 1;
+        }
+    }
+    assert!(plans >= 20, "plans checked: {plans}");
 }

@@ -86,8 +86,8 @@ fn folded_stages_give_the_same_tasks_report_charts_and_what_if_as_unfolded_ones(
             "{at}: report"
         );
         assert!(
-            sparkdiag_report::html::render(&[(&a, &folded)])
-                == sparkdiag_report::html::render(&[(&b, &kept)]),
+            sparkdiag_report::html::render(&[(&a, &sparkdiag_report::ViewData::new(&folded))])
+                == sparkdiag_report::html::render(&[(&b, &sparkdiag_report::ViewData::new(&kept))]),
             "{at}: HTML"
         );
         assert_eq!(

@@ -117,7 +117,7 @@ fn analyze_once(log: &Path, unfolded: bool) {
     let config = sparkdiag_rules::Config::default();
     let findings = sparkdiag_rules::analyze(&app, &config);
     let cores = sparkdiag_rules::peak_cores(&app);
-    let report = sparkdiag_report::Report::new(
+    let report = sparkdiag_contract::Report::new(
         std::slice::from_ref(&input.display),
         &source,
         &app,

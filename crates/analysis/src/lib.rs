@@ -12,9 +12,9 @@
 //! # Ok::<(), sparkdiag_eventlog::ReadError>(())
 //! ```
 
+use sparkdiag_contract::{Report, ViewData};
 use sparkdiag_eventlog::{LogInput, ReadError, SourceReport};
 use sparkdiag_model::{Application, ApplicationBuilder};
-use sparkdiag_report::Report;
 use sparkdiag_rules::Config;
 
 /// How to analyse: the rules' configuration and what the report is told about its inputs.
@@ -42,6 +42,15 @@ pub struct Analysis {
     pub source: SourceReport,
     pub app: Application,
     pub report: Report,
+}
+
+impl Analysis {
+    /// What the charts and the HTML page draw beyond the report. The views need only the report
+    /// and this, so the model can be dropped once it is taken; JSON, text and Markdown output
+    /// never need it, which is why it is not built with the report.
+    pub fn view_data(&self) -> ViewData {
+        ViewData::new(&self.app)
+    }
 }
 
 /// Reads `input`, builds the model, runs every enabled rule and builds the report.

@@ -3,7 +3,7 @@
 //!
 //! # Brief overview
 //! [`compare`] takes each run's model ([`sparkdiag_model::Application`]) and report
-//! ([`sparkdiag_report::Report`], as `sparkdiag_analysis::analyze` builds them) and returns a
+//! ([`sparkdiag_contract::Report`], as `sparkdiag_analysis::analyze` builds them) and returns a
 //! [`Diff`], the `sparkdiag/diff/v1` contract ([`SCHEMA`]):
 //!
 //! * **metrics**: runtime, core-hours and cost, executor time, shuffle, spill, GC, tasks,
@@ -48,8 +48,8 @@ mod work;
 
 use std::collections::BTreeMap;
 
+use sparkdiag_contract::Report;
 use sparkdiag_model::{AppStatus, Application, StageStatus};
-use sparkdiag_report::Report;
 
 pub use contract::*;
 pub use work::mask_numbers;

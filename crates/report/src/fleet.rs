@@ -10,8 +10,7 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
-use crate::html::escape;
-use crate::text::duration;
+use crate::format::{duration, escape};
 
 /// One application of a night.
 #[derive(Debug, Clone, Serialize, Deserialize)]

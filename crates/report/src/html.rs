@@ -17,34 +17,17 @@
 
 use std::fmt::Write;
 
-use sparkdiag_model::units::{duration, human_bytes};
-use sparkdiag_model::{AppStatus, Application, SparkPlanInfo, SqlExecution};
+use sparkdiag_model::AppStatus;
 
-use crate::Report;
-use crate::charts::{self, truncate};
-use crate::markdown::longest_stages;
+use crate::charts;
+use crate::format::{clip, duration, enum_name, escape, human_bytes, percent, thousands, truncate};
+use crate::{PlanTree, Report, ViewData};
 
 /// Rows of the stage and executor tables; the JSON has all of them.
 const TOP_ROWS: usize = 50;
 /// Failure messages are stack traces: the head says what happened.
 const FAILURE_CHARS: usize = 2000;
 const SQL_CHARS: usize = 300;
-
-/// Text made safe as HTML element content and as a quoted attribute value.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
 
 /// Escaped text with its `backtick` spans (finding titles quote stage names so) set as
 /// `<code>`. Runs after [`escape`], so only the tags added here are markup.
@@ -69,34 +52,6 @@ fn with_code_spans(escaped: &str) -> String {
 /// between folders ("…/testdata/" | "gen/workload.py:107") instead of inside a word.
 fn with_path_breaks(escaped: &str) -> String {
     escaped.replace('/', "/<wbr>")
-}
-
-pub(crate) fn thousands(n: i64) -> String {
-    let digits = n.unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if n < 0 { format!("-{out}") } else { out }
-}
-
-pub(crate) fn percent(part: i64, whole: i64) -> String {
-    if whole <= 0 {
-        "-".into()
-    } else {
-        format!("{:.1}%", 100.0 * part as f64 / whole as f64)
-    }
-}
-
-/// A status enum as the JSON spells it ("succeeded", "failed", ...).
-pub(crate) fn status_name(status: impl serde::Serialize) -> String {
-    serde_json::to_value(status)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 const STYLE: &str = r#"
@@ -162,7 +117,7 @@ footer { margin-top: 48px; color: var(--muted); font-size: 12px; }
 "#;
 
 /// One page for one or more applications (one section each), in the order given.
-pub fn render(apps: &[(&Report, &Application)]) -> String {
+pub fn render(apps: &[(&Report, &ViewData)]) -> String {
     let title = match apps {
         [(report, _)] => format!(
             "sparkdiag: {}",
@@ -182,11 +137,11 @@ pub fn render(apps: &[(&Report, &Application)]) -> String {
          <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n",
         escape(&title)
     );
-    for (i, (report, app)) in apps.iter().enumerate() {
+    for (i, (report, view)) in apps.iter().enumerate() {
         if i > 0 {
             out.push_str("<hr>\n");
         }
-        application(&mut out, report, app);
+        application(&mut out, report, view);
     }
     let _ = write!(
         out,
@@ -198,7 +153,7 @@ pub fn render(apps: &[(&Report, &Application)]) -> String {
     out
 }
 
-fn application(out: &mut String, report: &Report, app: &Application) {
+fn application(out: &mut String, report: &Report, view: &ViewData) {
     let a = &report.application;
     let _ = write!(
         out,
@@ -241,7 +196,7 @@ fn application(out: &mut String, report: &Report, app: &Application) {
         out.push_str(&crate::whatif::html(w));
     }
     out.push_str("<h2>Charts</h2>\n");
-    for chart in charts::render_all(report, app) {
+    for chart in charts::render_all(report, view) {
         match &chart.svg {
             // The SVG carries its own title; the caption says how to read it.
             Some(svg) => {
@@ -266,7 +221,7 @@ fn application(out: &mut String, report: &Report, app: &Application) {
     executors(out, report);
     failures(out, report);
     sql(out, report);
-    plans(out, report, app);
+    plans(out, report, view);
     if !report.source.warnings.is_empty() {
         out.push_str("<h2>What the log is missing or could not be read</h2>\n<ul>\n");
         for w in &report.source.warnings {
@@ -328,7 +283,7 @@ fn summary(out: &mut String, report: &Report) {
 }
 
 fn stages(out: &mut String, report: &Report) {
-    let stages = longest_stages(report);
+    let stages = report.longest_stages();
     if stages.is_empty() {
         return;
     }
@@ -341,7 +296,7 @@ fn stages(out: &mut String, report: &Report) {
     );
     for st in stages.iter().take(TOP_ROWS) {
         let q = st.task_duration_ms.as_ref();
-        let status = status_name(st.status);
+        let status = enum_name(st.status);
         let _ = writeln!(
             out,
             "<tr{}><td>{}.{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
@@ -532,47 +487,16 @@ enum Kind {
     Millis,
 }
 
-/// The plan that ran, flattened in the same pre-order as the report's `plan_nodes`, with each
-/// node's children as indexes.
-struct Tree<'a> {
-    nodes: Vec<&'a SparkPlanInfo>,
-    children: Vec<Vec<usize>>,
-}
-
-impl<'a> Tree<'a> {
-    fn new(root: &'a SparkPlanInfo) -> Tree<'a> {
-        fn walk<'a>(node: &'a SparkPlanInfo, tree: &mut Tree<'a>) -> usize {
-            let index = tree.nodes.len();
-            tree.nodes.push(node);
-            tree.children.push(Vec::new());
-            for child in &node.children {
-                let c = walk(child, tree);
-                tree.children[index].push(c);
-            }
-            index
-        }
-        let mut tree = Tree {
-            nodes: Vec::new(),
-            children: Vec::new(),
-        };
-        walk(root, &mut tree);
-        tree
-    }
-}
-
 /// One `<details>` per SQL execution with its plan tree: each operator with its key metrics and
 /// the stages it ran in. The operators a finding names (`scope.plan_node_ids`, Spark's node
 /// ids) are highlighted in the finding's severity colour; when the text plan and the
 /// structured plan cannot be paired, the finding is shown on the execution's line instead.
-fn plans(out: &mut String, report: &Report, app: &Application) {
-    let runs: Vec<(&crate::SqlOut, &SqlExecution)> = report
+fn plans(out: &mut String, report: &Report, view: &ViewData) {
+    let runs: Vec<(&crate::SqlOut, &PlanTree)> = report
         .sql
         .iter()
         .filter(|q| !q.plan_nodes.is_empty())
-        .filter_map(|q| {
-            let sql = app.sql.iter().find(|s| s.execution_id == q.execution_id)?;
-            Some((q, sql))
-        })
+        .filter_map(|q| Some((q, view.plan(q.execution_id)?)))
         .collect();
     if runs.is_empty() {
         return;
@@ -582,20 +506,15 @@ fn plans(out: &mut String, report: &Report, app: &Application) {
          each operator measured and the stages it ran in. Operators a finding points at are \
          highlighted.</p>\n",
     );
-    for (q, sql) in runs.iter().take(TOP_ROWS) {
-        let Some(root) = sql.plan_that_ran() else {
-            continue;
-        };
-        let tree = Tree::new(root);
+    for &(q, tree) in runs.iter().take(TOP_ROWS) {
         // `plan_nodes` holds Spark's graph nodes by Spark id; wrappers have no entry.
-        let graph = sparkdiag_model::PlanGraph::new(root);
-        if graph.ids.len() != tree.nodes.len() {
-            continue;
-        }
-        let measured: Vec<Option<&crate::PlanNodeOut>> = graph
-            .ids
+        let measured: Vec<Option<&crate::PlanNodeOut>> = tree
+            .nodes
             .iter()
-            .map(|id| id.and_then(|id| q.plan_nodes.iter().find(|n| n.index == id)))
+            .map(|n| {
+                n.spark_id
+                    .and_then(|id| q.plan_nodes.iter().find(|m| m.index == id))
+            })
             .collect();
         // Findings name operators by Spark's node ids, which `plan_nodes` carries.
         let ids: Option<Vec<Option<u32>>> =
@@ -605,11 +524,7 @@ fn plans(out: &mut String, report: &Report, app: &Application) {
             .iter()
             .filter(|f| f.finding.scope.sql_execution_ids.contains(&q.execution_id))
             .collect();
-        let operators = tree
-            .nodes
-            .iter()
-            .filter(|n| !is_wrapper(&n.node_name))
-            .count();
+        let operators = tree.nodes.iter().filter(|n| !is_wrapper(&n.name)).count();
         let open =
             operators <= OPEN_PLAN_NODES && (!findings.is_empty() || runs.len() <= OPEN_PLANS);
         let took = q.start_ms.zip(q.end_ms).map(|(s, e)| (e - s).max(0));
@@ -637,7 +552,7 @@ fn plans(out: &mut String, report: &Report, app: &Application) {
         }
         out.push_str("</summary>\n<ul class=\"tree\">\n");
         let ctx = PlanCtx {
-            tree: &tree,
+            tree,
             measured: &measured,
             ids: ids.as_deref(),
             findings: &findings,
@@ -678,7 +593,7 @@ fn plans(out: &mut String, report: &Report, app: &Application) {
 }
 
 struct PlanCtx<'a> {
-    tree: &'a Tree<'a>,
+    tree: &'a PlanTree,
     /// What the report measured for each tree node, by pre-order position.
     measured: &'a [Option<&'a crate::PlanNodeOut>],
     ids: Option<&'a [Option<u32>]>,
@@ -689,7 +604,7 @@ impl PlanCtx<'_> {
     /// Writes node `i` as `<li>` (wrappers are drawn through: their children take their place,
     /// and the first of them carries the codegen stage and its duration).
     fn node(&self, out: &mut String, i: usize, codegen: Option<String>) {
-        let info = self.tree.nodes[i];
+        let info = &self.tree.nodes[i];
         let none = crate::PlanNodeOut {
             index: 0,
             name: String::new(),
@@ -697,19 +612,16 @@ impl PlanCtx<'_> {
             stage_ids: Vec::new(),
         };
         let measured = self.measured[i].unwrap_or(&none);
-        if is_wrapper(&info.node_name) {
-            let label = info
-                .node_name
-                .strip_prefix("WholeStageCodegen")
-                .map(|rest| {
-                    let stage = rest.trim().trim_start_matches('(').trim_end_matches(')');
-                    match measured.metrics.get("duration") {
-                        Some(&ms) => format!("codegen {stage} · {}", duration(ms)),
-                        None => format!("codegen {stage}"),
-                    }
-                });
+        if is_wrapper(&info.name) {
+            let label = info.name.strip_prefix("WholeStageCodegen").map(|rest| {
+                let stage = rest.trim().trim_start_matches('(').trim_end_matches(')');
+                match measured.metrics.get("duration") {
+                    Some(&ms) => format!("codegen {stage} · {}", duration(ms)),
+                    None => format!("codegen {stage}"),
+                }
+            });
             let mut label = label.or(codegen);
-            for &c in &self.tree.children[i] {
+            for &c in &info.children {
                 self.node(out, c, label.take());
             }
             return;
@@ -731,7 +643,7 @@ impl PlanCtx<'_> {
         let _ = write!(
             out,
             "<li><span class=\"{class}\"><span class=\"op\">{}</span>",
-            escape(&info.node_name)
+            escape(&info.name)
         );
         if let Some(id) = id {
             let _ = write!(out, " <span class=\"oid\">({id})</span>");
@@ -774,7 +686,7 @@ impl PlanCtx<'_> {
             );
         }
         out.push_str("</span>");
-        let children = &self.tree.children[i];
+        let children = &info.children;
         if children.is_empty() {
             out.push_str("</li>\n");
         } else {
@@ -797,26 +709,10 @@ fn more(out: &mut String, total: usize, what: &str) {
     }
 }
 
-/// The first `max` characters, with an ellipsis when cut.
-fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_string()
-    } else {
-        format!("{}…", text.chars().take(max).collect::<String>())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn escape_covers_markup_and_both_quotes() {
-        assert_eq!(
-            escape(r#"<a href="x">'&'</a>"#),
-            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
-        );
-    }
+    use sparkdiag_model::{Application, SparkPlanInfo, SqlExecution};
 
     #[test]
     fn backtick_spans_become_code_and_a_lone_backtick_stays() {
@@ -871,7 +767,7 @@ mod tests {
         app.sql.push(execution(0, short));
         app.sql.push(execution(1, long));
         let report = crate::charts::report_of(&app);
-        let page = render(&[(&report, &app)]);
+        let page = render(&[(&report, &ViewData::new(&app))]);
         let plans = &page[page.find("<h2>Query plans</h2>").expect("a plans section")..];
         assert!(plans.contains("<summary><strong>SQL execution 0</strong> · 2 operators"));
         assert!(!plans.contains("WholeStageCodegen") && !plans.contains("InputAdapter"));
@@ -942,7 +838,7 @@ mod tests {
     fn an_empty_application_renders() {
         let app = Application::default();
         let report = crate::charts::report_of(&app);
-        let page = render(&[(&report, &app)]);
+        let page = render(&[(&report, &ViewData::new(&app))]);
         assert!(page.contains("(unnamed application)"));
         assert!(page.ends_with("</html>\n"));
     }

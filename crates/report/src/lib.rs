@@ -1,23 +1,24 @@
-//! Renders an analysed application: the versioned JSON contract (`sparkdiag/report/v1`) and a
-//! short terminal summary.
+//! The views of an analysed application, each rendered from its report contract alone
+//! ([`Report`] and [`ViewData`], from `sparkdiag-contract`), never from the model.
 //!
 //! # Brief overview
-//! [`Report::new`] takes the model ([`sparkdiag_model::Application`]) and the reading account
-//! ([`sparkdiag_eventlog::SourceReport`]) and produces the serialisable [`Report`], whose field
-//! names are a public API: renaming or dropping one is a new schema version. [`text::render`]
-//! prints the same report for a person (plain; [`text::render_with`] adds the terminal's width
-//! and severity colours when standard output is a terminal), [`markdown::render`] as a Markdown
-//! document for an issue or a pull request, and [`html::render`] as one self-contained HTML
-//! page with the [`charts`] inline and each SQL execution's plan tree, the operators findings
-//! point at highlighted. [`fleet`] keeps what the nightly batch needs of each night, compares
-//! nights and renders the fleet's index page.
+//! [`text::render`] prints the report for a person (plain; [`text::render_with`] adds the
+//! terminal's width and severity colours when standard output is a terminal),
+//! [`markdown::render`] as a Markdown document for an issue or a pull request, and
+//! [`html::render`] as one self-contained HTML page with the [`charts`] inline and each SQL
+//! execution's plan tree, the operators findings point at highlighted. [`fleet`] keeps what the
+//! nightly batch needs of each night, compares nights and renders the fleet's index page.
+//! [`plan::render`] is `sparkdiag plan`'s text view and [`catalogue`] `sparkdiag rules`'.
 
+pub mod catalogue;
 pub mod charts;
-mod contract;
 pub mod fleet;
+pub mod format;
 pub mod html;
 pub mod markdown;
+pub mod plan;
 pub mod text;
 pub mod whatif;
 
-pub use contract::*;
+/// The contract the views render, under the name the views have always used.
+pub use sparkdiag_contract::*;

@@ -10,40 +10,15 @@
 
 use std::fmt::Write;
 
-use sparkdiag_model::units::{duration, human_bytes};
-
-use crate::charts::truncate;
-use crate::html::status_name;
-use crate::{Report, StageOut};
+use crate::Report;
+/// Text from the log made safe inside a table cell: one line, `|` escaped, no HTML.
+pub use crate::format::markdown_cell as cell;
+use crate::format::{clip, duration, enum_name, human_bytes, truncate};
 
 /// How many stages the Markdown lists; the JSON has all of them.
 const TOP_STAGES: usize = 10;
 /// Failure messages are stack traces; the first lines say what happened.
 const FAILURE_CHARS: usize = 300;
-
-/// Text from the log made safe inside a table cell: one line, `|` escaped, no HTML.
-pub fn cell(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut space = false;
-    for c in text.chars() {
-        match c {
-            '\n' | '\r' | '\t' => {
-                // Runs of line breaks become one space, so the row stays one line.
-                if !space {
-                    out.push(' ');
-                }
-                space = true;
-                continue;
-            }
-            '|' => out.push_str("\\|"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            _ => out.push(c),
-        }
-        space = false;
-    }
-    out.trim().to_string()
-}
 
 /// Text from the log made safe in running Markdown text: the same rules as [`cell`], since a
 /// list item must stay one line too (`\|` renders as `|` outside a table).
@@ -136,7 +111,7 @@ pub fn render(report: &Report) -> String {
         out.push_str(&crate::whatif::markdown(w));
     }
 
-    let stages = longest_stages(report);
+    let stages = report.longest_stages();
     if !stages.is_empty() {
         out.push_str("## Longest stages\n\n");
         out.push_str(
@@ -150,7 +125,7 @@ pub fn render(report: &Report) -> String {
                 "| {}.{} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 st.stage_id,
                 st.attempt_id,
-                status_name(st.status),
+                enum_name(st.status),
                 st.num_tasks,
                 st.duration_ms.map_or("-".into(), duration),
                 q.map_or("-".into(), |q| duration(q.p50.into())),
@@ -180,7 +155,10 @@ pub fn render(report: &Report) -> String {
                 "- **Job {}** ({}): {}",
                 job.job_id,
                 inline(&truncate(&job.name, 60)),
-                inline(&clip(job.failure.as_deref().unwrap_or_default()))
+                inline(&clip(
+                    &cell(job.failure.as_deref().unwrap_or_default()),
+                    FAILURE_CHARS
+                ))
             );
         }
         out.push('\n');
@@ -196,43 +174,10 @@ pub fn render(report: &Report) -> String {
     out
 }
 
-/// The first `FAILURE_CHARS` characters of a failure message, on one line.
-fn clip(text: &str) -> String {
-    let flat = cell(text);
-    if flat.chars().count() <= FAILURE_CHARS {
-        flat
-    } else {
-        format!("{}…", flat.chars().take(FAILURE_CHARS).collect::<String>())
-    }
-}
-
 fn saves(impact_ms: i64) -> String {
     if impact_ms > 0 {
         format!("~{}", duration(impact_ms))
     } else {
         "-".into()
-    }
-}
-
-/// Stage attempts that ran, longest first.
-pub(crate) fn longest_stages(report: &Report) -> Vec<&StageOut> {
-    let mut stages: Vec<&StageOut> = report
-        .stages
-        .iter()
-        .filter(|s| s.duration_ms.is_some())
-        .collect();
-    stages.sort_by_key(|s| std::cmp::Reverse(s.duration_ms));
-    stages
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cells_stay_on_one_line_and_keep_their_pipes() {
-        assert_eq!(cell("a | b\n\n  c"), "a \\| b   c");
-        assert_eq!(cell("<script>"), "&lt;script&gt;");
-        assert_eq!(cell("`x_y*z`"), "`x_y*z`");
     }
 }

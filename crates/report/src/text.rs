@@ -9,7 +9,7 @@ use comfy_table::{
 };
 
 use crate::Report;
-pub use sparkdiag_model::units::{duration, human_bytes};
+use crate::format::{duration, enum_name, human_bytes, percent, thousands, truncate};
 
 /// A header underline and nothing else: calm enough to read, aligned enough to compare.
 const LISTING: TableStyle =
@@ -183,12 +183,7 @@ fn view(report: &Report, opts: Options) -> String {
         out.push_str(&crate::whatif::text(w, width));
     }
 
-    let mut stages: Vec<&crate::StageOut> = report
-        .stages
-        .iter()
-        .filter(|s| s.duration_ms.is_some())
-        .collect();
-    stages.sort_by_key(|s| std::cmp::Reverse(s.duration_ms));
+    let stages = report.longest_stages();
     if !stages.is_empty() {
         let _ = writeln!(out, "Longest stages");
         out.push_str(&stage_table(&stages[..stages.len().min(TOP_ROWS)], opts));
@@ -456,35 +451,6 @@ fn right_align(table: &mut Table, columns: &[usize]) {
     }
 }
 
-fn thousands(n: i64) -> String {
-    let digits = n.abs().to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if n < 0 { format!("-{out}") } else { out }
-}
-
-fn percent(part: i64, whole: i64) -> String {
-    if whole <= 0 {
-        "-".into()
-    } else {
-        format!("{:.1}%", 100.0 * part as f64 / whole as f64)
-    }
-}
-
-fn truncate(s: &str, max: usize) -> String {
-    let line = s.lines().next().unwrap_or_default();
-    if line.chars().count() <= max {
-        line.to_string()
-    } else {
-        format!("{}…", line.chars().take(max - 1).collect::<String>())
-    }
-}
-
 /// The first line of a failure message; when it only announces a Python traceback
 /// (`... from the Python worker: Traceback (most recent call last):`), the exception the
 /// traceback ends with takes the announcement's place.
@@ -529,7 +495,7 @@ fn stage_table(shown: &[&crate::StageOut], opts: Options) -> String {
             let q = st.task_duration_ms.as_ref();
             vec![
                 format!("{}.{}", st.stage_id, st.attempt_id),
-                format!("{:?}", st.status).to_lowercase(),
+                enum_name(st.status),
                 st.num_tasks.to_string(),
                 st.duration_ms.map_or("-".into(), duration),
                 q.map_or("-".into(), |q| duration(q.p50.into())),

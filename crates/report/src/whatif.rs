@@ -4,10 +4,10 @@
 
 use std::fmt::Write;
 
-use sparkdiag_model::units::duration;
+use crate::format::duration;
 use sparkdiag_whatif::{WhatIf, cores};
 
-use crate::html::escape;
+use crate::format::escape;
 
 /// The bar's three parts: label, share of the wall clock, the character the text bar uses.
 fn parts(w: &WhatIf) -> [(&'static str, i64, char); 3] {

@@ -160,8 +160,10 @@ impl<'a> Context<'a> {
     }
 }
 
-/// Parses each SQL execution's plan text: the plan that ran is the last adaptive one when AQE
-/// re-planned. Text that does not parse is left out of the plan rules.
+/// Parses each SQL execution's plan text once (the plan that ran is the last adaptive one when AQE
+/// re-planned) and pairs its operators with Spark's structured plan once, by one algorithm
+/// ([`spark_node_ids`]): finding scopes, titles and the Exchanges' measured sizes all use that
+/// pairing. Text that does not parse is left out of the plan rules.
 fn sql_plans(app: &Application, stats: &[StageStats]) -> Vec<PlanInput> {
     let values = sparkdiag_model::SqlMetricValues::new(app);
     app.sql
@@ -185,11 +187,14 @@ fn sql_plans(app: &Application, stats: &[StageStats]) -> Vec<PlanInput> {
                 })
                 .map(|(i, _)| stats[*i].duration_ms)
                 .sum();
-            let measured = measured_exchanges(&plan, sql, &values);
-            let spark_ids = sql
-                .plan_that_ran()
-                .map(|info| spark_node_ids(&plan, info))
+            let graph = sql.plan_that_ran().map(sparkdiag_model::PlanGraph::new);
+            let spark_ids = graph
+                .as_ref()
+                .map(|graph| spark_node_ids(&plan, graph))
                 .unwrap_or_else(|| vec![None; plan.nodes.len()]);
+            let measured = graph
+                .map(|graph| measured_exchanges(&plan, &spark_ids, &graph, sql, &values))
+                .unwrap_or_default();
             Some(PlanInput {
                 spark_ids,
                 sql_execution_id: Some(sql.execution_id),
@@ -202,41 +207,25 @@ fn sql_plans(app: &Application, stats: &[StageStats]) -> Vec<PlanInput> {
         .collect()
 }
 
-/// Pairs the text plan's Exchanges with those of the structured plan (`sparkPlanInfo`), which
-/// walk the same tree in the same pre-order, and takes the metrics the log measured for each.
-/// When the two disagree in number, nothing is paired rather than something guessed.
+/// What the log measured for each of the text plan's Exchanges (SQL metrics such as
+/// `data size`), through the pairing [`spark_node_ids`] made: an Exchange it could not pair
+/// has no entry rather than another one's numbers.
 fn measured_exchanges(
     plan: &sparkdiag_plan::Plan,
+    spark_ids: &[Option<u32>],
+    graph: &sparkdiag_model::PlanGraph,
     sql: &sparkdiag_model::SqlExecution,
     values: &sparkdiag_model::SqlMetricValues,
 ) -> std::collections::HashMap<usize, std::collections::BTreeMap<String, i64>> {
-    fn collect<'p>(
-        node: &'p sparkdiag_model::SparkPlanInfo,
-        out: &mut Vec<&'p sparkdiag_model::SparkPlanInfo>,
-    ) {
-        if node.node_name == "Exchange" {
-            out.push(node);
-        }
-        for child in &node.children {
-            collect(child, out);
-        }
-    }
-    let Some(info) = sql.plan_that_ran() else {
-        return Default::default();
-    };
-    let mut structured = Vec::new();
-    collect(info, &mut structured);
-    let text: Vec<usize> = plan
-        .preorder(plan.root)
+    let nodes = graph.nodes();
+    plan.preorder(plan.root)
         .into_iter()
         .filter(|&n| plan.nodes[n].operator == sparkdiag_plan::Operator::Exchange)
-        .collect();
-    if text.len() != structured.len() {
-        return Default::default();
-    }
-    text.into_iter()
-        .zip(structured)
-        .map(|(node, info)| (node, values.of_node(info, sql)))
+        .filter_map(|n| {
+            let id = spark_ids[n]? as usize;
+            let (_, info) = nodes.iter().find(|(i, _)| *i == id)?;
+            Some((n, values.of_node(info, sql)))
+        })
         .collect()
 }
 
@@ -246,10 +235,9 @@ fn measured_exchanges(
 /// same operator name; one without a match keeps no id rather than a guessed one.
 fn spark_node_ids(
     plan: &sparkdiag_plan::Plan,
-    info: &sparkdiag_model::SparkPlanInfo,
+    graph: &sparkdiag_model::PlanGraph,
 ) -> Vec<Option<u32>> {
     let first_word = |s: &str| s.split_whitespace().next().unwrap_or_default().to_string();
-    let graph = sparkdiag_model::PlanGraph::new(info);
     let graph_nodes: Vec<(usize, String)> = graph
         .nodes()
         .into_iter()

@@ -127,6 +127,11 @@ pub struct Scope {
     pub executor_ids: Vec<String>,
     pub sql_execution_ids: Vec<i64>,
     pub plan_node_ids: Vec<u32>,
+    /// Which of the plans the rules were given the finding is about (an index into the SQL
+    /// executions' parsed plans, or into the plans of a plan text given alone); `None` for a
+    /// finding about no plan. The JSON carries it as `evidence.plan_index`.
+    #[serde(skip)]
+    pub plan_index: Option<usize>,
 }
 
 #[derive(Debug, Clone, Serialize)]

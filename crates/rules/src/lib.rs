@@ -60,6 +60,35 @@ impl Rule {
             .collect::<Vec<_>>()
             .join("\n")
     }
+
+    /// The rule as `sparkdiag rules --format json` prints it: the registry, nothing else.
+    pub fn registry_entry(&self) -> RegistryEntry {
+        RegistryEntry {
+            code: self.code,
+            name: self.name,
+            category: self.category.name(),
+            summary: self.summary,
+            doc: self.doc_markdown(),
+            thresholds: self.thresholds,
+        }
+    }
+}
+
+/// What `sparkdiag rules --format json` prints: `{"rules": [...]}`.
+#[derive(Debug, serde::Serialize)]
+pub struct Registry {
+    pub rules: Vec<RegistryEntry>,
+}
+
+/// One rule of `sparkdiag rules --format json`, its fields in this order.
+#[derive(Debug, serde::Serialize)]
+pub struct RegistryEntry {
+    pub code: &'static str,
+    pub name: &'static str,
+    pub category: &'static str,
+    pub summary: &'static str,
+    pub doc: String,
+    pub thresholds: &'static [Threshold],
 }
 
 /// A tunable number of a rule: the registry entry that `sparkdiag rules`, the README's detector

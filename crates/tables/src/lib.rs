@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 use polars_io::prelude::*;
-use sparkdiag_report::Report;
+use sparkdiag_contract::{Report, enum_name};
 
 /// The tables, in the order they are written.
 pub const TABLES: [&str; 4] = ["applications", "stages", "executors", "findings"];
@@ -210,14 +210,6 @@ fn frames(reports: &[&Report]) -> [PolarsResult<DataFrame>; 4] {
     ]
 }
 
-/// The serialised name of an enum value (`"succeeded"`, `"high"`).
-fn name_of(value: impl serde::Serialize) -> String {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
 fn text(name: &str, values: Vec<String>) -> Column {
     Column::new(name.into(), values)
 }
@@ -264,14 +256,14 @@ fn applications(reports: &[&Report]) -> PolarsResult<DataFrame> {
             "platform",
             reports
                 .iter()
-                .map(|r| name_of(r.application.platform))
+                .map(|r| enum_name(r.application.platform))
                 .collect(),
         ),
         text(
             "status",
             reports
                 .iter()
-                .map(|r| name_of(r.application.status))
+                .map(|r| enum_name(r.application.status))
                 .collect(),
         ),
         opt(
@@ -322,11 +314,11 @@ fn applications(reports: &[&Report]) -> PolarsResult<DataFrame> {
 }
 
 fn stages(reports: &[&Report]) -> PolarsResult<DataFrame> {
-    let rows: Vec<(&Report, &sparkdiag_report::StageOut)> = reports
+    let rows: Vec<(&Report, &sparkdiag_contract::StageOut)> = reports
         .iter()
         .flat_map(|r| r.stages.iter().map(move |s| (*r, s)))
         .collect();
-    let col_i = |name: &str, f: &dyn Fn(&sparkdiag_report::StageOut) -> i64| {
+    let col_i = |name: &str, f: &dyn Fn(&sparkdiag_contract::StageOut) -> i64| {
         int(name, rows.iter().map(|(_, s)| f(s)).collect())
     };
     DataFrame::new_infer_height(vec![
@@ -336,7 +328,7 @@ fn stages(reports: &[&Report]) -> PolarsResult<DataFrame> {
         text("name", rows.iter().map(|(_, s)| s.name.clone()).collect()),
         text(
             "status",
-            rows.iter().map(|(_, s)| name_of(s.status)).collect(),
+            rows.iter().map(|(_, s)| enum_name(s.status)).collect(),
         ),
         col_i("num_tasks", &|s| s.num_tasks),
         col_i("failed_tasks", &|s| s.failed_tasks),
@@ -368,11 +360,11 @@ fn stages(reports: &[&Report]) -> PolarsResult<DataFrame> {
 }
 
 fn executors(reports: &[&Report]) -> PolarsResult<DataFrame> {
-    let rows: Vec<(&Report, &sparkdiag_report::ExecutorOut)> = reports
+    let rows: Vec<(&Report, &sparkdiag_contract::ExecutorOut)> = reports
         .iter()
         .flat_map(|r| r.executors.iter().map(move |e| (*r, e)))
         .collect();
-    let col_i = |name: &str, f: &dyn Fn(&sparkdiag_report::ExecutorOut) -> i64| {
+    let col_i = |name: &str, f: &dyn Fn(&sparkdiag_contract::ExecutorOut) -> i64| {
         int(name, rows.iter().map(|(_, e)| f(e)).collect())
     };
     DataFrame::new_infer_height(vec![
@@ -404,7 +396,7 @@ fn executors(reports: &[&Report]) -> PolarsResult<DataFrame> {
 }
 
 fn findings(reports: &[&Report]) -> PolarsResult<DataFrame> {
-    let rows: Vec<(&Report, &sparkdiag_report::FindingOut)> = reports
+    let rows: Vec<(&Report, &sparkdiag_contract::FindingOut)> = reports
         .iter()
         .flat_map(|r| r.findings.iter().map(move |f| (*r, f)))
         .collect();
@@ -426,13 +418,13 @@ fn findings(reports: &[&Report]) -> PolarsResult<DataFrame> {
         text(
             "category",
             rows.iter()
-                .map(|(_, f)| name_of(f.finding.category))
+                .map(|(_, f)| enum_name(f.finding.category))
                 .collect(),
         ),
         text(
             "severity",
             rows.iter()
-                .map(|(_, f)| name_of(f.finding.severity))
+                .map(|(_, f)| enum_name(f.finding.severity))
                 .collect(),
         ),
         text(

@@ -171,12 +171,7 @@ impl Ranged for Axis {
     }
 
     fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
-        // Light points draw the fine grid, which these charts do without.
-        if hint.weight().allow_light_points() {
-            Vec::new()
-        } else {
-            self.ticks.clone()
-        }
+        super::bold_only(hint, &self.ticks)
     }
 
     fn range(&self) -> std::ops::Range<f64> {

@@ -33,20 +33,20 @@ fn bucket_average(mut changes: Vec<(f64, f64)>, span: f64, buckets: usize) -> Ve
     area.into_iter().map(|a| a / width).collect()
 }
 
-pub(super) fn cores_busy(app: &Application) -> Chart {
+pub(super) fn cores_busy(report: &Report, view: &ViewData) -> Chart {
     let mut chart = Chart::empty("cores-busy", "Executor cores busy over time");
-    let (Some(t0), Some(end)) = (origin(app), horizon(app)) else {
+    let (Some(t0), Some(end)) = (view.origin_ms, view.horizon_ms) else {
         chart.caption = "The log has no tasks: no core was ever busy.".into();
         return chart;
     };
-    if app.tasks.is_empty() {
+    if view.task_spans.is_empty() {
         chart.caption = "The log has no tasks: no core was ever busy.".into();
         return chart;
     }
     let secs = |ms: i64| ms.saturating_sub(t0) as f64 / 1000.0;
     let span = secs(end).max(0.001);
-    let busy_changes: Vec<(f64, f64)> = app
-        .tasks
+    let busy_changes: Vec<(f64, f64)> = view
+        .task_spans
         .iter()
         .flat_map(|t| {
             let start = secs(t.launch_ms);
@@ -58,10 +58,10 @@ pub(super) fn cores_busy(app: &Application) -> Chart {
         .collect();
     let busy = bucket_average(busy_changes, span, BUCKETS);
     // The driver offers cores only in local mode, where it is the one that runs tasks.
-    let capacity_changes: Vec<(f64, f64)> = app
+    let capacity_changes: Vec<(f64, f64)> = report
         .executors
         .iter()
-        .filter(|e| e.id != "driver" || e.total_tasks + e.completed_tasks > 0)
+        .filter(|e| e.executor_id != "driver" || e.total_tasks + e.completed_tasks > 0)
         .filter_map(|e| {
             let cores = e.cores? as f64;
             let added = e.added_ms.map_or(0.0, secs);
@@ -167,12 +167,7 @@ impl Busy {
                 .label("executor cores")
                 .legend(|(x, y)| PathElement::new([(x, y), (x + 12, y)], GREY.stroke_width(2)));
         }
-        c.configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(LIGHT)
-            .label_font((FONT, 12))
-            .draw()?;
+        legend(&mut c, SeriesLabelPosition::UpperRight)?;
         Ok(())
     }
 }

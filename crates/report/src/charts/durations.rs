@@ -47,31 +47,31 @@ const MIN_BOX_TASKS: usize = 5;
 /// The stage attempts to draw, in order: those the focus names, those that failed, then the
 /// ones whose slowest successful task ran longest past the median (where a skewed or
 /// straggling task held the stage open).
-pub(super) fn chosen_stages(app: &Application, focus: &Focus, names: &StageNames) -> Vec<Strip> {
-    let mut strips: Vec<Strip> = app
+pub(super) fn chosen_stages(
+    report: &Report,
+    view: &ViewData,
+    focus: &Focus,
+    names: &StageNames,
+) -> Vec<Strip> {
+    let seconds =
+        |ms: &[u32]| -> Vec<f64> { ms.iter().map(|&ms| f64::from(ms) / 1000.0).collect() };
+    let mut strips: Vec<Strip> = report
         .stages
         .iter()
-        .filter_map(|s| {
-            let tasks = app.stage_tasks(s);
-            let seconds = |outcome: TaskOutcome| -> Vec<f64> {
-                let mut d: Vec<u32> = tasks
-                    .iter()
-                    .filter(|t| t.outcome == outcome)
-                    .filter(|t| t.has_metrics || outcome == TaskOutcome::Failed)
-                    .map(|t| t.duration_ms)
-                    .collect();
-                d.sort_unstable();
-                d.into_iter().map(|ms| f64::from(ms) / 1000.0).collect()
-            };
-            let (durations, failed) = (seconds(TaskOutcome::Success), seconds(TaskOutcome::Failed));
-            if durations.is_empty() && failed.is_empty() {
+        .zip(&view.stages)
+        .filter_map(|(s, tasks)| {
+            debug_assert_eq!(
+                (s.stage_id, s.attempt_id),
+                (tasks.stage_id, tasks.attempt_id)
+            );
+            if tasks.succeeded_ms.is_empty() && tasks.failed_ms.is_empty() {
                 return None;
             }
             Some(Strip {
                 stage_id: s.stage_id,
                 label: names.label(s.stage_id, s.attempt_id, &s.name),
-                durations,
-                failed,
+                durations: seconds(&tasks.succeeded_ms),
+                failed: seconds(&tasks.failed_ms),
                 marked: focus.stage_ids.contains(&s.stage_id),
                 stage_failed: s.status == StageStatus::Failed,
             })
@@ -110,9 +110,14 @@ pub(super) fn chosen_stages(app: &Application, focus: &Focus, names: &StageNames
     kept
 }
 
-pub(super) fn task_durations(app: &Application, focus: &Focus, names: &StageNames) -> Chart {
+pub(super) fn task_durations(
+    report: &Report,
+    view: &ViewData,
+    focus: &Focus,
+    names: &StageNames,
+) -> Chart {
     let mut chart = Chart::empty("task-durations", "Task durations of the worst stages");
-    let strips = chosen_stages(app, focus, names);
+    let strips = chosen_stages(report, view, focus, names);
     if strips.is_empty() {
         chart.caption = "No task finished: there are no durations to compare.".into();
         return chart;

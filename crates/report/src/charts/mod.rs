@@ -3,8 +3,8 @@
 //! executor and spill per stage.
 //!
 //! The HTML view inlines them; `sparkdiag analyze --charts DIR` writes them as files. Charts are
-//! built from the model ([`Application`]) because they need per-task data the JSON contract
-//! does not carry. Each chart keeps its data (`Plot`) and draws it on any plotters backend:
+//! built from the report and, for what the JSON does not carry (every task's duration and
+//! span), its [`ViewData`]. Each chart keeps its data (`Plot`) and draws it on any plotters backend:
 //! SVG for the page, PNG ([`Chart::png`]) for tools that take images. Text is measured and
 //! rasterised by ab_glyph with the DejaVu Sans font compiled in, so nothing comes from the
 //! system.
@@ -22,15 +22,15 @@
 
 use std::error::Error;
 
+use crate::format::{duration, truncate};
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use sparkdiag_model::units::duration;
-use sparkdiag_model::{Application, StageStatus, TaskOutcome};
+use sparkdiag_model::StageStatus;
 
-use crate::Report;
+use crate::{Report, ViewData};
 
 mod axis;
 mod busy;
@@ -191,14 +191,41 @@ where
     Ok(c)
 }
 
+/// The series' legend in `corner`, on a pale box that keeps the data under it readable.
+fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    c: &mut ChartContext<'a, DB, CT>,
+    corner: SeriesLabelPosition,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    c.configure_series_labels()
+        .position(corner)
+        .background_style(WHITE.mix(0.85))
+        .border_style(LIGHT)
+        .label_font((FONT, 12))
+        .draw()?;
+    Ok(())
+}
+
+/// The tick positions an axis gives plotters: `ticks` for the bold grid and labels, none for
+/// the light grid, which these charts do without.
+fn bold_only<Hint: KeyPointHint>(hint: Hint, ticks: &[f64]) -> Vec<f64> {
+    if hint.weight().allow_light_points() {
+        Vec::new()
+    } else {
+        ticks.to_vec()
+    }
+}
+
 /// Every chart of one application, in the order the HTML shows them.
-pub fn render_all(report: &Report, app: &Application) -> Vec<Chart> {
+pub fn render_all(report: &Report, view: &ViewData) -> Vec<Chart> {
     let focus = Focus::of(report);
     let names = StageNames::of(report);
     vec![
-        stage_timeline(app, &focus, &names),
-        cores_busy(app),
-        task_durations(app, &focus, &names),
+        stage_timeline(report, view, &focus, &names),
+        cores_busy(report, view),
+        task_durations(report, view, &focus, &names),
         gc_share(report),
         spill(report, &focus, &names),
     ]
@@ -430,44 +457,6 @@ impl Chart {
     }
 }
 
-/// Where the time axes start: the application start, or the earliest time seen.
-fn origin(app: &Application) -> Option<i64> {
-    app.start_ms
-        .or_else(|| app.stages.iter().filter_map(|s| s.submission_ms).min())
-        .or_else(|| app.tasks.iter().map(|t| t.launch_ms).min())
-}
-
-/// Where the time axes end: the application end, the last event, or the last time seen.
-fn horizon(app: &Application) -> Option<i64> {
-    let seen = app
-        .stages
-        .iter()
-        .filter_map(|s| s.completion_ms.or(s.submission_ms))
-        .chain(
-            app.tasks
-                .iter()
-                .map(|t| t.launch_ms.saturating_add(i64::from(t.duration_ms))),
-        )
-        .max();
-    match (app.effective_end_ms(), seen) {
-        (Some(a), Some(b)) => Some(a.max(b)),
-        (a, b) => a.or(b),
-    }
-}
-
-/// The first line of `s`, cut to `max` characters with an ellipsis.
-pub(crate) fn truncate(s: &str, max: usize) -> String {
-    let line = s.lines().next().unwrap_or_default().trim();
-    if line.chars().count() <= max {
-        line.to_string()
-    } else {
-        format!(
-            "{}…",
-            line.chars().take(max.saturating_sub(1)).collect::<String>()
-        )
-    }
-}
-
 /// An axis of `n` categories, category `i` spanning `i..i + 1`, labelled at the centre of
 /// every few categories so that at most about `max_labels` labels are drawn and none overlap.
 /// (plotters' own `WithKeyPoints` cannot take a label formatter.)
@@ -506,12 +495,7 @@ impl Ranged for Categories {
     }
 
     fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
-        // Light points draw the fine grid, which categories do not need.
-        if hint.weight().allow_light_points() {
-            Vec::new()
-        } else {
-            self.ticks.clone()
-        }
+        bold_only(hint, &self.ticks)
     }
 
     fn range(&self) -> std::ops::Range<f64> {
@@ -520,7 +504,7 @@ impl Ranged for Categories {
 }
 
 #[cfg(test)]
-pub(crate) fn report_of(app: &Application) -> Report {
+pub(crate) fn report_of(app: &sparkdiag_model::Application) -> Report {
     let source = sparkdiag_eventlog::SourceReport {
         input: String::new(),
         layout: sparkdiag_eventlog::Layout::Stdin,
@@ -558,9 +542,9 @@ mod tests {
 
     #[test]
     fn an_empty_application_has_no_charts_and_says_why() {
-        let app = Application::default();
+        let app = sparkdiag_model::Application::default();
         let report = report_of(&app);
-        for chart in render_all(&report, &app) {
+        for chart in render_all(&report, &ViewData::new(&app)) {
             assert!(chart.svg.is_none(), "{}", chart.name);
             assert!(!chart.caption.is_empty(), "{}", chart.name);
         }
@@ -568,7 +552,7 @@ mod tests {
 
     /// An application of completed stages, built from events as the reader would (so new
     /// model fields need no change here), with the given (memory, disk) spill per stage.
-    fn app_of(spills: &[(i64, i64)], end_ms: Option<i64>) -> Application {
+    fn app_of(spills: &[(i64, i64)], end_ms: Option<i64>) -> sparkdiag_model::Application {
         let mut builder = sparkdiag_model::ApplicationBuilder::default();
         let mut lines = vec![
             r#"{"Event":"SparkListenerApplicationStart","App Name":"t","Timestamp":0}"#.to_string(),
@@ -629,7 +613,7 @@ mod tests {
     fn stages_without_tasks_still_get_a_timeline() {
         let app = app_of(&[(0, 0), (0, 0)], Some(5000));
         let report = report_of(&app);
-        let charts = render_all(&report, &app);
+        let charts = render_all(&report, &ViewData::new(&app));
         assert!(
             charts[0]
                 .svg
@@ -645,7 +629,7 @@ mod tests {
     fn every_drawn_chart_is_also_a_png() {
         let app = app_of(&[(2 << 30, 1 << 30), (4096, 0)], Some(5000));
         let report = report_of(&app);
-        for chart in render_all(&report, &app) {
+        for chart in render_all(&report, &ViewData::new(&app)) {
             match (&chart.svg, chart.png()) {
                 (Some(_), Some(png)) => assert!(png.starts_with(b"\x89PNG\r\n"), "{}", chart.name),
                 (None, None) => {}
@@ -657,7 +641,7 @@ mod tests {
                 ),
             }
         }
-        let timeline = &render_all(&report, &app)[0];
+        let timeline = &render_all(&report, &ViewData::new(&app))[0];
         assert!(timeline.png().is_some(), "the timeline has data");
     }
 
@@ -670,11 +654,5 @@ mod tests {
         assert!(!is_plumbing("collect at /a/b/workload.py:12"));
         assert!(!is_plumbing("run at MyThread.java:3"));
         assert!(!is_plumbing("count at Thread.javadoc"));
-    }
-
-    #[test]
-    fn truncate_cuts_at_characters_not_bytes() {
-        assert_eq!(truncate("ééééé", 3), "éé…");
-        assert_eq!(truncate("short\nsecond line", 10), "short");
     }
 }

@@ -127,12 +127,7 @@ impl SpillBars {
                     .pos(Pos::new(HPos::Left, VPos::Center)),
             )])?;
         }
-        c.configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(LIGHT)
-            .label_font((FONT, 12))
-            .draw()?;
+        legend(&mut c, SeriesLabelPosition::UpperRight)?;
         Ok(())
     }
 }

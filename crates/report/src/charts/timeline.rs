@@ -15,14 +15,19 @@ pub(super) struct Bar {
     pub(super) marked: bool,
 }
 
-pub(super) fn stage_timeline(app: &Application, focus: &Focus, names: &StageNames) -> Chart {
+pub(super) fn stage_timeline(
+    report: &Report,
+    view: &ViewData,
+    focus: &Focus,
+    names: &StageNames,
+) -> Chart {
     let mut chart = Chart::empty("stage-timeline", "Stage timeline");
-    let (Some(t0), Some(end)) = (origin(app), horizon(app)) else {
+    let (Some(t0), Some(end)) = (view.origin_ms, view.horizon_ms) else {
         chart.caption = "No stage was submitted: there is nothing to place on a timeline.".into();
         return chart;
     };
     let secs = |ms: i64| ms.saturating_sub(t0) as f64 / 1000.0;
-    let mut bars: Vec<Bar> = app
+    let mut bars: Vec<Bar> = report
         .stages
         .iter()
         .filter_map(|s| {
@@ -175,12 +180,7 @@ impl Timeline {
         }
         // Rows run in start order, so late stages sit low and right: the lower left is the
         // corner bars leave empty.
-        c.configure_series_labels()
-            .position(SeriesLabelPosition::LowerLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(LIGHT)
-            .label_font((FONT, 12))
-            .draw()?;
+        legend(&mut c, SeriesLabelPosition::LowerLeft)?;
         Ok(())
     }
 }

@@ -49,6 +49,7 @@ pub fn scoped(
     nodes: impl IntoIterator<Item = usize>,
 ) -> Finding {
     finding.evidence.insert("plan_index".into(), index.into());
+    finding.scope.plan_index = Some(index);
     finding
         .scope
         .sql_execution_ids

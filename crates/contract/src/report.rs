@@ -362,6 +362,28 @@ fn application_out(app: &Application) -> ApplicationOut {
     }
 }
 
+impl Report {
+    /// The stage attempts that ran, longest first.
+    pub fn longest_stages(&self) -> Vec<&StageOut> {
+        let mut stages: Vec<&StageOut> = self
+            .stages
+            .iter()
+            .filter(|s| s.duration_ms.is_some())
+            .collect();
+        stages.sort_by_key(|s| std::cmp::Reverse(s.duration_ms));
+        stages
+    }
+}
+
+/// An enum value as the JSON spells it (`"succeeded"`, `"high"`): serde's name is the only
+/// one, so views and tables print what the JSON says.
+pub fn enum_name(value: impl Serialize) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
 /// "succeeded", "succeeded, 1 of 5 jobs failed", "failed, 2 of 2 jobs failed".
 pub fn outcome(status: AppStatus, jobs: usize, failed_jobs: usize) -> String {
     let status = match status {

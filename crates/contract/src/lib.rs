@@ -1,0 +1,30 @@
+//! The report contract: the versioned JSON document `sparkdiag/report/v1` ([`Report`]), built
+//! from an analysed application, what the views draw beyond it ([`ViewData`]), and
+//! `sparkdiag/plan/v1` ([`PlanReport`]) for plan text given on its own. Nothing here
+//! renders: the text, Markdown and HTML views and the charts live in `sparkdiag-report`, the
+//! fleet's Parquet tables in `sparkdiag-tables`, and both read only these types.
+//!
+//! [`Report::new`] takes the model ([`sparkdiag_model::Application`]), the reading account
+//! ([`sparkdiag_eventlog::SourceReport`]) and the rules' findings. Its field names are a public
+//! API: adding a field is compatible, renaming or dropping one is a new schema version.
+//!
+//! ```no_run
+//! let config = sparkdiag_rules::Config::default();
+//! let input = &sparkdiag_eventlog::discover("app.zstd")?[0];
+//! let mut builder = sparkdiag_model::ApplicationBuilder::default();
+//! let source = sparkdiag_eventlog::read_log(input, |event| builder.on_event(event))?;
+//! let app = builder.finish();
+//! let findings = sparkdiag_rules::analyze(&app, &config);
+//! let cores = sparkdiag_rules::peak_cores(&app);
+//! let report = sparkdiag_contract::Report::new(&[], &source, &app, findings, cores, None);
+//! assert_eq!(report.schema, sparkdiag_contract::SCHEMA);
+//! # Ok::<(), sparkdiag_eventlog::ReadError>(())
+//! ```
+
+mod plan;
+mod report;
+mod view;
+
+pub use plan::*;
+pub use report::*;
+pub use view::*;

@@ -1,0 +1,134 @@
+//! How every view writes numbers, durations, sizes, enum names and cut text, and how it escapes
+//! text from the log for HTML and Markdown: one definition each, so the terminal, Markdown and
+//! HTML views (and the charts' labels) print the same value the same way.
+
+pub use sparkdiag_contract::enum_name;
+pub use sparkdiag_model::units::{duration, human_bytes};
+
+/// `1234567` as `1,234,567`; `i64::MIN` too.
+pub fn thousands(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 { format!("-{out}") } else { out }
+}
+
+/// `part` of `whole` as `12.5%`; `-` when there is no whole.
+pub fn percent(part: i64, whole: i64) -> String {
+    if whole <= 0 {
+        "-".into()
+    } else {
+        format!("{:.1}%", 100.0 * part as f64 / whole as f64)
+    }
+}
+
+/// The first line of `s`, trimmed and cut to `max` characters (the ellipsis included).
+pub fn truncate(s: &str, max: usize) -> String {
+    let line = s.lines().next().unwrap_or_default().trim();
+    if line.chars().count() <= max {
+        line.to_string()
+    } else {
+        format!(
+            "{}…",
+            line.chars().take(max.saturating_sub(1)).collect::<String>()
+        )
+    }
+}
+
+/// The first `max` characters of `text`, every line of it, with an ellipsis when cut.
+pub fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        format!("{}…", text.chars().take(max).collect::<String>())
+    }
+}
+
+/// Text made safe as HTML element content and as a quoted attribute value.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text made safe for a Markdown table cell or inline text: on one line, pipes escaped, and no
+/// raw HTML (GitHub renders some tags).
+pub fn markdown_cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut space = false;
+    for c in text.chars() {
+        match c {
+            '\n' | '\r' | '\t' => {
+                // Runs of line breaks become one space, so the row stays one line.
+                if !space {
+                    out.push(' ');
+                }
+                space = true;
+                continue;
+            }
+            '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            _ => out.push(c),
+        }
+        space = false;
+    }
+    out.trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_groups_digits_and_survives_the_extremes() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(thousands(-1_000), "-1,000");
+        assert_eq!(thousands(i64::MIN), "-9,223,372,036,854,775,808");
+        assert_eq!(thousands(i64::MAX), "9,223,372,036,854,775,807");
+    }
+
+    #[test]
+    fn escape_covers_markup_and_both_quotes() {
+        assert_eq!(
+            escape(r#"<a href="x">'&'</a>"#),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+        );
+    }
+
+    #[test]
+    fn cells_stay_on_one_line_and_keep_their_pipes() {
+        assert_eq!(markdown_cell("a | b\n\n  c"), "a \\| b   c");
+        assert_eq!(markdown_cell("<script>"), "&lt;script&gt;");
+        assert_eq!(markdown_cell("`x_y*z`"), "`x_y*z`");
+    }
+
+    #[test]
+    fn truncate_cuts_at_characters_not_bytes() {
+        assert_eq!(truncate("ééééé", 3), "éé…");
+        assert_eq!(truncate("short\nsecond line", 10), "short");
+        assert_eq!(truncate("anything", 0), "…");
+    }
+
+    #[test]
+    fn clip_keeps_lines_and_cuts_at_characters() {
+        assert_eq!(clip("ab\ncd", 10), "ab\ncd");
+        assert_eq!(clip("ééé", 2), "éé…");
+    }
+}
