@@ -532,8 +532,8 @@ pub fn compare_task_summary(
         .iter()
         .map(|q| q.as_f64().unwrap())
         .collect();
-    let tasks: Vec<&Task> = app
-        .stage_tasks(stage)
+    let stage_tasks = app.stage_tasks(stage);
+    let tasks: Vec<&Task> = stage_tasks
         .iter()
         .filter(|t| t.outcome == TaskOutcome::Success && t.has_metrics)
         .collect();
@@ -595,8 +595,7 @@ pub fn compare_task_summary(
         // index computed from the count of successful tasks. sparkdiag's own quantiles use the
         // successful tasks only; here we reproduce the quirk to check the History Server's figures.
         let ours = if matches!(key, "duration" | "schedulerDelay" | "gettingResultTime") {
-            let all = app
-                .stage_tasks(stage)
+            let all = stage_tasks
                 .iter()
                 .filter(|t| key == "duration" || t.has_metrics);
             let mut values: Vec<u64> = all.map(get).collect();

@@ -14,6 +14,8 @@ mod damage;
 mod diff;
 /// The real Spark 4.3 logs of every codec and layout in testdata/.
 mod fixtures;
+/// Folded stages against tasks kept as read: same report, charts and what-if, less memory.
+mod folding;
 /// The Markdown and text views of real logs against the files in tests/golden/.
 mod golden;
 /// Hostile and broken input: bounded time and memory, nothing read outside (issue 11).

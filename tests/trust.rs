@@ -71,18 +71,8 @@ fn of_rule<'a>(report: &'a Value, rule: &str) -> Vec<&'a Value> {
 
 /// Every real log this project can see: ours, Spark's suite and other projects'.
 fn every_log() -> Vec<Analysed> {
-    let mut roots = vec![testdata("logs")];
-    for rel in [
-        "real-world",
-        "spark-conformance/spark-events",
-        "spark-conformance/sql-spark-events",
-    ] {
-        if let Some(p) = shared_opt(rel) {
-            roots.push(p);
-        }
-    }
     let mut all = Vec::new();
-    for root in roots {
+    for root in crate::util::real_log_roots() {
         let mut stack = vec![root];
         while let Some(dir) = stack.pop() {
             let (apps, _) = analyse_tree(&dir);

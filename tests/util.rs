@@ -47,6 +47,20 @@ fn shared_or_skip(rel: &str, what: &str) -> Option<PathBuf> {
     None
 }
 
+/// Every folder of real logs this project can see: ours, and when present other projects'
+/// (`real-world/`, one folder down per project) and Spark's History Server suite.
+pub fn real_log_roots() -> Vec<PathBuf> {
+    let mut roots = vec![testdata("logs")];
+    for rel in [
+        "real-world",
+        "spark-conformance/spark-events",
+        "spark-conformance/sql-spark-events",
+    ] {
+        roots.extend(shared_opt(rel));
+    }
+    roots
+}
+
 pub fn testdata(rel: &str) -> PathBuf {
     repo().join("testdata").join(rel)
 }

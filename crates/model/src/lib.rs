@@ -4,9 +4,11 @@
 //! [`ApplicationBuilder`] takes [`sparkdiag_eventlog::Event`]s one at a time and keeps only what
 //! the diagnosis needs: the [`Application`] with its [`Job`]s, [`StageAttempt`]s (with metric
 //! totals summed over every task end, failed and killed ones included, as the History Server
-//! does), compact [`Task`]s, [`Executor`]s and [`SqlExecution`]s. A task takes about 160 bytes,
-//! so millions of tasks fit in a few hundred MB while the log itself is never held in memory.
-//! Quantiles follow the History Server's own rule ([`quantile`]).
+//! does), [`Task`]s, [`Executor`]s and [`SqlExecution`]s. Memory follows the work in flight, not
+//! the log: a running stage keeps its tasks as [`Task`]s (192 bytes each) and a completed stage
+//! folds them, losslessly, into compressed columns ([`Tasks`]; about 15 bytes a task on real
+//! logs), so every quantile and finding stays exact. Quantiles follow the History Server's own
+//! rule ([`quantile`]).
 //!
 //! # Example
 //! ```no_run
@@ -24,6 +26,7 @@ mod call_site;
 mod model;
 pub mod plan_graph;
 pub mod quantile;
+mod tasks;
 pub mod units;
 
 pub use build::ApplicationBuilder;

@@ -1,7 +1,10 @@
 //! The types of the model. Times are epoch milliseconds unless a name says otherwise.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Range;
+
+pub use crate::tasks::Tasks;
 
 use sparkdiag_eventlog::events::{ExecutorMetrics, SparkPlanInfo, TaskMetrics};
 
@@ -121,8 +124,9 @@ pub struct Application {
     pub jobs: Vec<Job>,
     /// Every stage attempt, in the order Spark first mentioned it; skipped stages included.
     pub stages: Vec<StageAttempt>,
-    /// Every task end, grouped by stage attempt (see [`StageAttempt::tasks`]), then by task id.
-    pub tasks: Vec<Task>,
+    /// Every task end, grouped by stage attempt (see [`StageAttempt::tasks`]), then by task id;
+    /// a completed stage's tasks are folded into compressed columns ([`Tasks`]).
+    pub tasks: Tasks,
     /// Why each non-successful task ended.
     pub task_failures: Vec<TaskFailure>,
     pub executors: Vec<Executor>,
@@ -417,8 +421,8 @@ impl Application {
         self.duration_ms().map(|d| (d - jumped).max(0))
     }
 
-    pub fn stage_tasks(&self, stage: &StageAttempt) -> &[Task] {
-        &self.tasks[stage.tasks.clone()]
+    pub fn stage_tasks(&self, stage: &StageAttempt) -> Cow<'_, [Task]> {
+        self.tasks.at_positions(&stage.tasks)
     }
 
     pub fn executor(&self, task: &Task) -> &Executor {
@@ -588,7 +592,7 @@ pub struct StageAttempt {
     pub killed_tasks: i64,
     /// Per-metric peaks from `StageExecutorMetrics` and the tasks' executor metrics.
     pub peak_executor_metrics: Option<ExecutorMetrics>,
-    /// This attempt's slice of [`Application::tasks`].
+    /// This attempt's positions in [`Application::tasks`], in the order [`Tasks::iter`] gives.
     pub tasks: Range<usize>,
     /// SQL metric accumulators this attempt's tasks updated, with their value at its completion
     /// (the driver's merged value: cumulative over every stage that updates the accumulator).
@@ -613,8 +617,8 @@ pub enum TaskOutcome {
     Killed,
 }
 
-/// One task end, kept small: millions of these must fit in memory.
-#[derive(Debug, Clone, Copy)]
+/// One task end, as the stages still running keep it (a completed stage folds its tasks).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Task {
     pub task_id: i64,
     pub launch_ms: i64,
@@ -636,7 +640,7 @@ pub struct Task {
 }
 
 /// The per-task metrics the diagnosis and the task quantiles use.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct TaskMetricsCompact {
     pub run_ms: u32,
     pub deserialize_ms: u32,

@@ -45,8 +45,13 @@ struct StageNode {
     lead_ms: i64,
     /// From its last task's end to the stage's completion.
     tail_ms: i64,
-    /// Every task attempt's duration (failed and killed attempts held a slot too), in launch order.
-    tasks: Vec<i64>,
+    /// Every task attempt's duration (failed and killed attempts held a slot too), in launch
+    /// order, as variable-length integers: one or two bytes a task for most, where millions of
+    /// tasks must fit beside the model.
+    tasks: Durations,
+    /// The median of `tasks` (the upper one for an even count), what [`ReplayOptions::cut_skew`]
+    /// cuts to.
+    median_ms: i64,
 }
 
 /// The application as a graph of jobs and stage attempts, built once and replayed many times.
@@ -179,7 +184,8 @@ impl Graph {
                 dependents: Vec::new(),
                 lead_ms: (first_launch - ready_real).max(0),
                 tail_ms: (completed - last_end).max(0),
-                tasks: tasks.iter().map(|t| t.1).collect(),
+                median_ms: median(tasks.iter().map(|t| t.1).collect()),
+                tasks: Durations::new(tasks.iter().map(|t| t.1)),
             });
             jobs[job].stages.push(node);
             attempts.push((stage.stage_id, submitted, completed, node));
@@ -228,7 +234,7 @@ impl Graph {
     pub fn max_parallelism(&self) -> usize {
         self.stages
             .iter()
-            .map(|s| s.tasks.len())
+            .map(|s| s.tasks.count)
             .max()
             .unwrap_or(1)
             .max(1)
@@ -241,17 +247,6 @@ impl Graph {
             Job(usize),
             Stage(usize),
         }
-        let durations: Vec<Vec<i64>> = self
-            .stages
-            .iter()
-            .map(|s| {
-                if options.cut_skew {
-                    cut_skew(&s.tasks)
-                } else {
-                    s.tasks.clone()
-                }
-            })
-            .collect();
         let mut queue: BinaryHeap<Reverse<(i64, Item)>> = BinaryHeap::new();
         let mut job_submit = vec![i64::MIN; self.jobs.len()];
         let mut job_left: Vec<usize> = self.jobs.iter().map(|j| j.stages.len()).collect();
@@ -306,7 +301,13 @@ impl Graph {
                 }
                 Item::Stage(s) => {
                     let mut last = at;
-                    for &d in &durations[s] {
+                    let median = self.stages[s].median_ms;
+                    for d in self.stages[s].tasks.iter() {
+                        let d = if options.cut_skew && d > SKEW_RATIO * median.max(1) {
+                            median
+                        } else {
+                            d
+                        };
                         let start = match slots.pop() {
                             Some(Reverse(free)) => free.max(at),
                             None => at,
@@ -353,21 +354,63 @@ impl Graph {
     }
 }
 
-/// Durations with every task over [`SKEW_RATIO`] times the median cut to the median.
-fn cut_skew(tasks: &[i64]) -> Vec<i64> {
-    let mut sorted = tasks.to_vec();
-    sorted.sort_unstable();
-    let Some(&median) = sorted.get(sorted.len() / 2) else {
-        return Vec::new();
-    };
-    tasks
-        .iter()
-        .map(|&d| {
-            if d > SKEW_RATIO * median.max(1) {
-                median
-            } else {
-                d
+/// Task durations (never negative) as LEB128 variable-length integers.
+struct Durations {
+    count: usize,
+    bytes: Vec<u8>,
+}
+
+impl Durations {
+    fn new(durations: impl Iterator<Item = i64>) -> Durations {
+        let mut bytes = Vec::new();
+        let mut count = 0;
+        for d in durations {
+            let mut value = d.max(0) as u64;
+            while value >= 0x80 {
+                bytes.push(value as u8 | 0x80);
+                value >>= 7;
             }
+            bytes.push(value as u8);
+            count += 1;
+        }
+        bytes.shrink_to_fit();
+        Durations { count, bytes }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = i64> + '_ {
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            let mut value = 0u64;
+            let mut shift = 0;
+            while let Some(&byte) = self.bytes.get(at) {
+                at += 1;
+                value |= u64::from(byte & 0x7f) << shift;
+                if byte < 0x80 {
+                    return Some(value as i64);
+                }
+                shift += 7;
+            }
+            None
         })
-        .collect()
+    }
+}
+
+/// The upper median of `durations` (0 for none).
+fn median(mut durations: Vec<i64>) -> i64 {
+    durations.sort_unstable();
+    durations.get(durations.len() / 2).copied().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Durations;
+
+    #[test]
+    fn durations_read_back_as_written_in_a_byte_or_two_each() {
+        let written = [0, 1, 127, 128, 16_383, 16_384, u32::MAX as i64];
+        let durations = Durations::new(written.into_iter());
+        assert_eq!(durations.iter().collect::<Vec<_>>(), written);
+        assert_eq!(durations.count, written.len());
+        assert_eq!(durations.bytes.len(), 1 + 1 + 1 + 2 + 2 + 3 + 5);
+    }
 }

@@ -53,7 +53,6 @@ fn check_data_skew(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             let skewed: Vec<&Task> = s
                 .slow
                 .iter()
-                .copied()
                 .filter(|task| has_skewed_data(task, s, data_ratio))
                 .collect();
             (!skewed.is_empty()).then(|| finding_for(ctx, &DATA_SKEW, s, &skewed, true))

@@ -104,11 +104,11 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let mut findings = Vec::new();
     for (stage, stats) in ctx.stage_stats() {
         let tasks = ctx.app.stage_tasks(stage);
-        let Some(biggest) = successful(tasks).max_by_key(|task| data_bytes(task)) else {
+        let Some(biggest) = successful(&tasks).max_by_key(|task| data_bytes(task)) else {
             continue;
         };
         let max_bytes = data_bytes(biggest) as f64;
-        let total: u64 = successful(tasks).map(data_bytes).sum();
+        let total: u64 = successful(&tasks).map(data_bytes).sum();
         let too_big = max_bytes > t.get(&MAX_PARTITION_GB) * GIB;
         let too_few =
             total as f64 >= t.get(&MIN_STAGE_GB) * GIB && (tasks.len() as i64) < ctx.cores;
@@ -164,7 +164,8 @@ fn all_spilling(
     stage: &sparkdiag_model::StageAttempt,
     stats: &crate::StageStats,
 ) -> Option<Finding> {
-    let ok: Vec<&sparkdiag_model::Task> = successful(ctx.app.stage_tasks(stage)).collect();
+    let tasks = ctx.app.stage_tasks(stage);
+    let ok: Vec<&sparkdiag_model::Task> = successful(&tasks).collect();
     let disk = stage.totals.disk_bytes_spilled;
     if ok.len() < 2 || (disk as f64) < t.get(&MIN_SPILL_MB) * 1e6 {
         return None;

@@ -111,7 +111,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         {
             continue;
         }
-        for task in super::common::successful(ctx.app.stage_tasks(stage)) {
+        for task in super::common::successful(&ctx.app.stage_tasks(stage)) {
             let tally = by_executor.entry(task.executor).or_default();
             tally
                 .time_ratios

@@ -67,7 +67,7 @@ pub const SKEW_THRESHOLDS: &[Threshold] = &[
 /// A stage whose slowest task passes the guards: the slow tasks, worst first.
 pub struct SlowStage<'a> {
     pub stage: &'a StageAttempt,
-    pub slow: Vec<&'a Task>,
+    pub slow: Vec<Task>,
     pub median_ms: u32,
     pub median_bytes: u64,
     pub median_records: u64,
@@ -80,8 +80,9 @@ pub fn slow_stages<'a>(ctx: &Context<'a>, t: &Thresholds) -> Vec<SlowStage<'a>> 
             continue;
         }
         let limit = t.get(&RATIO) * f64::from(stats.median_ms);
-        let mut slow: Vec<&Task> = successful(ctx.app.stage_tasks(stage))
+        let mut slow: Vec<Task> = successful(&ctx.app.stage_tasks(stage))
             .filter(|task| f64::from(task.duration_ms) > limit)
+            .copied()
             .collect();
         slow.sort_by_key(|task| std::cmp::Reverse(task.duration_ms));
         let Some(worst) = slow.first() else { continue };

@@ -45,13 +45,12 @@ fn check_straggler(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         .filter_map(|s| {
             // A stage with data skew is SK001's; only a stage whose slowest task has even data is
             // a straggler.
-            if has_skewed_data(s.slow[0], s, data_ratio) {
+            if has_skewed_data(&s.slow[0], s, data_ratio) {
                 return None;
             }
             let even: Vec<&Task> = s
                 .slow
                 .iter()
-                .copied()
                 .filter(|task| !has_skewed_data(task, s, data_ratio))
                 .collect();
             Some(finding_for(ctx, &STRAGGLER, s, &even, false))

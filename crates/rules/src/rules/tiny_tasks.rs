@@ -109,7 +109,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         if (tasks.len() as f64) < t.get(&MIN_TASKS) || stats.successful == 0 {
             continue;
         }
-        let total_bytes: u64 = successful(tasks).map(data_bytes).sum();
+        let total_bytes: u64 = successful(&tasks).map(data_bytes).sum();
         let avg_bytes = total_bytes / stats.successful as u64;
         let short = f64::from(stats.median_ms) < t.get(&MAX_MEDIAN_MS);
         let small = total_bytes > 0 && (avg_bytes as f64) < t.get(&MAX_AVG_MB) * 1e6;

@@ -1,0 +1,435 @@
+//! Every task end of an application, stored by stage attempt so that memory follows the work in
+//! flight rather than the length of the log.
+//!
+//! A stage attempt that can still change keeps its tasks as plain [`Task`]s (192 bytes each).
+//! When it completes, its tasks are folded: sorted by task id and written column by column
+//! (each field of every task, then the next field) as variable-length integers, task ids,
+//! launch times and partition indices as differences from the previous task, the whole
+//! compressed with zstd. Nothing is dropped, so every quantile, finding and chart computed from a
+//! folded stage is exactly the one computed from the tasks as they were read; a folded stage is
+//! unfolded for the duration of one look ([`Tasks::of_stage`]).
+
+use std::borrow::Cow;
+
+use crate::model::{Task, TaskMetricsCompact, TaskOutcome};
+
+/// Every task end, by stage attempt (indexed like [`crate::Application::stages`]).
+#[derive(Debug, Default)]
+pub struct Tasks {
+    stages: Vec<StageTasks>,
+    count: usize,
+    /// Each stage attempt's first position in [`Tasks::iter`]'s order, set by [`Tasks::finish`].
+    starts: Vec<usize>,
+}
+
+#[derive(Debug)]
+enum StageTasks {
+    /// Tasks of a stage that can still change, in the order they ended.
+    Open(Vec<Task>),
+    /// A completed stage's tasks, sorted by task id, as compressed columns.
+    Folded(Folded),
+}
+
+impl Default for StageTasks {
+    fn default() -> Self {
+        StageTasks::Open(Vec::new())
+    }
+}
+
+#[derive(Debug)]
+struct Folded {
+    count: usize,
+    /// Length of the columns before compression.
+    raw_len: usize,
+    bytes: Box<[u8]>,
+    /// Tasks that ended after the stage completed (speculative copies killed late, a failed
+    /// attempt's zombie tasks), folded in when the application is finished: folding again for
+    /// each of them would cost the whole stage each time.
+    late: Vec<Task>,
+}
+
+/// zstd's fastest levels already find the repetition in the columns; higher ones cost more
+/// time at the end of each stage than they save in bytes.
+const ZSTD_LEVEL: i32 = 1;
+
+impl Tasks {
+    /// How many task ends, in every stage attempt.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// How many task ends stage attempt `stage` (its index) has.
+    pub fn count_of_stage(&self, stage: usize) -> usize {
+        match self.stages.get(stage) {
+            Some(StageTasks::Open(tasks)) => tasks.len(),
+            Some(StageTasks::Folded(folded)) => folded.count + folded.late.len(),
+            None => 0,
+        }
+    }
+
+    /// The task ends of stage attempt `stage` (its index): borrowed while the stage is open,
+    /// unfolded into a fresh vector once it is folded. Sorted by task id once the application
+    /// is finished.
+    pub fn of_stage(&self, stage: usize) -> Cow<'_, [Task]> {
+        match self.stages.get(stage) {
+            Some(StageTasks::Open(tasks)) => Cow::Borrowed(tasks),
+            Some(StageTasks::Folded(folded)) => Cow::Owned(folded.unfold(stage as u32)),
+            None => Cow::Borrowed(&[]),
+        }
+    }
+
+    /// The task ends at `positions` in [`Tasks::iter`]'s order: one stage attempt's
+    /// ([`crate::StageAttempt::tasks`]).
+    pub fn at_positions(&self, positions: &std::ops::Range<usize>) -> Cow<'_, [Task]> {
+        if positions.is_empty() {
+            return Cow::Borrowed(&[]);
+        }
+        // Stages without tasks share their start with the next stage that has some: the last
+        // stage starting at or before `positions` is the one holding it.
+        let stage = self.starts.partition_point(|&s| s <= positions.start) - 1;
+        let tasks = self.of_stage(stage);
+        let offset = positions.start - self.starts[stage];
+        match tasks {
+            Cow::Borrowed(tasks) => Cow::Borrowed(&tasks[offset..offset + positions.len()]),
+            Cow::Owned(mut tasks) => {
+                tasks.truncate(offset + positions.len());
+                tasks.drain(..offset);
+                Cow::Owned(tasks)
+            }
+        }
+    }
+
+    /// Every task end, stage attempt by stage attempt, unfolding one stage at a time.
+    pub fn iter(&self) -> impl Iterator<Item = Task> + '_ {
+        (0..self.stages.len()).flat_map(move |stage| self.of_stage(stage).into_owned())
+    }
+
+    /// Bytes the stored tasks take: the open stages' tasks and the folded stages' columns.
+    pub fn heap_bytes(&self) -> usize {
+        self.stages
+            .iter()
+            .map(|s| match s {
+                StageTasks::Open(tasks) => tasks.capacity() * std::mem::size_of::<Task>(),
+                StageTasks::Folded(folded) => {
+                    folded.bytes.len() + folded.late.capacity() * std::mem::size_of::<Task>()
+                }
+            })
+            .sum::<usize>()
+            + self.stages.capacity() * std::mem::size_of::<StageTasks>()
+    }
+
+    /// Adds a task end of stage attempt `task.stage`.
+    pub(crate) fn push(&mut self, task: Task) {
+        let stage = task.stage as usize;
+        if self.stages.len() <= stage {
+            self.stages.resize_with(stage + 1, StageTasks::default);
+        }
+        match &mut self.stages[stage] {
+            StageTasks::Open(tasks) => tasks.push(task),
+            StageTasks::Folded(folded) => folded.late.push(task),
+        }
+        self.count += 1;
+    }
+
+    /// Folds stage attempt `stage`: its tasks are final unless a late one arrives.
+    pub(crate) fn fold(&mut self, stage: usize) {
+        if let Some(slot) = self.stages.get_mut(stage)
+            && let StageTasks::Open(tasks) = slot
+            && !tasks.is_empty()
+        {
+            *slot = StageTasks::Folded(Folded::new(tasks));
+        }
+    }
+
+    /// Sorts every open stage's tasks by task id and, when `fold` is set, folds them too; pads
+    /// the stages to `stage_count` so every stage attempt has an entry.
+    pub(crate) fn finish(&mut self, stage_count: usize, fold: bool) {
+        if self.stages.len() < stage_count {
+            self.stages.resize_with(stage_count, StageTasks::default);
+        }
+        for stage in 0..self.stages.len() {
+            let slot = &mut self.stages[stage];
+            if let StageTasks::Folded(folded) = slot
+                && !folded.late.is_empty()
+            {
+                *slot = StageTasks::Open(folded.unfold(stage as u32));
+            }
+            if let StageTasks::Open(tasks) = slot {
+                tasks.sort_unstable_by_key(|t| t.task_id);
+                tasks.shrink_to_fit();
+                if fold {
+                    self.fold(stage);
+                }
+            }
+        }
+        self.stages.shrink_to_fit();
+        let mut start = 0;
+        self.starts = (0..self.stages.len())
+            .map(|stage| {
+                let at = start;
+                start += self.count_of_stage(stage);
+                at
+            })
+            .collect();
+    }
+
+    /// Each stage attempt's positions in [`Tasks::iter`]'s order, once finished.
+    pub(crate) fn positions(&self, stage: usize) -> std::ops::Range<usize> {
+        let start = self.starts.get(stage).copied().unwrap_or(self.count);
+        start..start + self.count_of_stage(stage)
+    }
+}
+
+fn put(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+fn zigzag(value: i64) -> u64 {
+    ((value << 1) ^ (value >> 63)) as u64
+}
+
+fn unzigzag(value: u64) -> i64 {
+    (value >> 1) as i64 ^ -((value & 1) as i64)
+}
+
+/// Reads the variable-length integers [`put`] wrote. The bytes were written by this process, so
+/// running out of them is a bug, not bad input.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn next(&mut self) -> u64 {
+        let mut value = 0u64;
+        let mut shift = 0;
+        loop {
+            let byte = self.bytes[self.at];
+            self.at += 1;
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte < 0x80 {
+                return value;
+            }
+            shift += 7;
+        }
+    }
+}
+
+type Get = fn(&Task) -> u64;
+type Set = fn(&mut Task, u64);
+
+/// A column of a field stored as it is: its reader and its writer.
+macro_rules! column {
+    ($($field:ident).+ : $ty:ty) => {
+        (
+            |t: &Task| u64::from(t.$($field).+),
+            |t: &mut Task, v: u64| t.$($field).+ = v as $ty,
+        )
+    };
+}
+
+/// The columns stored as they are (the others are differences, see [`Folded::new`]).
+const PLAIN_COLUMNS: &[(Get, Set)] = &[
+    column!(duration_ms: u32),
+    column!(executor: u32),
+    column!(attempt: u16),
+    (
+        |t| {
+            let outcome = match t.outcome {
+                TaskOutcome::Success => 0,
+                TaskOutcome::Failed => 1,
+                TaskOutcome::Killed => 2,
+            };
+            outcome | u64::from(t.speculative) << 2 | u64::from(t.has_metrics) << 3
+        },
+        |t, v| {
+            t.outcome = match v & 3 {
+                0 => TaskOutcome::Success,
+                1 => TaskOutcome::Failed,
+                _ => TaskOutcome::Killed,
+            };
+            t.speculative = v & 4 != 0;
+            t.has_metrics = v & 8 != 0;
+        },
+    ),
+    column!(getting_result_ms: u32),
+    column!(metrics.run_ms: u32),
+    column!(metrics.deserialize_ms: u32),
+    column!(metrics.gc_ms: u32),
+    column!(metrics.result_serialization_ms: u32),
+    column!(metrics.fetch_wait_ms: u32),
+    column!(metrics.cpu_ns: u64),
+    column!(metrics.result_size: u64),
+    column!(metrics.peak_execution_memory: u64),
+    column!(metrics.memory_spill: u64),
+    column!(metrics.disk_spill: u64),
+    column!(metrics.input_bytes: u64),
+    column!(metrics.input_records: u64),
+    column!(metrics.output_bytes: u64),
+    column!(metrics.output_records: u64),
+    column!(metrics.shuffle_read_bytes: u64),
+    column!(metrics.shuffle_remote_bytes: u64),
+    column!(metrics.shuffle_read_records: u64),
+    column!(metrics.shuffle_write_bytes: u64),
+    column!(metrics.shuffle_write_records: u64),
+    column!(metrics.shuffle_write_time_ns: u64),
+];
+
+impl Folded {
+    fn new(tasks: &mut [Task]) -> Folded {
+        tasks.sort_unstable_by_key(|t| t.task_id);
+        let mut raw = Vec::with_capacity(tasks.len() * 48);
+        // Ids, launch times and partition indices grow with the task id: their differences
+        // are small numbers.
+        let mut previous = (0i64, 0i64, 0i64);
+        for t in tasks.iter() {
+            put(&mut raw, zigzag(t.task_id.wrapping_sub(previous.0)));
+            put(&mut raw, zigzag(t.launch_ms.wrapping_sub(previous.1)));
+            put(&mut raw, zigzag(i64::from(t.index) - previous.2));
+            previous = (t.task_id, t.launch_ms, i64::from(t.index));
+        }
+        for (get, _) in PLAIN_COLUMNS {
+            for t in tasks.iter() {
+                put(&mut raw, get(t));
+            }
+        }
+        let bytes = zstd::bulk::compress(&raw, ZSTD_LEVEL)
+            .expect("zstd compresses any bytes held in memory");
+        Folded {
+            count: tasks.len(),
+            raw_len: raw.len(),
+            bytes: bytes.into_boxed_slice(),
+            late: Vec::new(),
+        }
+    }
+
+    fn unfold(&self, stage: u32) -> Vec<Task> {
+        let raw = zstd::bulk::decompress(&self.bytes, self.raw_len)
+            .expect("the folded columns were compressed by this process");
+        // One reader per column, each task filled field by field: writing a column at a time
+        // would walk every 192-byte task once per column.
+        let mut at = 0;
+        let mut column_at = |varints: usize| {
+            let start = at;
+            let mut left = varints;
+            while left > 0 {
+                left -= usize::from(raw[at] < 0x80);
+                at += 1;
+            }
+            Reader {
+                bytes: &raw,
+                at: start,
+            }
+        };
+        let mut ids = column_at(3 * self.count);
+        let mut columns: Vec<Reader> = PLAIN_COLUMNS
+            .iter()
+            .map(|_| column_at(self.count))
+            .collect();
+        let blank = Task {
+            task_id: 0,
+            launch_ms: 0,
+            duration_ms: 0,
+            stage,
+            executor: 0,
+            index: 0,
+            attempt: 0,
+            outcome: TaskOutcome::Success,
+            speculative: false,
+            has_metrics: false,
+            getting_result_ms: 0,
+            metrics: TaskMetricsCompact::default(),
+        };
+        let mut tasks = Vec::with_capacity(self.count + self.late.len());
+        let mut previous = (0i64, 0i64, 0i64);
+        for _ in 0..self.count {
+            let mut t = blank;
+            t.task_id = previous.0.wrapping_add(unzigzag(ids.next()));
+            t.launch_ms = previous.1.wrapping_add(unzigzag(ids.next()));
+            let index = previous.2 + unzigzag(ids.next());
+            t.index = index as u32;
+            previous = (t.task_id, t.launch_ms, index);
+            for ((_, set), column) in PLAIN_COLUMNS.iter().zip(columns.iter_mut()) {
+                set(&mut t, column.next());
+            }
+            tasks.push(t);
+        }
+        if !self.late.is_empty() {
+            tasks.extend_from_slice(&self.late);
+            tasks.sort_unstable_by_key(|t| t.task_id);
+        }
+        tasks
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(task_id: i64, launch_ms: i64, index: u32) -> Task {
+        Task {
+            task_id,
+            launch_ms,
+            duration_ms: 1_234,
+            stage: 0,
+            executor: 3,
+            index,
+            attempt: 1,
+            outcome: TaskOutcome::Killed,
+            speculative: true,
+            has_metrics: true,
+            getting_result_ms: 7,
+            metrics: TaskMetricsCompact {
+                run_ms: u32::MAX,
+                cpu_ns: u64::MAX,
+                shuffle_read_bytes: 1 << 40,
+                ..TaskMetricsCompact::default()
+            },
+        }
+    }
+
+    #[test]
+    fn a_folded_stage_unfolds_to_the_same_tasks_sorted_by_id() {
+        let mut tasks = Tasks::default();
+        // Out of order, with launch times and indices going backwards, and extreme values.
+        for t in [
+            task(9, 1_700_000_000_000, 4),
+            task(2, 1_700_000_000_500, 0),
+            task(i64::MAX, -5, u32::MAX),
+        ] {
+            tasks.push(t);
+        }
+        let mut expected: Vec<Task> = tasks.of_stage(0).into_owned();
+        expected.sort_unstable_by_key(|t| t.task_id);
+        tasks.fold(0);
+        assert!(matches!(tasks.of_stage(0), Cow::Owned(_)));
+        assert_eq!(tasks.of_stage(0).as_ref(), expected.as_slice());
+        assert_eq!(tasks.len(), 3);
+        assert_eq!(tasks.count_of_stage(0), 3);
+    }
+
+    #[test]
+    fn a_task_ending_after_its_stage_folded_joins_it_in_id_order() {
+        let mut tasks = Tasks::default();
+        tasks.push(task(1, 10, 0));
+        tasks.push(task(3, 10, 2));
+        tasks.fold(0);
+        tasks.push(task(2, 5, 1));
+        assert_eq!(tasks.count_of_stage(0), 3);
+        let ids = |tasks: &Tasks| tasks.iter().map(|t| t.task_id).collect::<Vec<i64>>();
+        assert_eq!(ids(&tasks), vec![1, 2, 3]);
+        tasks.finish(2, true);
+        assert!(matches!(&tasks.stages[0], StageTasks::Folded(f) if f.late.is_empty()));
+        assert_eq!(ids(&tasks), vec![1, 2, 3]);
+        assert_eq!(tasks.count_of_stage(1), 0);
+        assert!(tasks.of_stage(1).is_empty());
+    }
+}

@@ -1,0 +1,114 @@
+//! Folding a completed stage's tasks into compressed columns changes nothing: on every real log
+//! we can see, the model built with folding (what `analyze` uses) and the model that keeps every
+//! task as read give the same tasks, the same report, the same HTML with its charts and the same
+//! what-if, while the folded tasks take far less memory.
+
+use std::path::PathBuf;
+
+use sparkdiag_eventlog::LogInput;
+use sparkdiag_model::{Application, ApplicationBuilder, Task};
+
+use crate::util::real_log_roots;
+
+/// Every input under our fixtures and, when present, other projects' logs and Spark's suite:
+/// each entry one folder below a root, discovered on its own.
+fn every_input() -> Vec<LogInput> {
+    let mut entries: Vec<PathBuf> = Vec::new();
+    for root in real_log_roots() {
+        for group in std::fs::read_dir(&root).unwrap() {
+            let group = group.unwrap().path();
+            entries.push(group.clone());
+            if group.is_dir() {
+                entries.extend(
+                    std::fs::read_dir(&group)
+                        .unwrap()
+                        .map(|e| e.unwrap().path()),
+                );
+            }
+        }
+    }
+    entries.sort();
+    let mut inputs: Vec<LogInput> = entries
+        .iter()
+        .filter(|p| p.extension().is_none_or(|e| e != "md" && e != "tsv"))
+        .filter_map(|p| sparkdiag_eventlog::discover(p.to_str().unwrap()).ok())
+        .flatten()
+        .collect();
+    inputs.sort_by(|a, b| a.display.cmp(&b.display));
+    inputs.dedup_by(|a, b| a.display == b.display);
+    inputs
+}
+
+fn unfolded(input: &LogInput) -> Application {
+    let mut builder = ApplicationBuilder::keeping_tasks_unfolded();
+    sparkdiag_eventlog::read_log(input, |event| builder.on_event(event)).unwrap();
+    builder.finish()
+}
+
+#[test]
+fn folded_stages_give_the_same_tasks_report_charts_and_what_if_as_unfolded_ones() {
+    let config = sparkdiag_rules::Config::default();
+    let mut compared = 0;
+    let (mut folded_bytes, mut unfolded_bytes, mut tasks) = (0usize, 0usize, 0usize);
+    for input in every_input() {
+        let Ok((source, folded)) = sparkdiag_analysis::model(&input) else {
+            continue;
+        };
+        let kept = unfolded(&input);
+        let at = &input.display;
+        let all = |app: &Application| app.tasks.iter().collect::<Vec<Task>>();
+        assert_eq!(all(&folded), all(&kept), "{at}: tasks");
+        for (a, b) in folded.stages.iter().zip(&kept.stages) {
+            assert_eq!(a.tasks, b.tasks, "{at}: stage {}", a.stage_id);
+            assert_eq!(
+                *folded.stage_tasks(a),
+                *kept.stage_tasks(b),
+                "{at}: stage {}",
+                a.stage_id
+            );
+        }
+        let report = |app: &Application| {
+            let findings = sparkdiag_rules::analyze(app, &config);
+            let cores = sparkdiag_rules::peak_cores(app);
+            sparkdiag_report::Report::new(
+                std::slice::from_ref(at),
+                &source,
+                app,
+                findings,
+                cores,
+                None,
+            )
+        };
+        let (a, b) = (report(&folded), report(&kept));
+        assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            serde_json::to_string(&b).unwrap(),
+            "{at}: report"
+        );
+        assert!(
+            sparkdiag_report::html::render(&[(&a, &sparkdiag_report::ViewData::new(&folded))])
+                == sparkdiag_report::html::render(&[(&b, &sparkdiag_report::ViewData::new(&kept))]),
+            "{at}: HTML"
+        );
+        assert_eq!(
+            format!("{:?}", sparkdiag_whatif::what_if(&folded)),
+            format!("{:?}", sparkdiag_whatif::what_if(&kept)),
+            "{at}: what-if"
+        );
+        folded_bytes += folded.tasks.heap_bytes();
+        unfolded_bytes += kept.tasks.heap_bytes();
+        tasks += folded.tasks.len();
+        compared += 1;
+    }
+    assert!(compared >= 40, "only {compared} applications compared");
+    println!(
+        "{compared} applications, {tasks} tasks: {:.1} bytes a task folded, {:.1} unfolded",
+        folded_bytes as f64 / tasks as f64,
+        unfolded_bytes as f64 / tasks as f64
+    );
+    // Folding must pay for itself: a fifth of the memory at most, over every real log.
+    assert!(
+        folded_bytes * 5 < unfolded_bytes,
+        "{folded_bytes} bytes folded against {unfolded_bytes} unfolded"
+    );
+}
