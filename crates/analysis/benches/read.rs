@@ -193,32 +193,9 @@ const ONCE: &[&str] = &[
 /// of disk.
 fn generate(plain: Option<&Path>, zst: &Path, target: u64) {
     let fixture = workspace_root().join("testdata/logs/rolling/zstd");
-    let dir = std::fs::read_dir(&fixture)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("events_")
-        })
-        .collect();
-    files.sort_by_key(|p| {
-        p.file_name()
-            .unwrap()
-            .to_string_lossy()
-            .split('_')
-            .nth(1)
-            .unwrap()
-            .parse::<u32>()
-            .unwrap()
-    });
+    // The rolling log's files, in order.
+    let input = &sparkdiag_eventlog::discover(fixture.to_str().unwrap()).unwrap()[0];
+    let files = input.parts.iter().map(|part| part.path.clone().unwrap());
     let mut lines: Vec<Value> = Vec::new();
     for f in files {
         for line in BufReader::new(zstd::Decoder::new(File::open(f).unwrap()).unwrap()).lines() {

@@ -17,25 +17,11 @@ const COVER: usize = 200 << 20;
 fn main() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/logs/rolling/zstd");
     let mut text = Vec::new();
-    let app = std::fs::read_dir(&dir)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let mut parts: Vec<_> = std::fs::read_dir(&app)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("events_")
-        })
-        .collect();
-    parts.sort();
-    for part in parts {
-        let raw = std::fs::read(&part).unwrap();
+    // The rolling log's files, in order.
+    let input = &sparkdiag_eventlog::discover(dir.to_str().unwrap()).unwrap()[0];
+    for part in &input.parts {
+        let part = part.path.as_ref().unwrap();
+        let raw = std::fs::read(part).unwrap();
         Codec::Zstd
             .decoder(&raw[..])
             .read_to_end(&mut text)
