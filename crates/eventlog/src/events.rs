@@ -10,6 +10,8 @@ use std::sync::LazyLock;
 use memchr::memmem;
 use serde::Deserialize;
 
+use crate::extract;
+
 /// A string that borrows from the line when it holds no escapes.
 pub type Text<'a> = Cow<'a, str>;
 
@@ -297,6 +299,60 @@ pub struct TaskInfo<'a> {
     pub killed: bool,
 }
 
+fn owned(text: Text<'_>) -> Text<'static> {
+    Cow::Owned(text.into_owned())
+}
+
+impl TaskEnd<'_> {
+    /// The same event, its text copied out of the line it was read from.
+    pub fn into_owned(self) -> TaskEnd<'static> {
+        TaskEnd {
+            stage_id: self.stage_id,
+            stage_attempt_id: self.stage_attempt_id,
+            reason: self.reason.into_owned(),
+            task_info: self.task_info.into_owned(),
+            executor_metrics: self.executor_metrics,
+            metrics: self.metrics,
+        }
+    }
+}
+
+impl TaskInfo<'_> {
+    pub fn into_owned(self) -> TaskInfo<'static> {
+        TaskInfo {
+            task_id: self.task_id,
+            index: self.index,
+            attempt: self.attempt,
+            partition_id: self.partition_id,
+            launch_time: self.launch_time,
+            executor_id: owned(self.executor_id),
+            host: owned(self.host),
+            locality: owned(self.locality),
+            speculative: self.speculative,
+            getting_result_time: self.getting_result_time,
+            finish_time: self.finish_time,
+            failed: self.failed,
+            killed: self.killed,
+        }
+    }
+}
+
+impl TaskEndReason<'_> {
+    pub fn into_owned(self) -> TaskEndReason<'static> {
+        TaskEndReason {
+            reason: owned(self.reason),
+            class_name: self.class_name.map(owned),
+            description: self.description.map(owned),
+            kill_reason: self.kill_reason.map(owned),
+            message: self.message.map(owned),
+            executor_id: self.executor_id.map(owned),
+            exit_caused_by_app: self.exit_caused_by_app,
+            loss_reason: self.loss_reason.map(owned),
+            shuffle_id: self.shuffle_id,
+        }
+    }
+}
+
 /// `Task End Reason`: `Reason` is the simple class name of Spark's `TaskEndReason`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
@@ -422,6 +478,19 @@ macro_rules! executor_metrics {
 
             pub fn values(&self) -> Vec<i64> {
                 vec![$(self.$field),*]
+            }
+
+            /// The metric at `place` in [`Self::NAMES`].
+            pub(crate) fn metric_mut(&mut self, place: usize) -> Option<&mut i64> {
+                let mut i = 0;
+                $(
+                    if place == i {
+                        return Some(&mut self.$field);
+                    }
+                    i += 1;
+                )*
+                let _ = i;
+                None
             }
         }
     };
@@ -601,20 +670,25 @@ pub fn parse_event(line: &[u8]) -> Result<Event<'_>, ParseFailure<'_>> {
     // One UTF-8 check of the whole line costs less than serde_json's check of every string.
     let line = std::str::from_utf8(line).map_err(|e| ParseFailure {
         event: Some(name),
-        error: Some(serde::de::Error::custom(format!(
-            "invalid UTF-8 at column {}",
-            e.valid_up_to() + 1
-        ))),
+        error: Some(invalid_utf8(&e)),
     })?;
     let fail = |error| ParseFailure {
         event: Some(name),
         error: Some(error),
     };
     Ok(match name {
+        // Nine tenths of a log's bytes: read by the extractor, which leaves to serde_json
+        // exactly the lines it cannot read as serde_json would.
         "SparkListenerTaskEnd" => {
-            Event::TaskEnd(Box::new(serde_json::from_str(line).map_err(fail)?))
+            Event::TaskEnd(Box::new(match extract::task_end(line.as_bytes(), None) {
+                Some(event) => event,
+                None => serde_json::from_str(line).map_err(fail)?,
+            }))
         }
-        "SparkListenerTaskStart" => Event::TaskStart(serde_json::from_str(line).map_err(fail)?),
+        "SparkListenerTaskStart" => Event::TaskStart(match extract::task_start(line) {
+            Some(event) => event,
+            None => serde_json::from_str(line).map_err(fail)?,
+        }),
         "SparkListenerStageSubmitted" => {
             Event::StageSubmitted(serde_json::from_str(line).map_err(fail)?)
         }
@@ -671,36 +745,80 @@ pub fn parse_event(line: &[u8]) -> Result<Event<'_>, ParseFailure<'_>> {
     })
 }
 
+/// Parses one line of a log as [`parse_event`] parses it after [`strip_task_accumulables`], but
+/// reads a task end around its `Accumulables` instead of moving the rest of the line over them.
+pub fn parse_line(line: &[u8]) -> Result<Event<'_>, ParseFailure<'_>> {
+    let Some(hole) = task_accumulables(line) else {
+        return parse_event(line);
+    };
+    let (head, tail) = (&line[..hole.start], &line[hole.end..]);
+    if std::str::from_utf8(head).is_ok()
+        && std::str::from_utf8(tail).is_ok()
+        && let Some(event) = extract::task_end(line, Some(hole.clone()))
+    {
+        return Ok(Event::TaskEnd(Box::new(event)));
+    }
+    // The extractor gave up (escapes in a failure's stack trace, damage): serde_json reads the
+    // line without the array, and its values are copied out of that temporary line.
+    let mut stripped = Vec::with_capacity(head.len() + tail.len());
+    stripped.extend_from_slice(head);
+    stripped.extend_from_slice(tail);
+    let name = "SparkListenerTaskEnd";
+    let text = std::str::from_utf8(&stripped).map_err(|e| ParseFailure {
+        event: Some(name),
+        error: Some(invalid_utf8(&e)),
+    })?;
+    match serde_json::from_str::<TaskEnd<'_>>(text) {
+        Ok(event) => Ok(Event::TaskEnd(Box::new(event.into_owned()))),
+        Err(error) => Err(ParseFailure {
+            event: Some(name),
+            error: Some(error),
+        }),
+    }
+}
+
 /// Cuts the `"Accumulables"` array out of a `SparkListenerTaskEnd` line, in place, and returns
-/// the line's new length.
+/// the line's new length. [`parse_line`] reads task ends as if this had been done.
+pub fn strip_task_accumulables(line: &mut [u8]) -> usize {
+    match task_accumulables(line) {
+        Some(hole) => {
+            line.copy_within(hole.end.., hole.start);
+            line.len() - hole.len()
+        }
+        None => line.len(),
+    }
+}
+
+/// Where the inside of a `SparkListenerTaskEnd` line's `"Accumulables"` array lies, if the line
+/// has Spark's shape.
 ///
 /// The array is over half of every task end (one entry per internal and SQL metric) and repeats
-/// what `Task Metrics` holds, yet serde would have to walk all of it. Spark writes it as the last
-/// key of `Task Info`, which is followed by `"Task Executor Metrics"` or `"Task Metrics"` or ends
-/// the line (`JsonProtocol.taskEndToJson`), so `]},"Task ` marks its end: that text cannot occur
-/// inside a JSON string (the quote would be escaped) nor inside an accumulable entry. A line of
-/// any other shape is left as it was, for serde to judge. (The plans issue will want the SQL
+/// what `Task Metrics` holds, yet a parser would have to walk all of it. Spark writes it as the
+/// last key of `Task Info`, which is followed by `"Task Executor Metrics"` or `"Task Metrics"` or
+/// ends the line (`JsonProtocol.taskEndToJson`), so `]},"Task ` marks its end: that text cannot
+/// occur inside a JSON string (the quote would be escaped) nor inside an accumulable entry. A
+/// line of any other shape is left whole, for serde to judge. (The plans issue will want the SQL
 /// metric entries from this array; this is where to pick them out.)
-pub fn strip_task_accumulables(line: &mut [u8]) -> usize {
+pub fn task_accumulables(line: &[u8]) -> Option<std::ops::Range<usize>> {
     static KEY: LazyLock<memmem::Finder<'static>> =
         LazyLock::new(|| memmem::Finder::new(br#""Accumulables":["#));
     static END: LazyLock<memmem::Finder<'static>> =
         LazyLock::new(|| memmem::Finder::new(br#"]},"Task "#));
     if !line.starts_with(br#"{"Event":"SparkListenerTaskEnd""#) {
-        return line.len();
+        return None;
     }
-    let Some(pos) = KEY.find(line) else {
-        return line.len();
-    };
-    let start = pos + KEY.needle().len();
+    let start = KEY.find(line)? + KEY.needle().len();
     let rest = &line[start..];
     let end = match END.find(rest) {
         Some(i) => start + i,
         None if rest.ends_with(b"]}}") => line.len() - 3,
-        None => return line.len(),
+        None => return None,
     };
-    line.copy_within(end.., start);
-    line.len() - (end - start)
+    Some(start..end)
+}
+
+fn invalid_utf8(e: &std::str::Utf8Error) -> serde_json::Error {
+    serde::de::Error::custom(format!("invalid UTF-8 at column {}", e.valid_up_to() + 1))
 }
 
 /// Why a line did not parse.

@@ -26,6 +26,7 @@
 
 pub mod codec;
 pub mod events;
+mod extract;
 mod layout;
 mod read;
 

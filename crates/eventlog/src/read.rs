@@ -12,9 +12,7 @@ use rayon::prelude::*;
 
 use crate::ReadError;
 use crate::codec::{Codec, error_offset};
-use crate::events::{
-    Event, ParseFailure, is_known_event_name, parse_event, strip_task_accumulables,
-};
+use crate::events::{Event, ParseFailure, is_known_event_name, parse_line};
 use crate::layout::{Layout, LogInput, Part};
 
 /// How many damaged lines are located one by one before the rest are only counted.
@@ -133,10 +131,23 @@ pub const MAX_SKIPPED_LINE: u64 = 1 << 30;
 /// lack its newline at the end of the stream), then possibly a line too long to keep, then
 /// possibly the error that ended the stream.
 struct Chunk {
+    /// The lines are `data[..len]`; the rest is room the decoder may reuse.
     data: Vec<u8>,
+    len: usize,
     long_line: Option<LongLine>,
     /// Set on the last chunk when the stream failed: the data before the failure came first.
     error: Option<io::Error>,
+}
+
+impl Chunk {
+    fn lines(data: Vec<u8>, len: usize) -> Self {
+        Chunk {
+            data,
+            len,
+            long_line: None,
+            error: None,
+        }
+    }
 }
 
 /// A line longer than [`MAX_LINE`], skipped without being kept.
@@ -217,90 +228,104 @@ impl Drop for CloseOnDrop<'_> {
 /// Decodes on its own thread, cutting the text at line ends, until the input ends or fails.
 ///
 /// Each byte is searched for a newline once, so a line of any length costs linear time; a line
-/// over [`MAX_LINE`] is dropped as it is read and only its length is passed on.
-fn decode_chunks(mut decoder: impl Read, to_parser: mpsc::SyncSender<Chunk>, budget: &Budget) {
-    let send = |chunk: Chunk| budget.take(chunk.data.len()) && to_parser.send(chunk).is_ok();
-    let mut data: Vec<u8> = Vec::new();
+/// over [`MAX_LINE`] is dropped as it is read and only its length is passed on. Buffers the
+/// parser is done with come back through `recycled`, so that a log's chunks reuse a few buffers
+/// instead of allocating and zeroing one per chunk.
+fn decode_chunks(
+    mut decoder: impl Read,
+    to_parser: mpsc::SyncSender<Chunk>,
+    recycled: mpsc::Receiver<Vec<u8>>,
+    budget: &Budget,
+) {
+    let send = |chunk: Chunk| budget.take(chunk.len) && to_parser.send(chunk).is_ok();
+    let buffer = || recycled.try_recv().unwrap_or_default();
+    let mut data: Vec<u8> = buffer();
+    // Bytes of `data` read so far; the rest of it is room, already initialised.
+    let mut filled = 0;
     // End of the last whole line in `data`: bytes before it were searched and hold a newline.
     let mut lines_end = 0;
     loop {
-        if data.capacity() == 0 {
+        if data.len() < filled + CHUNK {
             // Room for a whole chunk up front: growing by doubling would copy it several times.
-            data.reserve(CHUNK + (64 << 10));
+            data.resize(filled + CHUNK + (64 << 10), 0);
         }
-        let before = data.len();
-        // read_to_end fills spare capacity without zeroing it first, and keeps what it read
-        // before an error.
-        let result = (&mut decoder).take(CHUNK as u64).read_to_end(&mut data);
-        if let Some(i) = memchr::memrchr(b'\n', &data[before..]) {
+        let before = filled;
+        let (read, result) = read_up_to(&mut decoder, &mut data[filled..filled + CHUNK]);
+        filled += read;
+        if let Some(i) = memchr::memrchr(b'\n', &data[before..filled]) {
             lines_end = before + i + 1;
         }
         match result {
-            Ok(_) if data.len() == before => {
-                send(Chunk {
-                    data,
-                    long_line: None,
-                    error: None,
-                });
+            Ok(()) if filled == before => {
+                send(Chunk::lines(data, filled));
                 return;
             }
-            Ok(_) => {}
+            Ok(()) => {}
             Err(error) => {
                 send(Chunk {
-                    data,
-                    long_line: None,
                     error: Some(error),
+                    ..Chunk::lines(data, filled)
                 });
                 return;
             }
         }
-        if data.len() - lines_end > MAX_LINE {
-            let seen = (data.len() - lines_end) as u64;
+        if filled - lines_end > MAX_LINE {
+            let seen = (filled - lines_end) as u64;
             data.truncate(lines_end);
             // Give the long line's memory back before following it further.
             data.shrink_to_fit();
             let (long_line, tail, error) = skip_line(&mut decoder, seen);
             let ended = long_line.ended;
             let lines = std::mem::take(&mut data);
-            if !lines.is_empty()
-                && !send(Chunk {
-                    data: lines,
-                    long_line: None,
-                    error: None,
-                })
-            {
+            if !lines.is_empty() && !send(Chunk::lines(lines, lines_end)) {
                 return;
             }
             let last = !ended || error.is_some();
             if !send(Chunk {
-                data: Vec::new(),
                 long_line: Some(long_line),
                 error,
+                ..Chunk::lines(Vec::new(), 0)
             }) || last
             {
                 return;
             }
             lines_end = memchr::memrchr(b'\n', &tail).map_or(0, |i| i + 1);
+            filled = tail.len();
             data = tail;
             continue;
         }
-        if data.len() >= CHUNK && lines_end > 0 {
-            // The next chunk starts with the line in progress, with room for a whole chunk.
-            let carry = &data[lines_end..];
-            let mut next = Vec::with_capacity(CHUNK + carry.len() + (64 << 10));
-            next.extend_from_slice(carry);
-            data.truncate(lines_end);
+        if filled >= CHUNK && lines_end > 0 {
+            // The next chunk starts with the line in progress.
+            let carry = filled - lines_end;
+            let mut next = buffer();
+            if next.len() < carry + CHUNK {
+                next.resize(carry + CHUNK + (64 << 10), 0);
+            }
+            next[..carry].copy_from_slice(&data[lines_end..filled]);
             let full = std::mem::replace(&mut data, next);
+            let full_len = lines_end;
+            filled = carry;
             lines_end = 0;
-            if !send(Chunk {
-                data: full,
-                long_line: None,
-                error: None,
-            }) {
+            if !send(Chunk::lines(full, full_len)) {
                 return;
             }
         }
     }
+}
+
+/// Fills `buf` from `decoder` as far as it will go; returns how much was read and the error
+/// that stopped it, the bytes read before an error included.
+fn read_up_to(decoder: &mut impl Read, buf: &mut [u8]) -> (usize, io::Result<()>) {
+    let mut read = 0;
+    while read < buf.len() {
+        match decoder.read(&mut buf[read..]) {
+            Ok(0) => break,
+            Ok(n) => read += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return (read, Err(e)),
+        }
+    }
+    (read, Ok(()))
 }
 
 /// Reads on past a line already `seen` bytes long until its newline. Returns the line's account,
@@ -463,6 +488,7 @@ fn read_part(
         events: 0,
     };
     let (to_parser, chunks) = mpsc::sync_channel::<Chunk>(IN_FLIGHT);
+    let (recycle, recycled) = mpsc::sync_channel::<Vec<u8>>(IN_FLIGHT);
     let decoder = codec.decoder(raw);
     let budget = Budget::new();
     // The last line of the previous chunk, to notice a line repeated across the cut.
@@ -470,11 +496,11 @@ fn read_part(
     std::thread::scope(|scope| -> Result<(), ReadError> {
         let budget = &budget;
         let _close = CloseOnDrop(budget);
-        scope.spawn(move || decode_chunks(decoder, to_parser, budget));
+        scope.spawn(move || decode_chunks(decoder, to_parser, recycled, budget));
         for chunk in chunks {
             let mut chunk = chunk;
-            let chunk_len = chunk.data.len();
-            let lines = split_lines_mut(&mut chunk.data);
+            let chunk_len = chunk.len;
+            let lines = split_lines_mut(&mut chunk.data[..chunk_len]);
             let mut shapes: Vec<LineShape> = Vec::with_capacity(lines.len());
             for (i, l) in lines.iter().enumerate() {
                 let before: &[u8] = if i == 0 { &previous_line } else { lines[i - 1] };
@@ -497,10 +523,8 @@ fn read_part(
                 .into_par_iter()
                 .with_min_len(256)
                 .map(|line| {
-                    let len = trim_line_end(line).len();
-                    let len = strip_task_accumulables(&mut line[..len]);
-                    let line: &[u8] = &line[..len];
-                    (!line.iter().all(u8::is_ascii_whitespace)).then(|| parse_event(line))
+                    let line: &[u8] = trim_line_end(line);
+                    (!line.iter().all(u8::is_ascii_whitespace)).then(|| parse_line(line))
                 })
                 .collect();
             for (line, result) in shapes.iter().zip(parsed) {
@@ -578,6 +602,10 @@ fn read_part(
             }
             drop(shapes);
             budget.give_back(chunk_len);
+            // Only buffers of the usual size come back: one grown for a long line is freed.
+            if chunk.data.len() <= 2 * CHUNK {
+                let _ = recycle.try_send(std::mem::take(&mut chunk.data));
+            }
             if let Some(long) = chunk.long_line.take() {
                 let line_offset = file.decoded_bytes;
                 file.decoded_bytes += long.len;

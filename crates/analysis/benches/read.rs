@@ -2,8 +2,11 @@
 //!
 //! The log is made from the real Spark 4.3 rolling fixture in `testdata/logs/rolling/zstd/`,
 //! repeated with job, stage, task and SQL ids and times shifted so every copy is new work.
-//! `SPARKDIAG_BENCH_MB` sets its uncompressed size (default 1024). Files go to
-//! `target/bench-data/` and are reused when present. Run with `cargo bench --bench read`.
+//! `SPARKDIAG_BENCH_MB` sets its uncompressed size (default 1024; 100 to 10240 were measured).
+//! Files go to `target/bench-data/` and are reused when present; above 2 GB only the zstd file is
+//! written, to spare the disk. `SPARKDIAG_BIN` names a built `sparkdiag` binary to time
+//! `analyze` on the same file with its peak memory. Run with
+//! `cargo bench -p sparkdiag-analysis --bench read` (it needs no polars, so it builds quickly).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -14,40 +17,46 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 const RUNS: usize = 5;
+/// Largest log also written uncompressed.
+const PLAIN_LIMIT_MB: u64 = 2048;
 
 fn main() {
     let target_mb: u64 = std::env::var("SPARKDIAG_BENCH_MB")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1024);
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-data");
+    let root = workspace_root();
+    let dir = root.join("target/bench-data");
     std::fs::create_dir_all(&dir).unwrap();
-    let plain = dir.join(format!("large-{target_mb}mb.jsonl"));
+    let plain =
+        (target_mb <= PLAIN_LIMIT_MB).then(|| dir.join(format!("large-{target_mb}mb.jsonl")));
     let zst = dir.join(format!("large-{target_mb}mb.zstd"));
-    if !plain.exists() || !zst.exists() {
-        generate(&plain, &zst, target_mb << 20);
+    if !zst.exists() || plain.as_ref().is_some_and(|p| !p.exists()) {
+        generate(plain.as_deref(), &zst, target_mb << 20);
     }
-    let plain_len = std::fs::metadata(&plain).unwrap().len();
     let zst_len = std::fs::metadata(&zst).unwrap().len();
+    let mut decoded_len = 0;
+    let decoded_events = read_and_model(&zst, &mut decoded_len);
     println!(
-        "log: {} MB uncompressed, {} MB zstd ({})",
-        plain_len >> 20,
-        zst_len >> 20,
+        "log: {} MB uncompressed, {} MB zstd, {decoded_events} events ({})",
+        decoded_len / 1_000_000,
+        zst_len / 1_000_000,
         zst.display()
     );
 
-    let mb = plain_len as f64 / 1e6;
-    let report = |what: &str, times: &[Duration]| {
+    let mb = decoded_len as f64 / 1e6;
+    let report = |what: &str, (times, cpu): &(Vec<Duration>, f64)| {
         let mut sorted = times.to_vec();
         sorted.sort();
         let median = sorted[sorted.len() / 2].as_secs_f64();
         let best = sorted[0].as_secs_f64();
         println!(
-            "{what:<44} median {median:>6.3} s  {:>7.0} MB/s   (best {best:.3} s, {} runs)",
+            "{what:<30} median {median:>6.3} s  {:>6.0} MB/s  (best {best:.3} s; CPU {:.3} s a run; {} runs)",
             mb / median,
+            cpu / times.len() as f64,
             times.len()
         );
-        median
+        (median, cpu / times.len() as f64)
     };
 
     let zstd_cli = if Command::new("zstd").arg("--version").output().is_ok() {
@@ -65,22 +74,32 @@ fn main() {
         println!("zstd CLI not installed: no baseline");
         None
     };
-    let mut tasks = 0;
-    let plain_s = report(
-        "read + model, plain",
-        &time_runs(|| tasks = read_and_model(&plain)),
-    );
+    if let Some(plain) = &plain {
+        report(
+            "read + model, plain",
+            &time_runs(|| {
+                read_and_model(plain, &mut 0);
+            }),
+        );
+    }
     let zstd_s = report(
         "read + model, zstd",
-        &time_runs(|| tasks = read_and_model(&zst)),
+        &time_runs(|| {
+            read_and_model(&zst, &mut 0);
+        }),
     );
-    println!("tasks modelled: {tasks}");
     if let Some(base) = zstd_cli {
-        println!("zstd read + model / zstd -dc: {:.2}x", zstd_s / base);
+        println!(
+            "zstd read + model / zstd -dc: {:.2}x wall, {:.2}x CPU",
+            zstd_s.0 / base.0,
+            zstd_s.1 / base.1
+        );
     }
-    let _ = plain_s;
 
-    let bin = env!("CARGO_BIN_EXE_sparkdiag");
+    let Some(bin) = std::env::var_os("SPARKDIAG_BIN") else {
+        println!("SPARKDIAG_BIN not set: `sparkdiag analyze` not timed");
+        return;
+    };
     let start = Instant::now();
     let out = Command::new("/usr/bin/time")
         .args(["-f", "%M"])
@@ -109,25 +128,55 @@ fn main() {
                 kb / 1024
             );
         }
-        _ => println!("/usr/bin/time not available: peak RSS not measured"),
+        Ok(out) => println!(
+            "sparkdiag analyze failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(e) => println!("/usr/bin/time not available ({e}): peak RSS not measured"),
     }
 }
 
-fn time_runs(mut f: impl FnMut()) -> Vec<Duration> {
-    (0..RUNS)
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Wall time of each run, and the CPU time (user + system, every thread and waited-for child)
+/// of all of them: on a shared machine the CPU time is the steadier figure.
+fn time_runs(mut f: impl FnMut()) -> (Vec<Duration>, f64) {
+    let cpu_before = cpu_seconds();
+    let times = (0..RUNS)
         .map(|_| {
             let t = Instant::now();
             f();
             t.elapsed()
         })
-        .collect()
+        .collect();
+    (times, cpu_seconds() - cpu_before)
 }
 
-fn read_and_model(path: &Path) -> usize {
+/// This process's and its reaped children's user + system time, from `/proc/self/stat`.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which may hold spaces) in parentheses; utime, stime,
+    // cutime and cstime are fields 14 to 17, in clock ticks of 1/100 s on Linux.
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let ticks: f64 = after
+        .split_whitespace()
+        .skip(11)
+        .take(4)
+        .filter_map(|v| v.parse::<f64>().ok())
+        .sum();
+    ticks / 100.0
+}
+
+/// Reads and models one log as `analyze` does; returns its events and sets its decoded size.
+fn read_and_model(path: &Path, decoded_len: &mut u64) -> u64 {
     let input = &sparkdiag_eventlog::discover(path.to_str().unwrap()).unwrap()[0];
     let (source, app) = sparkdiag_analysis::model(input).unwrap();
     assert!(source.complete(), "{:?}", source.warnings);
-    app.tasks.len()
+    assert!(app.events > 0);
+    *decoded_len = source.files.iter().map(|f| f.decoded_bytes).sum();
+    source.events()
 }
 
 /// Events that describe the application once; the rest is repeated.
@@ -140,34 +189,13 @@ const ONCE: &[&str] = &[
     "SparkListenerBlockManagerAdded",
 ];
 
-fn generate(plain: &Path, zst: &Path, target: u64) {
-    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/logs/rolling/zstd");
-    let dir = std::fs::read_dir(&fixture)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("events_")
-        })
-        .collect();
-    files.sort_by_key(|p| {
-        p.file_name()
-            .unwrap()
-            .to_string_lossy()
-            .split('_')
-            .nth(1)
-            .unwrap()
-            .parse::<u32>()
-            .unwrap()
-    });
+/// Writes the log as zstd (and plain, when asked) in one pass, so a 10 GB log needs no 10 GB
+/// of disk.
+fn generate(plain: Option<&Path>, zst: &Path, target: u64) {
+    let fixture = workspace_root().join("testdata/logs/rolling/zstd");
+    // The rolling log's files, in order.
+    let input = &sparkdiag_eventlog::discover(fixture.to_str().unwrap()).unwrap()[0];
+    let files = input.parts.iter().map(|part| part.path.clone().unwrap());
     let mut lines: Vec<Value> = Vec::new();
     for f in files {
         for line in BufReader::new(zstd::Decoder::new(File::open(f).unwrap()).unwrap()).lines() {
@@ -195,7 +223,12 @@ fn generate(plain: &Path, zst: &Path, target: u64) {
         .find(|v| name(v) == "SparkListenerApplicationEnd")
         .cloned()
         .unwrap();
-    let mut out = BufWriter::new(File::create(plain).unwrap());
+    // Spark closes a zstd frame at every flush; level 1 is its default.
+    let encoder = zstd::Encoder::new(File::create(zst).unwrap(), 1).unwrap();
+    let mut out = Tee {
+        zstd: BufWriter::with_capacity(1 << 20, encoder),
+        plain: plain.map(|p| BufWriter::with_capacity(1 << 20, File::create(p).unwrap())),
+    };
     let mut written = 0u64;
     let mut copy = 0i64;
     while written < target {
@@ -225,12 +258,34 @@ fn generate(plain: &Path, zst: &Path, target: u64) {
     let mut end = end;
     shift(&mut end, &[0, 0, 0, 0, (max_t - min_t + 1) * (copy - 1)]);
     writeln!(out, "{}", serde_json::to_string(&end).unwrap()).unwrap();
-    out.flush().unwrap();
-    drop(out);
-    // Spark closes a zstd frame at every flush; level 1 is its default.
-    let mut encoder = zstd::Encoder::new(File::create(zst).unwrap(), 1).unwrap();
-    std::io::copy(&mut File::open(plain).unwrap(), &mut encoder).unwrap();
-    encoder.finish().unwrap();
+    if let Some(mut plain) = out.plain {
+        plain.flush().unwrap();
+    }
+    out.zstd.into_inner().ok().unwrap().finish().unwrap();
+}
+
+/// The generated text, to the zstd file and to the plain one when there is one.
+struct Tee<Z: Write, P: Write> {
+    zstd: Z,
+    plain: Option<P>,
+}
+
+impl<Z: Write, P: Write> Write for Tee<Z, P> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.zstd.write_all(buf)?;
+        if let Some(plain) = &mut self.plain {
+            plain.write_all(buf)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.zstd.flush()?;
+        if let Some(plain) = &mut self.plain {
+            plain.flush()?;
+        }
+        Ok(())
+    }
 }
 
 fn is_time(key: &str) -> bool {

@@ -1,0 +1,102 @@
+//! Parsing alone, one thread, on the real events of the Spark 4.3 rolling fixture
+//! (`testdata/logs/rolling/zstd/`): the extractor against serde_json on the same lines, per event
+//! type, in MB per CPU second (`SPARKDIAG_BENCH_EVENT=TaskEnd` for one type). Run with `cargo bench -p sparkdiag-eventlog --bench parse`.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+
+use sparkdiag_eventlog::Codec;
+use sparkdiag_eventlog::events::{
+    TaskEnd, TaskStart, parse_event, parse_line, strip_task_accumulables,
+};
+
+/// Bytes each figure covers at least (the lines of a type are parsed over and over).
+const COVER: usize = 200 << 20;
+
+fn main() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/logs/rolling/zstd");
+    let mut text = Vec::new();
+    // The rolling log's files, in order.
+    let input = &sparkdiag_eventlog::discover(dir.to_str().unwrap()).unwrap()[0];
+    for part in &input.parts {
+        let part = part.path.as_ref().unwrap();
+        let raw = std::fs::read(part).unwrap();
+        Codec::Zstd
+            .decoder(&raw[..])
+            .read_to_end(&mut text)
+            .unwrap();
+    }
+    let lines: Vec<&[u8]> = text
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+    let mut by_name: BTreeMap<String, Vec<&[u8]>> = BTreeMap::new();
+    for line in &lines {
+        let name = match parse_line(line) {
+            Ok(sparkdiag_eventlog::Event::Other(_)) => "(not modelled)".to_string(),
+            Ok(event) => format!("{event:?}").split('(').next().unwrap().to_string(),
+            Err(_) => "(malformed)".to_string(),
+        };
+        by_name.entry(name).or_default().push(line);
+    }
+    println!(
+        "{:<28} {:>8} {:>9} {:>13} {:>13}",
+        "event", "lines", "MB", "extract MB/s", "serde MB/s"
+    );
+    // SPARKDIAG_BENCH_EVENT=TaskEnd measures one type alone (for a profile of it).
+    let only = std::env::var("SPARKDIAG_BENCH_EVENT").ok();
+    for (name, lines) in &by_name {
+        if only.as_ref().is_some_and(|only| only != name) {
+            continue;
+        }
+        let once: usize = lines.iter().map(|l| l.len()).sum();
+        let passes = COVER.div_ceil(once);
+        let bytes = once * passes;
+        let start = cpu_seconds();
+        for _ in 0..passes {
+            for line in lines {
+                std::hint::black_box(parse_line(line).is_ok());
+            }
+        }
+        let extract = cpu_seconds() - start;
+        // What reading cost before the extractor: cut the array out, then serde_json.
+        let serde_only = |line: &[u8]| match name.as_str() {
+            "TaskEnd" => serde_json::from_slice::<TaskEnd>(line).is_ok(),
+            "TaskStart" => serde_json::from_slice::<TaskStart>(line).is_ok(),
+            _ => parse_event(line).is_ok(),
+        };
+        let mut copy = Vec::new();
+        let start = cpu_seconds();
+        for _ in 0..passes {
+            for line in lines {
+                copy.clear();
+                copy.extend_from_slice(line);
+                let len = strip_task_accumulables(&mut copy);
+                std::hint::black_box(serde_only(&copy[..len]));
+            }
+        }
+        let serde = cpu_seconds() - start;
+        println!(
+            "{name:<28} {:>8} {:>9.1} {:>13.0} {:>13.0}",
+            lines.len(),
+            once as f64 / 1e6,
+            bytes as f64 / 1e6 / extract,
+            bytes as f64 / 1e6 / serde
+        );
+    }
+}
+
+/// User + system time of this thread, in seconds (`/proc/thread-self/stat`, in ticks of 1/100 s):
+/// on a machine shared with other work, wall time would count the time others ran.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
+    let after = stat.rsplit_once(')').unwrap().1;
+    let ticks: f64 = after
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .map(|v| v.parse::<f64>().unwrap())
+        .sum();
+    ticks / 100.0
+}
