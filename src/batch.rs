@@ -11,6 +11,8 @@ use sparkdiag_report::Report;
 use sparkdiag_report::fleet::{self, Night, NightApp, NightError, NightFinding};
 use sparkdiag_rules::{Config, Severity};
 
+mod merge;
+
 #[derive(clap::Args)]
 pub struct BatchArgs {
     /// Directories holding event logs (any mix of layouts, codecs and archives).
@@ -45,6 +47,30 @@ pub struct BatchArgs {
     /// `name` or `spark-property:<key>` (e.g. spark-property:spark.databricks.clusterUsageTags.clusterName).
     #[arg(long, value_name = "KEY", default_value = "name")]
     pub key: String,
+    /// Analyse only slice K of N (`K/N`, K from 0): the applications found at positions K,
+    /// K+N, K+2N, ... One slice of a night spread over machines (examples/distributed_batch.py):
+    /// it writes its reports, tables and night, but no index page; `--merge` joins the slices.
+    #[arg(long, value_name = "K/N", value_parser = parse_slice, conflicts_with = "merge")]
+    pub slice: Option<Slice>,
+    /// The DIRs are the OUTDIRs of every `--slice K/N` of one night (same DIRs, same --date):
+    /// writes OUTDIR as one `batch` over all the logs would have, and moves the slices' reports
+    /// into it.
+    #[arg(long)]
+    pub merge: bool,
+}
+
+/// One slice of a night: the applications at positions `index`, `index + of`, ...
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Slice {
+    pub index: usize,
+    pub of: usize,
+}
+
+impl Slice {
+    /// Whether the item at `position` of everything found belongs to this slice.
+    fn holds(self, position: usize) -> bool {
+        position % self.of == self.index
+    }
 }
 
 /// What one worker returns: the report, or the input with why it could not be read.
@@ -60,6 +86,10 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
         ),
         None => today(),
     };
+    if args.merge {
+        let night = merge::merge(&args.dirs, &args.output, &date)?;
+        return publish(&args, night, started);
+    }
     // A directory that is not there is a mistake in the command (a typo, an unmounted volume),
     // not a bad log: stop before writing a night that would look complete.
     let missing: Vec<&String> = args
@@ -80,23 +110,34 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
     let mut inputs = Vec::new();
     let mut unreadable = Vec::new();
     let mut in_progress = Vec::new();
+    // Every log found has a position, before any is filtered out: it picks the log's slice, so
+    // slices that list the same directories never share or miss a log, and it names the
+    // log's report the same in a slice as in one batch over everything.
+    let mut position = 0;
     for dir in &args.dirs {
         // A path that is not a log is listed like any unreadable log; it does not stop the night.
         let found = match sparkdiag_eventlog::discover(dir) {
             Ok(found) => found,
             Err(e) => {
-                unreadable.push(night_error(dir, &e.to_string()));
+                // Said once, by the first slice.
+                if args.slice.is_none_or(|s| s.index == 0) {
+                    unreadable.push(night_error(dir, &e.to_string()));
+                }
                 continue;
             }
         };
         for input in found {
+            position += 1;
+            if args.slice.is_some_and(|s| !s.holds(position - 1)) {
+                continue;
+            }
             if args.since.is_some_and(|since| older_than(&input, since)) {
                 continue;
             }
             if input.in_progress && !args.include_in_progress {
                 in_progress.push(input.display.clone());
             } else {
-                inputs.push((dir.clone(), input));
+                inputs.push((position - 1, dir.clone(), input));
             }
         }
     }
@@ -133,8 +174,10 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
         inputs.len(),
         window(jobs),
         |i| {
-            let (dir, input) = &inputs[i];
-            analyse(i, dir, input, &config, &args.key, &apps_dir, &apps_rel)
+            let (position, dir, input) = &inputs[i];
+            analyse(
+                *position, dir, input, &config, &args.key, &apps_dir, &apps_rel,
+            )
         },
         |outcome| match outcome {
             Ok((report, app)) => {
@@ -166,7 +209,29 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
     }
     tables.finish()?;
     night.worst_findings = worst;
+    match args.slice {
+        Some(slice) => {
+            merge::write_slice(out, &night, slice)?;
+            println!(
+                "slice {}/{}: {} application(s) analysed in {:.1} s, {} unreadable, {} in progress skipped",
+                slice.index,
+                slice.of,
+                night.apps.len(),
+                started.elapsed().as_secs_f64(),
+                night.errors.len(),
+                night.in_progress.len(),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        None => publish(&args, night, started),
+    }
+}
 
+/// Writes the night, compares it with the earlier ones and writes the index page; says what
+/// failed and what regressed.
+fn publish(args: &BatchArgs, night: Night, started: Instant) -> anyhow::Result<ExitCode> {
+    let out = &args.output;
+    let date = &night.date;
     write_atomic(
         &out.join("nights").join(format!("{date}.json")),
         &serde_json::to_string_pretty(&night)?,
@@ -215,6 +280,22 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `K/N` with K < N, e.g. `0/8`.
+fn parse_slice(text: &str) -> Result<Slice, String> {
+    let parsed = text.split_once('/').and_then(|(k, n)| {
+        Some(Slice {
+            index: k.trim().parse().ok()?,
+            of: n.trim().parse().ok()?,
+        })
+    });
+    match parsed {
+        Some(slice) if slice.index < slice.of => Ok(slice),
+        _ => Err(format!(
+            "`{text}`: expected K/N with 0 <= K < N, e.g. 0/8 for the first of 8 slices"
+        )),
+    }
 }
 
 /// How many of the night's worst findings the index shows.
@@ -320,8 +401,10 @@ fn ordered_bounded<T: Send>(
     }
 }
 
+/// Analyses one log and writes its reports; `position` is where it was found among every log
+/// of the night, which keeps apart the reports of two logs with one id.
 fn analyse(
-    i: usize,
+    position: usize,
     dir: &str,
     input: &sparkdiag_eventlog::LogInput,
     config: &Config,
@@ -341,9 +424,9 @@ fn analyse(
         .application
         .id
         .clone()
-        .unwrap_or_else(|| format!("app-{i}"));
+        .unwrap_or_else(|| format!("app-{position}"));
     // Ids are unique per attempt; the index keeps two logs of one id apart.
-    let file = format!("{}-{i}", safe_name(&id));
+    let file = format!("{}-{position}", safe_name(&id));
     let html = sparkdiag_report::html::render(&[(&report, &app)]);
     write_atomic(&apps_dir.join(format!("{file}.html")), &html)
         .map_err(|e| failed(e.to_string()))?;
