@@ -2,13 +2,14 @@
 //! per-application reports, the fleet's index page, Parquet tables and trends against earlier
 //! nights. The work itself lives in the library crates; this wires it together and writes files.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
 use sparkdiag_report::Report;
-use sparkdiag_report::fleet::{self, Night, NightApp, NightError, NightFinding};
+use sparkdiag_report::fleet::{self, Night, NightApp, NightError, NightFinding, NightTotals};
 use sparkdiag_rules::{Config, Severity};
 
 mod merge;
@@ -209,6 +210,8 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
     }
     tables.finish()?;
     night.worst_findings = worst;
+    // The list of logs found is as long as the night; the index is drawn without it.
+    drop(inputs);
     match args.slice {
         Some(slice) => {
             merge::write_slice(out, &night, slice)?;
@@ -232,14 +235,14 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
 fn publish(args: &BatchArgs, night: Night, started: Instant) -> anyhow::Result<ExitCode> {
     let out = &args.output;
     let date = &night.date;
-    write_atomic(
-        &out.join("nights").join(format!("{date}.json")),
-        &serde_json::to_string_pretty(&night)?,
-    )?;
-    let history = read_nights(&out.join("nights"))?;
+    // Straight to the file: the night's text would be another copy of every application.
+    write_atomic_with(&out.join("nights").join(format!("{date}.json")), |file| {
+        Ok(serde_json::to_writer_pretty(file, &night)?)
+    })?;
+    let (history, earlier) = read_history(&out.join("nights"), &night)?;
     let changes = fleet::compare(
         &night,
-        &history,
+        &earlier,
         args.regression_threshold,
         (args.min_regression_s * 1000.0) as i64,
     );
@@ -501,31 +504,83 @@ fn night_error(input: &str, error: &str) -> NightError {
 
 /// Writes under a temporary name and renames, so a crash never leaves a half-written file.
 fn write_atomic(path: &Path, contents: &str) -> anyhow::Result<()> {
+    write_atomic_with(path, |file| Ok(file.write_all(contents.as_bytes())?))
+}
+
+/// [`write_atomic`] for contents that `write` streams into the file.
+fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     let dir = path.parent().context("a file needs a folder")?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let tmp = dir.join(format!(
         ".{}.tmp",
         path.file_name().and_then(|n| n.to_str()).unwrap_or("out")
     ));
-    std::fs::write(&tmp, contents).with_context(|| format!("cannot write {}", tmp.display()))?;
+    let cannot_write = || format!("cannot write {}", tmp.display());
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp).with_context(cannot_write)?);
+    write(&mut file).with_context(cannot_write)?;
+    file.into_inner()
+        .map_err(|e| e.into_error())
+        .with_context(cannot_write)?;
     std::fs::rename(&tmp, path)
         .with_context(|| format!("cannot rename {} into place", tmp.display()))?;
     Ok(())
 }
 
-fn read_nights(dir: &Path) -> anyhow::Result<Vec<Night>> {
-    let mut nights = Vec::new();
+/// What the index and the comparison need of the nights in `dir`, read one night at a time:
+/// every night's totals (with `tonight`'s own), and for each of tonight's applications only its
+/// latest earlier run, as nights holding just those runs (what [`fleet::compare`] looks in).
+/// Memory follows tonight's applications and the largest night, not how many nights there are.
+fn read_history(dir: &Path, tonight: &Night) -> anyhow::Result<(Vec<NightTotals>, Vec<Night>)> {
+    use std::collections::{BTreeMap, HashMap, HashSet};
+    let keys: HashSet<&str> = tonight.apps.iter().map(|a| a.key.as_str()).collect();
+    let own = format!("{}.json", tonight.date);
+    let mut totals = vec![NightTotals::of(tonight)];
+    let mut latest: HashMap<String, (String, NightApp)> = HashMap::new();
     for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
         let path = entry?.path();
-        if path.extension().is_some_and(|e| e == "json") {
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            nights.push(serde_json::from_str(&text).with_context(|| {
+        if path.extension().is_none_or(|e| e != "json")
+            || path.file_name().is_some_and(|n| *n == *own)
+        {
+            continue;
+        }
+        let file = std::fs::File::open(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let night: Night =
+            serde_json::from_reader(std::io::BufReader::new(file)).with_context(|| {
                 format!("{}: not a night written by sparkdiag batch", path.display())
-            })?);
+            })?;
+        totals.push(NightTotals::of(&night));
+        if night.date >= tonight.date {
+            continue;
+        }
+        for app in night.apps {
+            // Within a night the first run of a key is the one compared with, as before.
+            let newer = latest
+                .get(&app.key)
+                .is_none_or(|(date, _)| *date < night.date);
+            if keys.contains(app.key.as_str()) && newer {
+                latest.insert(app.key.clone(), (night.date.clone(), app));
+            }
         }
     }
-    Ok(nights)
+    let mut by_date: BTreeMap<String, Vec<NightApp>> = BTreeMap::new();
+    for (date, app) in latest.into_values() {
+        by_date.entry(date).or_default().push(app);
+    }
+    let earlier = by_date
+        .into_iter()
+        .map(|(date, apps)| Night {
+            date,
+            apps,
+            errors: Vec::new(),
+            worst_findings: Vec::new(),
+            in_progress: Vec::new(),
+        })
+        .collect();
+    Ok((totals, earlier))
 }
 
 /// `36h`, `2d`, `90m`, `45s`.
@@ -730,6 +785,82 @@ mod tests {
         assert_eq!(worst.len(), WORST_FINDINGS);
         assert_eq!(worst[0].app, "c");
         assert!(worst[1..].iter().all(|f| f.app == "a"));
+    }
+
+    fn run_of(key: &str, duration_ms: i64) -> NightApp {
+        NightApp {
+            key: key.into(),
+            app_id: format!("id-{key}"),
+            name: key.into(),
+            status: "succeeded".into(),
+            duration_ms,
+            core_ms: 0,
+            impact_ms: 0,
+            findings: vec!["SK001".into()],
+            worst_severity: None,
+            top_finding: None,
+            report: String::new(),
+            jobs: 1,
+            failed_jobs: 0,
+            input: String::new(),
+        }
+    }
+
+    fn night_of(date: &str, apps: Vec<NightApp>) -> Night {
+        Night {
+            date: date.into(),
+            apps,
+            errors: Vec::new(),
+            worst_findings: Vec::new(),
+            in_progress: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn history_keeps_each_apps_latest_earlier_run_and_every_nights_totals() {
+        let dir = tempfile::tempdir().unwrap();
+        let tonight = night_of("2026-11-29", vec![run_of("etl", 9), run_of("report", 9)]);
+        for night in [
+            night_of("2026-11-27", vec![run_of("etl", 1), run_of("report", 2)]),
+            night_of(
+                "2026-11-28",
+                vec![run_of("etl", 3), run_of("etl", 4), run_of("gone", 5)],
+            ),
+            // A later night (a re-run of an older date) is drawn but never compared with.
+            night_of("2026-11-30", vec![run_of("etl", 6)]),
+            // Tonight's own file is read from memory, not from this stale copy.
+            night_of("2026-11-29", vec![run_of("stale", 7)]),
+        ] {
+            let path = dir.path().join(format!("{}.json", night.date));
+            write_atomic(&path, &serde_json::to_string(&night).unwrap()).unwrap();
+        }
+        let (mut totals, earlier) = read_history(dir.path(), &tonight).unwrap();
+        totals.sort_by(|a, b| a.date.cmp(&b.date));
+        let runtimes: Vec<(&str, i64, usize)> = totals
+            .iter()
+            .map(|t| (t.date.as_str(), t.runtime_ms, t.findings))
+            .collect();
+        assert_eq!(
+            runtimes,
+            [
+                ("2026-11-27", 3, 2),
+                ("2026-11-28", 12, 3),
+                ("2026-11-29", 18, 2),
+                ("2026-11-30", 6, 1)
+            ]
+        );
+        let kept: Vec<(&str, &str, i64)> = earlier
+            .iter()
+            .flat_map(|n| {
+                n.apps
+                    .iter()
+                    .map(|a| (n.date.as_str(), a.key.as_str(), a.duration_ms))
+            })
+            .collect();
+        assert_eq!(
+            kept,
+            [("2026-11-27", "report", 2), ("2026-11-28", "etl", 3)]
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use sparkdiag_report::fleet::Night;
 
-use super::{Slice, keep_worst, write_atomic};
+use super::{Slice, keep_worst, write_atomic, write_atomic_with};
 
 /// What a slice leaves beside its night, so that a merge can tell that it has every slice of
 /// one night, once. Not `.json`: the history reads every night file there.
@@ -23,10 +23,9 @@ fn night_file(outdir: &Path, date: &str) -> PathBuf {
 
 /// Writes a slice's night and its marker; the tables and reports are already in `outdir`.
 pub(super) fn write_slice(outdir: &Path, night: &Night, slice: Slice) -> anyhow::Result<()> {
-    write_atomic(
-        &night_file(outdir, &night.date),
-        &serde_json::to_string(night)?,
-    )?;
+    write_atomic_with(&night_file(outdir, &night.date), |file| {
+        Ok(serde_json::to_writer(file, night)?)
+    })?;
     write_atomic(
         &marker(outdir, &night.date),
         &serde_json::to_string(&slice)?,
