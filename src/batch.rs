@@ -143,15 +143,7 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
         }
     }
     let out = &args.output;
-    let apps_rel = format!("apps/{date}");
-    let apps_dir = out.join(&apps_rel);
-    // The night is written afresh: a re-run replaces it instead of adding to it.
-    if apps_dir.exists() {
-        std::fs::remove_dir_all(&apps_dir)
-            .with_context(|| format!("cannot clear {}", apps_dir.display()))?;
-    }
-    std::fs::create_dir_all(&apps_dir)
-        .with_context(|| format!("cannot create {}", apps_dir.display()))?;
+    let (apps_rel, apps_dir) = fresh_apps_dir(out, &date)?;
 
     let jobs = match args.jobs {
         Some(n) if n > 0 => n,
@@ -160,11 +152,9 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
     let mut tables = sparkdiag_tables::NightWriter::create(out, &date)?;
     let mut night = Night {
-        date: date.clone(),
-        apps: Vec::new(),
         errors: unreadable,
-        worst_findings: Vec::new(),
         in_progress,
+        ..Night::new(&date)
     };
     let mut worst: Vec<NightFinding> = Vec::new();
     // Each application's rows go to the tables as soon as it is its turn, and its report is
@@ -228,6 +218,20 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
         }
         None => publish(&args, night, started),
     }
+}
+
+/// The night's report folder under `out`, relative and full, emptied: the night is written
+/// afresh, so a re-run replaces it instead of adding to it.
+fn fresh_apps_dir(out: &Path, date: &str) -> anyhow::Result<(String, PathBuf)> {
+    let apps_rel = format!("apps/{date}");
+    let apps_dir = out.join(&apps_rel);
+    if apps_dir.exists() {
+        std::fs::remove_dir_all(&apps_dir)
+            .with_context(|| format!("cannot clear {}", apps_dir.display()))?;
+    }
+    std::fs::create_dir_all(&apps_dir)
+        .with_context(|| format!("cannot create {}", apps_dir.display()))?;
+    Ok((apps_rel, apps_dir))
 }
 
 /// Writes the night, compares it with the earlier ones and writes the index page; says what
@@ -573,11 +577,8 @@ fn read_history(dir: &Path, tonight: &Night) -> anyhow::Result<(Vec<NightTotals>
     let earlier = by_date
         .into_iter()
         .map(|(date, apps)| Night {
-            date,
             apps,
-            errors: Vec::new(),
-            worst_findings: Vec::new(),
-            in_progress: Vec::new(),
+            ..Night::new(&date)
         })
         .collect();
     Ok((totals, earlier))
@@ -787,32 +788,19 @@ mod tests {
         assert!(worst[1..].iter().all(|f| f.app == "a"));
     }
 
+    /// A run as an earlier night's file holds it (the fields later versions added left out).
     fn run_of(key: &str, duration_ms: i64) -> NightApp {
-        NightApp {
-            key: key.into(),
-            app_id: format!("id-{key}"),
-            name: key.into(),
-            status: "succeeded".into(),
-            duration_ms,
-            core_ms: 0,
-            impact_ms: 0,
-            findings: vec!["SK001".into()],
-            worst_severity: None,
-            top_finding: None,
-            report: String::new(),
-            jobs: 1,
-            failed_jobs: 0,
-            input: String::new(),
-        }
+        serde_json::from_value(serde_json::json!({
+            "key": key, "app_id": key, "name": key, "status": "succeeded",
+            "duration_ms": duration_ms, "impact_ms": 0, "findings": ["SK001"], "report": "",
+        }))
+        .unwrap()
     }
 
     fn night_of(date: &str, apps: Vec<NightApp>) -> Night {
         Night {
-            date: date.into(),
             apps,
-            errors: Vec::new(),
-            worst_findings: Vec::new(),
-            in_progress: Vec::new(),
+            ..Night::new(date)
         }
     }
 

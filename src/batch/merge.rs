@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use sparkdiag_report::fleet::Night;
 
-use super::{Slice, keep_worst, write_atomic, write_atomic_with};
+use super::{Slice, fresh_apps_dir, keep_worst, write_atomic, write_atomic_with};
 
 /// What a slice leaves beside its night, so that a merge can tell that it has every slice of
 /// one night, once. Not `.json`: the history reads every night file there.
@@ -58,23 +58,9 @@ pub(super) fn merge(slice_dirs: &[String], out: &Path, date: &str) -> anyhow::Re
     slices.sort_by_key(|(slice, _)| slice.index);
     check_complete(&slices)?;
 
-    let apps_rel = format!("apps/{date}");
-    let apps_dir = out.join(&apps_rel);
-    // As in a batch: the night is written afresh.
-    if apps_dir.exists() {
-        std::fs::remove_dir_all(&apps_dir)
-            .with_context(|| format!("cannot clear {}", apps_dir.display()))?;
-    }
-    std::fs::create_dir_all(&apps_dir)
-        .with_context(|| format!("cannot create {}", apps_dir.display()))?;
+    let (apps_rel, apps_dir) = fresh_apps_dir(out, date)?;
     let mut tables = sparkdiag_tables::NightWriter::create(out, date)?;
-    let mut night = Night {
-        date: date.to_string(),
-        apps: Vec::new(),
-        errors: Vec::new(),
-        worst_findings: Vec::new(),
-        in_progress: Vec::new(),
-    };
+    let mut night = Night::new(date);
     for (_, dir) in &slices {
         let path = night_file(dir, date);
         let text = std::fs::read_to_string(&path)

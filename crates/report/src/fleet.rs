@@ -97,6 +97,19 @@ pub struct Night {
     pub in_progress: Vec<String>,
 }
 
+impl Night {
+    /// A night of `date` with nothing in it yet.
+    pub fn new(date: &str) -> Self {
+        Night {
+            date: date.to_string(),
+            apps: Vec::new(),
+            errors: Vec::new(),
+            worst_findings: Vec::new(),
+            in_progress: Vec::new(),
+        }
+    }
+}
+
 /// What the index's chart over the nights shows of one night: kept instead of the night, so
 /// that drawing 30 nights needs 30 of these, not 30 nights of applications.
 #[derive(Debug, Clone, PartialEq)]
@@ -506,11 +519,8 @@ mod tests {
 
     fn night(date: &str, apps: Vec<NightApp>) -> Night {
         Night {
-            date: date.into(),
             apps,
-            errors: Vec::new(),
-            worst_findings: Vec::new(),
-            in_progress: Vec::new(),
+            ..Night::new(date)
         }
     }
 
