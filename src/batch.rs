@@ -408,10 +408,10 @@ fn ordered_bounded<T: Send>(
     }
 }
 
-/// Analyses one log and writes its reports; `position` is where it was found among every log
-/// of the night, which keeps apart the reports of two logs with one id.
+/// Analyses one log and writes its reports; `i` is where it was found among every log of the
+/// night (in a slice too), which keeps apart the reports of two logs with one id.
 fn analyse(
-    position: usize,
+    i: usize,
     dir: &str,
     input: &sparkdiag_eventlog::LogInput,
     config: &Config,
@@ -431,9 +431,9 @@ fn analyse(
         .application
         .id
         .clone()
-        .unwrap_or_else(|| format!("app-{position}"));
+        .unwrap_or_else(|| format!("app-{i}"));
     // Ids are unique per attempt; the index keeps two logs of one id apart.
-    let file = format!("{}-{position}", safe_name(&id));
+    let file = format!("{}-{i}", safe_name(&id));
     let html = sparkdiag_report::html::render(&[(&report, &app)]);
     write_atomic(&apps_dir.join(format!("{file}.html")), &html)
         .map_err(|e| failed(e.to_string()))?;

@@ -11,6 +11,8 @@
 //! half-written table, and writing a date again replaces that date's partition.
 //! [`NightWriter`] writes the same tables one report at a time, so a night of any size needs
 //! only a few reports in memory; `write_night` is it fed from a slice.
+//! [`NightWriter::append_night`] adds another folder's tables of the same date, a row group at a
+//! time: how `sparkdiag batch --merge` joins the slices of a night analysed on many machines.
 //!
 //! polars lives here alone so that the crates that read and model logs build fast.
 //!
