@@ -67,6 +67,12 @@ pub fn write_night(
 /// readers see few, well-compressed groups; small enough (a few MB) that memory stays flat.
 const ROW_GROUP_ROWS: usize = 16_384;
 
+/// ...or this many bytes, whichever comes first: the `applications` table has one row per
+/// application, so 16,384 rows was the whole of a 10,000-application night in memory (measured
+/// with heaptrack: most of the 4.5 KB per application that memory grew by), and `findings` rows
+/// carry long texts.
+const ROW_GROUP_BYTES: usize = 4 << 20;
+
 /// How many applications' chunks a table's buffer gathers before they are merged into one.
 const MAX_CHUNKS: usize = 32;
 
@@ -94,9 +100,10 @@ impl TableWriter {
 }
 
 /// Writes one night's tables an application at a time: [`NightWriter::add`] appends a report's
-/// rows and the report can be dropped; only up to [`ROW_GROUP_ROWS`] rows per table wait in
-/// memory. Each table is still one file, `date=<DATE>/part-0.parquet` (now with one row group
-/// per 16,384 rows), written under a temporary name and renamed into place by
+/// rows and the report can be dropped; only up to [`ROW_GROUP_ROWS`] rows or
+/// [`ROW_GROUP_BYTES`] per table wait in memory. Each table is still one file,
+/// `date=<DATE>/part-0.parquet` (one row group per 16,384 rows or 4 MiB),
+/// written under a temporary name and renamed into place by
 /// [`NightWriter::finish`], so readers never see a night half-written and the layout is the
 /// one Spark and DuckDB already read. Dropping the writer unfinished leaves the previous
 /// partition as it was.
@@ -196,7 +203,9 @@ impl NightWriter {
             .pending
             .vstack_mut_owned(frame)
             .map_err(|e| TablesError(format!("cannot build the {name} table: {e}")))?;
-        if table.pending.height() >= self.row_group_rows {
+        if table.pending.height() >= self.row_group_rows
+            || table.pending.estimated_size() >= ROW_GROUP_BYTES
+        {
             table.flush()?;
         } else if table.pending.first_col_n_chunks() >= MAX_CHUNKS {
             table.pending = compact(&table.pending)
