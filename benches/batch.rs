@@ -1,9 +1,11 @@
 //! `sparkdiag batch` over many real logs with 1 worker and with every core: it should scale with
 //! cores. The logs are copies of the committed pattern fixtures and the rolling fixture
-//! (`SPARKDIAG_BATCH_COPIES` copies of each, default 8). Then a night of
-//! `SPARKDIAG_BATCH_APPS` applications (default 1,000, copies of the pattern fixtures) with
-//! every core: apps/s and peak memory, which should stay flat as the night grows because each
-//! application's rows are written as it finishes. Run with `cargo bench --bench batch`.
+//! (`SPARKDIAG_BATCH_COPIES` copies of each, default 8; 0 skips this part). Then nights of
+//! `SPARKDIAG_BATCH_APPS` applications (default 1,000; a list such as `1000,10000` runs each,
+//! links to the pattern fixtures) with every core: wall time, apps/s and peak memory, and how
+//! much the peak grew per application from one size to the next, which should stay small
+//! because each application's rows are written as it finishes and only a short summary of it
+//! is kept for the index. Run with `cargo bench --bench batch`.
 
 use std::path::Path;
 use std::process::Command;
@@ -89,24 +91,45 @@ fn main() {
         );
     }
 
-    let apps: usize = std::env::var("SPARKDIAG_BATCH_APPS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000);
-    let night = dir.path().join("night");
+    let sizes: Vec<usize> = std::env::var("SPARKDIAG_BATCH_APPS")
+        .unwrap_or_else(|_| "1000".into())
+        .split(',')
+        .map(|n| {
+            n.trim()
+                .parse()
+                .expect("SPARKDIAG_BATCH_APPS: numbers, e.g. 1000,10000")
+        })
+        .collect();
+    let mut previous: Option<(usize, u64)> = None;
+    for apps in sizes {
+        let peak_kb = night(dir.path(), &sources, apps, cores);
+        if let Some((before_apps, before_kb)) = previous {
+            println!(
+                "  peak grew {:.0} bytes per application from {before_apps} to {apps}",
+                (peak_kb as f64 - before_kb as f64) * 1024.0 / (apps as f64 - before_apps as f64)
+            );
+        }
+        previous = Some((apps, peak_kb));
+    }
+}
+
+/// One night of `apps` applications (links to `sources` in turn) with every core; prints its
+/// time and returns its peak resident memory in KB.
+fn night(dir: &Path, sources: &[std::path::PathBuf], apps: usize, cores: usize) -> u64 {
+    let night = dir.join(format!("night-{apps}"));
     std::fs::create_dir_all(&night).unwrap();
     for i in 0..apps {
         let src = &sources[i % sources.len()];
-        std::fs::copy(
-            src,
-            night.join(format!(
-                "n{i}-{}",
-                src.file_name().unwrap().to_string_lossy()
-            )),
-        )
-        .unwrap();
+        let link = night.join(format!(
+            "n{i}-{}",
+            src.file_name().unwrap().to_string_lossy()
+        ));
+        // Links, not copies: 10,000 copies would be gigabytes of the same bytes.
+        if std::fs::hard_link(src, &link).is_err() {
+            std::fs::copy(src, &link).unwrap();
+        }
     }
-    let out = dir.path().join("out-night");
+    let out = dir.join(format!("out-night-{apps}"));
     let start = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_sparkdiag"))
         .args([
@@ -139,6 +162,7 @@ fn main() {
         apps as f64 / secs,
         peak_kb as f64 / 1024.0
     );
+    peak_kb
 }
 
 /// The peak resident memory of a running process, from Linux's `/proc`; `None` elsewhere.

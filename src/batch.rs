@@ -2,14 +2,17 @@
 //! per-application reports, the fleet's index page, Parquet tables and trends against earlier
 //! nights. The work itself lives in the library crates; this wires it together and writes files.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
 use sparkdiag_report::Report;
-use sparkdiag_report::fleet::{self, Night, NightApp, NightError, NightFinding};
+use sparkdiag_report::fleet::{self, Night, NightApp, NightError, NightFinding, NightTotals};
 use sparkdiag_rules::{Config, Severity};
+
+mod merge;
 
 #[derive(clap::Args)]
 pub struct BatchArgs {
@@ -45,6 +48,30 @@ pub struct BatchArgs {
     /// `name` or `spark-property:<key>` (e.g. spark-property:spark.databricks.clusterUsageTags.clusterName).
     #[arg(long, value_name = "KEY", default_value = "name")]
     pub key: String,
+    /// Analyse only slice K of N (`K/N`, K from 0): the applications found at positions K,
+    /// K+N, K+2N, ... One slice of a night spread over machines (examples/distributed_batch.py):
+    /// it writes its reports, tables and night, but no index page; `--merge` joins the slices.
+    #[arg(long, value_name = "K/N", value_parser = parse_slice, conflicts_with = "merge")]
+    pub slice: Option<Slice>,
+    /// The DIRs are the OUTDIRs of every `--slice K/N` of one night (same DIRs, same --date):
+    /// writes OUTDIR as one `batch` over all the logs would have, and moves the slices' reports
+    /// into it.
+    #[arg(long)]
+    pub merge: bool,
+}
+
+/// One slice of a night: the applications at positions `index`, `index + of`, ...
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Slice {
+    pub index: usize,
+    pub of: usize,
+}
+
+impl Slice {
+    /// Whether the item at `position` of everything found belongs to this slice.
+    fn holds(self, position: usize) -> bool {
+        position % self.of == self.index
+    }
 }
 
 /// What one worker returns: the report, or the input with why it could not be read.
@@ -60,6 +87,10 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
         ),
         None => today(),
     };
+    if args.merge {
+        let night = merge::merge(&args.dirs, &args.output, &date)?;
+        return publish(&args, night, started);
+    }
     // A directory that is not there is a mistake in the command (a typo, an unmounted volume),
     // not a bad log: stop before writing a night that would look complete.
     let missing: Vec<&String> = args
@@ -80,36 +111,39 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
     let mut inputs = Vec::new();
     let mut unreadable = Vec::new();
     let mut in_progress = Vec::new();
+    // Every log found has a position, before any is filtered out: it picks the log's slice, so
+    // slices that list the same directories never share or miss a log, and it names the
+    // log's report the same in a slice as in one batch over everything.
+    let mut position = 0;
     for dir in &args.dirs {
         // A path that is not a log is listed like any unreadable log; it does not stop the night.
         let found = match sparkdiag_eventlog::discover(dir) {
             Ok(found) => found,
             Err(e) => {
-                unreadable.push(night_error(dir, &e.to_string()));
+                // Said once, by the first slice.
+                if args.slice.is_none_or(|s| s.index == 0) {
+                    unreadable.push(night_error(dir, &e.to_string()));
+                }
                 continue;
             }
         };
         for input in found {
+            position += 1;
+            if args.slice.is_some_and(|s| !s.holds(position - 1)) {
+                continue;
+            }
             if args.since.is_some_and(|since| older_than(&input, since)) {
                 continue;
             }
             if input.in_progress && !args.include_in_progress {
                 in_progress.push(input.display.clone());
             } else {
-                inputs.push((dir.clone(), input));
+                inputs.push((position - 1, dir.clone(), input));
             }
         }
     }
     let out = &args.output;
-    let apps_rel = format!("apps/{date}");
-    let apps_dir = out.join(&apps_rel);
-    // The night is written afresh: a re-run replaces it instead of adding to it.
-    if apps_dir.exists() {
-        std::fs::remove_dir_all(&apps_dir)
-            .with_context(|| format!("cannot clear {}", apps_dir.display()))?;
-    }
-    std::fs::create_dir_all(&apps_dir)
-        .with_context(|| format!("cannot create {}", apps_dir.display()))?;
+    let (apps_rel, apps_dir) = fresh_apps_dir(out, &date)?;
 
     let jobs = match args.jobs {
         Some(n) if n > 0 => n,
@@ -118,11 +152,9 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
     let mut tables = sparkdiag_tables::NightWriter::create(out, &date)?;
     let mut night = Night {
-        date: date.clone(),
-        apps: Vec::new(),
         errors: unreadable,
-        worst_findings: Vec::new(),
         in_progress,
+        ..Night::new(&date)
     };
     let mut worst: Vec<NightFinding> = Vec::new();
     // Each application's rows go to the tables as soon as it is its turn, and its report is
@@ -133,8 +165,10 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
         inputs.len(),
         window(jobs),
         |i| {
-            let (dir, input) = &inputs[i];
-            analyse(i, dir, input, &config, &args.key, &apps_dir, &apps_rel)
+            let (position, dir, input) = &inputs[i];
+            analyse(
+                *position, dir, input, &config, &args.key, &apps_dir, &apps_rel,
+            )
         },
         |outcome| match outcome {
             Ok((report, app)) => {
@@ -166,15 +200,53 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
     }
     tables.finish()?;
     night.worst_findings = worst;
+    // The list of logs found is as long as the night; the index is drawn without it.
+    drop(inputs);
+    match args.slice {
+        Some(slice) => {
+            merge::write_slice(out, &night, slice)?;
+            println!(
+                "slice {}/{}: {} application(s) analysed in {:.1} s, {} unreadable, {} in progress skipped",
+                slice.index,
+                slice.of,
+                night.apps.len(),
+                started.elapsed().as_secs_f64(),
+                night.errors.len(),
+                night.in_progress.len(),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        None => publish(&args, night, started),
+    }
+}
 
-    write_atomic(
-        &out.join("nights").join(format!("{date}.json")),
-        &serde_json::to_string_pretty(&night)?,
-    )?;
-    let history = read_nights(&out.join("nights"))?;
+/// The night's report folder under `out`, relative and full, emptied: the night is written
+/// afresh, so a re-run replaces it instead of adding to it.
+fn fresh_apps_dir(out: &Path, date: &str) -> anyhow::Result<(String, PathBuf)> {
+    let apps_rel = format!("apps/{date}");
+    let apps_dir = out.join(&apps_rel);
+    if apps_dir.exists() {
+        std::fs::remove_dir_all(&apps_dir)
+            .with_context(|| format!("cannot clear {}", apps_dir.display()))?;
+    }
+    std::fs::create_dir_all(&apps_dir)
+        .with_context(|| format!("cannot create {}", apps_dir.display()))?;
+    Ok((apps_rel, apps_dir))
+}
+
+/// Writes the night, compares it with the earlier ones and writes the index page; says what
+/// failed and what regressed.
+fn publish(args: &BatchArgs, night: Night, started: Instant) -> anyhow::Result<ExitCode> {
+    let out = &args.output;
+    let date = &night.date;
+    // Straight to the file: the night's text would be another copy of every application.
+    write_atomic_with(&out.join("nights").join(format!("{date}.json")), |file| {
+        Ok(serde_json::to_writer_pretty(file, &night)?)
+    })?;
+    let (history, earlier) = read_history(&out.join("nights"), &night)?;
     let changes = fleet::compare(
         &night,
-        &history,
+        &earlier,
         args.regression_threshold,
         (args.min_regression_s * 1000.0) as i64,
     );
@@ -215,6 +287,22 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `K/N` with K < N, e.g. `0/8`.
+fn parse_slice(text: &str) -> Result<Slice, String> {
+    let parsed = text.split_once('/').and_then(|(k, n)| {
+        Some(Slice {
+            index: k.trim().parse().ok()?,
+            of: n.trim().parse().ok()?,
+        })
+    });
+    match parsed {
+        Some(slice) if slice.index < slice.of => Ok(slice),
+        _ => Err(format!(
+            "`{text}`: expected K/N with 0 <= K < N, e.g. 0/8 for the first of 8 slices"
+        )),
+    }
 }
 
 /// How many of the night's worst findings the index shows.
@@ -320,6 +408,8 @@ fn ordered_bounded<T: Send>(
     }
 }
 
+/// Analyses one log and writes its reports; `i` is where it was found among every log of the
+/// night (in a slice too), which keeps apart the reports of two logs with one id.
 fn analyse(
     i: usize,
     dir: &str,
@@ -417,31 +507,80 @@ fn night_error(input: &str, error: &str) -> NightError {
 
 /// Writes under a temporary name and renames, so a crash never leaves a half-written file.
 fn write_atomic(path: &Path, contents: &str) -> anyhow::Result<()> {
+    write_atomic_with(path, |file| Ok(file.write_all(contents.as_bytes())?))
+}
+
+/// [`write_atomic`] for contents that `write` streams into the file.
+fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     let dir = path.parent().context("a file needs a folder")?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let tmp = dir.join(format!(
         ".{}.tmp",
         path.file_name().and_then(|n| n.to_str()).unwrap_or("out")
     ));
-    std::fs::write(&tmp, contents).with_context(|| format!("cannot write {}", tmp.display()))?;
+    let cannot_write = || format!("cannot write {}", tmp.display());
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp).with_context(cannot_write)?);
+    write(&mut file).with_context(cannot_write)?;
+    file.into_inner()
+        .map_err(|e| e.into_error())
+        .with_context(cannot_write)?;
     std::fs::rename(&tmp, path)
         .with_context(|| format!("cannot rename {} into place", tmp.display()))?;
     Ok(())
 }
 
-fn read_nights(dir: &Path) -> anyhow::Result<Vec<Night>> {
-    let mut nights = Vec::new();
+/// What the index and the comparison need of the nights in `dir`, read one night at a time:
+/// every night's totals (with `tonight`'s own), and for each of tonight's applications only its
+/// latest earlier run, as nights holding just those runs (what [`fleet::compare`] looks in).
+/// Memory follows tonight's applications and the largest night, not how many nights there are.
+fn read_history(dir: &Path, tonight: &Night) -> anyhow::Result<(Vec<NightTotals>, Vec<Night>)> {
+    use std::collections::{BTreeMap, HashMap, HashSet};
+    let keys: HashSet<&str> = tonight.apps.iter().map(|a| a.key.as_str()).collect();
+    let own = format!("{}.json", tonight.date);
+    let mut totals = vec![NightTotals::of(tonight)];
+    let mut latest: HashMap<String, (String, NightApp)> = HashMap::new();
     for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
         let path = entry?.path();
-        if path.extension().is_some_and(|e| e == "json") {
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            nights.push(serde_json::from_str(&text).with_context(|| {
+        if path.extension().is_none_or(|e| e != "json")
+            || path.file_name().is_some_and(|n| *n == *own)
+        {
+            continue;
+        }
+        let file = std::fs::File::open(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let night: Night =
+            serde_json::from_reader(std::io::BufReader::new(file)).with_context(|| {
                 format!("{}: not a night written by sparkdiag batch", path.display())
-            })?);
+            })?;
+        totals.push(NightTotals::of(&night));
+        if night.date >= tonight.date {
+            continue;
+        }
+        for app in night.apps {
+            // Within a night the first run of a key is the one compared with, as before.
+            let newer = latest
+                .get(&app.key)
+                .is_none_or(|(date, _)| *date < night.date);
+            if keys.contains(app.key.as_str()) && newer {
+                latest.insert(app.key.clone(), (night.date.clone(), app));
+            }
         }
     }
-    Ok(nights)
+    let mut by_date: BTreeMap<String, Vec<NightApp>> = BTreeMap::new();
+    for (date, app) in latest.into_values() {
+        by_date.entry(date).or_default().push(app);
+    }
+    let earlier = by_date
+        .into_iter()
+        .map(|(date, apps)| Night {
+            apps,
+            ..Night::new(&date)
+        })
+        .collect();
+    Ok((totals, earlier))
 }
 
 /// `36h`, `2d`, `90m`, `45s`.
@@ -646,6 +785,69 @@ mod tests {
         assert_eq!(worst.len(), WORST_FINDINGS);
         assert_eq!(worst[0].app, "c");
         assert!(worst[1..].iter().all(|f| f.app == "a"));
+    }
+
+    /// A run as an earlier night's file holds it (the fields later versions added left out).
+    fn run_of(key: &str, duration_ms: i64) -> NightApp {
+        serde_json::from_value(serde_json::json!({
+            "key": key, "app_id": key, "name": key, "status": "succeeded",
+            "duration_ms": duration_ms, "impact_ms": 0, "findings": ["SK001"], "report": "",
+        }))
+        .unwrap()
+    }
+
+    fn night_of(date: &str, apps: Vec<NightApp>) -> Night {
+        Night {
+            apps,
+            ..Night::new(date)
+        }
+    }
+
+    #[test]
+    fn history_keeps_each_apps_latest_earlier_run_and_every_nights_totals() {
+        let dir = tempfile::tempdir().unwrap();
+        let tonight = night_of("2026-11-29", vec![run_of("etl", 9), run_of("report", 9)]);
+        for night in [
+            night_of("2026-11-27", vec![run_of("etl", 1), run_of("report", 2)]),
+            night_of(
+                "2026-11-28",
+                vec![run_of("etl", 3), run_of("etl", 4), run_of("gone", 5)],
+            ),
+            // A later night (a re-run of an older date) is drawn but never compared with.
+            night_of("2026-11-30", vec![run_of("etl", 6)]),
+            // Tonight's own file is read from memory, not from this stale copy.
+            night_of("2026-11-29", vec![run_of("stale", 7)]),
+        ] {
+            let path = dir.path().join(format!("{}.json", night.date));
+            write_atomic(&path, &serde_json::to_string(&night).unwrap()).unwrap();
+        }
+        let (mut totals, earlier) = read_history(dir.path(), &tonight).unwrap();
+        totals.sort_by(|a, b| a.date.cmp(&b.date));
+        let runtimes: Vec<(&str, i64, usize)> = totals
+            .iter()
+            .map(|t| (t.date.as_str(), t.runtime_ms, t.findings))
+            .collect();
+        assert_eq!(
+            runtimes,
+            [
+                ("2026-11-27", 3, 2),
+                ("2026-11-28", 12, 3),
+                ("2026-11-29", 18, 2),
+                ("2026-11-30", 6, 1)
+            ]
+        );
+        let kept: Vec<(&str, &str, i64)> = earlier
+            .iter()
+            .flat_map(|n| {
+                n.apps
+                    .iter()
+                    .map(|a| (n.date.as_str(), a.key.as_str(), a.duration_ms))
+            })
+            .collect();
+        assert_eq!(
+            kept,
+            [("2026-11-27", "report", 2), ("2026-11-28", "etl", 3)]
+        );
     }
 
     #[test]

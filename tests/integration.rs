@@ -12,6 +12,8 @@ mod conformance;
 mod damage;
 /// `sparkdiag diff` on real before/after pairs, checked against each run's own report.
 mod diff;
+/// A night spread over Spark executors (PySpark, local mode) against one `sparkdiag batch`.
+mod distributed;
 /// The real Spark 4.3 logs of every codec and layout in testdata/.
 mod fixtures;
 /// Folded stages against tasks kept as read: same report, charts and what-if, less memory.

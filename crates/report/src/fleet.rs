@@ -96,6 +96,40 @@ pub struct Night {
     pub in_progress: Vec<String>,
 }
 
+impl Night {
+    /// A night of `date` with nothing in it yet.
+    pub fn new(date: &str) -> Self {
+        Night {
+            date: date.to_string(),
+            apps: Vec::new(),
+            errors: Vec::new(),
+            worst_findings: Vec::new(),
+            in_progress: Vec::new(),
+        }
+    }
+}
+
+/// What the index's chart over the nights shows of one night: kept instead of the night, so
+/// that drawing 30 nights needs 30 of these, not 30 nights of applications.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NightTotals {
+    pub date: String,
+    /// The applications' runtimes, summed.
+    pub runtime_ms: i64,
+    /// Findings at medium severity or above, over every application.
+    pub findings: usize,
+}
+
+impl NightTotals {
+    pub fn of(night: &Night) -> Self {
+        NightTotals {
+            date: night.date.clone(),
+            runtime_ms: night.apps.iter().map(|a| a.duration_ms).sum(),
+            findings: night.apps.iter().map(|a| a.findings.len()).sum(),
+        }
+    }
+}
+
 /// How an application changed since its latest earlier run.
 #[derive(Debug, Clone, Serialize)]
 pub struct Change {
@@ -188,8 +222,9 @@ th{color:#555;font-weight:600}td.n{text-align:right;font-variant-numeric:tabular
 .critical,.high{background:#c4452d}.medium{background:#c99a0e}.low,.info{background:#5b7db1}svg text{font:11px sans-serif;fill:#444}";
 
 /// The fleet's index page: regressions first, applications ranked by recoverable time, the
-/// worst findings across the fleet, unreadable logs, and runtime and findings over the nights.
-pub fn render_index(night: &Night, history: &[Night], changes: &[Change]) -> String {
+/// worst findings across the fleet, unreadable logs, and runtime and findings over the nights
+/// in `history` (any order; the latest 30 are drawn).
+pub fn render_index(night: &Night, history: &[NightTotals], changes: &[Change]) -> String {
     let mut out = String::new();
     let total_ms: i64 = night.apps.iter().map(|a| a.duration_ms).sum();
     let wasted_ms: i64 = night.apps.iter().map(|a| a.impact_ms).sum();
@@ -324,17 +359,13 @@ pub fn render_index(night: &Night, history: &[Night], changes: &[Change]) -> Str
         let _ = writeln!(out, "</ul>");
     }
 
-    let mut nights: Vec<&Night> = history.iter().collect();
+    let mut nights: Vec<&NightTotals> = history.iter().collect();
     nights.sort_by(|a, b| a.date.cmp(&b.date));
-    let nights: Vec<&Night> = nights.into_iter().rev().take(30).rev().collect();
+    let nights: Vec<&NightTotals> = nights.into_iter().rev().take(30).rev().collect();
     let _ = writeln!(out, "<h2>Over the nights</h2>");
     // The axis counts in the unit the nights' runtimes are read in: seconds for a test
     // fleet, minutes or hours for a real one.
-    let longest = nights
-        .iter()
-        .map(|n| n.apps.iter().map(|a| a.duration_ms).sum::<i64>())
-        .max()
-        .unwrap_or(0);
+    let longest = nights.iter().map(|n| n.runtime_ms).max().unwrap_or(0);
     let (unit_ms, unit) = match longest {
         ..120_000 => (1_000.0, "seconds"),
         120_000..7_200_000 => (60_000.0, "minutes"),
@@ -342,21 +373,11 @@ pub fn render_index(night: &Night, history: &[Night], changes: &[Change]) -> Str
     };
     let runtime: Vec<(String, f64)> = nights
         .iter()
-        .map(|n| {
-            (
-                n.date.clone(),
-                n.apps.iter().map(|a| a.duration_ms).sum::<i64>() as f64 / unit_ms,
-            )
-        })
+        .map(|n| (n.date.clone(), n.runtime_ms as f64 / unit_ms))
         .collect();
     let findings: Vec<(String, f64)> = nights
         .iter()
-        .map(|n| {
-            (
-                n.date.clone(),
-                n.apps.iter().map(|a| a.findings.len()).sum::<usize>() as f64,
-            )
-        })
+        .map(|n| (n.date.clone(), n.findings as f64))
         .collect();
     out.push_str(&bars(
         "Total runtime per night",
@@ -497,11 +518,8 @@ mod tests {
 
     fn night(date: &str, apps: Vec<NightApp>) -> Night {
         Night {
-            date: date.into(),
             apps,
-            errors: Vec::new(),
-            worst_findings: Vec::new(),
-            in_progress: Vec::new(),
+            ..Night::new(date)
         }
     }
 
@@ -521,7 +539,7 @@ mod tests {
         assert_eq!(crashed.outcome(), "failed");
         assert!(crashed.failed());
 
-        let html = render_index(&now, std::slice::from_ref(&now), &[]);
+        let html = render_index(&now, &[NightTotals::of(&now)], &[]);
         assert!(
             html.contains(
                 "3 application(s): <span class=\"reg\">1 failed or with failed jobs</span>"
@@ -578,14 +596,14 @@ mod tests {
             !text.iter().any(|t| t.starts_with("report true")),
             "52 s vs 50 s is noise: {text:?}"
         );
-        let html = render_index(&now, std::slice::from_ref(&now), &changes);
+        let html = render_index(&now, &[NightTotals::of(&now)], &changes);
         assert!(html.contains("class=\"reg\">runtime 10m 00s → 15m 00s (+50%)"));
     }
 
     #[test]
     fn one_night_is_a_short_labelled_bar_on_a_round_axis() {
         let now = night("2026-11-29", vec![app("etl", 754_000, &["DR002"])]);
-        let html = render_index(&now, std::slice::from_ref(&now), &[]);
+        let html = render_index(&now, &[NightTotals::of(&now)], &[]);
         let chart = &html[html.find("aria-label=\"Total runtime per night\"").unwrap()..];
         let chart = &chart[..chart.find("</svg>").unwrap()];
         let width: f64 = chart

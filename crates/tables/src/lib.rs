@@ -11,6 +11,8 @@
 //! half-written table, and writing a date again replaces that date's partition.
 //! [`NightWriter`] writes the same tables one report at a time, so a night of any size needs
 //! only a few reports in memory; `write_night` is it fed from a slice.
+//! [`NightWriter::append_night`] adds another folder's tables of the same date, a row group at a
+//! time: how `sparkdiag batch --merge` joins the slices of a night analysed on many machines.
 //!
 //! polars lives here alone so that the crates that read and model logs build fast.
 //!
@@ -65,6 +67,12 @@ pub fn write_night(
 /// readers see few, well-compressed groups; small enough (a few MB) that memory stays flat.
 const ROW_GROUP_ROWS: usize = 16_384;
 
+/// ...or this many bytes, whichever comes first: the `applications` table has one row per
+/// application, so 16,384 rows was the whole of a 10,000-application night in memory (measured
+/// with heaptrack: most of the 4.5 KB per application that memory grew by), and `findings` rows
+/// carry long texts.
+const ROW_GROUP_BYTES: usize = 4 << 20;
+
 /// How many applications' chunks a table's buffer gathers before they are merged into one.
 const MAX_CHUNKS: usize = 32;
 
@@ -92,9 +100,10 @@ impl TableWriter {
 }
 
 /// Writes one night's tables an application at a time: [`NightWriter::add`] appends a report's
-/// rows and the report can be dropped; only up to [`ROW_GROUP_ROWS`] rows per table wait in
-/// memory. Each table is still one file, `date=<DATE>/part-0.parquet` (now with one row group
-/// per 16,384 rows), written under a temporary name and renamed into place by
+/// rows and the report can be dropped; only up to [`ROW_GROUP_ROWS`] rows or
+/// [`ROW_GROUP_BYTES`] per table wait in memory. Each table is still one file,
+/// `date=<DATE>/part-0.parquet` (one row group per 16,384 rows or 4 MiB),
+/// written under a temporary name and renamed into place by
 /// [`NightWriter::finish`], so readers never see a night half-written and the layout is the
 /// one Spark and DuckDB already read. Dropping the writer unfinished leaves the previous
 /// partition as it was.
@@ -109,13 +118,10 @@ impl NightWriter {
         for (name, frame) in TABLES.iter().zip(frames(&[])) {
             let frame =
                 frame.map_err(|e| TablesError(format!("cannot build the {name} table: {e}")))?;
-            let dir = outdir
-                .join("tables")
-                .join(name)
-                .join(format!("date={date}"));
-            fs::create_dir_all(&dir)
+            let path = partition_file(outdir, name, date);
+            let dir = path.parent().expect("a partition file has a folder");
+            fs::create_dir_all(dir)
                 .map_err(|e| TablesError(format!("cannot create {}: {e}", dir.display())))?;
-            let path = dir.join("part-0.parquet");
             let tmp = dir.join(".part-0.parquet.tmp");
             let file = fs::File::create(&tmp)
                 .map_err(|e| TablesError(format!("cannot write {}: {e}", tmp.display())))?;
@@ -137,19 +143,73 @@ impl NightWriter {
 
     /// Appends one application's rows to every table.
     pub fn add(&mut self, report: &Report) -> Result<(), TablesError> {
-        for ((name, table), frame) in TABLES.iter().zip(&mut self.tables).zip(frames(&[report])) {
+        for ((index, name), frame) in TABLES.iter().enumerate().zip(frames(&[report])) {
             let frame =
                 frame.map_err(|e| TablesError(format!("cannot build the {name} table: {e}")))?;
-            table
-                .pending
-                .vstack_mut_owned(frame)
-                .map_err(|e| TablesError(format!("cannot build the {name} table: {e}")))?;
-            if table.pending.height() >= self.row_group_rows {
-                table.flush()?;
-            } else if table.pending.first_col_n_chunks() >= MAX_CHUNKS {
-                table.pending = compact(&table.pending)
-                    .map_err(|e| TablesError(format!("cannot build the {name} table: {e}")))?;
+            self.append(index, frame)?;
+        }
+        Ok(())
+    }
+
+    /// Appends every row of another night's tables for `date` under `outdir` (one slice of a
+    /// night, written by `sparkdiag batch --slice`), a row group's worth at a time, so merging
+    /// slices needs no more memory than writing them. Their columns and types must be these
+    /// tables' own.
+    pub fn append_night(&mut self, outdir: &Path, date: &str) -> Result<(), TablesError> {
+        for (index, name) in TABLES.iter().enumerate() {
+            let path = partition_file(outdir, name, date);
+            let open = || {
+                fs::File::open(&path)
+                    .map_err(|e| TablesError(format!("cannot read {}: {e}", path.display())))
+            };
+            let unreadable = |e: PolarsError| {
+                TablesError(format!(
+                    "{}: not a readable Parquet file: {e}",
+                    path.display()
+                ))
+            };
+            let rows = ParquetReader::new(open()?).num_rows().map_err(unreadable)?;
+            let mut offset = 0;
+            while offset < rows {
+                let frame = ParquetReader::new(open()?)
+                    .with_slice(Some((offset, self.row_group_rows)))
+                    .finish()
+                    .map_err(unreadable)?;
+                if frame.schema() != self.tables[index].pending.schema() {
+                    return Err(TablesError(format!(
+                        "{}: its columns are not those of the {name} table this sparkdiag writes (written by another version?)",
+                        path.display()
+                    )));
+                }
+                // An empty read would loop forever on a file that reports more rows than it has.
+                if frame.height() == 0 {
+                    return Err(TablesError(format!(
+                        "{}: says it holds {rows} rows but has none from row {offset}",
+                        path.display()
+                    )));
+                }
+                offset += frame.height();
+                self.append(index, frame)?;
             }
+        }
+        Ok(())
+    }
+
+    /// Buffers `frame`'s rows for table `index`, writing a row group once enough are waiting.
+    fn append(&mut self, index: usize, frame: DataFrame) -> Result<(), TablesError> {
+        let name = TABLES[index];
+        let table = &mut self.tables[index];
+        table
+            .pending
+            .vstack_mut_owned(frame)
+            .map_err(|e| TablesError(format!("cannot build the {name} table: {e}")))?;
+        if table.pending.height() >= self.row_group_rows
+            || table.pending.estimated_size() >= ROW_GROUP_BYTES
+        {
+            table.flush()?;
+        } else if table.pending.first_col_n_chunks() >= MAX_CHUNKS {
+            table.pending = compact(&table.pending)
+                .map_err(|e| TablesError(format!("cannot build the {name} table: {e}")))?;
         }
         Ok(())
     }
@@ -176,6 +236,15 @@ impl NightWriter {
         }
         Ok(written)
     }
+}
+
+/// Where table `name`'s rows for `date` live under `outdir`.
+pub fn partition_file(outdir: &Path, name: &str, date: &str) -> PathBuf {
+    outdir
+        .join("tables")
+        .join(name)
+        .join(format!("date={date}"))
+        .join("part-0.parquet")
 }
 
 /// `frame` in one chunk whose text is copied into fresh buffers. Each application's rows arrive
@@ -546,6 +615,64 @@ mod tests {
                 .collect();
             assert_eq!(names, ["part-0.parquet"]);
         }
+    }
+
+    /// A night written in two slices and merged is the night written at once, row for row,
+    /// with row groups crossed on both the reading and the writing side.
+    #[test]
+    fn merged_slices_equal_the_night_written_at_once() {
+        let reports = real_reports();
+        let refs: Vec<&Report> = (0..10).flat_map(|_| &reports).collect();
+        let (first, second) = refs.split_at(refs.len() / 3);
+        let out = tempfile::tempdir().unwrap();
+        let (a, b, merged, whole) = (
+            out.path().join("a"),
+            out.path().join("b"),
+            out.path().join("merged"),
+            out.path().join("whole"),
+        );
+        for (dir, part) in [(&a, first), (&b, second)] {
+            let mut writer = NightWriter::create(dir, "2026-11-29").unwrap();
+            writer.row_group_rows = 70;
+            for report in part {
+                writer.add(report).unwrap();
+            }
+            writer.finish().unwrap();
+        }
+        let mut writer = NightWriter::create(&merged, "2026-11-29").unwrap();
+        writer.row_group_rows = 100;
+        writer.append_night(&a, "2026-11-29").unwrap();
+        writer.append_night(&b, "2026-11-29").unwrap();
+        let files = writer.finish().unwrap();
+        let expected = write_night(&whole, "2026-11-29", &refs).unwrap();
+        let mut crossed = false;
+        for ((name, file), expected) in TABLES.iter().zip(&files).zip(&expected) {
+            let (merged, whole) = (read(file), read(expected));
+            assert!(whole.height() > 0, "{name} is empty");
+            assert_eq!(merged.schema(), whole.schema(), "{name}");
+            assert!(merged.equals_missing(&whole), "{name}: merged rows differ");
+            crossed |= whole.height() > 200;
+        }
+        assert!(crossed, "no table was big enough to cross row groups");
+    }
+
+    #[test]
+    fn a_slice_with_other_columns_is_refused_by_name() {
+        let out = tempfile::tempdir().unwrap();
+        let slice = out.path().join("slice");
+        write_night(&slice, "2026-11-29", &[]).unwrap();
+        let stages = partition_file(&slice, "stages", "2026-11-29");
+        let mut other = DataFrame::new_infer_height(vec![int("stage_id", vec![1, 2])]).unwrap();
+        ParquetWriter::new(fs::File::create(&stages).unwrap())
+            .finish(&mut other)
+            .unwrap();
+        let mut writer = NightWriter::create(&out.path().join("merged"), "2026-11-29").unwrap();
+        let error = writer.append_night(&slice, "2026-11-29").unwrap_err().0;
+        assert!(
+            error.starts_with(&stages.display().to_string())
+                && error.contains("not those of the stages table"),
+            "{error}"
+        );
     }
 
     #[test]
