@@ -260,7 +260,10 @@ fn publish(args: &BatchArgs, night: Night, started: Instant) -> anyhow::Result<E
         .into_iter()
         .filter(|a| a.failed())
         .collect();
-    println!(
+    // A reader that stops early (`| head`) is not an error: main treats the broken pipe as done.
+    let mut stdout = std::io::stdout().lock();
+    writeln!(
+        stdout,
         "{} application(s) analysed in {:.1} s: {} failed or with failed jobs, {} unreadable, {} in progress skipped; {} regression(s) since earlier nights",
         night.apps.len(),
         started.elapsed().as_secs_f64(),
@@ -268,20 +271,24 @@ fn publish(args: &BatchArgs, night: Night, started: Instant) -> anyhow::Result<E
         night.errors.len(),
         night.in_progress.len(),
         regressions
-    );
+    )?;
     for a in &failed {
-        println!("  {}: {} ({})", a.name, a.outcome(), a.input);
+        writeln!(stdout, "  {}: {} ({})", a.name, a.outcome(), a.input)?;
     }
     for e in &night.errors {
-        println!("  could not read {}: {}", e.input, e.error);
+        writeln!(stdout, "  could not read {}: {}", e.input, e.error)?;
     }
     for input in &night.in_progress {
-        println!("  skipped, still being written: {input}");
+        writeln!(stdout, "  skipped, still being written: {input}")?;
     }
     for c in changes.iter().filter(|c| c.regression) {
-        println!("  regressed: {} — {} (since {})", c.key, c.what, c.since);
+        writeln!(
+            stdout,
+            "  regressed: {} — {} (since {})",
+            c.key, c.what, c.since
+        )?;
     }
-    println!("wrote {}", out.join("index.html").display());
+    writeln!(stdout, "wrote {}", out.join("index.html").display())?;
     Ok(if args.fail_on_regression && regressions > 0 {
         ExitCode::from(1)
     } else {

@@ -503,3 +503,26 @@ fn the_readme_sends_users_to_nothing_outside_the_repository() {
         assert!(!readme.contains(shorthand), "{shorthand}");
     }
 }
+
+#[test]
+fn a_night_read_by_a_reader_that_stops_early_ends_quietly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("fleet");
+    // Like `sparkdiag batch ... | head -0`: stdout's reader is gone before the summary is printed.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sparkdiag"))
+        .args(["batch", "-o", out.to_str().unwrap(), "--date", "2026-11-30"])
+        .arg(testdata("logs/failed/local-1796049483373"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let done = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(done.status.success(), "{:?}: {stderr}", done.status);
+    assert!(
+        out.join("index.html").exists(),
+        "the night was still written"
+    );
+}
