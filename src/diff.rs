@@ -59,10 +59,12 @@ pub fn run(args: DiffArgs, config: Config) -> anyhow::Result<ExitCode> {
         sparkdiag_diff::Run {
             app: &before.app,
             report: &before.report,
+            plans: &before.plans,
         },
         sparkdiag_diff::Run {
             app: &after.app,
             report: &after.report,
+            plans: &after.plans,
         },
         &sparkdiag_diff::Options {
             price_per_core_hour: args.price_per_core_hour,

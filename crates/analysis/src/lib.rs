@@ -15,7 +15,7 @@
 use sparkdiag_contract::{Report, ViewData};
 use sparkdiag_eventlog::{LogInput, ReadError, SourceReport};
 use sparkdiag_model::{Application, ApplicationBuilder};
-use sparkdiag_rules::Config;
+use sparkdiag_rules::{Config, PlanInput};
 
 /// How to analyse: the rules' configuration and what the report is told about its inputs.
 pub struct Options<'a> {
@@ -42,6 +42,8 @@ pub struct Analysis {
     pub source: SourceReport,
     pub app: Application,
     pub report: Report,
+    /// Each SQL execution's plan, parsed and paired once by the rules; `diff` reads these.
+    pub plans: Vec<PlanInput>,
 }
 
 impl Analysis {
@@ -66,7 +68,7 @@ pub fn analyze_with_progress(
     mut progress: impl FnMut(u64),
 ) -> Result<Analysis, ReadError> {
     let (source, app) = model_with_progress(input, &mut progress)?;
-    let findings = sparkdiag_rules::analyze(&app, options.config);
+    let (findings, plans) = sparkdiag_rules::analyze_keeping_plans(&app, options.config);
     let cores = sparkdiag_rules::peak_cores(&app);
     let inputs = if options.inputs.is_empty() {
         vec![input.display.clone()]
@@ -85,6 +87,7 @@ pub fn analyze_with_progress(
         source,
         app,
         report,
+        plans,
     })
 }
 

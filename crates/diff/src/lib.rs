@@ -28,8 +28,8 @@
 //! ```no_run
 //! # fn run(before: &sparkdiag_analysis::Analysis, after: &sparkdiag_analysis::Analysis) {
 //! let diff = sparkdiag_diff::compare(
-//!     sparkdiag_diff::Run { app: &before.app, report: &before.report },
-//!     sparkdiag_diff::Run { app: &after.app, report: &after.report },
+//!     sparkdiag_diff::Run { app: &before.app, report: &before.report, plans: &before.plans },
+//!     sparkdiag_diff::Run { app: &after.app, report: &after.report, plans: &after.plans },
 //!     &sparkdiag_diff::Options::default(),
 //! );
 //! if diff.correctness.status == "changed" {
@@ -50,6 +50,7 @@ use std::collections::BTreeMap;
 
 use sparkdiag_contract::Report;
 use sparkdiag_model::{AppStatus, Application, StageStatus};
+use sparkdiag_rules::PlanInput;
 
 pub use contract::*;
 pub use work::mask_numbers;
@@ -59,6 +60,8 @@ pub use work::mask_numbers;
 pub struct Run<'a> {
     pub app: &'a Application,
     pub report: &'a Report,
+    /// The SQL executions' plans as the rules parsed them (`Analysis::plans`).
+    pub plans: &'a [PlanInput],
 }
 
 #[derive(Debug, Clone, Default)]
@@ -75,7 +78,7 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
         (before.app, &writes_b, &reads_b),
         (after.app, &writes_a, &reads_a),
     );
-    let mut groups_b = work::groups(before.app, &writes_b);
+    let mut groups_b = work::groups(before.app, before.plans, &writes_b);
     // Two outputs the correctness check paired although their paths differ are one destination
     // for matching work and projecting a loop too.
     for o in &correctness.outputs {
@@ -87,7 +90,7 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
             }
         }
     }
-    let groups_a = work::groups(after.app, &writes_a);
+    let groups_a = work::groups(after.app, after.plans, &writes_a);
     let mut pairs = work::pair(&groups_b, &groups_a);
     // Matched work first, then what has no counterpart; the most time first within each.
     let times_b: Vec<i64> = groups_b.iter().map(work::Group::time_ms).collect();

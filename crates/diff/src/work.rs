@@ -5,7 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use sparkdiag_model::{Application, SparkPlanInfo, SqlExecution};
-use sparkdiag_plan::Operator;
+use sparkdiag_plan::{Operator, Plan};
+use sparkdiag_rules::PlanInput;
 
 use crate::contract::{PlanFacts, StageGroupOut, StageMatch, WorkMatch, WorkSide};
 use crate::outputs::Write;
@@ -85,7 +86,7 @@ pub fn mask_numbers(text: &str) -> String {
 }
 
 /// The run's work, grouped.
-pub fn groups(app: &Application, writes: &[Write]) -> Vec<Group> {
+pub fn groups(app: &Application, plans: &[PlanInput], writes: &[Write]) -> Vec<Group> {
     let mut units: Vec<(&'static str, Option<String>, Unit)> = Vec::new();
     let sql_ids: BTreeSet<i64> = app.sql.iter().map(|s| s.execution_id).collect();
     for sql in &app.sql {
@@ -112,7 +113,13 @@ pub fn groups(app: &Application, writes: &[Write]) -> Vec<Group> {
                 end_ms: sql.end_ms,
                 job_ids: sql.job_ids.clone(),
                 description,
-                plan: plan_facts(sql),
+                plan: plan_facts(
+                    sql,
+                    plans
+                        .iter()
+                        .find(|p| p.sql_execution_id == Some(sql.execution_id))
+                        .map(|p| &p.plan),
+                ),
                 destinations: dest,
             },
         ));
@@ -529,19 +536,12 @@ fn plan_changes(
 }
 
 /// The plan facts of one SQL execution: the fingerprint from the submitted structured plan, the
-/// rest from the text of the plan that ran.
-fn plan_facts(sql: &SqlExecution) -> Option<PlanFacts> {
+/// rest from the plan that ran, as the rules parsed its text (`None` when it did not parse).
+fn plan_facts(sql: &SqlExecution, parsed: Option<&Plan>) -> Option<PlanFacts> {
     let info = sql.plan.as_ref().or(sql.final_plan.as_ref())?;
     let mut shape = String::new();
     let mut operators = 0;
     fingerprint(info, &mut shape, &mut operators);
-    let text = sql
-        .final_plan_description
-        .as_deref()
-        .unwrap_or(&sql.plan_description);
-    let parsed = sparkdiag_plan::parse_plans(text)
-        .ok()
-        .and_then(|p| p.into_iter().next());
     let mut facts = PlanFacts {
         fingerprint: format!("{:016x}", fnv1a(shape.as_bytes())),
         operators,

@@ -188,13 +188,19 @@ pub fn find_rule(code_or_name: &str) -> Option<&'static Rule> {
 /// millisecond of the application attributed to at most one finding (see the README's impact
 /// model). A log without an application start says nothing about an application: no findings.
 pub fn analyze(app: &Application, config: &Config) -> Vec<Finding> {
+    analyze_keeping_plans(app, config).0
+}
+
+/// [`analyze`], also handing back each SQL execution's plan as the rules parsed and paired it,
+/// so that later steps (`sparkdiag diff`) read the same plans instead of parsing them again.
+pub fn analyze_keeping_plans(app: &Application, config: &Config) -> (Vec<Finding>, Vec<PlanInput>) {
     if app.start_ms.is_none() {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
     let context = Context::new(app);
     let mut findings = impact::settle(&context, run(&context, config, |_| true));
     sort(&mut findings);
-    findings
+    (findings, context.plans)
 }
 
 /// Runs the plan rules (categories `exchanges` and `plan`) over plans given on their own.
