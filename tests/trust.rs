@@ -626,3 +626,73 @@ fn spark_3_5_gets_the_aqe_advice_that_exists_there() {
             .contains("spark.sql.adaptive.coalescePartitions.enabled=true")
     );
 }
+
+#[test]
+fn driver_time_before_any_executor_is_named_and_not_blamed_on_idle_executors() {
+    // SEM_Feed_Generator: YARN, dynamic allocation with no initial executors; the first job came
+    // 67 s after the start and the first executor only once that job needed one.
+    let Some(log) = shared_opt(
+        "real-world/sparklint/history_source/eventLogs-application_1489705648216_1600.zip",
+    ) else {
+        return;
+    };
+    let r = report_of(&log);
+    let dr = of_rule(&r, "DR001");
+    let [f] = dr.as_slice() else {
+        panic!("one DR001 expected: {dr:?}")
+    };
+    let evidence = &f["evidence"];
+    assert_eq!(
+        evidence["before_first_executor_ms"], evidence["before_first_job_ms"],
+        "{evidence}"
+    );
+    assert!(evidence["before_first_executor_ms"].as_i64().unwrap() > 60_000);
+    // No executor core was held before the first executor registered: at most every core
+    // listed, through the rest of the driver-only time.
+    let held = evidence["idle_core_ms"].as_i64().unwrap();
+    let all_cores: i64 = r["executors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["executor_id"] != "driver")
+        .filter_map(|e| e["cores"].as_i64())
+        .sum();
+    let after_first_executor = evidence["driver_only_ms"].as_i64().unwrap()
+        - evidence["before_first_executor_ms"].as_i64().unwrap();
+    assert!(all_cores > 0);
+    assert!(
+        held <= after_first_executor * all_cores,
+        "{held} core-ms held, {all_cores} cores: {evidence}"
+    );
+    let advice = f["recommendation"].as_str().unwrap();
+    assert!(
+        advice.contains("driver's own start-up and code"),
+        "{advice}"
+    );
+    // Dynamic allocation is on already: telling the owner to switch it on would not fit.
+    for finding in findings(&r) {
+        let text = finding["recommendation"].as_str().unwrap_or_default();
+        assert!(
+            !text.contains("spark.dynamicAllocation.enabled=true"),
+            "{}: {text}",
+            finding["rule"]
+        );
+    }
+}
+
+#[test]
+fn driver_time_with_no_executor_held_costs_the_run_not_idle_cores() {
+    // dr-elephant's first log: 36 s before the first job, while no executor had registered.
+    let Some(log) = shared_opt("real-world/dr-elephant/spark_event_logs/event_log_1") else {
+        return;
+    };
+    let r = report_of(&log);
+    let dr = of_rule(&r, "DR001");
+    let [f] = dr.as_slice() else {
+        panic!("one DR001 expected: {dr:?}")
+    };
+    let advice = f["recommendation"].as_str().unwrap();
+    assert!(advice.contains("rather than idle cores"), "{advice}");
+    assert!(!advice.contains("release executors"), "{advice}");
+    assert!(f["evidence"]["idle_core_ms"].as_i64().unwrap() < 1_000);
+}

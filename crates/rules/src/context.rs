@@ -270,20 +270,24 @@ pub fn data_records(t: &Task) -> u64 {
     t.metrics.shuffle_read_records + t.metrics.input_records
 }
 
+/// The executors that offer cores to tasks: every executor, and the driver only in local mode,
+/// where it runs the tasks.
+pub fn task_executors(app: &Application) -> impl Iterator<Item = &sparkdiag_model::Executor> {
+    let driver_runs_tasks = app
+        .executors
+        .iter()
+        .any(|e| e.id == "driver" && e.total_tasks + e.completed_tasks > 0);
+    app.executors
+        .iter()
+        .filter(move |e| e.id != "driver" || driver_runs_tasks)
+}
+
 /// The most cores live executors offered at one time. The driver counts only in local mode,
 /// where it runs the tasks.
 pub fn peak_cores(app: &Application) -> i64 {
-    let runs_tasks = |id: &str| {
-        app.executors
-            .iter()
-            .any(|e| e.id == id && e.total_tasks + e.completed_tasks > 0)
-    };
     let mut changes: Vec<(i64, i64)> = Vec::new();
-    for e in &app.executors {
+    for e in task_executors(app) {
         let Some(cores) = e.cores else { continue };
-        if e.id == "driver" && !runs_tasks("driver") {
-            continue;
-        }
         changes.push((e.added_ms.unwrap_or(i64::MIN), cores));
         if let Some(removed) = e.removed_ms {
             changes.push((removed, -cores));

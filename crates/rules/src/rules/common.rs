@@ -97,23 +97,103 @@ pub fn shuffle_stages<'a>(
         .filter(|(s, _)| s.totals.shuffle_read_bytes() > 0 || s.totals.shuffle_read_records > 0)
 }
 
-/// How to let executors go when there is no work, on this application's platform.
-pub fn release_idle_executors(ctx: &crate::Context) -> &'static str {
+/// How to let executors go when there is no work, on this application's platform. Where
+/// dynamic allocation is already on, saying "turn it on" would not fit: name the settings that
+/// keep executors anyway, with this application's values.
+pub fn release_idle_executors(ctx: &crate::Context) -> String {
     use sparkdiag_model::Platform;
     match (ctx.app.platform(), ctx.app.cluster_manager()) {
         (Platform::Databricks, _) => {
-            "enable the cluster's autoscaling (a lower minimum of workers) and auto-termination, or run the work on a job cluster"
+            "enable the cluster's autoscaling (a lower minimum of workers) and auto-termination, or run the work on a job cluster".to_string()
         }
+        _ if ctx.app.dynamic_allocation() => dynamic_allocation_keepers(ctx),
         (_, Some("kubernetes")) => {
-            "spark.dynamicAllocation.enabled=true with spark.dynamicAllocation.shuffleTracking.enabled=true (Kubernetes has no external shuffle service) and spark.dynamicAllocation.executorIdleTimeout=60s"
+            "spark.dynamicAllocation.enabled=true with spark.dynamicAllocation.shuffleTracking.enabled=true (Kubernetes has no external shuffle service) and spark.dynamicAllocation.executorIdleTimeout=60s".to_string()
         }
         (Platform::Emr, _) => {
-            "spark.dynamicAllocation.enabled=true (EMR runs the external shuffle service already) with spark.dynamicAllocation.executorIdleTimeout=60s, and EMR managed scaling for the nodes"
+            "spark.dynamicAllocation.enabled=true (EMR runs the external shuffle service already) with spark.dynamicAllocation.executorIdleTimeout=60s, and EMR managed scaling for the nodes".to_string()
         }
         _ => {
-            "spark.dynamicAllocation.enabled=true with spark.dynamicAllocation.executorIdleTimeout=60s (and spark.shuffle.service.enabled=true or spark.dynamicAllocation.shuffleTracking.enabled=true)"
+            "spark.dynamicAllocation.enabled=true with spark.dynamicAllocation.executorIdleTimeout=60s (and spark.shuffle.service.enabled=true or spark.dynamicAllocation.shuffleTracking.enabled=true)".to_string()
         }
     }
+}
+
+/// A Spark time setting in milliseconds: `60s`, `5min`, `2h`, `100ms`, or a bare number in
+/// seconds (the unit of the dynamic-allocation timeouts), as Spark's `timeStringAsSec` reads it.
+pub fn spark_seconds_setting_ms(text: &str) -> Option<i64> {
+    let text = text.trim().to_ascii_lowercase();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let number: i64 = text[..split].parse().ok()?;
+    let scale = match text[split..].trim() {
+        "" | "s" | "sec" | "secs" => 1_000,
+        "ms" => 1,
+        "us" => return Some(number / 1_000),
+        "m" | "min" | "mins" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => return None,
+    };
+    number.checked_mul(scale)
+}
+
+/// An idle timeout longer than this keeps executors through gaps worth releasing them for.
+const LONG_IDLE_TIMEOUT_MS: i64 = 60_000;
+
+/// With dynamic allocation on, what keeps an idle executor: a long idle timeout, a floor of
+/// executors, and (with no timeout by default) cached blocks or tracked shuffle files on it.
+/// Settings already short are left out, so the advice never asks to lower what is low.
+fn dynamic_allocation_keepers(ctx: &crate::Context) -> String {
+    let setting = |key: &str| property(ctx, &format!("spark.dynamicAllocation.{key}"));
+    // A timeout unset, unreadable or over a minute keeps executors; `what` says its value.
+    let long = |key: &str, default: &str| -> Option<String> {
+        match setting(key) {
+            None => Some(default.to_string()),
+            Some(v) => match spark_seconds_setting_ms(v) {
+                Some(ms) if ms <= LONG_IDLE_TIMEOUT_MS => None,
+                Some(ms) => Some(format!("{} here", duration(ms))),
+                None => Some(format!("{v} here")),
+            },
+        }
+    };
+    let mut keepers = Vec::new();
+    if let Some(now) = setting("executorIdleTimeout").and_then(|_| long("executorIdleTimeout", ""))
+    {
+        keepers.push(format!(
+            "lower spark.dynamicAllocation.executorIdleTimeout ({now}) to 60s"
+        ));
+    }
+    if let Some(min) = setting("minExecutors").filter(|v| v.parse::<i64>().is_ok_and(|n| n > 0)) {
+        keepers.push(format!(
+            "lower spark.dynamicAllocation.minExecutors ({min} here: executors it never releases)"
+        ));
+    }
+    if let Some(now) = long("cachedExecutorIdleTimeout", "with no limit by default") {
+        keepers.push(format!(
+            "unpersist() what cache() or persist() kept once it is used (executors holding cached blocks stay for spark.dynamicAllocation.cachedExecutorIdleTimeout, {now})"
+        ));
+    }
+    let shuffle_service = property(ctx, "spark.shuffle.service.enabled")
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    let tracking =
+        setting("shuffleTracking.enabled").is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    if tracking
+        && !shuffle_service
+        && let Some(now) = long("shuffleTracking.timeout", "with no limit by default")
+    {
+        keepers.push(format!(
+            "set spark.dynamicAllocation.shuffleTracking.timeout (executors holding shuffle files stay {now})"
+        ));
+    }
+    if keepers.is_empty() {
+        return "dynamic allocation is already on with short idle timeouts, so executors went as soon as Spark lets them: fewer executors at most (spark.dynamicAllocation.maxExecutors) is what is left".to_string();
+    }
+    format!(
+        "dynamic allocation is already on, so {}",
+        keepers.join(", ")
+    )
 }
 
 /// How to keep shuffle output when an executor goes, on this application's platform.
@@ -163,5 +243,51 @@ mod tests {
         let (idle, shuffle) = context_advice(&[("spark.master", "yarn")]);
         assert!(idle.contains("spark.shuffle.service.enabled=true"));
         assert!(shuffle.contains("spark.shuffle.service.enabled=true"));
+    }
+
+    #[test]
+    fn with_dynamic_allocation_on_the_advice_names_what_keeps_executors() {
+        let (idle, _) = context_advice(&[
+            ("spark.master", "yarn"),
+            ("spark.dynamicAllocation.enabled", "true"),
+            ("spark.dynamicAllocation.minExecutors", "4"),
+            ("spark.dynamicAllocation.executorIdleTimeout", "300s"),
+        ]);
+        assert!(!idle.contains("enabled=true"), "{idle}");
+        assert!(idle.contains("already on"), "{idle}");
+        assert!(
+            idle.contains("5m 00s here") && idle.contains("4 here"),
+            "{idle}"
+        );
+        let (idle, _) = context_advice(&[
+            ("spark.master", "k8s://https://10.0.0.1:443"),
+            ("spark.dynamicAllocation.enabled", "true"),
+            ("spark.dynamicAllocation.shuffleTracking.enabled", "true"),
+        ]);
+        assert!(
+            !idle.contains("executorIdleTimeout") && !idle.contains("minExecutors"),
+            "{idle}"
+        );
+        assert!(idle.contains("shuffleTracking.timeout"), "{idle}");
+        let (idle, _) = context_advice(&[
+            ("spark.dynamicAllocation.enabled", "true"),
+            ("spark.dynamicAllocation.executorIdleTimeout", "2s"),
+            ("spark.dynamicAllocation.cachedExecutorIdleTimeout", "30"),
+        ]);
+        assert!(
+            idle.contains("short idle timeouts") && !idle.contains("lower"),
+            "{idle}"
+        );
+    }
+
+    #[test]
+    fn spark_time_settings_read_as_spark_reads_them() {
+        assert_eq!(spark_seconds_setting_ms("60s"), Some(60_000));
+        assert_eq!(spark_seconds_setting_ms("150"), Some(150_000));
+        assert_eq!(spark_seconds_setting_ms(" 5min"), Some(300_000));
+        assert_eq!(spark_seconds_setting_ms("2h"), Some(7_200_000));
+        assert_eq!(spark_seconds_setting_ms("100ms"), Some(100));
+        assert_eq!(spark_seconds_setting_ms("infinity"), None);
+        assert_eq!(spark_seconds_setting_ms("9223372036854775807d"), None);
     }
 }

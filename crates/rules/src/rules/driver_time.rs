@@ -1,7 +1,9 @@
 //! DR001 driver-only-time: long stretches when no Spark job ran.
 
 use super::common::duration;
+use crate::context::task_executors;
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
+use sparkdiag_model::Application;
 
 pub const MIN_SHARE: Threshold = threshold(
     "min_share",
@@ -34,7 +36,10 @@ declare_rule! {
     /// is a large share of the run. It names the longest gaps and the jobs around them.
     ///
     /// ## Why is this bad?
-    /// While no job runs, every executor core is idle but paid for. Typical causes: Python or
+    /// While no job runs, the run gets longer and every executor core held is idle but paid for.
+    /// The finding counts the executor core time actually held then (`idle_core_ms`), and names
+    /// the part before any executor had registered (`before_first_executor_ms`): there no core
+    /// idles, and it is the driver's start-up and code or the wait for executors. Typical causes: Python or
     /// Scala code on the driver (pandas work, `collect()` then loops, API calls, `time.sleep`),
     /// planning of very large query plans, reading many small files' metadata, or waiting for
     /// executors to start.
@@ -44,7 +49,8 @@ declare_rule! {
     ///   operations; use `mapInPandas`/`applyInPandas` rather than pandas on the driver.
     /// - Replace loops that run one small job per item with one job over all items (DR002).
     /// - Start with executors ready (`spark.dynamicAllocation.initialExecutors`) and release them
-    ///   during long driver phases (`spark.dynamicAllocation.enabled=true`).
+    ///   during long driver phases (`spark.dynamicAllocation.enabled=true`; where it is on already,
+    ///   the advice names what keeps executors: a long idle timeout, `minExecutors`, cached data).
     ///
     /// ## Threshold and its source
     /// Driver-only time over `min_share` = 30 % of the application (Compass: uncovered job time
@@ -114,6 +120,10 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         })
         .sum();
     let driver_ms = (all_driver_ms - jumped).max(0);
+    let held_core_ms = core_ms_held_during(app, &windows, end);
+    let before_first_executor = first_executor_ms(app).map_or(0, |registered| {
+        (registered.min(start + first) - start).max(0)
+    });
     if (driver_ms as f64) < t.get(&MIN_DRIVER_S) * 1000.0
         || (driver_ms as f64) < t.get(&MIN_SHARE) * ctx.app_ms as f64
     {
@@ -148,18 +158,48 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             Finding::new(&DRIVER_TIME, Severity::Info, title, 0)
                 .evidence("interactive", why)
                 .evidence("driver_only_ms", driver_ms)
-                .evidence("idle_core_ms", driver_ms * ctx.cores)
+                .evidence("idle_core_ms", held_core_ms)
                 .recommend(format!("Nothing to fix in the code: release idle executors while nobody is typing ({}), and run finished notebooks as scheduled batch jobs.", super::common::release_idle_executors(ctx))),
         ];
     }
-    let mut finding = Finding::new(&DRIVER_TIME, Severity::from_share(driver_ms, ctx.app_ms), title, driver_ms)
-        .evidence("driver_only_ms", driver_ms)
-        .evidence("before_first_job_ms", first)
-        .evidence("between_jobs_ms", between)
-        .evidence("after_last_job_ms", after_last)
-        .evidence("idle_core_ms", driver_ms * ctx.cores)
-        .evidence("longest_gaps", serde_json::Value::Array(long_gaps))
-        .recommend(format!("Move driver-side work into Spark (DataFrame operations instead of collect() and Python loops), replace loops of small jobs with one job (DR002), and release executors during long driver phases ({}).", super::common::release_idle_executors(ctx)));
+    let move_work = "Move driver-side work into Spark (DataFrame operations instead of collect() and Python loops)";
+    // Releasing executors is worth saying only where this time held them; where it did not,
+    // the cost was the run's length, not paid-for idle cores.
+    let mut advice = if held_core_ms as f64
+        >= HELD_SHARE_WORTH_RELEASING * (driver_ms * ctx.cores) as f64
+    {
+        format!(
+            "{move_work}, replace loops of small jobs with one job (DR002), and release executors during long driver phases ({})",
+            super::common::release_idle_executors(ctx)
+        )
+    } else {
+        format!(
+            "{move_work} and replace loops of small jobs with one job (DR002); executors were held for little of it ({} of core time), so it cost the run's length rather than idle cores",
+            duration(held_core_ms)
+        )
+    };
+    advice.push('.');
+    if before_first_executor as f64 >= BEFORE_EXECUTORS_WORTH_SAYING * driver_ms as f64 {
+        advice += &format!(
+            " {} of the time before the first job passed before any executor had registered: {}.",
+            duration(before_first_executor),
+            before_executors_cause(ctx)
+        );
+    }
+    let mut finding = Finding::new(
+        &DRIVER_TIME,
+        Severity::from_share(driver_ms, ctx.app_ms),
+        title,
+        driver_ms,
+    )
+    .evidence("driver_only_ms", driver_ms)
+    .evidence("before_first_job_ms", first)
+    .evidence("before_first_executor_ms", before_first_executor)
+    .evidence("between_jobs_ms", between)
+    .evidence("after_last_job_ms", after_last)
+    .evidence("idle_core_ms", held_core_ms)
+    .evidence("longest_gaps", serde_json::Value::Array(long_gaps))
+    .recommend(advice);
     for (s, e) in windows {
         finding = finding.during(s, e);
     }
@@ -167,6 +207,58 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         finding = finding.jobs(before.iter().copied().chain([*after]));
     }
     vec![finding]
+}
+
+/// Below this share of the peak cores held through the driver-only time, releasing executors
+/// would recover little: they were already gone, or not yet there.
+const HELD_SHARE_WORTH_RELEASING: f64 = 0.1;
+
+/// The wait for the first executor is named when it is this share of the driver-only time.
+const BEFORE_EXECUTORS_WORTH_SAYING: f64 = 0.25;
+
+/// When the first executor that runs tasks registered.
+fn first_executor_ms(app: &Application) -> Option<i64> {
+    task_executors(app)
+        .filter(|e| e.cores.is_some())
+        .filter_map(|e| e.added_ms)
+        .min()
+}
+
+/// Executor core time held during `windows`: each executor's cores from its registration to its
+/// removal (or the application's end), within each window.
+fn core_ms_held_during(app: &Application, windows: &[(i64, i64)], end: i64) -> i64 {
+    task_executors(app)
+        .filter_map(|e| {
+            Some((
+                e.cores?,
+                e.added_ms.or(app.start_ms)?,
+                e.removed_ms.unwrap_or(end),
+            ))
+        })
+        .map(|(cores, added, removed)| {
+            let held: i64 = windows
+                .iter()
+                .map(|&(from, to)| (to.min(removed) - from.max(added)).max(0))
+                .sum();
+            cores * held
+        })
+        .sum()
+}
+
+/// What the driver waited on before any executor was there, as far as the settings tell.
+fn before_executors_cause(ctx: &Context) -> &'static str {
+    let requested_at_start = ["initialExecutors", "minExecutors"].iter().any(|key| {
+        super::common::property(ctx, &format!("spark.dynamicAllocation.{key}"))
+            .and_then(|v| v.parse::<i64>().ok())
+            .is_some_and(|n| n > 0)
+    }) || super::common::property(ctx, "spark.executor.instances")
+        .is_some();
+    if ctx.app.dynamic_allocation() && !requested_at_start {
+        // Dynamic allocation asks for executors only once tasks wait, so none were on their way.
+        "with dynamic allocation and no initial executors, none are asked for before a job needs them, so this is the driver's own start-up and code"
+    } else {
+        "the driver's start-up, its code before the first action, and the cluster manager granting executors all fall here, and the log cannot tell them apart"
+    }
 }
 
 /// The rule alone on real Spark output: a log where it fires, and one where it must not.
