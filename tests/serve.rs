@@ -564,6 +564,25 @@ fn malformed_bodies_cut_and_stalled_uploads_are_answered_and_the_server_goes_on(
     assert_eq!(reply.status, 408, "{}", reply.body);
     assert!(reply.body.contains("stopped sending"), "{}", reply.body);
 
+    // A client that sends half its headers and stays connected: the connection is closed after
+    // the same limit (it would otherwise hold a socket for as long as the client likes).
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    stream
+        .write_all(format!("GET / HTTP/1.1\r\nHost: {addr}\r\nX-Slow: ").as_bytes())
+        .unwrap();
+    let mut answer = Vec::new();
+    match stream.read_to_end(&mut answer) {
+        Ok(_) => assert!(
+            answer.is_empty() || answer.starts_with(b"HTTP/1.1 408"),
+            "{}",
+            String::from_utf8_lossy(&answer)
+        ),
+        Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "{e}"),
+    }
+
     // Still serving, and nothing half-written is left.
     let id = id_of(&upload(addr, "local-1796049337368", &real_plain_log()));
     assert_eq!(finished(addr, &id).status, 200);

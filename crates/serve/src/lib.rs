@@ -54,7 +54,8 @@ pub struct Config {
     pub queue: usize,
     /// Uploads being received at once; one more is refused with 503.
     pub max_uploads: usize,
-    /// The longest wait for the next bytes of an upload before it is dropped with 408.
+    /// The longest wait for the next bytes of an upload before it is dropped with 408, and the
+    /// longest a request's headers may take before the connection is closed.
     pub idle_timeout: Duration,
     /// The rules' thresholds, as `analyze --config/--set/--disable` give them.
     pub rules: sparkdiag_rules::Config,
@@ -177,7 +178,8 @@ pub fn start(config: Config) -> Result<Server, Error> {
                     }
                 };
                 tokio::spawn(store::sweep(state.clone()));
-                let serve = axum::serve(listener, http::router(state));
+                let header_timeout = state.config.idle_timeout;
+                let serve = serve_connections(listener, http::router(state), header_timeout);
                 tokio::select! {
                     result = serve => if let Err(e) = result {
                         eprintln!("sparkdiag serve: {e}");
@@ -194,6 +196,37 @@ pub fn start(config: Config) -> Result<Server, Error> {
         stop: Some(stop),
         thread: Some(thread),
     })
+}
+
+/// Accepts connections and serves each on its own task. Not `axum::serve`: it sets no timer,
+/// so a client sending its headers a byte a minute would hold a socket for ever; hyper's
+/// header timeout needs one.
+async fn serve_connections(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    header_timeout: Duration,
+) -> std::io::Result<()> {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // Out of file descriptors and the like pass: wait, then accept again.
+                eprintln!("sparkdiag serve: cannot accept a connection: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        tokio::spawn(async move {
+            // A client that hangs up or is too slow ends only its own connection.
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
 }
 
 /// A size as `--max-upload` takes it: bytes, or a number with K, M, G, T (powers of 1024,
