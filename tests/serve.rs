@@ -271,6 +271,15 @@ fn a_restarted_server_still_has_its_reports() {
         id_of(&upload(second.addr(), "again", &real_plain_log())),
         id
     );
+    drop(second);
+    // A server stopped while the analysis ran leaves the upload and no report: the next start
+    // analyses it again instead of forgetting it.
+    std::fs::remove_dir_all(data.join("reports").join(&id)).unwrap();
+    let third = start();
+    let again = finished(third.addr(), &id);
+    assert_eq!(again.status, 200);
+    assert_eq!(again.body, before.body);
+    assert!(data.join("reports").join(&id).join("job.json").is_file());
 }
 
 /// What the pages write for `text` (the HTML report escapes `'` and `"` too).

@@ -246,6 +246,10 @@ async fn admit(state: State, mut incoming: Incoming) -> Result<String, Refused> 
             step: "looking for event logs in the upload".into(),
         },
     };
+    let kept = Job {
+        state: JobState::Queued,
+        ..job.clone()
+    };
     if let Err(existing) = state.store.insert_new(job) {
         return match existing.state {
             // A file refused is refused again without unpacking it again; a failure of the
@@ -263,7 +267,8 @@ async fn admit(state: State, mut incoming: Incoming) -> Result<String, Refused> 
         .store
         .upload_path(&id, &store::disk_name(&incoming.file_name));
     let moved = std::fs::create_dir_all(state.store.upload_dir(&id))
-        .and_then(|()| std::fs::rename(&incoming.path, &upload));
+        .and_then(|()| std::fs::rename(&incoming.path, &upload))
+        .and_then(|()| state.store.keep_upload(&kept));
     if let Err(e) = moved {
         let refused = Refused::new(500, format!("cannot keep the upload: {e}"));
         let _ = state.store.finish(&id, failed(&refused));
@@ -275,7 +280,37 @@ async fn admit(state: State, mut incoming: Incoming) -> Result<String, Refused> 
         state.store.sweep_one(&id);
         return Err(busy_refusal(&state, "analyses"));
     };
-    let shown = incoming.file_name.clone();
+    analyse_upload(state, id, upload, incoming.file_name.clone(), admitted).await
+}
+
+/// Queues again the uploads whose analysis an earlier run of the server did not finish (it was
+/// stopped or killed), oldest first, each when there is room in the queue.
+pub async fn resume_interrupted(state: State) {
+    for job in state.store.take_interrupted() {
+        let Ok(admitted) = state.admitted.clone().acquire_owned().await else {
+            return;
+        };
+        let upload = state
+            .store
+            .upload_path(&job.id, &store::disk_name(&job.file_name));
+        let id = job.id.clone();
+        if let Err(refused) =
+            analyse_upload(state.clone(), job.id, upload, job.file_name, admitted).await
+        {
+            eprintln!("sparkdiag serve: upload {id} again: {}", refused.message);
+        }
+    }
+}
+
+/// Finds the logs in a kept upload (refusing hostile archives before anything is queued) and
+/// queues their analysis; `admitted` is its place in the queue.
+async fn analyse_upload(
+    state: State,
+    id: String,
+    upload: PathBuf,
+    shown: String,
+    admitted: tokio::sync::OwnedSemaphorePermit,
+) -> Result<String, Refused> {
     let unpack_into = state.store.unpack_dir();
     let found = {
         let (upload, shown) = (upload.clone(), shown.clone());

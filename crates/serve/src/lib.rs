@@ -178,6 +178,7 @@ pub fn start(config: Config) -> Result<Server, Error> {
                     }
                 };
                 tokio::spawn(store::sweep(state.clone()));
+                tokio::spawn(http::resume_interrupted(state.clone()));
                 let header_timeout = state.config.idle_timeout;
                 let serve = serve_connections(listener, http::router(state), header_timeout);
                 tokio::select! {

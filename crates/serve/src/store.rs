@@ -47,6 +47,8 @@ pub struct Store {
     root: PathBuf,
     jobs: Mutex<HashMap<String, Job>>,
     next_incoming: AtomicU64,
+    /// Uploads kept but not analysed when an earlier run stopped, to analyse again.
+    interrupted: Mutex<Vec<Job>>,
 }
 
 const INCOMING: &str = "incoming";
@@ -54,10 +56,13 @@ const UPLOADS: &str = "uploads";
 const REPORTS: &str = "reports";
 const UNPACKED: &str = "unpacked";
 const JOB_FILE: &str = "job.json";
+/// Beside each kept upload: its job as admitted, so a restart can analyse it again.
+const UPLOAD_FILE: &str = "upload.json";
 
 impl Store {
     /// Creates the sub-folders, removes what an earlier run left half done (partial uploads,
-    /// unpacked archives, uploads never analysed) and loads the finished jobs.
+    /// unpacked archives), loads the finished jobs, and queues again the uploads whose analysis
+    /// the earlier run did not finish ([`Store::take_interrupted`]).
     pub fn open(root: &Path) -> io::Result<Store> {
         std::fs::create_dir_all(root)?;
         let root = root.canonicalize()?;
@@ -82,20 +87,53 @@ impl Store {
                 }
             }
         }
+        let mut interrupted = Vec::new();
         for entry in std::fs::read_dir(root.join(UPLOADS))?.flatten() {
-            let known = entry
-                .file_name()
-                .to_str()
-                .is_some_and(|id| jobs.contains_key(id));
-            if !known {
+            let name = entry.file_name();
+            let Some(id) = name.to_str() else {
                 let _ = std::fs::remove_dir_all(entry.path());
+                continue;
+            };
+            if jobs.contains_key(id) {
+                continue;
+            }
+            let unfinished = std::fs::read(entry.path().join(UPLOAD_FILE))
+                .ok()
+                .and_then(|bytes| serde_json::from_slice::<Job>(&bytes).ok())
+                .filter(|job| is_id(&job.id) && job.id == id)
+                .filter(|job| entry.path().join(disk_name(&job.file_name)).is_file());
+            match unfinished {
+                Some(mut job) => {
+                    job.state = State::Queued;
+                    jobs.insert(job.id.clone(), job.clone());
+                    interrupted.push(job);
+                }
+                None => {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
             }
         }
         Ok(Store {
             root,
             jobs: Mutex::new(jobs),
             next_incoming: AtomicU64::new(0),
+            interrupted: Mutex::new(interrupted),
         })
+    }
+
+    /// Records beside a kept upload what is needed to analyse it again after a restart.
+    pub fn keep_upload(&self, job: &Job) -> io::Result<()> {
+        let bytes = serde_json::to_vec_pretty(job).map_err(io::Error::other)?;
+        std::fs::write(self.upload_dir(&job.id).join(UPLOAD_FILE), bytes)
+    }
+
+    /// The uploads an earlier run kept but did not finish analysing, oldest first; each is
+    /// handed out once.
+    pub fn take_interrupted(&self) -> Vec<Job> {
+        let mut jobs =
+            std::mem::take(&mut *self.interrupted.lock().unwrap_or_else(|e| e.into_inner()));
+        jobs.sort_by_key(|job| job.uploaded_ms);
+        jobs
     }
 
     pub fn root(&self) -> &Path {
