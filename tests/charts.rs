@@ -334,7 +334,20 @@ fn the_view_data_of_every_bundled_log_lines_up_with_its_report() {
                 .collect::<Vec<_>>(),
             "{who}"
         );
-        assert_eq!(view.task_spans.len(), report.summary.tasks, "{who}");
+        // The busy profile holds every task's time, once: its area is the tasks' total time.
+        let task_ms: f64 = a.app.tasks.iter().map(|t| f64::from(t.duration_ms)).sum();
+        if let (Some(origin), Some(horizon)) = (view.origin_ms, view.horizon_ms)
+            && report.summary.tasks > 0
+        {
+            let slice_ms = ((horizon - origin) as f64).max(1.0) / view.busy_slots.len() as f64;
+            let area: f64 = view.busy_slots.iter().sum::<f64>() * slice_ms;
+            assert!(
+                (area - task_ms).abs() <= 1e-6 * task_ms + 1.0,
+                "{who}: {area} against {task_ms}"
+            );
+        } else {
+            assert!(view.busy_slots.is_empty(), "{who}");
+        }
         for (stage, tasks) in report.stages.iter().zip(&view.stages) {
             assert!(tasks.succeeded_ms.is_sorted() && tasks.failed_ms.is_sorted());
             // The report's quantiles come from the same successful tasks.

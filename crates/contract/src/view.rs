@@ -17,8 +17,10 @@ pub struct ViewData {
     pub horizon_ms: Option<i64>,
     /// One per stage attempt, in the order of the report's `stages`.
     pub stages: Vec<StageTasks>,
-    /// Every task's launch and run time, for the cores-busy chart.
-    pub task_spans: Vec<TaskSpan>,
+    /// Tasks running at once, averaged over [`BUSY_SLICES`] equal slices of
+    /// `origin_ms..horizon_ms`, for the cores-busy chart; empty when the log has no task. A
+    /// fixed size, so ten million tasks cost no more here than ten.
+    pub busy_slots: Vec<f64>,
     /// The plan that ran of each SQL execution that has one, in the order of the report's `sql`.
     pub plans: Vec<PlanTree>,
 }
@@ -34,11 +36,9 @@ pub struct StageTasks {
     pub failed_ms: Vec<u32>,
 }
 
-#[derive(Debug, Clone, Copy)]
-pub struct TaskSpan {
-    pub launch_ms: i64,
-    pub duration_ms: u32,
-}
+/// How many slices of the application's time the cores-busy chart averages over: fine enough to
+/// show a gap of 1/300 of the run.
+pub const BUSY_SLICES: usize = 300;
 
 /// Spark's structured plan (`sparkPlanInfo`) of one SQL execution, flattened in pre-order (the
 /// order of the report's `plan_nodes`), wrappers such as `WholeStageCodegen` and
@@ -85,31 +85,40 @@ impl ViewData {
                 }
             })
             .collect();
-        let task_spans: Vec<TaskSpan> = app
-            .tasks
-            .iter()
-            .map(|t| TaskSpan {
-                launch_ms: t.launch_ms,
-                duration_ms: t.duration_ms,
-            })
-            .collect();
+        let task_span = |t: &sparkdiag_model::Task| {
+            (
+                t.launch_ms,
+                t.launch_ms.saturating_add(i64::from(t.duration_ms)),
+            )
+        };
         let origin_ms = app
             .start_ms
             .or_else(|| app.stages.iter().filter_map(|s| s.submission_ms).min())
-            .or_else(|| task_spans.iter().map(|t| t.launch_ms).min());
+            .or_else(|| app.tasks.iter().map(|t| t.launch_ms).min());
         let seen = app
             .stages
             .iter()
             .filter_map(|s| s.completion_ms.or(s.submission_ms))
-            .chain(
-                task_spans
-                    .iter()
-                    .map(|t| t.launch_ms.saturating_add(i64::from(t.duration_ms))),
-            )
+            .chain(app.tasks.iter().map(|t| task_span(&t).1))
             .max();
         let horizon_ms = match (app.effective_end_ms(), seen) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
+        };
+        let busy_slots = match (origin_ms, horizon_ms) {
+            (Some(origin), Some(horizon)) if !app.tasks.is_empty() => {
+                let span = (horizon.saturating_sub(origin) as f64).max(1.0);
+                let relative = |ms: i64| (ms.saturating_sub(origin) as f64).clamp(0.0, span);
+                average_running(
+                    app.tasks.iter().map(|t| {
+                        let (from, to) = task_span(&t);
+                        (relative(from), relative(to))
+                    }),
+                    span,
+                    BUSY_SLICES,
+                )
+            }
+            _ => Vec::new(),
         };
         let plans = app
             .sql
@@ -120,7 +129,7 @@ impl ViewData {
             origin_ms,
             horizon_ms,
             stages,
-            task_spans,
+            busy_slots,
             plans,
         }
     }
@@ -129,6 +138,40 @@ impl ViewData {
     pub fn plan(&self, execution_id: i64) -> Option<&PlanTree> {
         self.plans.iter().find(|p| p.execution_id == execution_id)
     }
+}
+
+/// How many of `spans` (start, end within `0..span`) run at once, averaged over `slices` equal
+/// slices of `0..span`. Each span adds its overlap with its first and last slice, and one full
+/// slice to every slice between (counted at their ends and summed once), so the cost is one step
+/// per span whatever its length.
+fn average_running(spans: impl Iterator<Item = (f64, f64)>, span: f64, slices: usize) -> Vec<f64> {
+    let width = span / slices as f64;
+    let mut area = vec![0.0f64; slices];
+    // full[b] - full[b - 1]: how many more spans cover slice b whole than b - 1.
+    let mut full = vec![0i64; slices + 1];
+    for (from, to) in spans {
+        if to <= from {
+            continue;
+        }
+        let first = ((from / width) as usize).min(slices - 1);
+        let last = ((to / width) as usize).min(slices - 1);
+        if first == last {
+            area[first] += to - from;
+        } else {
+            area[first] += (first + 1) as f64 * width - from;
+            area[last] += to - last as f64 * width;
+            full[first + 1] += 1;
+            full[last] -= 1;
+        }
+    }
+    let mut covering = 0i64;
+    area.iter()
+        .zip(&full)
+        .map(|(partial, change)| {
+            covering += change;
+            (partial + covering as f64 * width) / width
+        })
+        .collect()
 }
 
 impl PlanTree {
@@ -154,6 +197,47 @@ impl PlanTree {
         PlanTree {
             execution_id,
             nodes,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::average_running;
+
+    #[test]
+    fn average_running_is_each_slices_overlap_with_every_span() {
+        // Spans of every length, from within one slice to the whole range, at uneven places.
+        let mut seed = 7u64;
+        let mut next = |limit: f64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64 * limit
+        };
+        let span = 1000.0;
+        let spans: Vec<(f64, f64)> = (0..500)
+            .map(|i| {
+                let from = next(span);
+                let length = if i % 10 == 0 { next(span) } else { next(10.0) };
+                (from, (from + length).min(span))
+            })
+            .chain([(0.0, span), (250.0, 250.0), (999.9, span)])
+            .collect();
+        let slices = 37;
+        let got = average_running(spans.iter().copied(), span, slices);
+        let width = span / slices as f64;
+        for (b, average) in got.iter().enumerate() {
+            let (lo, hi) = (b as f64 * width, (b + 1) as f64 * width);
+            let overlap: f64 = spans
+                .iter()
+                .map(|&(from, to)| (to.min(hi) - from.max(lo)).max(0.0))
+                .sum();
+            assert!(
+                (average - overlap / width).abs() < 1e-9,
+                "slice {b}: {average} against {}",
+                overlap / width
+            );
         }
     }
 }

@@ -39,24 +39,14 @@ pub(super) fn cores_busy(report: &Report, view: &ViewData) -> Chart {
         chart.caption = "The log has no tasks: no core was ever busy.".into();
         return chart;
     };
-    if view.task_spans.is_empty() {
+    if view.busy_slots.is_empty() {
         chart.caption = "The log has no tasks: no core was ever busy.".into();
         return chart;
     }
     let secs = |ms: i64| ms.saturating_sub(t0) as f64 / 1000.0;
     let span = secs(end).max(0.001);
-    let busy_changes: Vec<(f64, f64)> = view
-        .task_spans
-        .iter()
-        .flat_map(|t| {
-            let start = secs(t.launch_ms);
-            [
-                (start, 1.0),
-                (start + f64::from(t.duration_ms) / 1000.0, -1.0),
-            ]
-        })
-        .collect();
-    let busy = bucket_average(busy_changes, span, BUCKETS);
+    let busy = view.busy_slots.clone();
+    let buckets = busy.len();
     // The driver offers cores only in local mode, where it is the one that runs tasks.
     let capacity_changes: Vec<(f64, f64)> = report
         .executors
@@ -74,14 +64,14 @@ pub(super) fn cores_busy(report: &Report, view: &ViewData) -> Chart {
         .flatten()
         .collect();
     let capacity =
-        (!capacity_changes.is_empty()).then(|| bucket_average(capacity_changes, span, BUCKETS));
+        (!capacity_changes.is_empty()).then(|| bucket_average(capacity_changes, span, buckets));
     let busy_total: f64 = busy.iter().sum();
     let cap_total: f64 = capacity.as_ref().map_or(0.0, |c| c.iter().sum());
     chart.caption = format!(
         "Task slots in use (tasks running at once, averaged over slices of {}) against the cores \
          the executors offered. Tasks count from launch to finish as the log records them, so \
          short overlaps can rise above the cores.{} Flat stretches at zero are time when only the driver worked.",
-        duration((span * 1000.0 / BUCKETS as f64).round().max(1.0) as i64),
+        duration((span * 1000.0 / buckets as f64).round().max(1.0) as i64),
         if cap_total > 0.0 {
             format!(
                 " On average {:.0}% of the cores were busy.",

@@ -135,8 +135,6 @@ const MAX_STAGE_BARS: usize = 60;
 const MAX_CATEGORY_BARS: usize = 40;
 /// Points of one stage's strip plot; larger stages are sampled evenly, extremes kept.
 const MAX_STRIP_POINTS: usize = 2500;
-/// Time buckets of the utilisation chart: fine enough to show a gap of 1/300 of the run.
-const BUCKETS: usize = 300;
 
 type DrawResult = Result<(), Box<dyn Error>>;
 
