@@ -8,7 +8,7 @@
 //! prints. The rules and their thresholds are the registry: `sparkdiag rules --format json`
 //! serialises it, overrides are checked against it, and tests hold the doc prose and the README's
 //! detector table to it. Each threshold is a `const` the rule reads through [`Thresholds::get`].
-//! [`analyze`] runs every rule over an [`Application`](sparkdiag_model::Application) with a
+//! [`analyze`] runs every rule over an [`Application`] with a
 //! [`Config`] (threshold overrides from the command line or a `sparkdiag.toml`) and returns the
 //! [`Finding`]s ranked by `impact_ms`, the estimated wall-clock time that fixing each would save.
 //!
