@@ -147,7 +147,7 @@ const LONG_IDLE_TIMEOUT_MS: i64 = 60_000;
 /// Settings already short are left out, so the advice never asks to lower what is low.
 fn dynamic_allocation_keepers(ctx: &crate::Context) -> String {
     let setting = |key: &str| property(ctx, &format!("spark.dynamicAllocation.{key}"));
-    // A timeout unset, unreadable or over a minute keeps executors; `what` says its value.
+    // A timeout unset, unreadable or over a minute keeps executors; the text says its value.
     let long = |key: &str, default: &str| -> Option<String> {
         match setting(key) {
             None => Some(default.to_string()),
@@ -159,20 +159,22 @@ fn dynamic_allocation_keepers(ctx: &crate::Context) -> String {
         }
     };
     let mut keepers = Vec::new();
-    if let Some(now) = setting("executorIdleTimeout").and_then(|_| long("executorIdleTimeout", ""))
+    if let Some(now) = setting("executorIdleTimeout")
+        .and_then(|_| long("executorIdleTimeout", ""))
+        .map(|now| now.trim_end_matches(" here").to_string())
     {
         keepers.push(format!(
-            "lower spark.dynamicAllocation.executorIdleTimeout ({now}) to 60s"
+            "lower spark.dynamicAllocation.executorIdleTimeout from {now} to 60s"
         ));
     }
     if let Some(min) = setting("minExecutors").filter(|v| v.parse::<i64>().is_ok_and(|n| n > 0)) {
         keepers.push(format!(
-            "lower spark.dynamicAllocation.minExecutors ({min} here: executors it never releases)"
+            "lower spark.dynamicAllocation.minExecutors from {min}, as executors below it are never released"
         ));
     }
     if let Some(now) = long("cachedExecutorIdleTimeout", "with no limit by default") {
         keepers.push(format!(
-            "unpersist() what cache() or persist() kept once it is used (executors holding cached blocks stay for spark.dynamicAllocation.cachedExecutorIdleTimeout, {now})"
+            "unpersist() what cache() or persist() kept once it is used, as executors holding cached blocks stay for spark.dynamicAllocation.cachedExecutorIdleTimeout, {now}"
         ));
     }
     let shuffle_service = property(ctx, "spark.shuffle.service.enabled")
@@ -184,15 +186,15 @@ fn dynamic_allocation_keepers(ctx: &crate::Context) -> String {
         && let Some(now) = long("shuffleTracking.timeout", "with no limit by default")
     {
         keepers.push(format!(
-            "set spark.dynamicAllocation.shuffleTracking.timeout (executors holding shuffle files stay {now})"
+            "set spark.dynamicAllocation.shuffleTracking.timeout, as executors holding shuffle files stay for it, {now}"
         ));
     }
     if keepers.is_empty() {
-        return "dynamic allocation is already on with short idle timeouts, so executors went as soon as Spark lets them: fewer executors at most (spark.dynamicAllocation.maxExecutors) is what is left".to_string();
+        return "dynamic allocation is already on with short idle timeouts, so executors went as soon as Spark lets them; what is left is fewer of them, with a lower spark.dynamicAllocation.maxExecutors".to_string();
     }
     format!(
         "dynamic allocation is already on, so {}",
-        keepers.join(", ")
+        keepers.join("; ")
     )
 }
 
@@ -256,7 +258,7 @@ mod tests {
         assert!(!idle.contains("enabled=true"), "{idle}");
         assert!(idle.contains("already on"), "{idle}");
         assert!(
-            idle.contains("5m 00s here") && idle.contains("4 here"),
+            idle.contains("from 5m 00s to 60s") && idle.contains("minExecutors from 4"),
             "{idle}"
         );
         let (idle, _) = context_advice(&[
@@ -275,7 +277,7 @@ mod tests {
             ("spark.dynamicAllocation.cachedExecutorIdleTimeout", "30"),
         ]);
         assert!(
-            idle.contains("short idle timeouts") && !idle.contains("lower"),
+            idle.contains("short idle timeouts") && !idle.contains("IdleTimeout"),
             "{idle}"
         );
     }

@@ -159,7 +159,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 .evidence("interactive", why)
                 .evidence("driver_only_ms", driver_ms)
                 .evidence("idle_core_ms", held_core_ms)
-                .recommend(format!("Nothing to fix in the code: release idle executors while nobody is typing ({}), and run finished notebooks as scheduled batch jobs.", super::common::release_idle_executors(ctx))),
+                .recommend(format!("Nothing to fix in the code: run finished notebooks as scheduled batch jobs, and release idle executors while nobody is typing: {}.", super::common::release_idle_executors(ctx))),
         ];
     }
     let move_work = "Move driver-side work into Spark (DataFrame operations instead of collect() and Python loops)";
@@ -169,7 +169,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         >= HELD_SHARE_WORTH_RELEASING * (driver_ms * ctx.cores) as f64
     {
         format!(
-            "{move_work}, replace loops of small jobs with one job (DR002), and release executors during long driver phases ({})",
+            "{move_work}, replace loops of small jobs with one job (DR002), and release executors during long driver phases: {}",
             super::common::release_idle_executors(ctx)
         )
     } else {

@@ -135,7 +135,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .evidence("busy_core_ms", busy)
             .evidence("idle_core_ms", idle)
             .evidence("idle_share", (share * 1000.0).round() / 1000.0)
-            .recommend(format!("Fix the causes the other findings name (driver-only time, too few tasks, skew), then size the cluster to the work: {}, or fewer executors.", super::common::release_idle_executors(ctx))),
+            .recommend(format!("Fix the causes the other findings name (driver-only time, too few tasks, skew), then size the cluster to the work with fewer executors, or let them go when idle: {}.", super::common::release_idle_executors(ctx))),
     ]
 }
 
