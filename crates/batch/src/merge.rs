@@ -9,7 +9,42 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use sparkdiag_report::fleet::Night;
 
-use super::{Slice, fresh_apps_dir, keep_worst, write_atomic, write_atomic_with};
+use crate::files::{fresh_apps_dir, write_atomic, write_atomic_with};
+use crate::night::keep_worst;
+
+/// One slice of a night: the applications at positions `index`, `index + of`, ...
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Slice {
+    pub index: usize,
+    pub of: usize,
+}
+
+impl Slice {
+    /// Whether the item at `position` of everything found belongs to this slice.
+    pub(crate) fn holds(self, position: usize) -> bool {
+        position % self.of == self.index
+    }
+}
+
+impl std::str::FromStr for Slice {
+    type Err = String;
+
+    /// `K/N` with K < N, e.g. `0/8`.
+    fn from_str(text: &str) -> Result<Slice, String> {
+        let parsed = text.split_once('/').and_then(|(k, n)| {
+            Some(Slice {
+                index: k.trim().parse().ok()?,
+                of: n.trim().parse().ok()?,
+            })
+        });
+        match parsed {
+            Some(slice) if slice.index < slice.of => Ok(slice),
+            _ => Err(format!(
+                "`{text}`: expected K/N with 0 <= K < N, e.g. 0/8 for the first of 8 slices"
+            )),
+        }
+    }
+}
 
 /// What a slice leaves beside its night, so that a merge can tell that it has every slice of
 /// one night, once. Not `.json`: the history reads every night file there.
@@ -22,7 +57,7 @@ fn night_file(outdir: &Path, date: &str) -> PathBuf {
 }
 
 /// Writes a slice's night and its marker; the tables and reports are already in `outdir`.
-pub(super) fn write_slice(outdir: &Path, night: &Night, slice: Slice) -> anyhow::Result<()> {
+pub(crate) fn write_slice(outdir: &Path, night: &Night, slice: Slice) -> anyhow::Result<()> {
     write_atomic_with(&night_file(outdir, &night.date), |file| {
         Ok(serde_json::to_writer(file, night)?)
     })?;
@@ -34,7 +69,7 @@ pub(super) fn write_slice(outdir: &Path, night: &Night, slice: Slice) -> anyhow:
 
 /// Joins the slices in `slice_dirs` (the OUTDIRs of `batch --slice K/N` for every K of one N)
 /// into `out`: tables, reports and the night, which it returns for the index and the history.
-pub(super) fn merge(slice_dirs: &[String], out: &Path, date: &str) -> anyhow::Result<Night> {
+pub(crate) fn merge(slice_dirs: &[String], out: &Path, date: &str) -> anyhow::Result<Night> {
     let mut slices = Vec::new();
     for dir in slice_dirs {
         let dir = Path::new(dir);
@@ -148,6 +183,16 @@ mod tests {
             .iter()
             .map(|&(index, of)| (Slice { index, of }, Path::new("out/slice")))
             .collect()
+    }
+
+    #[test]
+    fn a_slice_is_k_of_n_with_k_below_n() {
+        assert_eq!("1/8".parse(), Ok(Slice { index: 1, of: 8 }));
+        assert_eq!(" 0 / 2 ".parse(), Ok(Slice { index: 0, of: 2 }));
+        for bad in ["8/8", "1", "a/b", "-1/2", "0/0"] {
+            let error = bad.parse::<Slice>().unwrap_err();
+            assert!(error.contains("expected K/N"), "{bad}: {error}");
+        }
     }
 
     #[test]

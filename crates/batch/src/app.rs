@@ -1,0 +1,138 @@
+//! One application of the night: analysed, its HTML and JSON reports written, and its line in
+//! the night's summary; or why its log could not be read.
+
+use std::path::Path;
+
+use sparkdiag_report::Report;
+use sparkdiag_report::fleet::{NightApp, NightError};
+use sparkdiag_rules::{Config, Severity};
+
+use crate::files::write_atomic;
+
+/// What one worker returns: the report, or the input with why it could not be read.
+type Outcome = Result<(Report, NightApp), NightError>;
+
+/// Analyses one log and writes its reports; `i` is where it was found among every log of the
+/// night (in a slice too), which keeps apart the reports of two logs with one id.
+pub(crate) fn analyse(
+    i: usize,
+    dir: &str,
+    input: &sparkdiag_eventlog::LogInput,
+    config: &Config,
+    key: &str,
+    apps_dir: &Path,
+    apps_rel: &str,
+) -> Outcome {
+    let failed = |error: String| night_error(&input.display, &error);
+    let options = sparkdiag_analysis::Options {
+        config,
+        price_per_core_hour: None,
+        inputs: vec![dir.to_string()],
+    };
+    let analysis =
+        sparkdiag_analysis::analyze(input, &options).map_err(|e| failed(e.to_string()))?;
+    let view = analysis.view_data();
+    let sparkdiag_analysis::Analysis { app, report, .. } = analysis;
+    let id = report
+        .application
+        .id
+        .clone()
+        .unwrap_or_else(|| format!("app-{i}"));
+    // Ids are unique per attempt; the index keeps two logs of one id apart.
+    let file = format!("{}-{i}", safe_name(&id));
+    let html = sparkdiag_report::html::render(&[(&report, &view)]);
+    write_atomic(&apps_dir.join(format!("{file}.html")), &html)
+        .map_err(|e| failed(e.to_string()))?;
+    write_atomic(
+        &apps_dir.join(format!("{file}.json")),
+        &serde_json::to_string_pretty(&report).unwrap_or_default(),
+    )
+    .map_err(|e| failed(e.to_string()))?;
+    let medium: Vec<&sparkdiag_report::FindingOut> = report
+        .findings
+        .iter()
+        .filter(|f| f.finding.severity <= Severity::Medium)
+        .collect();
+    let mut codes: Vec<String> = medium.iter().map(|f| f.finding.rule.to_string()).collect();
+    codes.sort();
+    codes.dedup();
+    let name = report
+        .application
+        .name
+        .clone()
+        .unwrap_or_else(|| id.clone());
+    let key = match key.strip_prefix("spark-property:") {
+        Some(property) => app
+            .spark_properties
+            .get(property)
+            .cloned()
+            .unwrap_or_else(|| name.clone()),
+        None => name.clone(),
+    };
+    let night_app = NightApp {
+        key,
+        app_id: id,
+        name,
+        status: sparkdiag_report::enum_name(report.application.status),
+        duration_ms: report.application.duration_ms.unwrap_or(0),
+        core_ms: report.summary.executor_run_time_ms,
+        impact_ms: report.findings.iter().map(|f| f.finding.impact_ms).sum(),
+        findings: codes,
+        worst_severity: report
+            .findings
+            .iter()
+            .map(|f| f.finding.severity)
+            .min()
+            .map(|s| s.name().to_string()),
+        top_finding: report
+            .findings
+            .first()
+            .map(|f| format!("{}: {}", f.finding.rule, f.finding.title)),
+        report: format!("{apps_rel}/{file}.html"),
+        jobs: report.summary.jobs,
+        failed_jobs: report.summary.failed_jobs,
+        input: input.display.clone(),
+    };
+    Ok((report, night_app))
+}
+
+/// Why `input` could not be read. The reader's errors already start with the path; the index
+/// and the summary show it once, in its own column.
+pub(crate) fn night_error(input: &str, error: &str) -> NightError {
+    NightError {
+        input: input.to_string(),
+        error: error
+            .strip_prefix(input)
+            .and_then(|rest| rest.strip_prefix(": "))
+            .unwrap_or(error)
+            .to_string(),
+    }
+}
+
+fn safe_name(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_names_its_input_once() {
+        let e = night_error("logs/x.zstd", "logs/x.zstd: byte 0: not a Spark event log");
+        assert_eq!(
+            (e.input.as_str(), e.error.as_str()),
+            ("logs/x.zstd", "byte 0: not a Spark event log")
+        );
+        let e = night_error("logs/x.zstd", "cannot decode");
+        assert_eq!(e.error, "cannot decode");
+    }
+}

@@ -1,0 +1,122 @@
+//! The night's date and the `--since` duration, as the command line gives them.
+
+/// The night a batch belongs to: a real calendar date as `YYYY-MM-DD`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NightDate(String);
+
+impl NightDate {
+    /// `text` when it is a real calendar date as `YYYY-MM-DD`.
+    pub fn parse(text: &str) -> Option<NightDate> {
+        is_date(text).then(|| NightDate(text.to_string()))
+    }
+
+    /// Today in UTC.
+    pub fn today() -> NightDate {
+        NightDate(today())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for NightDate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// `36h`, `2d`, `90m`, `45s`.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let text = text.trim();
+    let (number, unit) = text.split_at(
+        text.find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len()),
+    );
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("`{text}`: expected a number and a unit, e.g. 36h, 2d, 90m"))?;
+    let secs = match unit {
+        "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        "d" => n * 86_400,
+        _ => return Err(format!("`{text}`: the unit must be s, m, h or d")),
+    };
+    Ok(std::time::Duration::from_secs(secs))
+}
+
+/// A real calendar date as `YYYY-MM-DD`: it names the night's partitions (`date=...`), which
+/// Spark and DuckDB read back as a date.
+fn is_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    let shaped = b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
+    if !shaped {
+        return false;
+    }
+    let num = |r: std::ops::Range<usize>| s[r].parse::<u32>().unwrap_or(0);
+    let (year, month, day) = (num(0..4), num(5..7), num(8..10));
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&day)
+}
+
+/// Today's date in UTC, from the system clock (civil-from-days).
+fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let z = secs.div_euclid(86_400) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_calendar_dates() {
+        for good in ["2026-11-29", "2024-02-29", "2000-02-29", "1999-12-31"] {
+            assert!(is_date(good), "{good}");
+        }
+        for bad in [
+            "2026-13-45",
+            "2026-00-10",
+            "2026-02-29",
+            "1900-02-29",
+            "2026-04-31",
+            "2026-11-00",
+            "2026-1-29",
+            "26-11-29xx",
+            "today",
+        ] {
+            assert!(!is_date(bad), "{bad}");
+        }
+        assert!(is_date(&today()));
+        assert_eq!(NightDate::parse("2026-02-29"), None);
+        assert_eq!(
+            NightDate::parse("2024-02-29").unwrap().as_str(),
+            "2024-02-29"
+        );
+    }
+}

@@ -1,0 +1,146 @@
+//! A night's batch over many Spark event logs (`sparkdiag batch`): every application under some
+//! directories, analysed in parallel, written out as per-application reports (HTML and JSON),
+//! the night's Parquet tables, the night's summary (`nights/DATE.json`) and the fleet's index
+//! page with regressions against earlier nights; or one slice of such a night, and the merge of
+//! every slice into the night one batch would have written. The analysis itself, the views and
+//! the tables live in their own crates; this crate orchestrates them and writes the files.
+//!
+//! ```no_run
+//! use sparkdiag_batch::{NightDate, Options, Outcome};
+//!
+//! let mut options = Options::new(vec!["spark-events/".into()], "fleet/".into(), NightDate::today());
+//! options.jobs = Some(4);
+//! let config = sparkdiag_rules::Config::default();
+//! if let Outcome::Published(night) = sparkdiag_batch::run(&options, &config, &mut ())? {
+//!     println!("{} applications, index at {}", night.night.apps.len(), night.index.display());
+//! }
+//! # Ok::<(), anyhow::Error>(())
+//! ```
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use sparkdiag_report::fleet::{Change, Night};
+use sparkdiag_rules::Config;
+
+mod app;
+mod dates;
+mod files;
+mod history;
+mod merge;
+mod night;
+mod ordered;
+mod publish;
+
+pub use dates::{NightDate, parse_duration};
+pub use merge::Slice;
+
+/// What a batch reads, where it writes and how it compares; the command line's flags, typed.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Directories holding event logs (any mix of layouts, codecs and archives); with `merge`,
+    /// the OUTDIRs of every slice of one night.
+    pub dirs: Vec<String>,
+    /// Where the reports, the index page, the tables and the night's history go.
+    pub output: PathBuf,
+    /// The night these logs belong to; re-running a date replaces its reports and partitions.
+    pub date: NightDate,
+    /// How many applications to analyse at once; `None` or 0: the number of cores.
+    pub jobs: Option<usize>,
+    /// Also analyse logs still being written (`.inprogress`).
+    pub include_in_progress: bool,
+    /// Only logs modified within this long before now.
+    pub since: Option<Duration>,
+    /// How much runtime or recoverable time must grow to count as a regression (0.2 = 20 %).
+    pub regression_threshold: f64,
+    /// ...and by at least this many seconds.
+    pub min_regression_s: f64,
+    /// Matches applications across nights: `name`, or `spark-property:<key>`.
+    pub key: String,
+    /// Analyse only this slice of the logs found; it writes no index page.
+    pub slice: Option<Slice>,
+    /// `dirs` are the OUTDIRs of every slice of one night: join them into `output`.
+    pub merge: bool,
+}
+
+impl Options {
+    /// A whole night over `dirs` into `output`, with the command line's defaults.
+    pub fn new(dirs: Vec<String>, output: PathBuf, date: NightDate) -> Self {
+        Options {
+            dirs,
+            output,
+            date,
+            jobs: None,
+            include_in_progress: false,
+            since: None,
+            regression_threshold: 0.2,
+            min_regression_s: 60.0,
+            key: "name".to_string(),
+            slice: None,
+            merge: false,
+        }
+    }
+}
+
+/// Told how the night goes, on the thread that called [`run`], so a caller can draw progress.
+/// Every method does nothing unless implemented; `()` is the caller that wants nothing.
+pub trait Progress {
+    /// `logs` logs are to be analysed (after slicing and filtering).
+    fn started(&mut self, logs: usize) {
+        let _ = logs;
+    }
+    /// One more log was analysed (or found unreadable), in the order the logs were found.
+    fn analysed(&mut self, input: &str) {
+        let _ = input;
+    }
+}
+
+impl Progress for () {}
+
+/// What a batch ended with.
+#[derive(Debug)]
+pub enum Outcome {
+    /// One slice was written (reports, tables, its night and marker); no index page.
+    Slice { slice: Slice, night: Night },
+    /// A whole night (or a merge of slices) was written, with its index page.
+    Published(Published),
+}
+
+/// A night written in full: the night, how it compares with earlier nights, and its index page.
+#[derive(Debug)]
+pub struct Published {
+    pub night: Night,
+    /// Every application compared with its previous run; `regression` marks the regressions.
+    pub changes: Vec<Change>,
+    /// The index page written.
+    pub index: PathBuf,
+}
+
+impl Published {
+    pub fn regressions(&self) -> usize {
+        self.changes.iter().filter(|c| c.regression).count()
+    }
+}
+
+/// Runs the batch `options` describe with the rules' `config`, telling `progress` as it goes.
+/// A log that cannot be read is listed in the night and does not stop it; a missing directory,
+/// an output that cannot be written or an incomplete set of slices does, naming the path.
+pub fn run(
+    options: &Options,
+    config: &Config,
+    progress: &mut dyn Progress,
+) -> anyhow::Result<Outcome> {
+    let date = options.date.as_str();
+    if options.merge {
+        let night = merge::merge(&options.dirs, &options.output, date)?;
+        return publish::publish(options, night).map(Outcome::Published);
+    }
+    let night = night::analyse_night(options, config, progress)?;
+    match options.slice {
+        Some(slice) => {
+            merge::write_slice(&options.output, &night, slice)?;
+            Ok(Outcome::Slice { slice, night })
+        }
+        None => publish::publish(options, night).map(Outcome::Published),
+    }
+}

@@ -1,0 +1,188 @@
+//! The night's analysis: the logs found under every directory, sliced and filtered, analysed on
+//! a bounded pool in the order they were found, each application's rows written to the tables
+//! as soon as it is its turn.
+
+use sparkdiag_report::fleet::{Night, NightFinding};
+use sparkdiag_rules::{Config, Severity};
+
+use crate::app::{analyse, night_error};
+use crate::files::fresh_apps_dir;
+use crate::ordered::{ordered_bounded, window};
+use crate::{Options, Progress};
+
+/// Analyses every log `options` selects into its reports and the tables, and returns the night
+/// (without its index page: a slice has none, a whole night gets it from `publish`).
+pub(crate) fn analyse_night(
+    options: &Options,
+    config: &Config,
+    progress: &mut dyn Progress,
+) -> anyhow::Result<Night> {
+    let date = options.date.as_str();
+    // A directory that is not there is a mistake in the command (a typo, an unmounted volume),
+    // not a bad log: stop before writing a night that would look complete.
+    let missing: Vec<&String> = options
+        .dirs
+        .iter()
+        .filter(|d| std::fs::metadata(d).is_err())
+        .collect();
+    if !missing.is_empty() {
+        anyhow::bail!(
+            "no such file or directory: {}; nothing was written",
+            missing
+                .iter()
+                .map(|d| d.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let mut inputs = Vec::new();
+    let mut unreadable = Vec::new();
+    let mut in_progress = Vec::new();
+    // Every log found has a position, before any is filtered out: it picks the log's slice, so
+    // slices that list the same directories never share or miss a log, and it names the
+    // log's report the same in a slice as in one batch over everything.
+    let mut position = 0;
+    for dir in &options.dirs {
+        // A path that is not a log is listed like any unreadable log; it does not stop the night.
+        let found = match sparkdiag_eventlog::discover(dir) {
+            Ok(found) => found,
+            Err(e) => {
+                // Said once, by the first slice.
+                if options.slice.is_none_or(|s| s.index == 0) {
+                    unreadable.push(night_error(dir, &e.to_string()));
+                }
+                continue;
+            }
+        };
+        for input in found {
+            position += 1;
+            if options.slice.is_some_and(|s| !s.holds(position - 1)) {
+                continue;
+            }
+            if options.since.is_some_and(|since| older_than(&input, since)) {
+                continue;
+            }
+            if input.in_progress && !options.include_in_progress {
+                in_progress.push(input.display.clone());
+            } else {
+                inputs.push((position - 1, dir.clone(), input));
+            }
+        }
+    }
+    let out = &options.output;
+    let (apps_rel, apps_dir) = fresh_apps_dir(out, date)?;
+
+    let jobs = match options.jobs {
+        Some(n) if n > 0 => n,
+        _ => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
+    let mut tables = sparkdiag_tables::NightWriter::create(out, date)?;
+    let mut night = Night {
+        errors: unreadable,
+        in_progress,
+        ..Night::new(date)
+    };
+    let mut worst: Vec<NightFinding> = Vec::new();
+    progress.started(inputs.len());
+    // Each application's rows go to the tables as soon as it is its turn, and its report is
+    // dropped: only the small `NightApp` and the night's 20 worst findings stay for the index.
+    let mut write_error = None;
+    ordered_bounded(
+        &pool,
+        inputs.len(),
+        window(jobs),
+        |i| {
+            let (position, dir, input) = &inputs[i];
+            let outcome = analyse(
+                *position,
+                dir,
+                input,
+                config,
+                &options.key,
+                &apps_dir,
+                &apps_rel,
+            );
+            (input.display.as_str(), outcome)
+        },
+        |(input, outcome)| {
+            match outcome {
+                Ok((report, app)) => {
+                    if write_error.is_none() {
+                        write_error = tables.add(&report).err();
+                    }
+                    worst.extend(
+                        report
+                            .findings
+                            .iter()
+                            .filter(|f| f.finding.severity <= Severity::Medium)
+                            .map(|f| NightFinding {
+                                app: app.name.clone(),
+                                rule: f.finding.rule.to_string(),
+                                severity: f.finding.severity.name().to_string(),
+                                title: f.finding.title.clone(),
+                                impact_ms: f.finding.impact_ms,
+                                report: app.report.clone(),
+                            }),
+                    );
+                    keep_worst(&mut worst);
+                    night.apps.push(app);
+                }
+                Err(e) => night.errors.push(e),
+            }
+            progress.analysed(input);
+        },
+    );
+    if let Some(e) = write_error {
+        return Err(e.into());
+    }
+    tables.finish()?;
+    night.worst_findings = worst;
+    Ok(night)
+}
+
+/// How many of the night's worst findings the index shows.
+const WORST_FINDINGS: usize = 20;
+
+/// Keeps the `WORST_FINDINGS` largest by impact; among equals, the earlier application first,
+/// as the stable sort over the whole night did.
+pub(crate) fn keep_worst(worst: &mut Vec<NightFinding>) {
+    worst.sort_by_key(|f| std::cmp::Reverse(f.impact_ms));
+    worst.truncate(WORST_FINDINGS);
+}
+
+/// Whether every file of a log was last modified more than `since` ago.
+fn older_than(input: &sparkdiag_eventlog::LogInput, since: std::time::Duration) -> bool {
+    let Some(cutoff) = std::time::SystemTime::now().checked_sub(since) else {
+        return false;
+    };
+    input
+        .parts
+        .iter()
+        .filter_map(|p| p.path.as_ref())
+        .filter_map(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
+        .all(|modified| modified < cutoff)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worst_findings_keep_the_earlier_app_among_equals() {
+        let finding = |app: &str, impact_ms| NightFinding {
+            app: app.into(),
+            rule: "R".into(),
+            severity: "high".into(),
+            title: String::new(),
+            impact_ms,
+            report: String::new(),
+        };
+        let mut worst: Vec<NightFinding> = (0..WORST_FINDINGS).map(|_| finding("a", 5)).collect();
+        worst.extend([finding("b", 5), finding("c", 9)]);
+        keep_worst(&mut worst);
+        assert_eq!(worst.len(), WORST_FINDINGS);
+        assert_eq!(worst[0].app, "c");
+        assert!(worst[1..].iter().all(|f| f.app == "a"));
+    }
+}
