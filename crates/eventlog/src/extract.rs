@@ -180,6 +180,11 @@ impl<'a> Cursor<'a> {
     fn integer(&mut self) -> Option<i64> {
         self.skip_whitespace();
         let rest = &self.bytes[self.pos..];
+        // Most of a task's metrics are one digit (mostly 0) before a `,` or `}`.
+        if let [digit @ b'0'..=b'9', b',' | b'}', ..] = rest {
+            self.pos += 1;
+            return Some(i64::from(digit - b'0'));
+        }
         let negative = rest.first() == Some(&b'-');
         let start = usize::from(negative);
         // Up to 19 digits cannot overflow a `u64` (whose largest value has 20), so the loop
