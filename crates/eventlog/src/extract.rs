@@ -162,7 +162,7 @@ impl<'a> Cursor<'a> {
         }
         len += rest[len..]
             .iter()
-            .position(|&b| b == b'"' || b == b'\\' || b < 0x20 || b >= 0x80)?;
+            .position(|&b| b == b'"' || b == b'\\' || !(0x20..0x80).contains(&b))?;
         if rest[len] >= 0x80 {
             len += rest[len..]
                 .iter()
