@@ -4,7 +4,8 @@
 //! repeated with job, stage, task and SQL ids and times shifted so every copy is new work.
 //! `SPARKDIAG_BENCH_MB` sets its uncompressed size (default 1024; 100 to 10240 were measured).
 //! Files go to `target/bench-data/` and are reused when present; above 2 GB only the zstd file is
-//! written, to spare the disk. `SPARKDIAG_BIN` names a built `sparkdiag` binary to time
+//! written, to spare the disk. `SPARKDIAG_BENCH_RUNS` sets the runs of each measurement (5; 1 for
+//! callgrind). `SPARKDIAG_BIN` names a built `sparkdiag` binary to time
 //! `analyze` on the same file with its peak memory. Run with
 //! `cargo bench -p sparkdiag-analysis --bench read` (it needs no polars, so it builds quickly).
 
@@ -16,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+/// Runs of each measurement; `SPARKDIAG_BENCH_RUNS=1` suits a profiler (callgrind).
 const RUNS: usize = 5;
 /// Largest log also written uncompressed.
 const PLAIN_LIMIT_MB: u64 = 2048;
@@ -88,13 +90,20 @@ fn main() {
             read_and_model(&zst, &mut 0);
         }),
     );
+    let analyze_s = report(
+        "analyze (zstd, JSON report)",
+        &time_runs(|| analyze_to_json(&zst)),
+    );
     if let Some(base) = zstd_cli {
-        println!(
-            "zstd read + model / zstd -dc: {:.2}x wall, {:.2}x CPU",
-            zstd_s.0 / base.0,
-            zstd_s.1 / base.1
-        );
+        for (what, measured) in [("read + model", zstd_s), ("analyze", analyze_s)] {
+            println!(
+                "{what} (zstd) / zstd -dc: {:.2}x wall, {:.2}x CPU",
+                measured.0 / base.0,
+                measured.1 / base.1
+            );
+        }
     }
+    println!("load average after the runs: {}", load_average());
 
     let Some(bin) = std::env::var_os("SPARKDIAG_BIN") else {
         println!("SPARKDIAG_BIN not set: `sparkdiag analyze` not timed");
@@ -143,8 +152,12 @@ fn workspace_root() -> PathBuf {
 /// Wall time of each run, and the CPU time (user + system, every thread and waited-for child)
 /// of all of them: on a shared machine the CPU time is the steadier figure.
 fn time_runs(mut f: impl FnMut()) -> (Vec<Duration>, f64) {
+    let runs = std::env::var("SPARKDIAG_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(RUNS);
     let cpu_before = cpu_seconds();
-    let times = (0..RUNS)
+    let times = (0..runs)
         .map(|_| {
             let t = Instant::now();
             f();
@@ -177,6 +190,26 @@ fn read_and_model(path: &Path, decoded_len: &mut u64) -> u64 {
     assert!(app.events > 0);
     *decoded_len = source.files.iter().map(|f| f.decoded_bytes).sum();
     source.events()
+}
+
+/// What `sparkdiag analyze LOG --format json` does, in this light crate: read, model, every
+/// rule, the report, and its JSON text (thrown away, as `-o /dev/null` would).
+fn analyze_to_json(path: &Path) {
+    let input = &sparkdiag_eventlog::discover(path.to_str().unwrap()).unwrap()[0];
+    let config = sparkdiag_rules::Config::default();
+    let analysis =
+        sparkdiag_analysis::analyze(input, &sparkdiag_analysis::Options::new(&config)).unwrap();
+    let json = serde_json::to_string_pretty(&analysis.report).unwrap();
+    assert!(json.len() > 1000);
+    std::hint::black_box(json);
+}
+
+/// The 1-minute load average, so a reader can tell a quiet machine's figures from a busy one's.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "unknown".to_string())
 }
 
 /// Events that describe the application once; the rest is repeated.

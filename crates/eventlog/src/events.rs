@@ -751,13 +751,12 @@ pub fn parse_line(line: &[u8]) -> Result<Event<'_>, ParseFailure<'_>> {
     let Some(hole) = task_accumulables(line) else {
         return parse_event(line);
     };
-    let (head, tail) = (&line[..hole.start], &line[hole.end..]);
-    if std::str::from_utf8(head).is_ok()
-        && std::str::from_utf8(tail).is_ok()
-        && let Some(event) = extract::task_end(line, Some(hole.clone()))
-    {
+    // The extractor checks the strings it reads for UTF-8, and accepts nothing else that is
+    // not ASCII, so the line needs no check of its own here.
+    if let Some(event) = extract::task_end(line, Some(hole.clone())) {
         return Ok(Event::TaskEnd(Box::new(event)));
     }
+    let (head, tail) = (&line[..hole.start], &line[hole.end..]);
     // The extractor gave up (escapes in a failure's stack trace, damage): serde_json reads the
     // line without the array, and its values are copied out of that temporary line.
     let mut stripped = Vec::with_capacity(head.len() + tail.len());
