@@ -83,24 +83,12 @@ pub fn run(args: DiffArgs, config: Config) -> anyhow::Result<ExitCode> {
     }
     let mut failing = false;
     if let Some(pct) = args.fail_on_regression {
-        for m in diff
-            .metrics
-            .iter()
-            .filter(|m| matches!(m.metric, "runtime_ms" | "core_hours"))
-        {
-            if let Some(r) = m.ratio
-                && (r - 1.0) * 100.0 > pct
-            {
-                eprintln!(
-                    "sparkdiag: {} went up {:.0}% (more than --fail-on-regression {pct})",
-                    m.label,
-                    (r - 1.0) * 100.0
-                );
-                failing = true;
-            }
+        for (label, up) in diff.regressions(pct) {
+            eprintln!("sparkdiag: {label} went up {up:.0}% (more than --fail-on-regression {pct})");
+            failing = true;
         }
     }
-    if args.fail_on_output_change && diff.correctness.status == "changed" {
+    if args.fail_on_output_change && diff.outputs_changed() {
         eprintln!("sparkdiag: the outputs differ (--fail-on-output-change)");
         failing = true;
     }
@@ -111,48 +99,28 @@ pub fn run(args: DiffArgs, config: Config) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// The run `path` names for `side` (BEFORE or AFTER), with errors that say which.
 fn read_side(
     side: &str,
     path: &str,
     args: &DiffArgs,
     config: &Config,
 ) -> anyhow::Result<sparkdiag_analysis::Analysis> {
-    let inputs = sparkdiag_eventlog::discover(path).with_context(|| format!("{side} {path}"))?;
+    use sparkdiag_analysis::PickError;
     let options = sparkdiag_analysis::Options {
         config,
         price_per_core_hour: args.price_per_core_hour,
         inputs: vec![path.to_string()],
     };
-    if inputs.len() == 1 {
-        return sparkdiag_analysis::analyze(&inputs[0], &options)
-            .with_context(|| format!("{side} {path}"));
-    }
-    let Some(name) = &args.app_name else {
-        bail!(
-            "{side} {path} holds {} applications; name one log, or pick by name with --app-name",
-            inputs.len()
-        );
+    let skipped = |input: &sparkdiag_eventlog::LogInput, err: &sparkdiag_eventlog::ReadError| {
+        eprintln!("sparkdiag: {side}: skipping {}: {err}", input.display);
     };
-    // A night's history: every application is read to learn its name; the latest of that name
-    // is the run to compare.
-    let mut best: Option<sparkdiag_analysis::Analysis> = None;
-    for input in &inputs {
-        let analysis = match sparkdiag_analysis::analyze(input, &options) {
-            Ok(a) => a,
-            Err(err) => {
-                eprintln!("sparkdiag: {side}: skipping {}: {err}", input.display);
-                continue;
-            }
-        };
-        if analysis.app.name.as_deref() != Some(name.as_str()) {
-            continue;
-        }
-        if best
-            .as_ref()
-            .is_none_or(|b| analysis.app.start_ms > b.app.start_ms)
-        {
-            best = Some(analysis);
-        }
+    match sparkdiag_analysis::analyze_one(path, &options, args.app_name.as_deref(), skipped) {
+        Ok(analysis) => Ok(analysis),
+        Err(PickError::Read(e)) => Err(anyhow::Error::new(e).context(format!("{side} {path}"))),
+        Err(PickError::Several(n)) => bail!(
+            "{side} {path} holds {n} applications; name one log, or pick by name with --app-name"
+        ),
+        Err(e @ PickError::NoneNamed(_)) => bail!("{side} {path}: {e}"),
     }
-    best.with_context(|| format!("{side} {path}: no application named `{name}`"))
 }

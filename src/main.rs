@@ -9,7 +9,6 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
-use sparkdiag_report::Report;
 use sparkdiag_rules::{Config, Severity};
 
 #[derive(Parser)]
@@ -277,32 +276,12 @@ impl RuleFlags {
     /// The rules' configuration: `--config`, else `./sparkdiag.toml` when it exists, then the
     /// command line's overrides.
     fn config(&self) -> anyhow::Result<Config> {
-        config_from(self.config.clone(), &self.set, &self.disable)
+        Ok(Config::load(
+            self.config.as_deref(),
+            &self.set,
+            &self.disable,
+        )?)
     }
-}
-
-fn config_from(
-    file: Option<PathBuf>,
-    set: &[String],
-    disable: &[String],
-) -> anyhow::Result<Config> {
-    let default = PathBuf::from("sparkdiag.toml");
-    let path = file.or_else(|| default.exists().then_some(default));
-    let mut config = match &path {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            Config::from_toml(&text, &path.display().to_string())?
-        }
-        None => Config::default(),
-    };
-    for arg in set {
-        config.set_from_arg(arg)?;
-    }
-    for rule in disable {
-        config.disable(rule)?;
-    }
-    Ok(config)
 }
 
 fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
@@ -319,13 +298,11 @@ fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
     } else {
         args.file.as_str()
     };
-    let text = plan_text(bytes, shown)?;
-    let plans = sparkdiag_plan::parse_plans(&text).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
     let mut config = Config::default();
     for arg in &args.set {
         config.set_from_arg(arg)?;
     }
-    let (plans, findings) = sparkdiag_rules::analyze_plans(plans, &config);
+    let (plans, findings) = sparkdiag_analysis::analyze_plan_text(bytes, shown, &config)?;
     let fail_on = args.fail_on.as_deref().and_then(Severity::parse);
     let failing = fail_on.is_some_and(|threshold| findings.iter().any(|f| f.severity <= threshold));
     let rendered = match args.format {
@@ -340,38 +317,6 @@ fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    })
-}
-
-/// The bytes of `sparkdiag plan`'s input as text. An event log given by mistake (compressed,
-/// or JSON lines of Spark events) is named as one, with the command that reads it.
-fn plan_text(bytes: Vec<u8>, shown: &str) -> anyhow::Result<String> {
-    use sparkdiag_eventlog::Codec;
-    let head = &bytes[..bytes.len().min(4096)];
-    let event_log = match Codec::from_magic(head) {
-        Some(Codec::Plain) => head
-            .windows(b"\"Event\":".len())
-            .any(|w| w == b"\"Event\":"),
-        Some(_) => true,
-        None => false,
-    };
-    if event_log {
-        let what = match Codec::from_magic(head) {
-            Some(Codec::Plain) | None => "a Spark event log".to_string(),
-            Some(codec) => format!("a {} Spark event log", codec.name()),
-        };
-        let path = if shown == "<stdin>" { "-" } else { shown };
-        anyhow::bail!(
-            "{shown}: this looks like {what}, not plan text; `sparkdiag analyze {path}` reads it \
-             (and checks the plans inside it)"
-        );
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        anyhow::anyhow!(
-            "{shown}: not UTF-8 text (at byte {}); `sparkdiag plan` reads what df.explain() or \
-             EXPLAIN FORMATTED prints",
-            e.utf8_error().valid_up_to()
-        )
     })
 }
 
@@ -429,7 +374,7 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         }
     }
     if let Some(dir) = &args.charts {
-        write_charts(dir, &reports, &views)?;
+        sparkdiag_report::charts::write_files(dir, &reports, &views)?;
     }
     let rendered = match args.format {
         Format::Json if reports.len() == 1 => serde_json::to_string_pretty(&reports[0])? + "\n",
@@ -517,36 +462,6 @@ impl Progress {
             bar.finish_and_clear();
         }
     }
-}
-
-/// `NAME.svg` and `NAME.png` per chart that has data; prefixed `N-` (1-based) when several applications
-/// were analysed, so their files do not overwrite each other.
-fn write_charts(
-    dir: &std::path::Path,
-    reports: &[Report],
-    views: &[sparkdiag_report::ViewData],
-) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    for (i, (report, view)) in reports.iter().zip(views).enumerate() {
-        let prefix = if reports.len() > 1 {
-            format!("{}-", i + 1)
-        } else {
-            String::new()
-        };
-        for chart in sparkdiag_report::charts::render_all(report, view) {
-            let Some(svg) = &chart.svg else { continue };
-            let file = dir.join(format!("{prefix}{}.svg", chart.name));
-            std::fs::write(&file, svg)
-                .with_context(|| format!("cannot write {}", file.display()))?;
-            let file = dir.join(format!("{prefix}{}.png", chart.name));
-            let png = chart
-                .png()
-                .with_context(|| format!("cannot draw {}", file.display()))?;
-            std::fs::write(&file, png)
-                .with_context(|| format!("cannot write {}", file.display()))?;
-        }
-    }
-    Ok(())
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {

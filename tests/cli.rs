@@ -504,6 +504,53 @@ fn the_readme_sends_users_to_nothing_outside_the_repository() {
     }
 }
 
+/// The sparkdiag crates a manifest's `[dependencies]` names, without the prefix.
+fn sparkdiag_dependencies(manifest: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(manifest).unwrap();
+    let deps = text.split("\n[dependencies]\n").nth(1).unwrap_or_default();
+    let deps = deps.split("\n[").next().unwrap_or_default();
+    let mut names: Vec<String> = deps
+        .lines()
+        .filter_map(|l| l.strip_prefix("sparkdiag-"))
+        .map(|l| l.split(['.', ' ', '=']).next().unwrap().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn the_readme_crate_graph_is_the_manifests() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let graph = readme
+        .split("```text\neventlog, plan")
+        .nth(1)
+        .expect("README's Layout of the code draws the crate graph")
+        .split("```")
+        .next()
+        .unwrap();
+    let mut drawn: Vec<(String, Vec<String>)> =
+        vec![("eventlog".into(), Vec::new()), ("plan".into(), Vec::new())];
+    for line in graph.lines().filter(|l| l.contains("->")) {
+        let (name, deps) = line.split_once("->").unwrap();
+        let name = name.split_whitespace().next().unwrap().to_string();
+        let mut deps: Vec<String> = deps.split(',').map(|d| d.trim().to_string()).collect();
+        deps.sort();
+        drawn.push((name, deps));
+    }
+    drawn.sort();
+    let mut manifests = vec![(
+        "sparkdiag".to_string(),
+        sparkdiag_dependencies(&repo().join("Cargo.toml")),
+    )];
+    for entry in std::fs::read_dir(repo().join("crates")).unwrap() {
+        let dir = entry.unwrap().path();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        manifests.push((name, sparkdiag_dependencies(&dir.join("Cargo.toml"))));
+    }
+    manifests.sort();
+    assert_eq!(drawn, manifests);
+}
+
 #[test]
 fn a_night_read_by_a_reader_that_stops_early_ends_quietly() {
     let tmp = tempfile::tempdir().unwrap();

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use sparkdiag_eventlog::{Codec, discover, read_log};
 
-use crate::util::{load, load_all, sparkdiag, testdata};
+use crate::util::{load, load_all, sparkdiag, sparkdiag_ok, testdata};
 
 use crate::util::{lines, real_plain_log as real_log, tar_with, write};
 
@@ -294,13 +294,7 @@ fn links_in_a_loop_and_to_nothing_are_passed_over_and_the_log_beside_them_is_rea
         "{:?}",
         source.warnings
     );
-    let out = sparkdiag(&["analyze", dir.path().to_str().unwrap(), "--format", "json"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    sparkdiag_ok(&["analyze", dir.path().to_str().unwrap(), "--format", "json"]);
 }
 
 #[test]
@@ -486,13 +480,7 @@ fn an_empty_file_is_an_empty_log_whatever_its_codec() {
         "app.snappy",
     ] {
         let path = write(dir.path(), name, b"");
-        let out = sparkdiag(&["analyze", path.to_str().unwrap(), "--format", "json"]);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{name}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = sparkdiag_ok(&["analyze", path.to_str().unwrap(), "--format", "json"]);
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(report["source"]["complete"], false, "{name}");
         let warnings = report["source"]["warnings"].to_string();

@@ -126,6 +126,18 @@ pub fn sparkdiag(args: &[&str]) -> Output {
         .expect("run sparkdiag")
 }
 
+/// Runs sparkdiag and checks that it exited 0, showing its arguments and standard error if not.
+pub fn sparkdiag_ok(args: &[&str]) -> Output {
+    let out = sparkdiag(args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "sparkdiag {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 pub fn json_of(args: &[&str]) -> serde_json::Value {
     let out = sparkdiag(args);
     assert!(

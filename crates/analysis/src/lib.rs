@@ -17,6 +17,12 @@ use sparkdiag_eventlog::{LogInput, ReadError, SourceReport};
 use sparkdiag_model::{Application, ApplicationBuilder};
 use sparkdiag_rules::{Config, PlanInput};
 
+mod pick;
+mod plan_text;
+
+pub use pick::{PickError, analyze_one};
+pub use plan_text::{PlanTextError, analyze_plan_text};
+
 /// How to analyse: the rules' configuration and what the report is told about its inputs.
 pub struct Options<'a> {
     pub config: &'a Config,

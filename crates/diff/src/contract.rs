@@ -24,6 +24,24 @@ pub struct Diff {
     pub work: Vec<WorkMatch>,
 }
 
+impl Diff {
+    /// Runtime and core-hours (cost) that went up by more than `pct` percent: each metric's
+    /// label with how many percent it went up.
+    pub fn regressions(&self, pct: f64) -> Vec<(&'static str, f64)> {
+        self.metrics
+            .iter()
+            .filter(|m| matches!(m.metric, "runtime_ms" | "core_hours"))
+            .filter_map(|m| Some((m.label, (m.ratio? - 1.0) * 100.0)))
+            .filter(|&(_, up)| up > pct)
+            .collect()
+    }
+
+    /// The outputs differ: rows written to a destination, or an output appeared or vanished.
+    pub fn outputs_changed(&self) -> bool {
+        self.correctness.status == "changed"
+    }
+}
+
 #[derive(Debug, Serialize)]
 pub struct RunOut {
     /// What the user named.

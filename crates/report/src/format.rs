@@ -132,3 +132,66 @@ mod tests {
         assert_eq!(clip("ééé", 2), "éé…");
     }
 }
+
+/// What a failure message is about. A Python failure (Spark's "An exception was thrown from
+/// the Python worker: Traceback ...") ends with its exception, `ValueError: bad row 1234`,
+/// which says more than the "Traceback (most recent call last):" that starts it; any other
+/// message leads with its point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ErrorHeadline<'a> {
+    /// The message's first non-empty line, trimmed.
+    pub first_line: &'a str,
+    /// The exception the message's Python traceback ends with, when it holds one.
+    pub exception: Option<&'a str>,
+}
+
+const TRACEBACK: &str = "Traceback (most recent call last):";
+
+pub fn error_headline(message: &str) -> ErrorHeadline<'_> {
+    let first_line = message
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or_default();
+    // The exception line is the last unindented `Name: message` (or a bare `SomeError`) of the
+    // traceback; frames are indented, and Java's `\tat` lines follow it. `SQLSTATE: 38000`,
+    // which Spark appends, is shaped like one but has no lower-case letter.
+    let is_exception = |line: &&str| {
+        let name = line.split(':').next().unwrap_or_default();
+        !line.starts_with(char::is_whitespace)
+            && !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+            && (name.ends_with("Error")
+                || name.ends_with("Exception")
+                || (line.contains(':') && name.chars().any(|c| c.is_ascii_lowercase())))
+    };
+    let exception = message.find(TRACEBACK).and_then(|at| {
+        message[at + TRACEBACK.len()..]
+            .lines()
+            .rev()
+            .find(is_exception)
+            .map(str::trim_end)
+    });
+    ErrorHeadline {
+        first_line,
+        exception,
+    }
+}
+
+impl<'a> ErrorHeadline<'a> {
+    /// The exception, else the first line: the point alone.
+    pub fn point(&self) -> &'a str {
+        self.exception.unwrap_or(self.first_line)
+    }
+
+    /// The first line, with a traceback it announces at its end replaced by the exception, so
+    /// that where it was thrown stays: `[PYTHON_EXCEPTION] From the worker: ValueError: ...`.
+    pub fn announced(&self) -> String {
+        match (self.first_line.strip_suffix(TRACEBACK), self.exception) {
+            (Some(head), Some(exception)) => format!("{head}{exception}"),
+            _ => self.first_line.to_string(),
+        }
+    }
+}

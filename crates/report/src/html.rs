@@ -20,7 +20,9 @@ use std::fmt::Write;
 use sparkdiag_model::AppStatus;
 
 use crate::charts;
-use crate::format::{clip, duration, enum_name, escape, human_bytes, percent, thousands, truncate};
+use crate::format::{
+    clip, duration, enum_name, error_headline, escape, human_bytes, percent, thousands, truncate,
+};
 use crate::{PlanTree, Report, ViewData};
 
 /// Rows of the stage and executor tables; the JSON has all of them.
@@ -410,48 +412,13 @@ fn sql(out: &mut String, report: &Report) {
             escape(&clip(&q.description, SQL_CHARS)),
             escape(&clip(q.error.as_deref().unwrap_or_default(), FAILURE_CHARS)),
             escape(&truncate(
-                error_headline(q.error.as_deref().unwrap_or_default()),
+                error_headline(q.error.as_deref().unwrap_or_default()).point(),
                 120
             )),
         );
     }
     out.push_str("</tbody>\n</table>\n");
     more(out, report.sql.len(), "SQL executions");
-}
-
-/// The line of an error message that says what went wrong. A Python traceback (alone or inside
-/// Spark's "An exception was thrown from the Python worker: Traceback ...") ends with the
-/// exception, `ValueError: bad row 1234`, which is the line to show rather than the
-/// "Traceback (most recent call last):" that starts it; any other message leads with its point.
-pub(crate) fn error_headline(message: &str) -> &str {
-    const TRACEBACK: &str = "Traceback (most recent call last):";
-    let first = || {
-        message
-            .lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .unwrap_or_default()
-    };
-    let Some(at) = message.find(TRACEBACK) else {
-        return first();
-    };
-    // The exception line is the last unindented `Name: message` (or a bare `SomeError`) of
-    // the traceback; frames are indented, and Java's `\tat` lines follow it.
-    let is_exception = |line: &&str| {
-        let name = line.split(':').next().unwrap_or_default();
-        !line.starts_with(char::is_whitespace)
-            && !name.is_empty()
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-            && (line.contains(':') || name.ends_with("Error") || name.ends_with("Exception"))
-    };
-    message[at + TRACEBACK.len()..]
-        .lines()
-        .rev()
-        .find(is_exception)
-        .map(str::trim_end)
-        .unwrap_or_else(first)
 }
 
 /// Plans with more operators than this start collapsed.
@@ -816,7 +783,7 @@ mod tests {
             raise ValueError(f\"bad row {x}: refusing to double it\")\nValueError: bad row 1234: \
             refusing to double it\n SQLSTATE: 38000";
         assert_eq!(
-            error_headline(python),
+            error_headline(python).point(),
             "ValueError: bad row 1234: refusing to double it"
         );
         // A chained traceback: the last exception is the one that ended the query.
@@ -824,14 +791,17 @@ mod tests {
             During handling of the above exception, another exception occurred:\n\n\
             Traceback (most recent call last):\n  File \"a.py\", line 3\nRuntimeError: lookup failed\n\
             \tat org.apache.spark.api.python.BasePythonRunner.handlePythonException(PythonRunner.scala:572)";
-        assert_eq!(error_headline(chained), "RuntimeError: lookup failed");
+        assert_eq!(
+            error_headline(chained).point(),
+            "RuntimeError: lookup failed"
+        );
         let java =
             "Job aborted due to stage failure: Task 0 in stage 1.0 failed\n\tat org.apache.X";
         assert_eq!(
-            error_headline(java),
+            error_headline(java).point(),
             "Job aborted due to stage failure: Task 0 in stage 1.0 failed"
         );
-        assert_eq!(error_headline(""), "");
+        assert_eq!(error_headline("").point(), "");
     }
 
     #[test]

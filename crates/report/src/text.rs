@@ -9,7 +9,9 @@ use comfy_table::{
 };
 
 use crate::Report;
-use crate::format::{duration, enum_name, human_bytes, percent, thousands, truncate};
+use crate::format::{
+    duration, enum_name, error_headline, human_bytes, percent, thousands, truncate,
+};
 
 /// A header underline and nothing else: calm enough to read, aligned enough to compare.
 const LISTING: TableStyle =
@@ -255,7 +257,10 @@ fn view(report: &Report, opts: Options) -> String {
             format!(
                 "Job {} failed: {}",
                 job.job_id,
-                failure_line(job.failure.as_deref().unwrap_or_default(), 200)
+                truncate(
+                    &error_headline(job.failure.as_deref().unwrap_or_default()).announced(),
+                    200
+                )
             ),
             2,
         ));
@@ -448,28 +453,6 @@ fn right_align(table: &mut Table, columns: &[usize]) {
         if let Some(col) = table.column_mut(c) {
             col.set_cell_alignment(CellAlignment::Right);
         }
-    }
-}
-
-/// The first line of a failure message; when it only announces a Python traceback
-/// (`... from the Python worker: Traceback (most recent call last):`), the exception the
-/// traceback ends with takes the announcement's place.
-fn failure_line(message: &str, max: usize) -> String {
-    let first = message.lines().next().unwrap_or_default();
-    let Some(head) = first
-        .trim_end()
-        .strip_suffix("Traceback (most recent call last):")
-    else {
-        return truncate(first, max);
-    };
-    let rest: Vec<&str> = message.lines().skip(1).map(str::trim).collect();
-    let exception = rest.iter().rev().find(|l| {
-        let name = l.split(':').next().unwrap_or_default();
-        !l.starts_with("File ") && (name.ends_with("Error") || name.ends_with("Exception"))
-    });
-    match exception {
-        Some(exception) => truncate(&format!("{head}{exception}"), max),
-        None => truncate(first, max),
     }
 }
 
@@ -707,11 +690,11 @@ mod tests {
                        File \"job.py\", line 9, in f\n    raise ValueError(x)\n\
                        ValueError: bad row 1\n\nSQLSTATE: 38000";
         assert_eq!(
-            failure_line(message, 200),
+            error_headline(message).announced(),
             "[PYTHON_EXCEPTION] From the worker: ValueError: bad row 1"
         );
         assert_eq!(
-            failure_line("Stage cancelled\nmore", 200),
+            error_headline("Stage cancelled\nmore").announced(),
             "Stage cancelled"
         );
     }

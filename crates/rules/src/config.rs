@@ -42,6 +42,33 @@ struct File {
 }
 
 impl Config {
+    /// The configuration a command runs with: the TOML file `file`, else `./sparkdiag.toml`
+    /// when it exists, else the defaults; then each `CODE.KEY=VALUE` of `set` and each rule of
+    /// `disable`, in that order.
+    pub fn load(
+        file: Option<&std::path::Path>,
+        set: &[String],
+        disable: &[String],
+    ) -> Result<Config, ConfigError> {
+        let default = std::path::Path::new("sparkdiag.toml");
+        let path = file.or_else(|| default.exists().then_some(default));
+        let mut config = match path {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| ConfigError(format!("cannot read {}: {e}", path.display())))?;
+                Config::from_toml(&text, &path.display().to_string())?
+            }
+            None => Config::default(),
+        };
+        for arg in set {
+            config.set_from_arg(arg)?;
+        }
+        for rule in disable {
+            config.disable(rule)?;
+        }
+        Ok(config)
+    }
+
     /// Reads a `sparkdiag.toml`; `origin` names it in errors.
     pub fn from_toml(text: &str, origin: &str) -> Result<Config, ConfigError> {
         let file: File = toml::from_str(text).map_err(|e| ConfigError(format!("{origin}: {e}")))?;

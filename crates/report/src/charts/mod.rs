@@ -229,6 +229,38 @@ pub fn render_all(report: &Report, view: &ViewData) -> Vec<Chart> {
     ]
 }
 
+/// Writes `NAME.svg` and `NAME.png` into `dir` (created if missing) for each chart with data
+/// of each report; prefixed `N-` (1-based) when there are several reports, so their files do
+/// not overwrite each other. Errors name the file.
+pub fn write_files(
+    dir: &std::path::Path,
+    reports: &[Report],
+    views: &[ViewData],
+) -> std::io::Result<()> {
+    let named = |what: &str, path: &std::path::Path, e: std::io::Error| {
+        std::io::Error::new(e.kind(), format!("cannot {what} {}: {e}", path.display()))
+    };
+    std::fs::create_dir_all(dir).map_err(|e| named("create", dir, e))?;
+    for (i, (report, view)) in reports.iter().zip(views).enumerate() {
+        let prefix = if reports.len() > 1 {
+            format!("{}-", i + 1)
+        } else {
+            String::new()
+        };
+        for chart in render_all(report, view) {
+            let Some(svg) = &chart.svg else { continue };
+            let file = dir.join(format!("{prefix}{}.svg", chart.name));
+            std::fs::write(&file, svg).map_err(|e| named("write", &file, e))?;
+            let file = dir.join(format!("{prefix}{}.png", chart.name));
+            let png = chart
+                .png()
+                .ok_or_else(|| std::io::Error::other(format!("cannot draw {}", file.display())))?;
+            std::fs::write(&file, png).map_err(|e| named("write", &file, e))?;
+        }
+    }
+    Ok(())
+}
+
 /// How a chart's row names a stage: `"2.0 collect at …/etl/daily.py:42"`, the call site's
 /// `file:line` always kept. A stage whose call site is a frame of the JDK's reflection or
 /// thread pools (`$anonfun$withThreadLocalCaptured$1 at CompletableFuture.java:1768`, what
