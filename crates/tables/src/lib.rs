@@ -620,6 +620,35 @@ mod tests {
         }
     }
 
+    /// The buffers do not grow with the night: after every application no table holds its
+    /// byte bound, however many came before, and the `stages` table, which reaches it first,
+    /// was written in several row groups before reaching the row bound.
+    #[test]
+    fn a_table_never_buffers_more_than_its_byte_bound() {
+        let reports = real_reports();
+        let out = tempfile::tempdir().unwrap();
+        let mut writer = NightWriter::create(out.path(), "2026-11-29").unwrap();
+        let mut largest = [0usize; 4];
+        for report in (0..60).flat_map(|_| &reports) {
+            writer.add(report).unwrap();
+            for (table, largest) in writer.tables.iter().zip(&mut largest) {
+                let size = table.pending.estimated_size();
+                assert!(size < ROW_GROUP_BYTES, "{size} bytes buffered");
+                *largest = (*largest).max(size);
+            }
+        }
+        let files = writer.finish().unwrap();
+        let stages = TABLES.iter().position(|t| *t == "stages").unwrap();
+        assert!(largest[stages] > ROW_GROUP_BYTES / 2, "{largest:?}");
+        let mut reader = ParquetReader::new(fs::File::open(&files[stages]).unwrap());
+        let groups = reader.get_metadata().unwrap().row_groups.len();
+        let rows = read(&files[stages]).height();
+        assert!(
+            rows < ROW_GROUP_ROWS && groups >= 2,
+            "{rows} rows in {groups} row groups"
+        );
+    }
+
     /// A night written in two slices and merged is the night written at once, row for row,
     /// with row groups crossed on both the reading and the writing side.
     #[test]
