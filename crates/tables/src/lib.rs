@@ -67,11 +67,14 @@ pub fn write_night(
 /// readers see few, well-compressed groups; small enough (a few MB) that memory stays flat.
 const ROW_GROUP_ROWS: usize = 16_384;
 
-/// ...or this many bytes, whichever comes first: the `applications` table has one row per
-/// application, so 16,384 rows was the whole of a 10,000-application night in memory (measured
-/// with heaptrack: most of the 4.5 KB per application that memory grew by), and `findings` rows
-/// carry long texts.
-const ROW_GROUP_BYTES: usize = 4 << 20;
+/// ...or this many bytes (as polars estimates the buffered columns), whichever comes first. The
+/// four buffers are what `batch` holds beyond the applications in flight, and they fill with the
+/// night until a bound stops them: the `applications` table has one row per application, so
+/// 16,384 rows was the whole of a 10,000-application night in memory. With 4 MiB the buffers
+/// still grew up to about 10,000 applications (heaptrack, debug build: 4.8 MB at 1,000
+/// applications, 14.9 MB at 10,000); with 1 MiB the `stages` table (about ten rows per
+/// application) reaches its bound after a few hundred, so the buffers stop growing early.
+const ROW_GROUP_BYTES: usize = 1 << 20;
 
 /// How many applications' chunks a table's buffer gathers before they are merged into one.
 const MAX_CHUNKS: usize = 32;
@@ -102,7 +105,7 @@ impl TableWriter {
 /// Writes one night's tables an application at a time: [`NightWriter::add`] appends a report's
 /// rows and the report can be dropped; only up to [`ROW_GROUP_ROWS`] rows or
 /// [`ROW_GROUP_BYTES`] per table wait in memory. Each table is still one file,
-/// `date=<DATE>/part-0.parquet` (one row group per 16,384 rows or 4 MiB),
+/// `date=<DATE>/part-0.parquet` (one row group per 16,384 rows or 1 MiB),
 /// written under a temporary name and renamed into place by
 /// [`NightWriter::finish`], so readers never see a night half-written and the layout is the
 /// one Spark and DuckDB already read. Dropping the writer unfinished leaves the previous
@@ -615,6 +618,35 @@ mod tests {
                 .collect();
             assert_eq!(names, ["part-0.parquet"]);
         }
+    }
+
+    /// The buffers do not grow with the night: after every application no table holds its
+    /// byte bound, however many came before, and the `stages` table, which reaches it first,
+    /// was written in several row groups before reaching the row bound.
+    #[test]
+    fn a_table_never_buffers_more_than_its_byte_bound() {
+        let reports = real_reports();
+        let out = tempfile::tempdir().unwrap();
+        let mut writer = NightWriter::create(out.path(), "2026-11-29").unwrap();
+        let mut largest = [0usize; 4];
+        for report in (0..60).flat_map(|_| &reports) {
+            writer.add(report).unwrap();
+            for (table, largest) in writer.tables.iter().zip(&mut largest) {
+                let size = table.pending.estimated_size();
+                assert!(size < ROW_GROUP_BYTES, "{size} bytes buffered");
+                *largest = (*largest).max(size);
+            }
+        }
+        let files = writer.finish().unwrap();
+        let stages = TABLES.iter().position(|t| *t == "stages").unwrap();
+        assert!(largest[stages] > ROW_GROUP_BYTES / 2, "{largest:?}");
+        let mut reader = ParquetReader::new(fs::File::open(&files[stages]).unwrap());
+        let groups = reader.get_metadata().unwrap().row_groups.len();
+        let rows = read(&files[stages]).height();
+        assert!(
+            rows < ROW_GROUP_ROWS && groups >= 2,
+            "{rows} rows in {groups} row groups"
+        );
     }
 
     /// A night written in two slices and merged is the night written at once, row for row,
