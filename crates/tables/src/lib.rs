@@ -103,8 +103,7 @@ impl TableWriter {
 }
 
 /// Writes one night's tables an application at a time: [`NightWriter::add`] appends a report's
-/// rows and the report can be dropped; only up to [`ROW_GROUP_ROWS`] rows or
-/// [`ROW_GROUP_BYTES`] per table wait in memory. Each table is still one file,
+/// rows and the report can be dropped; only up to 16,384 rows or 1 MiB per table wait in memory. Each table is still one file,
 /// `date=<DATE>/part-0.parquet` (one row group per 16,384 rows or 1 MiB),
 /// written under a temporary name and renamed into place by
 /// [`NightWriter::finish`], so readers never see a night half-written and the layout is the
