@@ -127,28 +127,15 @@ fn an_analysis_unfolds_each_folded_stage_a_few_times() {
     let config = sparkdiag_rules::Config::default();
     let (mut unfolds, mut stages_with_tasks) = (0usize, 0usize);
     for input in every_input() {
-        let Ok((source, app)) = sparkdiag_analysis::model(&input) else {
+        // What `sparkdiag analyze` runs (the what-if is part of the report), then the views.
+        let Ok(analysis) =
+            sparkdiag_analysis::analyze(&input, &sparkdiag_analysis::Options::new(&config))
+        else {
             continue;
         };
-        assert_eq!(
-            app.tasks.unfolds(),
-            0,
-            "{}: reading unfolds nothing",
-            input.display
-        );
-        let findings = sparkdiag_rules::analyze(&app, &config);
-        let cores = sparkdiag_rules::peak_cores(&app);
-        let report = sparkdiag_report::Report::new(
-            std::slice::from_ref(&input.display),
-            &source,
-            &app,
-            findings,
-            cores,
-            None,
-        );
-        std::hint::black_box(serde_json::to_string(&report).unwrap());
-        std::hint::black_box(sparkdiag_report::ViewData::new(&app));
-        std::hint::black_box(sparkdiag_whatif::what_if(&app));
+        std::hint::black_box(serde_json::to_string(&analysis.report).unwrap());
+        std::hint::black_box(analysis.view_data());
+        let app = &analysis.app;
         let with_tasks = app.stages.iter().filter(|s| !s.tasks.is_empty()).count();
         assert!(
             app.tasks.unfolds() <= MAX_UNFOLDS_A_STAGE * with_tasks,
