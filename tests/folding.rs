@@ -112,3 +112,43 @@ fn folded_stages_give_the_same_tasks_report_charts_and_what_if_as_unfolded_ones(
         "{folded_bytes} bytes folded against {unfolded_bytes} unfolded"
     );
 }
+
+/// Looks at a folded stage an analysis (rules, report, views' data, what-if) may take: about one
+/// per rule or part of the report that reads tasks, whatever the stage's size or the number of
+/// stages, executors or jobs.
+const MAX_UNFOLDS_A_STAGE: usize = 16;
+
+/// The rules, the report, the views' data and the what-if each walk the stages, and a folded
+/// stage costs a decompression each time it is unfolded: an analysis must unfold each stage a
+/// small constant number of times, not once per look (or its cost grows with how often the
+/// same stage is looked at).
+#[test]
+fn an_analysis_unfolds_each_folded_stage_a_few_times() {
+    let config = sparkdiag_rules::Config::default();
+    let (mut unfolds, mut stages_with_tasks) = (0usize, 0usize);
+    for input in every_input() {
+        // What `sparkdiag analyze` runs (the what-if is part of the report), then the views.
+        let Ok(analysis) =
+            sparkdiag_analysis::analyze(&input, &sparkdiag_analysis::Options::new(&config))
+        else {
+            continue;
+        };
+        std::hint::black_box(serde_json::to_string(&analysis.report).unwrap());
+        std::hint::black_box(analysis.view_data());
+        let app = &analysis.app;
+        let with_tasks = app.stages.iter().filter(|s| !s.tasks.is_empty()).count();
+        assert!(
+            app.tasks.unfolds() <= MAX_UNFOLDS_A_STAGE * with_tasks,
+            "{}: {} unfolds for {with_tasks} stages with tasks",
+            input.display,
+            app.tasks.unfolds()
+        );
+        unfolds += app.tasks.unfolds();
+        stages_with_tasks += with_tasks;
+    }
+    assert!(unfolds > 0, "no folded stage was looked at");
+    println!(
+        "{unfolds} unfolds for {stages_with_tasks} stages with tasks: {:.1} a stage",
+        unfolds as f64 / stages_with_tasks as f64
+    );
+}

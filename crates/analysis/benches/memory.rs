@@ -27,6 +27,9 @@ use std::time::Instant;
 use serde_json::Value;
 use sparkdiag_model::ApplicationBuilder;
 
+#[path = "shared/cpu.rs"]
+mod cpu;
+
 /// Tasks of one stage running at once in the generated logs.
 const SLOTS: usize = 8;
 
@@ -113,6 +116,7 @@ fn analyze_once(log: &Path, unfolded: bool) {
     let source = sparkdiag_eventlog::read_log(input, |event| builder.on_event(event)).unwrap();
     let app = builder.finish();
     let modelled = started.elapsed().as_secs_f64();
+    let modelled_cpu = cpu::cpu_seconds();
     let model_peak_mb = peak_rss_mb();
     let config = sparkdiag_rules::Config::default();
     let findings = sparkdiag_rules::analyze(&app, &config);
@@ -127,14 +131,17 @@ fn analyze_once(log: &Path, unfolded: bool) {
     );
     serde_json::to_writer(std::io::sink(), &report).unwrap();
     let total = started.elapsed().as_secs_f64();
+    let analysed_cpu = cpu::cpu_seconds() - modelled_cpu;
     println!(
         "tasks {}  stored {:.1} B/task ({:.1} MB)  peak after read+model {model_peak_mb:.1} MB  \
-         read+model {modelled:.1} s  rules+report {:.1} s  findings {}",
+         read+model {modelled:.1} s (CPU {modelled_cpu:.1} s)  rules+report {:.1} s \
+         (CPU {analysed_cpu:.1} s)  findings {}  unfolds {:.1} a stage",
         app.tasks.len(),
         app.tasks.heap_bytes() as f64 / app.tasks.len().max(1) as f64,
         app.tasks.heap_bytes() as f64 / (1 << 20) as f64,
         total - modelled,
-        report.findings.len()
+        report.findings.len(),
+        app.tasks.unfolds() as f64 / app.stages.len().max(1) as f64
     );
 }
 

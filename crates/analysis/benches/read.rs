@@ -17,6 +17,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+#[path = "shared/cpu.rs"]
+mod cpu;
+use cpu::cpu_seconds;
+
 /// Runs of each measurement; `SPARKDIAG_BENCH_RUNS=1` suits a profiler (callgrind).
 const RUNS: usize = 5;
 /// Largest log also written uncompressed.
@@ -165,21 +169,6 @@ fn time_runs(mut f: impl FnMut()) -> (Vec<Duration>, f64) {
         })
         .collect();
     (times, cpu_seconds() - cpu_before)
-}
-
-/// This process's and its reaped children's user + system time, from `/proc/self/stat`.
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // Fields after the command name (which may hold spaces) in parentheses; utime, stime,
-    // cutime and cstime are fields 14 to 17, in clock ticks of 1/100 s on Linux.
-    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let ticks: f64 = after
-        .split_whitespace()
-        .skip(11)
-        .take(4)
-        .filter_map(|v| v.parse::<f64>().ok())
-        .sum();
-    ticks / 100.0
 }
 
 /// Reads and models one log as `analyze` does; returns its events and sets its decoded size.

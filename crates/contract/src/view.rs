@@ -62,11 +62,26 @@ pub struct PlanTreeNode {
 impl ViewData {
     /// The one place the views' per-task data is taken from the model.
     pub fn new(app: &Application) -> ViewData {
+        let task_span = |t: &sparkdiag_model::Task| {
+            (
+                t.launch_ms,
+                t.launch_ms.saturating_add(i64::from(t.duration_ms)),
+            )
+        };
+        // The tasks' first launch and last end, taken while each stage is unfolded for its
+        // durations rather than by unfolding every stage again.
+        let mut first_launch: Option<i64> = None;
+        let mut last_end: Option<i64> = None;
         let stages = app
             .stages
             .iter()
             .map(|stage| {
                 let tasks = app.stage_tasks(stage);
+                for t in tasks.iter() {
+                    let (launch, end) = task_span(t);
+                    first_launch = Some(first_launch.map_or(launch, |m| m.min(launch)));
+                    last_end = Some(last_end.map_or(end, |m| m.max(end)));
+                }
                 let durations = |outcome: TaskOutcome| -> Vec<u32> {
                     let mut d: Vec<u32> = tasks
                         .iter()
@@ -85,21 +100,15 @@ impl ViewData {
                 }
             })
             .collect();
-        let task_span = |t: &sparkdiag_model::Task| {
-            (
-                t.launch_ms,
-                t.launch_ms.saturating_add(i64::from(t.duration_ms)),
-            )
-        };
         let origin_ms = app
             .start_ms
             .or_else(|| app.stages.iter().filter_map(|s| s.submission_ms).min())
-            .or_else(|| app.tasks.iter().map(|t| t.launch_ms).min());
+            .or(first_launch);
         let seen = app
             .stages
             .iter()
             .filter_map(|s| s.completion_ms.or(s.submission_ms))
-            .chain(app.tasks.iter().map(|t| task_span(&t).1))
+            .chain(last_end)
             .max();
         let horizon_ms = match (app.effective_end_ms(), seen) {
             (Some(a), Some(b)) => Some(a.max(b)),

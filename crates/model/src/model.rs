@@ -1,10 +1,9 @@
 //! The types of the model. Times are epoch milliseconds unless a name says otherwise.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-pub use crate::tasks::Tasks;
+pub use crate::tasks::{StageView, Tasks};
 
 use sparkdiag_eventlog::events::{ExecutorMetrics, SparkPlanInfo, TaskMetrics};
 
@@ -421,7 +420,7 @@ impl Application {
         self.duration_ms().map(|d| (d - jumped).max(0))
     }
 
-    pub fn stage_tasks(&self, stage: &StageAttempt) -> Cow<'_, [Task]> {
+    pub fn stage_tasks(&self, stage: &StageAttempt) -> StageView<'_> {
         self.tasks.at_positions(&stage.tasks)
     }
 

@@ -8,8 +8,14 @@
 //! compressed with zstd. Nothing is dropped, so every quantile, finding and chart computed from a
 //! folded stage is exactly the one computed from the tasks as they were read; a folded stage is
 //! unfolded for the duration of one look ([`Tasks::of_stage`]).
+//!
+//! A rule that looks at a stage again while it still holds its first look (a helper called with
+//! the stage) is handed the same unfolding: the last stage unfolded is remembered for as long
+//! as someone holds it, and no longer, so that no unfolded stage outlives its looks.
 
-use std::borrow::Cow;
+use std::ops::{Deref, Range};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 
 use crate::model::{Task, TaskMetricsCompact, TaskOutcome};
 
@@ -20,6 +26,35 @@ pub struct Tasks {
     count: usize,
     /// Each stage attempt's first position in [`Tasks::iter`]'s order, set by [`Tasks::finish`].
     starts: Vec<usize>,
+    /// The folded stage unfolded last, with its index, while a look at it lasts.
+    last_unfolded: Mutex<Option<(usize, Weak<Vec<Task>>)>>,
+    /// How many times a folded stage was unfolded to be looked at.
+    unfolds: AtomicUsize,
+}
+
+/// One stage attempt's task ends (or some of them), borrowed while the stage is open, shared
+/// with [`Tasks`]' last unfolded stage once it is folded.
+#[derive(Debug, Clone)]
+pub enum StageView<'a> {
+    Borrowed(&'a [Task]),
+    Unfolded(Arc<Vec<Task>>, Range<usize>),
+}
+
+impl Deref for StageView<'_> {
+    type Target = [Task];
+
+    fn deref(&self) -> &[Task] {
+        match self {
+            StageView::Borrowed(tasks) => tasks,
+            StageView::Unfolded(tasks, range) => &tasks[range.clone()],
+        }
+    }
+}
+
+impl AsRef<[Task]> for StageView<'_> {
+    fn as_ref(&self) -> &[Task] {
+        self
+    }
 }
 
 #[derive(Debug)]
@@ -72,40 +107,72 @@ impl Tasks {
     }
 
     /// The task ends of stage attempt `stage` (its index): borrowed while the stage is open,
-    /// unfolded into a fresh vector once it is folded. Sorted by task id once the application
-    /// is finished.
-    pub fn of_stage(&self, stage: usize) -> Cow<'_, [Task]> {
+    /// unfolded once it is folded (or the same unfolding again while a look at it still holds
+    /// it). Sorted by task id once the application is finished.
+    pub fn of_stage(&self, stage: usize) -> StageView<'_> {
         match self.stages.get(stage) {
-            Some(StageTasks::Open(tasks)) => Cow::Borrowed(tasks),
-            Some(StageTasks::Folded(folded)) => Cow::Owned(folded.unfold(stage as u32)),
-            None => Cow::Borrowed(&[]),
+            Some(StageTasks::Open(tasks)) => StageView::Borrowed(tasks),
+            Some(StageTasks::Folded(folded)) => {
+                let tasks = self.unfolded(stage, folded);
+                let all = 0..tasks.len();
+                StageView::Unfolded(tasks, all)
+            }
+            None => StageView::Borrowed(&[]),
         }
+    }
+
+    /// How many times a folded stage was unfolded to be looked at since the tasks were read.
+    pub fn unfolds(&self) -> usize {
+        self.unfolds.load(Ordering::Relaxed)
+    }
+
+    fn unfolded(&self, stage: usize, folded: &Folded) -> Arc<Vec<Task>> {
+        let mut last = self.last_unfolded.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((at, tasks)) = last.as_ref()
+            && *at == stage
+            && let Some(tasks) = tasks.upgrade()
+        {
+            return tasks;
+        }
+        self.unfolds.fetch_add(1, Ordering::Relaxed);
+        // In an `Arc<Vec>` rather than an `Arc<[Task]>`, which would copy the whole stage.
+        let tasks = Arc::new(folded.unfold(stage as u32));
+        *last = Some((stage, Arc::downgrade(&tasks)));
+        tasks
+    }
+
+    /// Forgets the last unfolded stage: the stages are changing.
+    fn forget_unfolded(&mut self) {
+        *self
+            .last_unfolded
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner()) = None;
     }
 
     /// The task ends at `positions` in [`Tasks::iter`]'s order: one stage attempt's
     /// ([`crate::StageAttempt::tasks`]).
-    pub fn at_positions(&self, positions: &std::ops::Range<usize>) -> Cow<'_, [Task]> {
+    pub fn at_positions(&self, positions: &Range<usize>) -> StageView<'_> {
         if positions.is_empty() {
-            return Cow::Borrowed(&[]);
+            return StageView::Borrowed(&[]);
         }
         // Stages without tasks share their start with the next stage that has some: the last
         // stage starting at or before `positions` is the one holding it.
         let stage = self.starts.partition_point(|&s| s <= positions.start) - 1;
         let tasks = self.of_stage(stage);
         let offset = positions.start - self.starts[stage];
+        let wanted = offset..offset + positions.len();
         match tasks {
-            Cow::Borrowed(tasks) => Cow::Borrowed(&tasks[offset..offset + positions.len()]),
-            Cow::Owned(mut tasks) => {
-                tasks.truncate(offset + positions.len());
-                tasks.drain(..offset);
-                Cow::Owned(tasks)
-            }
+            StageView::Borrowed(tasks) => StageView::Borrowed(&tasks[wanted]),
+            StageView::Unfolded(tasks, _) => StageView::Unfolded(tasks, wanted),
         }
     }
 
     /// Every task end, stage attempt by stage attempt, unfolding one stage at a time.
     pub fn iter(&self) -> impl Iterator<Item = Task> + '_ {
-        (0..self.stages.len()).flat_map(move |stage| self.of_stage(stage).into_owned())
+        (0..self.stages.len()).flat_map(move |stage| {
+            let tasks = self.of_stage(stage);
+            (0..tasks.len()).map(move |i| tasks[i])
+        })
     }
 
     /// Bytes the stored tasks take: the open stages' tasks and the folded stages' columns.
@@ -124,6 +191,7 @@ impl Tasks {
 
     /// Adds a task end of stage attempt `task.stage`.
     pub(crate) fn push(&mut self, task: Task) {
+        self.forget_unfolded();
         let stage = task.stage as usize;
         if self.stages.len() <= stage {
             self.stages.resize_with(stage + 1, StageTasks::default);
@@ -137,6 +205,7 @@ impl Tasks {
 
     /// Folds stage attempt `stage`: its tasks are final unless a late one arrives.
     pub(crate) fn fold(&mut self, stage: usize) {
+        self.forget_unfolded();
         if let Some(slot) = self.stages.get_mut(stage)
             && let StageTasks::Open(tasks) = slot
             && !tasks.is_empty()
@@ -148,6 +217,7 @@ impl Tasks {
     /// Sorts every open stage's tasks by task id and, when `fold` is set, folds them too; pads
     /// the stages to `stage_count` so every stage attempt has an entry.
     pub(crate) fn finish(&mut self, stage_count: usize, fold: bool) {
+        self.forget_unfolded();
         if self.stages.len() < stage_count {
             self.stages.resize_with(stage_count, StageTasks::default);
         }
@@ -178,7 +248,7 @@ impl Tasks {
     }
 
     /// Each stage attempt's positions in [`Tasks::iter`]'s order, once finished.
-    pub(crate) fn positions(&self, stage: usize) -> std::ops::Range<usize> {
+    pub(crate) fn positions(&self, stage: usize) -> Range<usize> {
         let start = self.starts.get(stage).copied().unwrap_or(self.count);
         start..start + self.count_of_stage(stage)
     }
@@ -407,11 +477,21 @@ mod tests {
         ] {
             tasks.push(t);
         }
-        let mut expected: Vec<Task> = tasks.of_stage(0).into_owned();
+        let mut expected: Vec<Task> = tasks.of_stage(0).to_vec();
         expected.sort_unstable_by_key(|t| t.task_id);
         tasks.fold(0);
-        assert!(matches!(tasks.of_stage(0), Cow::Owned(_)));
+        let first_look = tasks.of_stage(0);
+        assert!(matches!(first_look, StageView::Unfolded(..)));
+        assert_eq!(tasks.unfolds(), 1);
         assert_eq!(tasks.of_stage(0).as_ref(), expected.as_slice());
+        assert_eq!(
+            tasks.unfolds(),
+            1,
+            "a stage still held is not unfolded again"
+        );
+        drop(first_look);
+        assert_eq!(tasks.of_stage(0).as_ref(), expected.as_slice());
+        assert_eq!(tasks.unfolds(), 2, "nothing is kept once no look holds it");
         assert_eq!(tasks.len(), 3);
         assert_eq!(tasks.count_of_stage(0), 3);
     }

@@ -166,6 +166,14 @@ impl<'a> Context<'a> {
 /// pairing. Text that does not parse is left out of the plan rules.
 fn sql_plans(app: &Application, stats: &[StageStats]) -> Vec<PlanInput> {
     let values = sparkdiag_model::SqlMetricValues::new(app);
+    // Each job's stage attempts, so that finding an execution's stages costs its jobs rather
+    // than every stage of the application (executions and stages both grow with the log).
+    let mut stages_of_job: std::collections::HashMap<i64, Vec<usize>> = Default::default();
+    for (i, stage) in app.stages.iter().enumerate() {
+        for &job in &stage.job_ids {
+            stages_of_job.entry(job).or_default().push(i);
+        }
+    }
     app.sql
         .iter()
         .filter_map(|sql| {
@@ -174,12 +182,17 @@ fn sql_plans(app: &Application, stats: &[StageStats]) -> Vec<PlanInput> {
                 .as_deref()
                 .unwrap_or(&sql.plan_description);
             let plan = sparkdiag_plan::parse_plans(text).ok()?.into_iter().next()?;
-            let stages: Vec<(usize, &StageAttempt)> = app
-                .stages
+            let mut indices: Vec<usize> = sql
+                .job_ids
                 .iter()
-                .enumerate()
-                .filter(|(_, s)| s.job_ids.iter().any(|j| sql.job_ids.contains(j)))
+                .filter_map(|job| stages_of_job.get(job))
+                .flatten()
+                .copied()
                 .collect();
+            indices.sort_unstable();
+            indices.dedup();
+            let stages: Vec<(usize, &StageAttempt)> =
+                indices.into_iter().map(|i| (i, &app.stages[i])).collect();
             let shuffle_stage_ms = stages
                 .iter()
                 .filter(|(_, s)| {

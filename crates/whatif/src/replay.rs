@@ -94,28 +94,41 @@ impl Graph {
                 }
             })
             .collect();
+        // Jobs by end, so that each job finds the last one to end before it was submitted by a
+        // search rather than a scan of every job (jobs grow with the log). A job ends no earlier
+        // than it was submitted, so one that ended by `submit` was also submitted by then.
+        let mut by_end: Vec<usize> = (0..jobs.len()).collect();
+        by_end.sort_unstable_by_key(|&k| (jobs[k].end_ms, k));
         for i in 0..jobs.len() {
             let submit = jobs[i].submit_ms;
-            let after = (0..jobs.len())
-                .filter(|&k| k != i && jobs[k].end_ms <= submit && jobs[k].submit_ms <= submit)
-                .max_by_key(|&k| (jobs[k].end_ms, k));
+            let ended = by_end.partition_point(|&k| jobs[k].end_ms <= submit);
+            let after = by_end[..ended].iter().rev().copied().find(|&k| k != i);
             jobs[i].after = after;
             jobs[i].gap_ms = submit - after.map_or(start_ms, |k| jobs[k].end_ms);
         }
 
         let mut stages: Vec<StageNode> = Vec::new();
         // (stage id, first launch or submission, end, node) of every replayed attempt.
+        // `attempts[node]` is the attempt replayed as `stages[node]`.
         let mut attempts: Vec<(i64, i64, i64, usize)> = Vec::new();
-        let mut ran: Vec<&sparkdiag_model::StageAttempt> = app
+        // Each stage id's replayed attempts, so that a stage finds its parents' without a scan
+        // of every attempt.
+        let mut attempts_of: std::collections::HashMap<i64, Vec<usize>> = Default::default();
+        // The executors that ran a task, gathered while each stage is unfolded for its
+        // durations; `seen[i]` once stage attempt `i`'s tasks were.
+        let mut runs_tasks: std::collections::HashSet<u32> = Default::default();
+        let mut seen = vec![false; app.stages.len()];
+        let mut ran: Vec<(usize, &sparkdiag_model::StageAttempt)> = app
             .stages
             .iter()
-            .filter(|s| {
+            .enumerate()
+            .filter(|(_, s)| {
                 s.submission_ms.is_some()
                     && !matches!(s.status, StageStatus::Skipped | StageStatus::Pending)
             })
             .collect();
-        ran.sort_by_key(|s| (s.submission_ms, s.stage_id, s.attempt_id));
-        for stage in ran {
+        ran.sort_by_key(|(_, s)| (s.submission_ms, s.stage_id, s.attempt_id));
+        for (index, stage) in ran {
             let submitted = stage
                 .submission_ms
                 .unwrap_or(start_ms)
@@ -131,11 +144,14 @@ impl Graph {
             else {
                 continue;
             };
-            let mut tasks: Vec<(i64, i64)> = app
-                .stage_tasks(stage)
+            let stage_tasks = app.stage_tasks(stage);
+            runs_tasks.extend(stage_tasks.iter().map(|t| t.executor));
+            seen[index] = true;
+            let mut tasks: Vec<(i64, i64)> = stage_tasks
                 .iter()
                 .map(|t| (t.launch_ms, i64::from(t.duration_ms)))
                 .collect();
+            drop(stage_tasks);
             tasks.sort_unstable();
             let first_launch = tasks
                 .first()
@@ -158,9 +174,12 @@ impl Graph {
                 .iter()
                 .chain(std::iter::once(&stage.stage_id))
             {
-                let found = attempts
-                    .iter()
-                    .filter(|a| a.0 == *parent && a.1 <= submitted)
+                let found = attempts_of
+                    .get(parent)
+                    .into_iter()
+                    .flatten()
+                    .map(|&node| &attempts[node])
+                    .filter(|a| a.1 <= submitted)
                     .max_by_key(|a| (a.1, a.3));
                 if let Some(a) = found {
                     deps.push(a.3);
@@ -170,7 +189,7 @@ impl Graph {
             deps.dedup();
             let ready_real = deps
                 .iter()
-                .map(|&d| attempts.iter().find(|a| a.3 == d).map_or(0, |a| a.2))
+                .map(|&d| attempts[d].2)
                 .chain(std::iter::once(jobs[job].submit_ms))
                 .max()
                 .unwrap_or(submitted);
@@ -189,18 +208,20 @@ impl Graph {
             });
             jobs[job].stages.push(node);
             attempts.push((stage.stage_id, submitted, completed, node));
+            attempts_of.entry(stage.stage_id).or_default().push(node);
         }
         for job in &mut jobs {
             let last_stage = job
                 .stages
                 .iter()
-                .filter_map(|&s| attempts.iter().find(|a| a.3 == s).map(|a| a.2))
+                .map(|&s| attempts[s].2)
                 .max()
                 .unwrap_or(job.submit_ms);
             job.tail_ms = (job.end_ms - last_stage.max(job.submit_ms)).max(0);
         }
-        let runs_tasks: std::collections::HashSet<u32> =
-            app.tasks.iter().map(|t| t.executor).collect();
+        for (stage, _) in app.stages.iter().zip(&seen).filter(|(_, seen)| !**seen) {
+            runs_tasks.extend(app.stage_tasks(stage).iter().map(|t| t.executor));
+        }
         let mut core_arrivals: Vec<i64> = app
             .executors
             .iter()

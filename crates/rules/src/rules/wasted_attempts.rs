@@ -44,23 +44,29 @@ declare_rule! {
 
 fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let app = ctx.app;
-    let speculative: i64 = app
-        .tasks
-        .iter()
-        .filter(|task| task.outcome == TaskOutcome::Killed && task.speculative)
-        .map(|task| i64::from(task.duration_ms))
-        .sum();
-    // A stage with a later attempt ran its earlier attempts' successful tasks for nothing.
+    // Each stage's latest attempt, so that a stage knows it was retried without a scan of every
+    // stage (stages grow with the log).
+    let mut latest_attempt: std::collections::HashMap<i64, i64> = Default::default();
+    for stage in &app.stages {
+        let latest = latest_attempt
+            .entry(stage.stage_id)
+            .or_insert(stage.attempt_id);
+        *latest = (*latest).max(stage.attempt_id);
+    }
+    // Speculative copies killed, and the successful tasks of attempts a later attempt ran again
+    // for nothing, in one look at each stage's tasks.
+    let mut speculative: i64 = 0;
     let mut retried_stages = Vec::new();
     let mut retried: i64 = 0;
     for stage in &app.stages {
-        if app
-            .stages
+        let tasks = app.stage_tasks(stage);
+        speculative += tasks
             .iter()
-            .any(|s| s.stage_id == stage.stage_id && s.attempt_id > stage.attempt_id)
-        {
-            retried += app
-                .stage_tasks(stage)
+            .filter(|task| task.outcome == TaskOutcome::Killed && task.speculative)
+            .map(|task| i64::from(task.duration_ms))
+            .sum::<i64>();
+        if latest_attempt[&stage.stage_id] > stage.attempt_id {
+            retried += tasks
                 .iter()
                 .filter(|task| task.outcome == TaskOutcome::Success)
                 .map(|task| i64::from(task.duration_ms))
