@@ -67,34 +67,25 @@ fn folded_stages_give_the_same_tasks_report_charts_and_what_if_as_unfolded_ones(
                 a.stage_id
             );
         }
-        let report = |app: &Application| {
-            let findings = sparkdiag_rules::analyze(app, &config);
-            let cores = sparkdiag_rules::peak_cores(app);
-            sparkdiag_report::Report::new(
-                std::slice::from_ref(at),
-                &source,
-                app,
-                findings,
-                cores,
-                None,
-            )
-        };
-        let (a, b) = (report(&folded), report(&kept));
+        let options = sparkdiag_analysis::Options::new(&config);
+        let folded = sparkdiag_analysis::analyze_model(&input, source.clone(), folded, &options);
+        let kept = sparkdiag_analysis::analyze_model(&input, source, kept, &options);
         assert_eq!(
-            serde_json::to_string(&a).unwrap(),
-            serde_json::to_string(&b).unwrap(),
+            serde_json::to_string(&folded.report).unwrap(),
+            serde_json::to_string(&kept.report).unwrap(),
             "{at}: report"
         );
         assert!(
-            sparkdiag_report::html::render(&[(&a, &sparkdiag_report::ViewData::new(&folded))])
-                == sparkdiag_report::html::render(&[(&b, &sparkdiag_report::ViewData::new(&kept))]),
+            sparkdiag_report::html::render(&[(&folded.report, &folded.view_data())])
+                == sparkdiag_report::html::render(&[(&kept.report, &kept.view_data())]),
             "{at}: HTML"
         );
         assert_eq!(
-            format!("{:?}", sparkdiag_whatif::what_if(&folded)),
-            format!("{:?}", sparkdiag_whatif::what_if(&kept)),
+            format!("{:?}", sparkdiag_whatif::what_if(&folded.app)),
+            format!("{:?}", sparkdiag_whatif::what_if(&kept.app)),
             "{at}: what-if"
         );
+        let (folded, kept) = (folded.app, kept.app);
         folded_bytes += folded.tasks.heap_bytes();
         unfolded_bytes += kept.tasks.heap_bytes();
         tasks += folded.tasks.len();

@@ -119,17 +119,14 @@ fn analyze_once(log: &Path, unfolded: bool) {
     let modelled_cpu = cpu::cpu_seconds();
     let model_peak_mb = peak_rss_mb();
     let config = sparkdiag_rules::Config::default();
-    let findings = sparkdiag_rules::analyze(&app, &config);
-    let cores = sparkdiag_rules::peak_cores(&app);
-    let report = sparkdiag_contract::Report::new(
-        std::slice::from_ref(&input.display),
-        &source,
-        &app,
-        findings,
-        cores,
-        None,
+    let analysis = sparkdiag_analysis::analyze_model(
+        input,
+        source,
+        app,
+        &sparkdiag_analysis::Options::new(&config),
     );
-    serde_json::to_writer(std::io::sink(), &report).unwrap();
+    let (app, report) = (&analysis.app, &analysis.report);
+    serde_json::to_writer(std::io::sink(), report).unwrap();
     let total = started.elapsed().as_secs_f64();
     let analysed_cpu = cpu::cpu_seconds() - modelled_cpu;
     println!(

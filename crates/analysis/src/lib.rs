@@ -74,6 +74,18 @@ pub fn analyze_with_progress(
     mut progress: impl FnMut(u64),
 ) -> Result<Analysis, ReadError> {
     let (source, app) = model_with_progress(input, &mut progress)?;
+    Ok(analyze_model(input, source, app, options))
+}
+
+/// The second half of [`analyze`]: every enabled rule and the report, over a model already built
+/// from `input` (by [`model`], or by an [`ApplicationBuilder`] set up otherwise, such as one that
+/// keeps every task unfolded to compare).
+pub fn analyze_model(
+    input: &LogInput,
+    source: SourceReport,
+    app: Application,
+    options: &Options,
+) -> Analysis {
     let (findings, plans) = sparkdiag_rules::analyze_keeping_plans(&app, options.config);
     let cores = sparkdiag_rules::peak_cores(&app);
     let inputs = if options.inputs.is_empty() {
@@ -89,12 +101,12 @@ pub fn analyze_with_progress(
         cores,
         options.price_per_core_hour,
     );
-    Ok(Analysis {
+    Analysis {
         source,
         app,
         report,
         plans,
-    })
+    }
 }
 
 /// The first half of [`analyze`]: reads `input` into the model, without running the rules.
