@@ -167,8 +167,10 @@ impl sparkdiag_batch::Progress for Progress {
             indicatif::ProgressDrawTarget::stderr(),
         );
         bar.set_style(
-            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} logs {elapsed} {msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            indicatif::ProgressStyle::with_template(
+                "{bar:30} {pos}/{len} logs {elapsed} {wide_msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
         self.0 = Some(bar);
     }

@@ -416,7 +416,8 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
 /// A spinner on standard error with the count of events read, for large logs only (more than
 /// [`Progress::MIN_BYTES`] on disk) and only when standard error is a terminal: pipes, files and
 /// the tests see nothing. The reader hands over events, not bytes, so it counts events.
-struct Progress(Option<indicatif::ProgressBar>);
+/// The spinner on stderr while a large log is read, and the log's size in MiB.
+struct Progress(Option<(indicatif::ProgressBar, u64)>);
 
 impl Progress {
     const MIN_BYTES: u64 = 50 * 1024 * 1024;
@@ -438,27 +439,25 @@ impl Progress {
         let bar =
             indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
         bar.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} {prefix} {elapsed} {msg}")
+            // The path last, cut to the terminal's width, so a long one never wraps the line.
+            indicatif::ProgressStyle::with_template("{spinner} {elapsed} {prefix} {wide_msg}")
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
         );
-        bar.set_prefix(format!(
-            "reading {} ({} MiB)",
-            input.display,
-            bytes / (1024 * 1024)
-        ));
-        bar.set_message("");
+        let mib = bytes / (1024 * 1024);
+        bar.set_prefix(format!("{mib} MiB, 0k events"));
+        bar.set_message(format!("reading {}", input.display));
         bar.enable_steady_tick(std::time::Duration::from_millis(120));
-        Progress(Some(bar))
+        Progress(Some((bar, mib)))
     }
 
     fn events(&self, n: u64) {
-        if let Some(bar) = &self.0 {
-            bar.set_message(format!("{}k events", n / 1000));
+        if let Some((bar, mib)) = &self.0 {
+            bar.set_prefix(format!("{mib} MiB, {}k events", n / 1000));
         }
     }
 
     fn finish(self) {
-        if let Some(bar) = self.0 {
+        if let Some((bar, _)) = self.0 {
             bar.finish_and_clear();
         }
     }
