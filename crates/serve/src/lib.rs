@@ -212,9 +212,9 @@ async fn serve_connections(
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
             Err(e) => {
-                // Out of file descriptors and the like pass: wait, then accept again.
+                // Out of file descriptors and the like pass: wait (as axum does), then accept again.
                 eprintln!("sparkdiag serve: cannot accept a connection: {e}");
-                tokio::time::sleep(Duration::from_millis(100)).await;
+                tokio::time::sleep(Duration::from_secs(1)).await;
                 continue;
             }
         };

@@ -147,22 +147,23 @@ const LONG_IDLE_TIMEOUT_MS: i64 = 60_000;
 /// Settings already short are left out, so the advice never asks to lower what is low.
 fn dynamic_allocation_keepers(ctx: &crate::Context) -> String {
     let setting = |key: &str| property(ctx, &format!("spark.dynamicAllocation.{key}"));
-    // A timeout unset, unreadable or over a minute keeps executors; the text says its value.
-    let long = |key: &str, default: &str| -> Option<String> {
-        match setting(key) {
-            None => Some(default.to_string()),
-            Some(v) => match spark_seconds_setting_ms(v) {
-                Some(ms) if ms <= LONG_IDLE_TIMEOUT_MS => None,
-                Some(ms) => Some(format!("{} here", duration(ms))),
-                None => Some(format!("{v} here")),
-            },
+    let is_true = |value: Option<&str>| value.is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    // A timeout that is set and over a minute (or unreadable), as it reads here.
+    let set_long = |key: &str| {
+        let value = setting(key)?;
+        match spark_seconds_setting_ms(value) {
+            Some(ms) if ms <= LONG_IDLE_TIMEOUT_MS => None,
+            Some(ms) => Some(duration(ms)),
+            None => Some(value.to_string()),
         }
     };
+    // Timeouts with no limit unless set: what keeps executors, in words.
+    let unlimited_unless_short = |key: &str| match setting(key) {
+        None => Some("with no limit by default".to_string()),
+        Some(_) => set_long(key).map(|now| format!("{now} here")),
+    };
     let mut keepers = Vec::new();
-    if let Some(now) = setting("executorIdleTimeout")
-        .and_then(|_| long("executorIdleTimeout", ""))
-        .map(|now| now.trim_end_matches(" here").to_string())
-    {
+    if let Some(now) = set_long("executorIdleTimeout") {
         keepers.push(format!(
             "lower spark.dynamicAllocation.executorIdleTimeout from {now} to 60s"
         ));
@@ -172,18 +173,15 @@ fn dynamic_allocation_keepers(ctx: &crate::Context) -> String {
             "lower spark.dynamicAllocation.minExecutors from {min}, as executors below it are never released"
         ));
     }
-    if let Some(now) = long("cachedExecutorIdleTimeout", "with no limit by default") {
+    if let Some(now) = unlimited_unless_short("cachedExecutorIdleTimeout") {
         keepers.push(format!(
             "unpersist() what cache() or persist() kept once it is used, as executors holding cached blocks stay for spark.dynamicAllocation.cachedExecutorIdleTimeout, {now}"
         ));
     }
-    let shuffle_service = property(ctx, "spark.shuffle.service.enabled")
-        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
-    let tracking =
-        setting("shuffleTracking.enabled").is_some_and(|v| v.eq_ignore_ascii_case("true"));
-    if tracking
+    let shuffle_service = is_true(property(ctx, "spark.shuffle.service.enabled"));
+    if is_true(setting("shuffleTracking.enabled"))
         && !shuffle_service
-        && let Some(now) = long("shuffleTracking.timeout", "with no limit by default")
+        && let Some(now) = unlimited_unless_short("shuffleTracking.timeout")
     {
         keepers.push(format!(
             "set spark.dynamicAllocation.shuffleTracking.timeout, as executors holding shuffle files stay for it, {now}"
