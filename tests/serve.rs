@@ -630,7 +630,11 @@ fn uploads_beyond_the_limit_get_503_with_retry_after() {
     let reply = upload(addr, "second.log", &real_plain_log());
     assert_eq!(reply.status, 503, "{}", reply.body);
     assert_eq!(reply.header("retry-after").as_deref(), Some("5"));
-    assert!(reply.body.contains("busy"), "{}", reply.body);
+    assert!(
+        reply.body.contains("busy (1 upload at once at most)"),
+        "{}",
+        reply.body
+    );
     // The first one finishes; the slot is free again.
     slow.write_all(&body[sent..]).unwrap();
     slow.set_read_timeout(Some(Duration::from_secs(60)))
@@ -643,6 +647,46 @@ fn uploads_beyond_the_limit_get_503_with_retry_after() {
         upload(addr, "local-1796049355449.zstd", &other_log).status,
         303
     );
+}
+
+#[test]
+fn an_upload_that_finds_the_analysis_queue_full_gets_503_and_may_be_sent_again() {
+    // One worker and no queue: a second analysis has nowhere to wait.
+    let (_dir, server) = server(|c| {
+        c.workers = 1;
+        c.queue = 0;
+    });
+    let addr = server.addr();
+    // Thirty real applications in one archive keep the only worker busy for seconds, far longer
+    // than one small upload takes.
+    let mut builder = tar::Builder::new(Vec::new());
+    for copy in ["a", "b"] {
+        builder
+            .append_dir_all(copy, testdata("logs/patterns"))
+            .unwrap();
+    }
+    let archive = builder.into_inner().unwrap();
+    let first = id_of(&upload(addr, "patterns.tar", &archive));
+    let small = std::fs::read(testdata("logs/single/zstd/local-1796049355449.zstd")).unwrap();
+    let refused = upload(addr, "local-1796049355449.zstd", &small);
+    let first_then = get(addr, &format!("/r/{first}/status")).body;
+    assert!(
+        !first_then.contains("\"state\":\"done\""),
+        "the archive's analysis ended before the second upload; the test proves nothing: {first_then}"
+    );
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    assert_eq!(refused.header("retry-after").as_deref(), Some("5"));
+    assert!(
+        refused.body.contains("busy (1 analysis at once at most)"),
+        "{}",
+        refused.body
+    );
+    // The refusal is not remembered: once the worker is free, the same file is analysed.
+    assert_eq!(finished(addr, &first).status, 200);
+    let second = id_of(&upload(addr, "local-1796049355449.zstd", &small));
+    let page = finished(addr, &second);
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("local-1796049355449"), "{}", page.body);
 }
 
 /// The real plain log with a hostile application name.

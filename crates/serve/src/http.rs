@@ -112,10 +112,10 @@ async fn upload(
         return error_page(&state, &too_large(&state));
     }
     let Ok(_receiving) = state.uploads.clone().try_acquire_owned() else {
-        return busy(&state, "uploads");
+        return busy(&state, Busy::Uploads);
     };
     if state.admitted.available_permits() == 0 {
-        return busy(&state, "analyses");
+        return busy(&state, Busy::Analyses);
     }
     let multipart = match multipart {
         Ok(m) => m,
@@ -278,7 +278,7 @@ async fn admit(state: State, mut incoming: Incoming) -> Result<String, Refused> 
     let Ok(admitted) = state.admitted.clone().try_acquire_owned() else {
         // Forget it entirely, so the same file can be sent again later.
         state.store.sweep_one(&id);
-        return Err(busy_refusal(&state, "analyses"));
+        return Err(busy_refusal(&state, Busy::Analyses));
     };
     analyse_upload(state, id, upload, incoming.file_name.clone(), admitted).await
 }
@@ -493,10 +493,10 @@ async fn diff(
         );
     };
     let Ok(_admitted) = state.admitted.clone().try_acquire_owned() else {
-        return busy(&state, "analyses");
+        return busy(&state, Busy::Analyses);
     };
     let Ok(_worker) = state.workers.clone().acquire_owned().await else {
-        return busy(&state, "analyses");
+        return busy(&state, Busy::Analyses);
     };
     let unpack_into = state.store.unpack_dir();
     let rules = state.config.clone();
@@ -541,18 +541,30 @@ fn stalled(state: &State) -> Refused {
     )
 }
 
-fn busy_refusal(state: &State, what: &str) -> Refused {
-    let limit = match what {
-        "uploads" => state.config.max_uploads,
-        _ => state.config.workers + state.config.queue,
+/// What a busy server has no room for.
+#[derive(Clone, Copy)]
+enum Busy {
+    Uploads,
+    Analyses,
+}
+
+fn busy_refusal(state: &State, what: Busy) -> Refused {
+    let (limit, one, many) = match what {
+        Busy::Uploads => (state.config.max_uploads, "upload", "uploads"),
+        Busy::Analyses => (
+            state.config.workers + state.config.queue,
+            "analysis",
+            "analyses",
+        ),
     };
+    let noun = if limit == 1 { one } else { many };
     Refused::new(
         503,
-        format!("the server is busy ({limit} {what} at once at most); try again in a few seconds"),
+        format!("the server is busy ({limit} {noun} at once at most); try again in a few seconds"),
     )
 }
 
-fn busy(state: &State, what: &str) -> Response {
+fn busy(state: &State, what: Busy) -> Response {
     let mut response = error_page(state, &busy_refusal(state, what));
     response
         .headers_mut()
