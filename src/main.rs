@@ -2,6 +2,7 @@
 
 mod batch;
 mod diff;
+mod flags;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -175,10 +176,10 @@ struct ServeCommand {
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
     /// The largest file accepted (e.g. 2GiB, 500MiB); larger uploads are refused with 413.
-    #[arg(long, value_name = "SIZE", default_value = "2GiB", value_parser = sparkdiag_serve::parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = "2GiB", value_parser = flags::parse_size)]
     max_upload: u64,
     /// How long uploads and their reports are kept (e.g. 24h, 30m, 7d).
-    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = sparkdiag_serve::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = flags::parse_duration)]
     keep: std::time::Duration,
     /// Analyses running at once (default: the number of cores, at most 8).
     #[arg(long, value_name = "N")]

@@ -1,4 +1,4 @@
-//! The night's date and the `--since` duration, as the command line gives them.
+//! The night's date, as the command line gives it.
 
 /// The night a batch belongs to: a real calendar date as `YYYY-MM-DD`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,26 +24,6 @@ impl std::fmt::Display for NightDate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
     }
-}
-
-/// `36h`, `2d`, `90m`, `45s`.
-pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
-    let text = text.trim();
-    let (number, unit) = text.split_at(
-        text.find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(text.len()),
-    );
-    let n: u64 = number
-        .parse()
-        .map_err(|_| format!("`{text}`: expected a number and a unit, e.g. 36h, 2d, 90m"))?;
-    let secs = match unit {
-        "s" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
-        "d" => n * 86_400,
-        _ => return Err(format!("`{text}`: the unit must be s, m, h or d")),
-    };
-    Ok(std::time::Duration::from_secs(secs))
 }
 
 /// A real calendar date as `YYYY-MM-DD`: it names the night's partitions (`date=...`), which

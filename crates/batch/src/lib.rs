@@ -32,7 +32,7 @@ mod night;
 mod ordered;
 mod publish;
 
-pub use dates::{NightDate, parse_duration};
+pub use dates::NightDate;
 pub use merge::Slice;
 
 /// What a batch reads, where it writes and how it compares; the command line's flags, typed.
