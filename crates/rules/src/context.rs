@@ -1,24 +1,9 @@
-//! What every rule needs, computed once: per-stage task statistics, the application's time and
+//! What every rule needs, computed once: per-stage task statistics and facts, the application's time and
 //! how many cores it had.
 
-use sparkdiag_model::quantile::shs_index;
-use sparkdiag_model::{Application, StageAttempt, Task, TaskOutcome};
+use sparkdiag_model::{Application, StageAttempt, Task};
 
-/// Statistics of one stage attempt's successful tasks (the History Server's population).
-#[derive(Debug, Clone, Default)]
-pub struct StageStats {
-    pub successful: usize,
-    pub median_ms: u32,
-    pub p95_ms: u32,
-    pub max_ms: u32,
-    /// Shuffle-read plus input bytes, the data a task processed.
-    pub median_bytes: u64,
-    pub median_records: u64,
-    /// Submission to completion (or to the end of the log).
-    pub duration_ms: i64,
-    /// Sum of task durations, every attempt.
-    pub task_time_ms: i64,
-}
+pub use crate::stage_facts::StageStats;
 
 pub struct Context<'a> {
     pub app: &'a Application,
@@ -66,34 +51,13 @@ impl PlanInput {
 impl<'a> Context<'a> {
     pub fn new(app: &'a Application) -> Context<'a> {
         let end = app.effective_end_ms();
+        // Each stage's tasks are looked at here and only here: a folded stage costs a
+        // decompression each time it is unfolded, so every figure a rule needs from the tasks
+        // is taken in this one look.
         let stages: Vec<StageStats> = app
             .stages
             .iter()
-            .map(|stage| {
-                let tasks = app.stage_tasks(stage);
-                let ok: Vec<&Task> = tasks
-                    .iter()
-                    .filter(|t| t.outcome == TaskOutcome::Success && t.has_metrics)
-                    .collect();
-                let pick = |mut v: Vec<u64>, q: f64| -> u64 {
-                    if v.is_empty() {
-                        return 0;
-                    }
-                    v.sort_unstable();
-                    v[shs_index(v.len(), q)]
-                };
-                let durations: Vec<u64> = ok.iter().map(|t| u64::from(t.duration_ms)).collect();
-                StageStats {
-                    successful: ok.len(),
-                    median_ms: pick(durations.clone(), 0.5) as u32,
-                    p95_ms: pick(durations.clone(), 0.95) as u32,
-                    max_ms: durations.iter().copied().max().unwrap_or(0) as u32,
-                    median_bytes: pick(ok.iter().map(|t| data_bytes(t)).collect(), 0.5),
-                    median_records: pick(ok.iter().map(|t| data_records(t)).collect(), 0.5),
-                    duration_ms: stage.duration_ms(end).unwrap_or(0),
-                    task_time_ms: tasks.iter().map(|t| i64::from(t.duration_ms)).sum(),
-                }
-            })
+            .map(|stage| StageStats::new(&app.stage_tasks(stage), stage.duration_ms(end)))
             .collect();
         let plans = sql_plans(app, &stages);
         let usable = match (app.start_ms, end) {

@@ -29,10 +29,12 @@ mod context;
 mod finding;
 mod impact;
 pub mod rules;
+mod stage_facts;
 
 pub use config::{Config, ConfigError};
 pub use context::{Context, PlanInput, StageStats, peak_cores};
 pub use finding::{Category, Finding, Scope, Severity};
+pub use stage_facts::{ExecutorTasks, StageTaskFacts, TaskFigure};
 
 use sparkdiag_model::Application;
 

@@ -1,0 +1,202 @@
+//! What the rules read from one stage attempt's tasks, taken in a single look at them.
+//!
+//! A completed stage's tasks are kept folded into compressed columns, and every look at them
+//! unfolds the whole stage again. Rules look at the stages one rule after another, so if each
+//! read the tasks itself a stage would be unfolded once per rule. Instead [`StageStats::new`]
+//! walks each stage's tasks once and keeps the figures below; the rules read those. The figures
+//! are plain data about the tasks: which of them make a finding, and with which thresholds,
+//! stays in each rule's own file.
+
+use sparkdiag_model::quantile::shs_index;
+use sparkdiag_model::{Task, TaskOutcome};
+
+use crate::context::{data_bytes, data_records};
+
+/// Statistics of one stage attempt's successful tasks (the History Server's population), and
+/// the other figures of its tasks the rules read.
+#[derive(Debug, Clone, Default)]
+pub struct StageStats {
+    pub successful: usize,
+    pub median_ms: u32,
+    pub p95_ms: u32,
+    pub max_ms: u32,
+    /// Shuffle-read plus input bytes, the data a task processed.
+    pub median_bytes: u64,
+    pub median_records: u64,
+    /// Submission to completion (or to the end of the log).
+    pub duration_ms: i64,
+    /// Sum of task durations, every attempt.
+    pub task_time_ms: i64,
+    pub facts: StageTaskFacts,
+}
+
+/// Figures of a stage attempt's tasks beyond their quantiles. "Successful" means what it means
+/// for the History Server's quantiles: succeeded, with metrics.
+#[derive(Debug, Clone, Default)]
+pub struct StageTaskFacts {
+    /// Task ends of every attempt and outcome.
+    pub tasks: usize,
+    /// Data (shuffle-read plus input bytes) of the successful tasks together.
+    pub successful_data_bytes: u64,
+    /// Time every task spent outside its own work: scheduler delay, deserialising the task and
+    /// serialising its result.
+    pub overhead_ms: i64,
+    /// The successful task with the most data (the last of equals, in task id order).
+    pub biggest_partition: Option<TaskFigure>,
+    /// Successful tasks that spilled to disk.
+    pub successful_spilling: usize,
+    /// Median (the middle of the sorted values) of the successful tasks' peak execution memory
+    /// and of the memory they spilled; 0 without successful tasks.
+    pub middle_peak_execution_memory: u64,
+    pub middle_memory_spill: u64,
+    /// Tasks of any outcome that spilled to disk.
+    pub spilling: usize,
+    /// The task that spilled the most to disk, any outcome (the last of equals), with its disk
+    /// spill as `value`.
+    pub worst_spill: Option<TaskFigure>,
+    /// Time of the speculative copies that were killed.
+    pub killed_speculative_ms: i64,
+    /// Time of the tasks that succeeded, with metrics or without.
+    pub succeeded_ms: i64,
+    /// The latest task end (launch plus duration), 0 without tasks.
+    pub last_end_ms: i64,
+    /// The latest task end had no task run longer than the successful tasks' median.
+    pub last_end_at_median_ms: i64,
+    /// The successful tasks' durations and data, by executor (sorted by executor index).
+    pub by_executor: Vec<ExecutorTasks>,
+}
+
+/// One task named by a figure: its partition index, duration and the figure's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskFigure {
+    pub index: u32,
+    pub duration_ms: u32,
+    pub value: u64,
+}
+
+impl TaskFigure {
+    fn of(task: &Task, value: u64) -> TaskFigure {
+        TaskFigure {
+            index: task.index,
+            duration_ms: task.duration_ms,
+            value,
+        }
+    }
+}
+
+/// The successful tasks one executor ran in a stage attempt.
+#[derive(Debug, Clone, Default)]
+pub struct ExecutorTasks {
+    /// Index in `Application::executors`.
+    pub executor: u32,
+    pub durations_ms: Vec<u32>,
+    pub data_bytes: Vec<u64>,
+}
+
+/// The History Server's quantile `q` of `values`, 0 when there are none.
+fn quantile(mut values: Vec<u64>, q: f64) -> u64 {
+    if values.is_empty() {
+        return 0;
+    }
+    values.sort_unstable();
+    values[shs_index(values.len(), q)]
+}
+
+/// The middle of `values` once sorted, 0 when there are none.
+fn middle(mut values: Vec<u64>) -> u64 {
+    if values.is_empty() {
+        return 0;
+    }
+    values.sort_unstable();
+    values[values.len() / 2]
+}
+
+/// `candidate` when `value` is at least the best so far: the last of equals wins, as with
+/// `Iterator::max_by_key`.
+fn keep_largest(best: &mut Option<TaskFigure>, task: &Task, value: u64) {
+    if best.is_none_or(|b| value >= b.value) {
+        *best = Some(TaskFigure::of(task, value));
+    }
+}
+
+impl StageStats {
+    /// Everything the rules need from `tasks`, one stage attempt's task ends, lasting
+    /// `duration_ms` (`None`: never submitted).
+    pub fn new(tasks: &[Task], duration_ms: Option<i64>) -> StageStats {
+        let ok: Vec<&Task> = tasks
+            .iter()
+            .filter(|t| t.outcome == TaskOutcome::Success && t.has_metrics)
+            .collect();
+        let durations: Vec<u64> = ok.iter().map(|t| u64::from(t.duration_ms)).collect();
+        let median_ms = quantile(durations.clone(), 0.5) as u32;
+        let mut facts = StageTaskFacts {
+            tasks: tasks.len(),
+            ..Default::default()
+        };
+        let (mut last_end, mut last_end_at_median) = (None::<i64>, None::<i64>);
+        let mut task_time_ms = 0i64;
+        for t in tasks {
+            let duration = i64::from(t.duration_ms);
+            task_time_ms += duration;
+            facts.overhead_ms += i64::from(t.scheduler_delay_ms())
+                + i64::from(t.metrics.deserialize_ms)
+                + i64::from(t.metrics.result_serialization_ms);
+            if t.metrics.disk_spill > 0 {
+                facts.spilling += 1;
+            }
+            keep_largest(&mut facts.worst_spill, t, t.metrics.disk_spill);
+            match t.outcome {
+                TaskOutcome::Killed if t.speculative => facts.killed_speculative_ms += duration,
+                TaskOutcome::Success => facts.succeeded_ms += duration,
+                _ => {}
+            }
+            let end = t.launch_ms + duration;
+            let end_at_median = t.launch_ms + i64::from(t.duration_ms.min(median_ms));
+            last_end = Some(last_end.map_or(end, |e| e.max(end)));
+            last_end_at_median =
+                Some(last_end_at_median.map_or(end_at_median, |e| e.max(end_at_median)));
+        }
+        facts.last_end_ms = last_end.unwrap_or(0);
+        facts.last_end_at_median_ms = last_end_at_median.unwrap_or(0);
+        let mut on_executors: Vec<(u32, u32, u64)> = Vec::with_capacity(ok.len());
+        for t in &ok {
+            let bytes = data_bytes(t);
+            facts.successful_data_bytes += bytes;
+            keep_largest(&mut facts.biggest_partition, t, bytes);
+            if t.metrics.disk_spill > 0 {
+                facts.successful_spilling += 1;
+            }
+            on_executors.push((t.executor, t.duration_ms, bytes));
+        }
+        facts.middle_peak_execution_memory =
+            middle(ok.iter().map(|t| t.metrics.peak_execution_memory).collect());
+        facts.middle_memory_spill = middle(ok.iter().map(|t| t.metrics.memory_spill).collect());
+        on_executors.sort_by_key(|&(executor, _, _)| executor);
+        for (executor, duration, bytes) in on_executors {
+            if facts
+                .by_executor
+                .last()
+                .is_none_or(|e| e.executor != executor)
+            {
+                facts.by_executor.push(ExecutorTasks {
+                    executor,
+                    ..Default::default()
+                });
+            }
+            let entry = facts.by_executor.last_mut().expect("pushed above");
+            entry.durations_ms.push(duration);
+            entry.data_bytes.push(bytes);
+        }
+        StageStats {
+            successful: ok.len(),
+            median_ms,
+            p95_ms: quantile(durations.clone(), 0.95) as u32,
+            max_ms: durations.iter().copied().max().unwrap_or(0) as u32,
+            median_bytes: quantile(ok.iter().map(|t| data_bytes(t)).collect(), 0.5),
+            median_records: quantile(ok.iter().map(|t| data_records(t)).collect(), 0.5),
+            duration_ms: duration_ms.unwrap_or(0),
+            task_time_ms,
+            facts,
+        }
+    }
+}
