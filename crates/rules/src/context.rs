@@ -1,7 +1,11 @@
 //! What every rule needs, computed once: per-stage task statistics and facts, the application's time and
 //! how many cores it had.
 
-use sparkdiag_model::{Application, StageAttempt, Task};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use sparkdiag_model::{Application, StageAttempt, Task, TaskOutcome};
 
 pub use crate::stage_facts::StageStats;
 
@@ -19,6 +23,9 @@ pub struct Context<'a> {
     /// Physical plans: each SQL execution's (the last adaptive plan when AQE re-planned), or
     /// those of a plan text given on its own.
     pub plans: Vec<PlanInput>,
+    /// The slow tasks [`Context::successful_tasks_over`] found, by stage index and limit: the
+    /// rules naming slow tasks ask for the same ones, and each ask would unfold the stage again.
+    slow_tasks: RefCell<HashMap<(usize, u64), Rc<Vec<Task>>>>,
 }
 
 /// A physical plan and what the log says it cost.
@@ -54,10 +61,13 @@ impl<'a> Context<'a> {
         // Each stage's tasks are looked at here and only here: a folded stage costs a
         // decompression each time it is unfolded, so every figure a rule needs from the tasks
         // is taken in this one look.
+        let by_executor = task_executors(app).nth(1).is_some();
         let stages: Vec<StageStats> = app
             .stages
             .iter()
-            .map(|stage| StageStats::new(&app.stage_tasks(stage), stage.duration_ms(end)))
+            .map(|stage| {
+                StageStats::new(&app.stage_tasks(stage), stage.duration_ms(end), by_executor)
+            })
             .collect();
         let plans = sql_plans(app, &stages);
         let usable = match (app.start_ms, end) {
@@ -73,6 +83,7 @@ impl<'a> Context<'a> {
             cores: peak_cores(app),
             stages,
             plans,
+            slow_tasks: Default::default(),
         }
     }
 
@@ -84,6 +95,7 @@ impl<'a> Context<'a> {
             usable: Vec::new(),
             cores: 1,
             stages: Vec::new(),
+            slow_tasks: Default::default(),
             plans: plans
                 .into_iter()
                 .map(|plan| PlanInput {
@@ -108,6 +120,27 @@ impl<'a> Context<'a> {
             "stage of another application"
         );
         &self.stages[index]
+    }
+
+    /// The successful tasks (with metrics) of the stage attempt at `index` in `app.stages` that
+    /// ran longer than `limit_ms`, slowest first (equals in task id order).
+    pub fn successful_tasks_over(&self, index: usize, limit_ms: f64) -> Rc<Vec<Task>> {
+        let key = (index, limit_ms.to_bits());
+        if let Some(found) = self.slow_tasks.borrow().get(&key) {
+            return Rc::clone(found);
+        }
+        let mut slow: Vec<Task> = self
+            .app
+            .stage_tasks(&self.app.stages[index])
+            .iter()
+            .filter(|t| t.outcome == TaskOutcome::Success && t.has_metrics)
+            .filter(|t| f64::from(t.duration_ms) > limit_ms)
+            .copied()
+            .collect();
+        slow.sort_by_key(|t| std::cmp::Reverse(t.duration_ms));
+        let slow = Rc::new(slow);
+        self.slow_tasks.borrow_mut().insert(key, Rc::clone(&slow));
+        slow
     }
 
     /// Stage attempts with their statistics.

@@ -34,7 +34,7 @@ mod stage_facts;
 pub use config::{Config, ConfigError};
 pub use context::{Context, PlanInput, StageStats, peak_cores};
 pub use finding::{Category, Finding, Scope, Severity};
-pub use stage_facts::{ExecutorTasks, StageTaskFacts, TaskFigure};
+pub use stage_facts::{ExecutorTasks, FailedOn, StageTaskFacts, TaskFigure};
 
 use sparkdiag_model::Application;
 

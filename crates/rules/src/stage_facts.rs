@@ -62,8 +62,21 @@ pub struct StageTaskFacts {
     pub last_end_ms: i64,
     /// The latest task end had no task run longer than the successful tasks' median.
     pub last_end_at_median_ms: i64,
-    /// The successful tasks' durations and data, by executor (sorted by executor index).
+    /// The successful tasks' durations and data, by executor (sorted by executor index); empty
+    /// when the application has fewer than two executors running tasks, as there is then no
+    /// executor to compare with another.
     pub by_executor: Vec<ExecutorTasks>,
+    /// The failed tasks: how many and how long, by executor (sorted by executor index).
+    pub failed_by_executor: Vec<FailedOn>,
+}
+
+/// The failed tasks of a stage attempt on one executor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FailedOn {
+    /// Index in `Application::executors`.
+    pub executor: u32,
+    pub tasks: usize,
+    pub time_ms: i64,
 }
 
 /// One task named by a figure: its partition index, duration and the figure's value.
@@ -119,10 +132,36 @@ fn keep_largest(best: &mut Option<TaskFigure>, task: &Task, value: u64) {
     }
 }
 
+/// The successful tasks' durations and data by executor, each list exactly its length: they
+/// are kept for every stage while the rules run.
+fn successful_by_executor(ok: &[&Task]) -> Vec<ExecutorTasks> {
+    let mut counts: std::collections::BTreeMap<u32, usize> = Default::default();
+    for t in ok {
+        *counts.entry(t.executor).or_default() += 1;
+    }
+    let mut by_executor: Vec<ExecutorTasks> = counts
+        .into_iter()
+        .map(|(executor, n)| ExecutorTasks {
+            executor,
+            durations_ms: Vec::with_capacity(n),
+            data_bytes: Vec::with_capacity(n),
+        })
+        .collect();
+    for t in ok {
+        let at = by_executor
+            .binary_search_by_key(&t.executor, |e| e.executor)
+            .expect("every executor was counted");
+        by_executor[at].durations_ms.push(t.duration_ms);
+        by_executor[at].data_bytes.push(data_bytes(t));
+    }
+    by_executor
+}
+
 impl StageStats {
     /// Everything the rules need from `tasks`, one stage attempt's task ends, lasting
-    /// `duration_ms` (`None`: never submitted).
-    pub fn new(tasks: &[Task], duration_ms: Option<i64>) -> StageStats {
+    /// `duration_ms` (`None`: never submitted); `by_executor` says whether to keep the successful
+    /// tasks' figures by executor.
+    pub fn new(tasks: &[Task], duration_ms: Option<i64>, by_executor: bool) -> StageStats {
         let ok: Vec<&Task> = tasks
             .iter()
             .filter(|t| t.outcome == TaskOutcome::Success && t.has_metrics)
@@ -148,6 +187,25 @@ impl StageStats {
             match t.outcome {
                 TaskOutcome::Killed if t.speculative => facts.killed_speculative_ms += duration,
                 TaskOutcome::Success => facts.succeeded_ms += duration,
+                TaskOutcome::Failed => {
+                    let on = &mut facts.failed_by_executor;
+                    let at = match on.binary_search_by_key(&t.executor, |f| f.executor) {
+                        Ok(at) => at,
+                        Err(at) => {
+                            on.insert(
+                                at,
+                                FailedOn {
+                                    executor: t.executor,
+                                    tasks: 0,
+                                    time_ms: 0,
+                                },
+                            );
+                            at
+                        }
+                    };
+                    on[at].tasks += 1;
+                    on[at].time_ms += duration;
+                }
                 _ => {}
             }
             let end = t.launch_ms + duration;
@@ -158,7 +216,6 @@ impl StageStats {
         }
         facts.last_end_ms = last_end.unwrap_or(0);
         facts.last_end_at_median_ms = last_end_at_median.unwrap_or(0);
-        let mut on_executors: Vec<(u32, u32, u64)> = Vec::with_capacity(ok.len());
         for t in &ok {
             let bytes = data_bytes(t);
             facts.successful_data_bytes += bytes;
@@ -166,27 +223,13 @@ impl StageStats {
             if t.metrics.disk_spill > 0 {
                 facts.successful_spilling += 1;
             }
-            on_executors.push((t.executor, t.duration_ms, bytes));
+        }
+        if by_executor {
+            facts.by_executor = successful_by_executor(&ok);
         }
         facts.middle_peak_execution_memory =
             middle(ok.iter().map(|t| t.metrics.peak_execution_memory).collect());
         facts.middle_memory_spill = middle(ok.iter().map(|t| t.metrics.memory_spill).collect());
-        on_executors.sort_by_key(|&(executor, _, _)| executor);
-        for (executor, duration, bytes) in on_executors {
-            if facts
-                .by_executor
-                .last()
-                .is_none_or(|e| e.executor != executor)
-            {
-                facts.by_executor.push(ExecutorTasks {
-                    executor,
-                    ..Default::default()
-                });
-            }
-            let entry = facts.by_executor.last_mut().expect("pushed above");
-            entry.durations_ms.push(duration);
-            entry.data_bytes.push(bytes);
-        }
         StageStats {
             successful: ok.len(),
             median_ms,

@@ -1,6 +1,6 @@
 //! Helpers several rules share.
 
-use sparkdiag_model::{StageAttempt, Task, TaskOutcome};
+use sparkdiag_model::StageAttempt;
 
 pub use sparkdiag_model::units::{duration, human_bytes as bytes};
 
@@ -8,13 +8,6 @@ pub use sparkdiag_model::units::{duration, human_bytes as bytes};
 /// its last finish today, minus its last finish with every task cut to the median.
 pub fn stage_end_saving_at_median(stats: &crate::StageStats) -> i64 {
     (stats.facts.last_end_ms - stats.facts.last_end_at_median_ms).max(0)
-}
-
-/// Successful tasks with metrics: the population the History Server's quantiles use.
-pub fn successful(tasks: &[Task]) -> impl Iterator<Item = &Task> {
-    tasks
-        .iter()
-        .filter(|t| t.outcome == TaskOutcome::Success && t.has_metrics)
 }
 
 /// `a / b` as a ratio, 0 when `b` is 0.

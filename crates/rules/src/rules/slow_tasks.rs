@@ -3,7 +3,7 @@
 
 use sparkdiag_model::{StageAttempt, Task};
 
-use super::common::{bytes, duration, ratio, stage_end_saving_at_median, stage_label, successful};
+use super::common::{bytes, duration, ratio, stage_end_saving_at_median, stage_label};
 use crate::context::{data_bytes, data_records};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, threshold};
 
@@ -67,7 +67,7 @@ pub const SKEW_THRESHOLDS: &[Threshold] = &[
 /// A stage whose slowest task passes the guards: the slow tasks, worst first.
 pub struct SlowStage<'a> {
     pub stage: &'a StageAttempt,
-    pub slow: Vec<Task>,
+    pub slow: std::rc::Rc<Vec<Task>>,
     pub median_ms: u32,
     pub median_bytes: u64,
     pub median_records: u64,
@@ -77,7 +77,7 @@ pub struct SlowStage<'a> {
 
 pub fn slow_stages<'a>(ctx: &Context<'a>, t: &Thresholds) -> Vec<SlowStage<'a>> {
     let mut out = Vec::new();
-    for (stage, stats) in ctx.stage_stats() {
+    for (index, (stage, stats)) in ctx.stage_stats().enumerate() {
         if (stats.successful as f64) < t.get(&MIN_TASKS) || stats.median_ms == 0 {
             continue;
         }
@@ -93,15 +93,10 @@ pub fn slow_stages<'a>(ctx: &Context<'a>, t: &Thresholds) -> Vec<SlowStage<'a>> 
         if !long_enough || worst_ms < t.get(&FLOOR_S) * 1000.0 {
             continue;
         }
-        let mut slow: Vec<Task> = successful(&ctx.app.stage_tasks(stage))
-            .filter(|task| f64::from(task.duration_ms) > limit)
-            .copied()
-            .collect();
-        slow.sort_by_key(|task| std::cmp::Reverse(task.duration_ms));
         out.push(SlowStage {
+            slow: ctx.successful_tasks_over(index, limit),
             end_saving_ms: stage_end_saving_at_median(stats),
             stage,
-            slow,
             median_ms: stats.median_ms,
             median_bytes: stats.median_bytes,
             median_records: stats.median_records,
