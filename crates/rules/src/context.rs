@@ -61,14 +61,7 @@ impl<'a> Context<'a> {
         // Each stage's tasks are looked at here and only here: a folded stage costs a
         // decompression each time it is unfolded, so every figure a rule needs from the tasks
         // is taken in this one look.
-        let by_executor = task_executors(app).nth(1).is_some();
-        let stages: Vec<StageStats> = app
-            .stages
-            .iter()
-            .map(|stage| {
-                StageStats::new(&app.stage_tasks(stage), stage.duration_ms(end), by_executor)
-            })
-            .collect();
+        let stages = crate::stage_facts::of_application(app);
         let plans = sql_plans(app, &stages);
         let usable = match (app.start_ms, end) {
             (Some(start), Some(end)) if end > start => {

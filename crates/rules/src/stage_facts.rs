@@ -7,8 +7,8 @@
 //! are plain data about the tasks: which of them make a finding, and with which thresholds,
 //! stays in each rule's own file.
 
-use sparkdiag_model::quantile::shs_index;
-use sparkdiag_model::{Task, TaskOutcome};
+use sparkdiag_model::quantile::{shs_index, shs_quantiles};
+use sparkdiag_model::{Application, Task, TaskOutcome};
 
 use crate::context::{data_bytes, data_records};
 
@@ -68,6 +68,69 @@ pub struct StageTaskFacts {
     pub by_executor: Vec<ExecutorTasks>,
     /// The failed tasks: how many and how long, by executor (sorted by executor index).
     pub failed_by_executor: Vec<FailedOn>,
+    /// The History Server's quantiles (0, 0.25, 0.5, 0.75, 0.95, 1) of the successful tasks'
+    /// durations; `None` without successful tasks.
+    pub duration_quantiles: Option<[u32; 6]>,
+    /// The executors (indices in `Application::executors`) that ran any of the tasks, sorted.
+    pub executors: Vec<u32>,
+    /// The earliest task launch; `None` without tasks.
+    pub first_launch_ms: Option<i64>,
+    /// Every task's duration, any outcome, in launch order (equal launches shortest first).
+    pub durations_by_launch: TaskDurations,
+    /// The upper median of every task's duration, any outcome; 0 without tasks.
+    pub middle_task_ms: i64,
+}
+
+/// Task durations (never negative) as LEB128 variable-length integers: one or two bytes a task
+/// for most, where millions of tasks must fit beside the model.
+#[derive(Debug, Clone, Default)]
+pub struct TaskDurations {
+    count: usize,
+    bytes: Vec<u8>,
+}
+
+impl TaskDurations {
+    pub fn new(durations: impl Iterator<Item = i64>) -> TaskDurations {
+        let mut bytes = Vec::new();
+        let mut count = 0;
+        for d in durations {
+            let mut value = d.max(0) as u64;
+            while value >= 0x80 {
+                bytes.push(value as u8 | 0x80);
+                value >>= 7;
+            }
+            bytes.push(value as u8);
+            count += 1;
+        }
+        bytes.shrink_to_fit();
+        TaskDurations { count, bytes }
+    }
+
+    /// How many durations.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = i64> + '_ {
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            let mut value = 0u64;
+            let mut shift = 0;
+            while let Some(&byte) = self.bytes.get(at) {
+                at += 1;
+                value |= u64::from(byte & 0x7f) << shift;
+                if byte < 0x80 {
+                    return Some(value as i64);
+                }
+                shift += 7;
+            }
+            None
+        })
+    }
 }
 
 /// The failed tasks of a stage attempt on one executor.
@@ -130,6 +193,17 @@ fn keep_largest(best: &mut Option<TaskFigure>, task: &Task, value: u64) {
     if best.is_none_or(|b| value >= b.value) {
         *best = Some(TaskFigure::of(task, value));
     }
+}
+
+/// Each stage attempt's statistics and facts, indexed like `app.stages`: one look at each
+/// stage's tasks.
+pub fn of_application(app: &Application) -> Vec<StageStats> {
+    let end = app.effective_end_ms();
+    let by_executor = crate::context::task_executors(app).nth(1).is_some();
+    app.stages
+        .iter()
+        .map(|stage| StageStats::new(&app.stage_tasks(stage), stage.duration_ms(end), by_executor))
+        .collect()
 }
 
 /// The successful tasks' durations and data by executor, each list exactly its length: they
@@ -215,6 +289,24 @@ impl StageStats {
                 Some(last_end_at_median.map_or(end_at_median, |e| e.max(end_at_median)));
         }
         facts.last_end_ms = last_end.unwrap_or(0);
+        let mut launches: Vec<(i64, i64)> = tasks
+            .iter()
+            .map(|t| (t.launch_ms, i64::from(t.duration_ms)))
+            .collect();
+        launches.sort_unstable();
+        facts.first_launch_ms = launches.first().map(|&(launch, _)| launch);
+        facts.durations_by_launch = TaskDurations::new(launches.iter().map(|&(_, d)| d));
+        let mut all_durations: Vec<i64> = launches.into_iter().map(|(_, d)| d).collect();
+        all_durations.sort_unstable();
+        facts.middle_task_ms = all_durations
+            .get(all_durations.len() / 2)
+            .copied()
+            .unwrap_or(0);
+        drop(all_durations);
+        let mut executors: Vec<u32> = tasks.iter().map(|t| t.executor).collect();
+        executors.sort_unstable();
+        executors.dedup();
+        facts.executors = executors;
         facts.last_end_at_median_ms = last_end_at_median.unwrap_or(0);
         for t in &ok {
             let bytes = data_bytes(t);
@@ -230,6 +322,11 @@ impl StageStats {
         facts.middle_peak_execution_memory =
             middle(ok.iter().map(|t| t.metrics.peak_execution_memory).collect());
         facts.middle_memory_spill = middle(ok.iter().map(|t| t.metrics.memory_spill).collect());
+        facts.duration_quantiles = {
+            let mut successful: Vec<u32> = ok.iter().map(|t| t.duration_ms).collect();
+            shs_quantiles(&mut successful, &[0.0, 0.25, 0.5, 0.75, 0.95, 1.0])
+                .map(|q| [q[0], q[1], q[2], q[3], q[4], q[5]])
+        };
         StageStats {
             successful: ok.len(),
             median_ms,
@@ -241,5 +338,19 @@ impl StageStats {
             task_time_ms,
             facts,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TaskDurations;
+
+    #[test]
+    fn durations_read_back_as_written_in_a_byte_or_two_each() {
+        let written = [0, 1, 127, 128, 16_383, 16_384, u32::MAX as i64];
+        let durations = TaskDurations::new(written.into_iter());
+        assert_eq!(durations.iter().collect::<Vec<_>>(), written);
+        assert_eq!(durations.len(), written.len());
+        assert_eq!(durations.bytes.len(), 1 + 1 + 1 + 2 + 2 + 3 + 5);
     }
 }
