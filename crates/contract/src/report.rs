@@ -4,7 +4,6 @@ use serde::Serialize;
 use sparkdiag_eventlog::SourceReport;
 use sparkdiag_model::{
     AppStatus, Application, JobStatus, Platform, SparkPlanInfo, StageAttempt, StageStatus,
-    TaskOutcome,
 };
 use sparkdiag_rules::{Finding, StageStats};
 
@@ -307,7 +306,7 @@ impl Report {
             application: application_out(app),
             summary: Summary {
                 recoverable_ms: findings.iter().map(|f| f.impact_ms).sum(),
-                ..summary(app)
+                ..summary(app, stats)
             },
             jobs: app.jobs.iter().map(job_out).collect(),
             stages: app
@@ -439,7 +438,7 @@ fn started(stage: &StageAttempt) -> bool {
         || stage.submission_ms.is_some()
 }
 
-fn summary(app: &Application) -> Summary {
+fn summary(app: &Application, stats: &[StageStats]) -> Summary {
     let (job_time_ms, driver_time_ms) = app.job_and_driver_time_ms();
     let totals = |f: fn(&sparkdiag_model::MetricTotals) -> i64| {
         app.stages.iter().map(|s| f(&s.totals)).sum::<i64>()
@@ -469,16 +468,12 @@ fn summary(app: &Application) -> Summary {
             .filter(|s| s.status == StageStatus::Skipped)
             .count(),
         tasks: app.tasks.len(),
-        failed_tasks: app
-            .tasks
+        failed_tasks: stats
             .iter()
-            .filter(|t| t.outcome == TaskOutcome::Failed)
-            .count(),
-        killed_tasks: app
-            .tasks
-            .iter()
-            .filter(|t| t.outcome == TaskOutcome::Killed)
-            .count(),
+            .flat_map(|s| &s.facts.failed_by_executor)
+            .map(|failed| failed.tasks)
+            .sum(),
+        killed_tasks: stats.iter().map(|s| s.facts.killed).sum(),
         executors,
         executor_run_time_ms: totals(|t| t.executor_run_time),
         executor_cpu_time_ms: totals(|t| t.executor_cpu_time) / 1_000_000,

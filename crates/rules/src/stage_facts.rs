@@ -54,6 +54,8 @@ pub struct StageTaskFacts {
     /// The task that spilled the most to disk, any outcome (the last of equals), with its disk
     /// spill as `value`.
     pub worst_spill: Option<TaskFigure>,
+    /// Tasks that were killed (speculative copies, a failed stage's siblings, a cancelled job).
+    pub killed: usize,
     /// Time of the speculative copies that were killed.
     pub killed_speculative_ms: i64,
     /// Time of the tasks that succeeded, with metrics or without.
@@ -258,6 +260,9 @@ impl StageStats {
                 facts.spilling += 1;
             }
             keep_largest(&mut facts.worst_spill, t, t.metrics.disk_spill);
+            if t.outcome == TaskOutcome::Killed {
+                facts.killed += 1;
+            }
             match t.outcome {
                 TaskOutcome::Killed if t.speculative => facts.killed_speculative_ms += duration,
                 TaskOutcome::Success => facts.succeeded_ms += duration,
