@@ -65,7 +65,7 @@ pub struct StageTaskFacts {
     /// The latest task end had no task run longer than the successful tasks' median.
     pub last_end_at_median_ms: i64,
     /// The successful tasks' durations and data, by executor (sorted by executor index); empty
-    /// when the application has fewer than two executors running tasks, as there is then no
+    /// when the application has fewer than two executors (local mode), as there is then no
     /// executor to compare with another.
     pub by_executor: Vec<ExecutorTasks>,
     /// The failed tasks: how many and how long, by executor (sorted by executor index).
@@ -201,7 +201,9 @@ fn keep_largest(best: &mut Option<TaskFigure>, task: &Task, value: u64) {
 /// stage's tasks.
 pub fn of_application(app: &Application) -> Vec<StageStats> {
     let end = app.effective_end_ms();
-    let by_executor = crate::context::task_executors(app).nth(1).is_some();
+    // Tasks name executors by their index in `app.executors`: with fewer than two there, no
+    // two executors' tasks can be compared.
+    let by_executor = app.executors.len() >= 2;
     app.stages
         .iter()
         .map(|stage| StageStats::new(&app.stage_tasks(stage), stage.duration_ms(end), by_executor))
