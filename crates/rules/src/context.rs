@@ -25,8 +25,11 @@ pub struct Context<'a> {
     pub plans: Vec<PlanInput>,
     /// The slow tasks [`Context::successful_tasks_over`] found, by stage index and limit: the
     /// rules naming slow tasks ask for the same ones, and each ask would unfold the stage again.
-    slow_tasks: RefCell<HashMap<(usize, u64), Rc<Vec<Task>>>>,
+    slow_tasks: RefCell<HashMap<SlowTasksKey, Rc<Vec<Task>>>>,
 }
+
+/// A stage attempt's index in `app.stages` and a duration limit's bits.
+type SlowTasksKey = (usize, u64);
 
 /// A physical plan and what the log says it cost.
 pub struct PlanInput {
