@@ -350,7 +350,41 @@ impl StageStats {
 
 #[cfg(test)]
 mod tests {
-    use super::TaskDurations;
+    use super::{TaskDurations, of_application};
+    use crate::rules::testing::apps;
+
+    /// The facts come from the stored tasks (folded, then unfolded once); the model counted
+    /// each stage's failed and killed tasks as their ends were read. Logs with failed tasks,
+    /// killed ones, a lost executor and spills.
+    #[test]
+    fn the_facts_count_what_the_model_counted_as_the_tasks_ended() {
+        let mut failed = 0;
+        for rel in [
+            "logs/failed/local-1796049483373",
+            "logs/killed/single",
+            "logs/patterns/executor-lost",
+            "logs/patterns/spill",
+        ] {
+            for app in apps(rel) {
+                let stats = of_application(&app);
+                assert_eq!(stats.len(), app.stages.len(), "{rel}");
+                for (stage, s) in app.stages.iter().zip(&stats) {
+                    let at = format!("{rel}: stage {}.{}", stage.stage_id, stage.attempt_id);
+                    let facts = &s.facts;
+                    let failed_here: usize = facts.failed_by_executor.iter().map(|f| f.tasks).sum();
+                    assert_eq!(failed_here as i64, stage.failed_tasks, "{at}: failed");
+                    assert_eq!(facts.killed as i64, stage.killed_tasks, "{at}: killed");
+                    assert_eq!(facts.tasks, stage.tasks.len(), "{at}: tasks");
+                    assert_eq!(facts.durations_by_launch.len(), facts.tasks, "{at}");
+                    let quantiles = facts.duration_quantiles;
+                    assert_eq!(quantiles.map(|q| q[5]).unwrap_or(0), s.max_ms, "{at}: max");
+                    assert_eq!(quantiles.map(|q| q[2]).unwrap_or(0), s.median_ms, "{at}");
+                    failed += failed_here;
+                }
+            }
+        }
+        assert!(failed > 0, "no failed task in the logs read");
+    }
 
     #[test]
     fn durations_read_back_as_written_in_a_byte_or_two_each() {
