@@ -93,7 +93,7 @@ pub fn analyze_model(
     } else {
         options.inputs.clone()
     };
-    let report = Report::with_stage_stats(
+    let report = Report::new(
         &inputs,
         &source,
         &app,

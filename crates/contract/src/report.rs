@@ -258,31 +258,11 @@ pub struct ExchangeStagesOut {
 
 impl Report {
     /// `cores` is the application's peak executor cores, which turns recoverable wall-clock time
-    /// into core-hours (and, with `price_per_core_hour`, money).
-    pub fn new(
-        inputs: &[String],
-        source: &SourceReport,
-        app: &Application,
-        findings: Vec<Finding>,
-        cores: i64,
-        price_per_core_hour: Option<f64>,
-    ) -> Report {
-        let stats = sparkdiag_rules::stage_stats(app);
-        Report::with_stage_stats(
-            inputs,
-            source,
-            app,
-            findings,
-            cores,
-            price_per_core_hour,
-            &stats,
-        )
-    }
-
-    /// [`Report::new`] from the stages' statistics the rules already took (indexed like
-    /// `app.stages`): the report and its what-if read those rather than every stage's tasks
+    /// into core-hours (and, with `price_per_core_hour`, money). `stats` are the stages'
+    /// statistics the rules took (indexed like `app.stages`; [`sparkdiag_rules::stage_stats`]
+    /// without the rules): the report and its what-if read those rather than every stage's tasks
     /// again.
-    pub fn with_stage_stats(
+    pub fn new(
         inputs: &[String],
         source: &SourceReport,
         app: &Application,
