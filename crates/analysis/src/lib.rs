@@ -86,7 +86,7 @@ pub fn analyze_model(
     app: Application,
     options: &Options,
 ) -> Analysis {
-    let (findings, plans) = sparkdiag_rules::analyze_keeping_plans(&app, options.config);
+    let analysed = sparkdiag_rules::analyze_keeping_all(&app, options.config);
     let cores = sparkdiag_rules::peak_cores(&app);
     let inputs = if options.inputs.is_empty() {
         vec![input.display.clone()]
@@ -97,15 +97,16 @@ pub fn analyze_model(
         &inputs,
         &source,
         &app,
-        findings,
+        analysed.findings,
         cores,
         options.price_per_core_hour,
+        &analysed.stages,
     );
     Analysis {
         source,
         app,
         report,
-        plans,
+        plans: analysed.plans,
     }
 }
 

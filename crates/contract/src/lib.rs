@@ -14,9 +14,11 @@
 //! let mut builder = sparkdiag_model::ApplicationBuilder::default();
 //! let source = sparkdiag_eventlog::read_log(input, |event| builder.on_event(event))?;
 //! let app = builder.finish();
-//! let findings = sparkdiag_rules::analyze(&app, &config);
+//! let analysed = sparkdiag_rules::analyze_keeping_all(&app, &config);
 //! let cores = sparkdiag_rules::peak_cores(&app);
-//! let report = sparkdiag_contract::Report::new(&[], &source, &app, findings, cores, None);
+//! let report = sparkdiag_contract::Report::new(
+//!     &[], &source, &app, analysed.findings, cores, None, &analysed.stages,
+//! );
 //! assert_eq!(report.schema, sparkdiag_contract::SCHEMA);
 //! # Ok::<(), sparkdiag_eventlog::ReadError>(())
 //! ```

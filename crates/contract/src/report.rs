@@ -2,12 +2,10 @@
 
 use serde::Serialize;
 use sparkdiag_eventlog::SourceReport;
-use sparkdiag_model::quantile::shs_quantiles;
 use sparkdiag_model::{
     AppStatus, Application, JobStatus, Platform, SparkPlanInfo, StageAttempt, StageStatus,
-    TaskOutcome,
 };
-use sparkdiag_rules::Finding;
+use sparkdiag_rules::{Finding, StageStats};
 
 pub const SCHEMA: &str = "sparkdiag/report/v1";
 
@@ -260,7 +258,10 @@ pub struct ExchangeStagesOut {
 
 impl Report {
     /// `cores` is the application's peak executor cores, which turns recoverable wall-clock time
-    /// into core-hours (and, with `price_per_core_hour`, money).
+    /// into core-hours (and, with `price_per_core_hour`, money). `stats` are the stages'
+    /// statistics the rules took (indexed like `app.stages`; [`sparkdiag_rules::stage_stats`]
+    /// without the rules): the report and its what-if read those rather than every stage's tasks
+    /// again.
     pub fn new(
         inputs: &[String],
         source: &SourceReport,
@@ -268,7 +269,13 @@ impl Report {
         findings: Vec<Finding>,
         cores: i64,
         price_per_core_hour: Option<f64>,
+        stats: &[StageStats],
     ) -> Report {
+        debug_assert_eq!(
+            stats.len(),
+            app.stages.len(),
+            "statistics of another application"
+        );
         Report {
             schema: SCHEMA,
             source: {
@@ -279,10 +286,15 @@ impl Report {
             application: application_out(app),
             summary: Summary {
                 recoverable_ms: findings.iter().map(|f| f.impact_ms).sum(),
-                ..summary(app)
+                ..summary(app, stats)
             },
             jobs: app.jobs.iter().map(job_out).collect(),
-            stages: app.stages.iter().map(|s| stage_out(app, s)).collect(),
+            stages: app
+                .stages
+                .iter()
+                .zip(stats)
+                .map(|(s, stats)| stage_out(app, s, stats))
+                .collect(),
             executors: app.executors.iter().map(|e| executor_out(app, e)).collect(),
             sql: {
                 let metrics = sparkdiag_model::SqlMetricValues::new(app);
@@ -300,7 +312,7 @@ impl Report {
                     }
                 })
                 .collect(),
-            what_if: sparkdiag_whatif::what_if(app),
+            what_if: sparkdiag_whatif::what_if_with_stage_stats(app, stats),
         }
     }
 }
@@ -406,7 +418,7 @@ fn started(stage: &StageAttempt) -> bool {
         || stage.submission_ms.is_some()
 }
 
-fn summary(app: &Application) -> Summary {
+fn summary(app: &Application, stats: &[StageStats]) -> Summary {
     let (job_time_ms, driver_time_ms) = app.job_and_driver_time_ms();
     let totals = |f: fn(&sparkdiag_model::MetricTotals) -> i64| {
         app.stages.iter().map(|s| f(&s.totals)).sum::<i64>()
@@ -436,16 +448,12 @@ fn summary(app: &Application) -> Summary {
             .filter(|s| s.status == StageStatus::Skipped)
             .count(),
         tasks: app.tasks.len(),
-        failed_tasks: app
-            .tasks
+        failed_tasks: stats
             .iter()
-            .filter(|t| t.outcome == TaskOutcome::Failed)
-            .count(),
-        killed_tasks: app
-            .tasks
-            .iter()
-            .filter(|t| t.outcome == TaskOutcome::Killed)
-            .count(),
+            .flat_map(|s| &s.facts.failed_by_executor)
+            .map(|failed| failed.tasks)
+            .sum(),
+        killed_tasks: stats.iter().map(|s| s.facts.killed).sum(),
         executors,
         executor_run_time_ms: totals(|t| t.executor_run_time),
         executor_cpu_time_ms: totals(|t| t.executor_cpu_time) / 1_000_000,
@@ -489,15 +497,9 @@ fn job_out(j: &sparkdiag_model::Job) -> JobOut {
     }
 }
 
-/// History Server quantiles of the successful tasks' durations.
-pub fn task_duration_quantiles(app: &Application, stage: &StageAttempt) -> Option<Quantiles> {
-    let mut durations: Vec<u32> = app
-        .stage_tasks(stage)
-        .iter()
-        .filter(|t| t.outcome == TaskOutcome::Success && t.has_metrics)
-        .map(|t| t.duration_ms)
-        .collect();
-    let q = shs_quantiles(&mut durations, &[0.0, 0.25, 0.5, 0.75, 0.95, 1.0])?;
+/// History Server quantiles of the successful tasks' durations, as the rules took them.
+fn task_duration_quantiles(stats: &StageStats) -> Option<Quantiles> {
+    let q = stats.facts.duration_quantiles?;
     Some(Quantiles {
         min: q[0],
         p25: q[1],
@@ -508,7 +510,7 @@ pub fn task_duration_quantiles(app: &Application, stage: &StageAttempt) -> Optio
     })
 }
 
-fn stage_out(app: &Application, s: &StageAttempt) -> StageOut {
+fn stage_out(app: &Application, s: &StageAttempt, stats: &StageStats) -> StageOut {
     let t = &s.totals;
     StageOut {
         stage_id: s.stage_id,
@@ -522,7 +524,7 @@ fn stage_out(app: &Application, s: &StageAttempt) -> StageOut {
         submission_ms: s.submission_ms,
         completion_ms: s.completion_ms,
         duration_ms: s.duration_ms(app.effective_end_ms()),
-        task_duration_ms: task_duration_quantiles(app, s),
+        task_duration_ms: task_duration_quantiles(stats),
         executor_run_time_ms: t.executor_run_time,
         executor_cpu_time_ms: t.executor_cpu_time / 1_000_000,
         jvm_gc_time_ms: t.jvm_gc_time,

@@ -68,19 +68,41 @@ impl ViewData {
                 t.launch_ms.saturating_add(i64::from(t.duration_ms)),
             )
         };
-        // The tasks' first launch and last end, taken while each stage is unfolded for its
-        // durations rather than by unfolding every stage again.
-        let mut first_launch: Option<i64> = None;
-        let mut last_end: Option<i64> = None;
+        // The axes come first, from the tasks' span the model keeps as it reads them, so that
+        // each stage is unfolded once, for its durations and its share of the busy cores.
+        let (first_launch, last_end) = app.tasks.span().unzip();
+        let origin_ms = app
+            .start_ms
+            .or_else(|| app.stages.iter().filter_map(|s| s.submission_ms).min())
+            .or(first_launch);
+        let seen = app
+            .stages
+            .iter()
+            .filter_map(|s| s.completion_ms.or(s.submission_ms))
+            .chain(last_end)
+            .max();
+        let horizon_ms = match (app.effective_end_ms(), seen) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        let mut busy = match (origin_ms, horizon_ms) {
+            (Some(origin), Some(horizon)) if !app.tasks.is_empty() => {
+                let span = (horizon.saturating_sub(origin) as f64).max(1.0);
+                Some((origin, span, BusySlots::new(span, BUSY_SLICES)))
+            }
+            _ => None,
+        };
         let stages = app
             .stages
             .iter()
             .map(|stage| {
                 let tasks = app.stage_tasks(stage);
-                for t in tasks.iter() {
-                    let (launch, end) = task_span(t);
-                    first_launch = Some(first_launch.map_or(launch, |m| m.min(launch)));
-                    last_end = Some(last_end.map_or(end, |m| m.max(end)));
+                if let Some((origin, span, busy)) = busy.as_mut() {
+                    let relative = |ms: i64| (ms.saturating_sub(*origin) as f64).clamp(0.0, *span);
+                    for t in tasks.iter() {
+                        let (from, to) = task_span(t);
+                        busy.add(relative(from), relative(to));
+                    }
                 }
                 let durations = |outcome: TaskOutcome| -> Vec<u32> {
                     let mut d: Vec<u32> = tasks
@@ -100,35 +122,7 @@ impl ViewData {
                 }
             })
             .collect();
-        let origin_ms = app
-            .start_ms
-            .or_else(|| app.stages.iter().filter_map(|s| s.submission_ms).min())
-            .or(first_launch);
-        let seen = app
-            .stages
-            .iter()
-            .filter_map(|s| s.completion_ms.or(s.submission_ms))
-            .chain(last_end)
-            .max();
-        let horizon_ms = match (app.effective_end_ms(), seen) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        };
-        let busy_slots = match (origin_ms, horizon_ms) {
-            (Some(origin), Some(horizon)) if !app.tasks.is_empty() => {
-                let span = (horizon.saturating_sub(origin) as f64).max(1.0);
-                let relative = |ms: i64| (ms.saturating_sub(origin) as f64).clamp(0.0, span);
-                average_running(
-                    app.tasks.iter().map(|t| {
-                        let (from, to) = task_span(&t);
-                        (relative(from), relative(to))
-                    }),
-                    span,
-                    BUSY_SLICES,
-                )
-            }
-            _ => Vec::new(),
-        };
+        let busy_slots = busy.map_or_else(Vec::new, |(_, _, busy)| busy.averages());
         let plans = app
             .sql
             .iter()
@@ -153,34 +147,64 @@ impl ViewData {
 /// slices of `0..span`. Each span adds its overlap with its first and last slice, and one full
 /// slice to every slice between (counted at their ends and summed once), so the cost is one step
 /// per span whatever its length.
+#[cfg(test)]
 fn average_running(spans: impl Iterator<Item = (f64, f64)>, span: f64, slices: usize) -> Vec<f64> {
-    let width = span / slices as f64;
-    let mut area = vec![0.0f64; slices];
-    // full[b] - full[b - 1]: how many more spans cover slice b whole than b - 1.
-    let mut full = vec![0i64; slices + 1];
+    let mut busy = BusySlots::new(span, slices);
     for (from, to) in spans {
-        if to <= from {
-            continue;
+        busy.add(from, to);
+    }
+    busy.averages()
+}
+
+/// Spans added one at a time, averaged over equal slices of `0..span` at the end.
+struct BusySlots {
+    slices: usize,
+    width: f64,
+    area: Vec<f64>,
+    /// full[b] - full[b - 1]: how many more spans cover slice b whole than b - 1.
+    full: Vec<i64>,
+}
+
+impl BusySlots {
+    fn new(span: f64, slices: usize) -> BusySlots {
+        BusySlots {
+            slices,
+            width: span / slices as f64,
+            area: vec![0.0; slices],
+            full: vec![0; slices + 1],
         }
+    }
+
+    fn add(&mut self, from: f64, to: f64) {
+        if to <= from {
+            return;
+        }
+        let (slices, width) = (self.slices, self.width);
         let first = ((from / width) as usize).min(slices - 1);
         let last = ((to / width) as usize).min(slices - 1);
         if first == last {
-            area[first] += to - from;
+            self.area[first] += to - from;
         } else {
-            area[first] += (first + 1) as f64 * width - from;
-            area[last] += to - last as f64 * width;
-            full[first + 1] += 1;
-            full[last] -= 1;
+            self.area[first] += (first + 1) as f64 * width - from;
+            self.area[last] += to - last as f64 * width;
+            self.full[first + 1] += 1;
+            self.full[last] -= 1;
         }
     }
-    let mut covering = 0i64;
-    area.iter()
-        .zip(&full)
-        .map(|(partial, change)| {
-            covering += change;
-            (partial + covering as f64 * width) / width
-        })
-        .collect()
+
+    /// How many spans covered each slice, on average over it.
+    fn averages(&self) -> Vec<f64> {
+        let width = self.width;
+        let mut covering = 0i64;
+        self.area
+            .iter()
+            .zip(&self.full)
+            .map(|(partial, change)| {
+                covering += change;
+                (partial + covering as f64 * width) / width
+            })
+            .collect()
+    }
 }
 
 impl PlanTree {

@@ -24,6 +24,9 @@ use crate::model::{Task, TaskMetricsCompact, TaskOutcome};
 pub struct Tasks {
     stages: Vec<StageTasks>,
     count: usize,
+    /// The earliest launch and latest end (launch plus duration) of every task, kept as the
+    /// tasks arrive so that the time the tasks cover needs no look at a folded stage.
+    span: Option<(i64, i64)>,
     /// Each stage attempt's first position in [`Tasks::iter`]'s order, set by [`Tasks::finish`].
     starts: Vec<usize>,
     /// The folded stage unfolded last, with its index, while a look at it lasts.
@@ -121,6 +124,12 @@ impl Tasks {
         }
     }
 
+    /// The earliest task launch and the latest task end (launch plus duration, saturating), over
+    /// every task end; `None` without tasks.
+    pub fn span(&self) -> Option<(i64, i64)> {
+        self.span
+    }
+
     /// How many times a folded stage was unfolded to be looked at since the tasks were read.
     pub fn unfolds(&self) -> usize {
         self.unfolds.load(Ordering::Relaxed)
@@ -192,6 +201,14 @@ impl Tasks {
     /// Adds a task end of stage attempt `task.stage`.
     pub(crate) fn push(&mut self, task: Task) {
         self.forget_unfolded();
+        let (launch, end) = (
+            task.launch_ms,
+            task.launch_ms.saturating_add(i64::from(task.duration_ms)),
+        );
+        self.span = Some(match self.span {
+            Some((first, last)) => (first.min(launch), last.max(end)),
+            None => (launch, end),
+        });
         let stage = task.stage as usize;
         if self.stages.len() <= stage {
             self.stages.resize_with(stage + 1, StageTasks::default);

@@ -1,24 +1,13 @@
-//! What every rule needs, computed once: per-stage task statistics, the application's time and
+//! What every rule needs, computed once: per-stage task statistics and facts, the application's time and
 //! how many cores it had.
 
-use sparkdiag_model::quantile::shs_index;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
 use sparkdiag_model::{Application, StageAttempt, Task, TaskOutcome};
 
-/// Statistics of one stage attempt's successful tasks (the History Server's population).
-#[derive(Debug, Clone, Default)]
-pub struct StageStats {
-    pub successful: usize,
-    pub median_ms: u32,
-    pub p95_ms: u32,
-    pub max_ms: u32,
-    /// Shuffle-read plus input bytes, the data a task processed.
-    pub median_bytes: u64,
-    pub median_records: u64,
-    /// Submission to completion (or to the end of the log).
-    pub duration_ms: i64,
-    /// Sum of task durations, every attempt.
-    pub task_time_ms: i64,
-}
+pub use crate::stage_facts::StageStats;
 
 pub struct Context<'a> {
     pub app: &'a Application,
@@ -34,7 +23,13 @@ pub struct Context<'a> {
     /// Physical plans: each SQL execution's (the last adaptive plan when AQE re-planned), or
     /// those of a plan text given on its own.
     pub plans: Vec<PlanInput>,
+    /// The slow tasks [`Context::successful_tasks_over`] found, by stage index and limit: the
+    /// rules naming slow tasks ask for the same ones, and each ask would unfold the stage again.
+    slow_tasks: RefCell<HashMap<SlowTasksKey, Rc<Vec<Task>>>>,
 }
+
+/// A stage attempt's index in `app.stages` and a duration limit's bits.
+type SlowTasksKey = (usize, u64);
 
 /// A physical plan and what the log says it cost.
 pub struct PlanInput {
@@ -66,35 +61,10 @@ impl PlanInput {
 impl<'a> Context<'a> {
     pub fn new(app: &'a Application) -> Context<'a> {
         let end = app.effective_end_ms();
-        let stages: Vec<StageStats> = app
-            .stages
-            .iter()
-            .map(|stage| {
-                let tasks = app.stage_tasks(stage);
-                let ok: Vec<&Task> = tasks
-                    .iter()
-                    .filter(|t| t.outcome == TaskOutcome::Success && t.has_metrics)
-                    .collect();
-                let pick = |mut v: Vec<u64>, q: f64| -> u64 {
-                    if v.is_empty() {
-                        return 0;
-                    }
-                    v.sort_unstable();
-                    v[shs_index(v.len(), q)]
-                };
-                let durations: Vec<u64> = ok.iter().map(|t| u64::from(t.duration_ms)).collect();
-                StageStats {
-                    successful: ok.len(),
-                    median_ms: pick(durations.clone(), 0.5) as u32,
-                    p95_ms: pick(durations.clone(), 0.95) as u32,
-                    max_ms: durations.iter().copied().max().unwrap_or(0) as u32,
-                    median_bytes: pick(ok.iter().map(|t| data_bytes(t)).collect(), 0.5),
-                    median_records: pick(ok.iter().map(|t| data_records(t)).collect(), 0.5),
-                    duration_ms: stage.duration_ms(end).unwrap_or(0),
-                    task_time_ms: tasks.iter().map(|t| i64::from(t.duration_ms)).sum(),
-                }
-            })
-            .collect();
+        // Each stage's tasks are looked at here and only here: a folded stage costs a
+        // decompression each time it is unfolded, so every figure a rule needs from the tasks
+        // is taken in this one look.
+        let stages = crate::stage_facts::of_application(app);
         let plans = sql_plans(app, &stages);
         let usable = match (app.start_ms, end) {
             (Some(start), Some(end)) if end > start => {
@@ -109,6 +79,7 @@ impl<'a> Context<'a> {
             cores: peak_cores(app),
             stages,
             plans,
+            slow_tasks: Default::default(),
         }
     }
 
@@ -120,6 +91,7 @@ impl<'a> Context<'a> {
             usable: Vec::new(),
             cores: 1,
             stages: Vec::new(),
+            slow_tasks: Default::default(),
             plans: plans
                 .into_iter()
                 .map(|plan| PlanInput {
@@ -144,6 +116,27 @@ impl<'a> Context<'a> {
             "stage of another application"
         );
         &self.stages[index]
+    }
+
+    /// The successful tasks (with metrics) of the stage attempt at `index` in `app.stages` that
+    /// ran longer than `limit_ms`, slowest first (equals in task id order).
+    pub fn successful_tasks_over(&self, index: usize, limit_ms: f64) -> Rc<Vec<Task>> {
+        let key = (index, limit_ms.to_bits());
+        if let Some(found) = self.slow_tasks.borrow().get(&key) {
+            return Rc::clone(found);
+        }
+        let mut slow: Vec<Task> = self
+            .app
+            .stage_tasks(&self.app.stages[index])
+            .iter()
+            .filter(|t| t.outcome == TaskOutcome::Success && t.has_metrics)
+            .filter(|t| f64::from(t.duration_ms) > limit_ms)
+            .copied()
+            .collect();
+        slow.sort_by_key(|t| std::cmp::Reverse(t.duration_ms));
+        let slow = Rc::new(slow);
+        self.slow_tasks.borrow_mut().insert(key, Rc::clone(&slow));
+        slow
     }
 
     /// Stage attempts with their statistics.

@@ -29,10 +29,15 @@ mod context;
 mod finding;
 mod impact;
 pub mod rules;
+mod stage_facts;
 
 pub use config::{Config, ConfigError};
 pub use context::{Context, PlanInput, StageStats, peak_cores};
 pub use finding::{Category, Finding, Scope, Severity};
+pub use stage_facts::{
+    ExecutorTasks, FailedOn, StageTaskFacts, TaskDurations, TaskFigure,
+    of_application as stage_stats,
+};
 
 use sparkdiag_model::Application;
 
@@ -194,13 +199,37 @@ pub fn analyze(app: &Application, config: &Config) -> Vec<Finding> {
 /// [`analyze`], also handing back each SQL execution's plan as the rules parsed and paired it,
 /// so that later steps (`sparkdiag diff`) read the same plans instead of parsing them again.
 pub fn analyze_keeping_plans(app: &Application, config: &Config) -> (Vec<Finding>, Vec<PlanInput>) {
+    let analysed = analyze_keeping_all(app, config);
+    (analysed.findings, analysed.plans)
+}
+
+/// What [`analyze_keeping_all`] hands back.
+pub struct Analysed {
+    pub findings: Vec<Finding>,
+    /// Each SQL execution's plan as the rules parsed and paired it.
+    pub plans: Vec<PlanInput>,
+    /// Each stage attempt's statistics and facts, indexed like `app.stages`, for the report and
+    /// the what-if, which would otherwise unfold every folded stage again.
+    pub stages: Vec<StageStats>,
+}
+
+/// [`analyze_keeping_plans`], also handing back the per-stage statistics the rules read.
+pub fn analyze_keeping_all(app: &Application, config: &Config) -> Analysed {
     if app.start_ms.is_none() {
-        return (Vec::new(), Vec::new());
+        return Analysed {
+            findings: Vec::new(),
+            plans: Vec::new(),
+            stages: stage_stats(app),
+        };
     }
     let context = Context::new(app);
     let mut findings = impact::settle(&context, run(&context, config, |_| true));
     sort(&mut findings);
-    (findings, context.plans)
+    Analysed {
+        findings,
+        plans: context.plans,
+        stages: context.stages,
+    }
 }
 
 /// Runs the plan rules (categories `exchanges` and `plan`) over plans given on their own.

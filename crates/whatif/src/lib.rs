@@ -90,7 +90,16 @@ pub const ASSUMPTIONS: [&str; 5] = [
 
 /// The what-if analysis of `app`, or `None` when the log has no start or no tasks.
 pub fn what_if(app: &Application) -> Option<WhatIf> {
-    let graph = Graph::new(app)?;
+    what_if_with_stage_stats(app, &sparkdiag_rules::stage_stats(app))
+}
+
+/// [`what_if`] from the stages' statistics the rules already took (indexed like `app.stages`),
+/// without looking at the tasks again.
+pub fn what_if_with_stage_stats(
+    app: &Application,
+    stats: &[sparkdiag_rules::StageStats],
+) -> Option<WhatIf> {
+    let graph = Graph::with_stage_stats(app, stats)?;
     if graph.max_parallelism() == 0 || app.tasks.is_empty() {
         return None;
     }

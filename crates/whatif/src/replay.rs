@@ -6,6 +6,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use sparkdiag_model::{Application, StageStatus};
+use sparkdiag_rules::{StageStats, TaskDurations};
 
 /// What to change in a replay.
 #[derive(Debug, Clone, Copy)]
@@ -48,7 +49,7 @@ struct StageNode {
     /// Every task attempt's duration (failed and killed attempts held a slot too), in launch
     /// order, as variable-length integers: one or two bytes a task for most, where millions of
     /// tasks must fit beside the model.
-    tasks: Durations,
+    tasks: TaskDurations,
     /// The median of `tasks` (the upper one for an even count), what [`ReplayOptions::cut_skew`]
     /// cuts to.
     median_ms: i64,
@@ -71,6 +72,12 @@ pub struct Graph {
 
 impl Graph {
     pub fn new(app: &Application) -> Option<Graph> {
+        Graph::with_stage_stats(app, &sparkdiag_rules::stage_stats(app))
+    }
+
+    /// [`Graph::new`] from the stages' statistics the rules already took (indexed like
+    /// `app.stages`), without looking at the tasks again.
+    pub fn with_stage_stats(app: &Application, stats: &[StageStats]) -> Option<Graph> {
         let start_ms = app.start_ms?;
         let end_ms = app.effective_end_ms()?.max(start_ms);
         let mut order: Vec<&sparkdiag_model::Job> = app
@@ -114,10 +121,11 @@ impl Graph {
         // Each stage id's replayed attempts, so that a stage finds its parents' without a scan
         // of every attempt.
         let mut attempts_of: std::collections::HashMap<i64, Vec<usize>> = Default::default();
-        // The executors that ran a task, gathered while each stage is unfolded for its
-        // durations; `seen[i]` once stage attempt `i`'s tasks were.
-        let mut runs_tasks: std::collections::HashSet<u32> = Default::default();
-        let mut seen = vec![false; app.stages.len()];
+        // The executors that ran a task.
+        let runs_tasks: std::collections::HashSet<u32> = stats
+            .iter()
+            .flat_map(|s| s.facts.executors.iter().copied())
+            .collect();
         let mut ran: Vec<(usize, &sparkdiag_model::StageAttempt)> = app
             .stages
             .iter()
@@ -144,24 +152,16 @@ impl Graph {
             else {
                 continue;
             };
-            let stage_tasks = app.stage_tasks(stage);
-            runs_tasks.extend(stage_tasks.iter().map(|t| t.executor));
-            seen[index] = true;
-            let mut tasks: Vec<(i64, i64)> = stage_tasks
-                .iter()
-                .map(|t| (t.launch_ms, i64::from(t.duration_ms)))
-                .collect();
-            drop(stage_tasks);
-            tasks.sort_unstable();
-            let first_launch = tasks
-                .first()
-                .map_or(submitted, |t| t.0)
+            let facts = &stats[index].facts;
+            let first_launch = facts
+                .first_launch_ms
+                .unwrap_or(submitted)
                 .clamp(submitted, end_ms);
-            let last_end = tasks
-                .iter()
-                .map(|&(launch, d)| launch + d)
-                .max()
-                .unwrap_or(first_launch);
+            let last_end = if facts.tasks > 0 {
+                facts.last_end_ms
+            } else {
+                first_launch
+            };
             let completed = stage
                 .completion_ms
                 .unwrap_or(end_ms)
@@ -203,8 +203,8 @@ impl Graph {
                 dependents: Vec::new(),
                 lead_ms: (first_launch - ready_real).max(0),
                 tail_ms: (completed - last_end).max(0),
-                median_ms: median(tasks.iter().map(|t| t.1).collect()),
-                tasks: Durations::new(tasks.iter().map(|t| t.1)),
+                median_ms: facts.middle_task_ms,
+                tasks: facts.durations_by_launch.clone(),
             });
             jobs[job].stages.push(node);
             attempts.push((stage.stage_id, submitted, completed, node));
@@ -218,9 +218,6 @@ impl Graph {
                 .max()
                 .unwrap_or(job.submit_ms);
             job.tail_ms = (job.end_ms - last_stage.max(job.submit_ms)).max(0);
-        }
-        for (stage, _) in app.stages.iter().zip(&seen).filter(|(_, seen)| !**seen) {
-            runs_tasks.extend(app.stage_tasks(stage).iter().map(|t| t.executor));
         }
         let mut core_arrivals: Vec<i64> = app
             .executors
@@ -255,7 +252,7 @@ impl Graph {
     pub fn max_parallelism(&self) -> usize {
         self.stages
             .iter()
-            .map(|s| s.tasks.count)
+            .map(|s| s.tasks.len())
             .max()
             .unwrap_or(1)
             .max(1)
@@ -372,66 +369,5 @@ impl Graph {
             _ => self.end_ms,
         };
         (end - self.start_ms).max(0)
-    }
-}
-
-/// Task durations (never negative) as LEB128 variable-length integers.
-struct Durations {
-    count: usize,
-    bytes: Vec<u8>,
-}
-
-impl Durations {
-    fn new(durations: impl Iterator<Item = i64>) -> Durations {
-        let mut bytes = Vec::new();
-        let mut count = 0;
-        for d in durations {
-            let mut value = d.max(0) as u64;
-            while value >= 0x80 {
-                bytes.push(value as u8 | 0x80);
-                value >>= 7;
-            }
-            bytes.push(value as u8);
-            count += 1;
-        }
-        bytes.shrink_to_fit();
-        Durations { count, bytes }
-    }
-
-    fn iter(&self) -> impl Iterator<Item = i64> + '_ {
-        let mut at = 0;
-        std::iter::from_fn(move || {
-            let mut value = 0u64;
-            let mut shift = 0;
-            while let Some(&byte) = self.bytes.get(at) {
-                at += 1;
-                value |= u64::from(byte & 0x7f) << shift;
-                if byte < 0x80 {
-                    return Some(value as i64);
-                }
-                shift += 7;
-            }
-            None
-        })
-    }
-}
-
-/// The upper median of `durations` (0 for none).
-fn median(mut durations: Vec<i64>) -> i64 {
-    durations.sort_unstable();
-    durations.get(durations.len() / 2).copied().unwrap_or(0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Durations;
-
-    #[test]
-    fn durations_read_back_as_written_in_a_byte_or_two_each() {
-        let written = [0, 1, 127, 128, 16_383, 16_384, u32::MAX as i64];
-        let durations = Durations::new(written.into_iter());
-        assert_eq!(durations.iter().collect::<Vec<_>>(), written);
-        assert_eq!(durations.count, written.len());
-        assert_eq!(durations.bytes.len(), 1 + 1 + 1 + 2 + 2 + 3 + 5);
     }
 }

@@ -548,7 +548,8 @@ pub(crate) fn report_of(app: &sparkdiag_model::Application) -> Report {
         ignored_events: Default::default(),
         warnings: Vec::new(),
     };
-    Report::new(&[], &source, app, Vec::new(), 0, None)
+    let stats = sparkdiag_rules::stage_stats(app);
+    Report::new(&[], &source, app, Vec::new(), 0, None, &stats)
 }
 
 #[cfg(test)]

@@ -1,32 +1,13 @@
 //! Helpers several rules share.
 
-use sparkdiag_model::{Application, StageAttempt, Task, TaskOutcome};
+use sparkdiag_model::StageAttempt;
 
 pub use sparkdiag_model::units::{duration, human_bytes as bytes};
 
-/// How much sooner a stage would end if no task ran longer than `cap_ms`: its last finish
-/// today, minus its last finish with every task cut to the cap.
-pub fn stage_end_saving(app: &Application, stage: &StageAttempt, cap_ms: u32) -> i64 {
-    let tasks = app.stage_tasks(stage);
-    let end = |t: &Task, d: u32| t.launch_ms + i64::from(d);
-    let now = tasks
-        .iter()
-        .map(|t| end(t, t.duration_ms))
-        .max()
-        .unwrap_or(0);
-    let capped = tasks
-        .iter()
-        .map(|t| end(t, t.duration_ms.min(cap_ms)))
-        .max()
-        .unwrap_or(0);
-    (now - capped).max(0)
-}
-
-/// Successful tasks with metrics: the population the History Server's quantiles use.
-pub fn successful(tasks: &[Task]) -> impl Iterator<Item = &Task> {
-    tasks
-        .iter()
-        .filter(|t| t.outcome == TaskOutcome::Success && t.has_metrics)
+/// How much sooner a stage would end if no task ran longer than its successful tasks' median:
+/// its last finish today, minus its last finish with every task cut to the median.
+pub fn stage_end_saving_at_median(stats: &crate::StageStats) -> i64 {
+    (stats.facts.last_end_ms - stats.facts.last_end_at_median_ms).max(0)
 }
 
 /// `a / b` as a ratio, 0 when `b` is 0.

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule};
-use sparkdiag_model::{Removal, TaskOutcome, exit_code_of, explain_exit_code};
+use sparkdiag_model::{Removal, exit_code_of, explain_exit_code};
 
 declare_rule! {
     /// ## What it does
@@ -46,13 +46,9 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
     let app = ctx.app;
     let mut failed_on = vec![0usize; app.executors.len()];
     let mut failed_task_ms = vec![0i64; app.executors.len()];
-    for t in app
-        .tasks
-        .iter()
-        .filter(|t| t.outcome == TaskOutcome::Failed)
-    {
-        failed_on[t.executor as usize] += 1;
-        failed_task_ms[t.executor as usize] += i64::from(t.duration_ms);
+    for failed in ctx.stages.iter().flat_map(|s| &s.facts.failed_by_executor) {
+        failed_on[failed.executor as usize] += failed.tasks;
+        failed_task_ms[failed.executor as usize] += failed.time_ms;
     }
     // Every removal by kind, so the finding can say what the others were.
     let mut kinds: BTreeMap<&'static str, usize> = BTreeMap::new();

@@ -34,7 +34,7 @@ mod wasted_attempts;
 mod window_without_partition;
 
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 
 use crate::Rule;
 

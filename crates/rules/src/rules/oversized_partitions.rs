@@ -1,7 +1,6 @@
 //! PA002 oversized-partitions: partitions of gigabytes, or fewer tasks than cores.
 
-use super::common::{bytes, duration, successful};
-use crate::context::data_bytes;
+use super::common::{bytes, duration};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 
 pub const MAX_PARTITION_GB: Threshold = threshold(
@@ -103,15 +102,14 @@ const GIB: f64 = (1u64 << 30) as f64;
 fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let mut findings = Vec::new();
     for (stage, stats) in ctx.stage_stats() {
-        let tasks = ctx.app.stage_tasks(stage);
-        let Some(biggest) = successful(&tasks).max_by_key(|task| data_bytes(task)) else {
+        let tasks = stats.facts.tasks;
+        let Some(biggest) = stats.facts.biggest_partition else {
             continue;
         };
-        let max_bytes = data_bytes(biggest) as f64;
-        let total: u64 = successful(&tasks).map(data_bytes).sum();
+        let max_bytes = biggest.value as f64;
+        let total = stats.facts.successful_data_bytes;
         let too_big = max_bytes > t.get(&MAX_PARTITION_GB) * GIB;
-        let too_few =
-            total as f64 >= t.get(&MIN_STAGE_GB) * GIB && (tasks.len() as i64) < ctx.cores;
+        let too_few = total as f64 >= t.get(&MIN_STAGE_GB) * GIB && (tasks as i64) < ctx.cores;
         if !too_big && !too_few {
             if let Some(f) = all_spilling(ctx, t, stage, stats) {
                 findings.push(f);
@@ -130,7 +128,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         let title = format!(
             "Stage {}: {} tasks for {} — the biggest partition holds {} (task {} ran {}); about {} partitions would do",
             stage.stage_id,
-            tasks.len(),
+            tasks,
             bytes(total as i64),
             bytes(max_bytes as i64),
             biggest.index,
@@ -141,7 +139,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             Finding::new(&OVERSIZED, severity, title, impact)
                 .stages([stage.stage_id])
                 .jobs(stage.job_ids.iter().copied())
-                .evidence("tasks", tasks.len())
+                .evidence("tasks", tasks)
                 .evidence("max_partition_bytes", max_bytes as u64)
                 .evidence("stage_bytes", total)
                 .evidence("cores", ctx.cores)
@@ -164,35 +162,30 @@ fn all_spilling(
     stage: &sparkdiag_model::StageAttempt,
     stats: &crate::StageStats,
 ) -> Option<Finding> {
-    let tasks = ctx.app.stage_tasks(stage);
-    let ok: Vec<&sparkdiag_model::Task> = successful(&tasks).collect();
+    let facts = &stats.facts;
     let disk = stage.totals.disk_bytes_spilled;
-    if ok.len() < 2 || (disk as f64) < t.get(&MIN_SPILL_MB) * 1e6 {
+    if stats.successful < 2 || (disk as f64) < t.get(&MIN_SPILL_MB) * 1e6 {
         return None;
     }
-    let spilling = ok.iter().filter(|t| t.metrics.disk_spill > 0).count();
-    if (spilling as f64) < t.get(&SPILL_TASK_SHARE) * ok.len() as f64 {
+    let spilling = facts.successful_spilling;
+    if (spilling as f64) < t.get(&SPILL_TASK_SHARE) * stats.successful as f64 {
         return None;
     }
-    let max_bytes = ok.iter().map(|t| data_bytes(t)).max().unwrap_or(0);
+    let max_bytes = facts.biggest_partition.map_or(0, |b| b.value);
     if stats.median_bytes == 0 || max_bytes > 2 * stats.median_bytes {
         return None;
     }
-    let n = ok.len() as i64;
+    let n = stats.successful as i64;
     // Split each partition until what it held in memory plus what it spilled fits in the
     // execution memory it peaked at; and at least to the target size.
-    let mut peaks: Vec<u64> = ok.iter().map(|t| t.metrics.peak_execution_memory).collect();
-    peaks.sort_unstable();
-    let peak = peaks[peaks.len() / 2];
-    let mut spills: Vec<u64> = ok.iter().map(|t| t.metrics.memory_spill).collect();
-    spills.sort_unstable();
-    let spill = spills[spills.len() / 2];
+    let peak = facts.middle_peak_execution_memory;
+    let spill = facts.middle_memory_spill;
     let by_memory = if peak > 0 {
         n * ((peak + spill) as f64 / peak as f64).ceil() as i64
     } else {
         2 * n
     };
-    let total: u64 = ok.iter().map(|t| data_bytes(t)).sum();
+    let total = facts.successful_data_bytes;
     let by_size = (total as f64 / (t.get(&TARGET_MB) * 1e6)).ceil() as i64;
     let recommended = by_memory.max(by_size).max(2 * n);
     // The spill's disk round trip, spread over the cores, is what right-sized partitions save.
@@ -201,7 +194,7 @@ fn all_spilling(
     let title = format!(
         "Stage {}: {spilling} of {} tasks spilled ({} to disk) with no skew — every partition was too big for a task's memory; about {recommended} partitions would fit",
         stage.stage_id,
-        ok.len(),
+        stats.successful,
         bytes(disk),
     );
     Some(
@@ -213,7 +206,7 @@ fn all_spilling(
         )
         .stages([stage.stage_id])
         .jobs(stage.job_ids.iter().copied())
-        .evidence("tasks", ok.len())
+        .evidence("tasks", stats.successful)
         .evidence("spilling_tasks", spilling)
         .evidence("disk_spill_bytes", disk)
         .evidence("memory_spill_bytes", stage.totals.memory_bytes_spilled)

@@ -1,9 +1,8 @@
 //! SK003 slow-executor: one executor's tasks are consistently slower than their stages' medians.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 use super::common::{duration, ratio};
-use crate::context::data_bytes;
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 
 pub const RATIO: Threshold = threshold(
@@ -104,30 +103,19 @@ struct Tally {
 
 fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let min_tasks = t.get(&MIN_TASKS);
-    let mut by_executor: BTreeMap<u32, Tally> = BTreeMap::new();
-    for (stage, stats) in ctx.stage_stats() {
-        if (stats.successful as f64) < min_tasks
-            || f64::from(stats.median_ms) < t.get(&MIN_MEDIAN_MS)
-        {
-            continue;
-        }
-        for task in super::common::successful(&ctx.app.stage_tasks(stage)) {
-            let tally = by_executor.entry(task.executor).or_default();
-            tally
-                .time_ratios
-                .push(ratio(task.duration_ms.into(), stats.median_ms.into()));
-            tally.data_ratios.push(ratio(
-                data_bytes(task) as f64,
-                stats.median_bytes.max(1) as f64,
-            ));
-            tally.excess_ms += (i64::from(task.duration_ms) - i64::from(stats.median_ms)).max(0);
-            if tally.stages.last() != Some(&stage.stage_id) {
-                tally.stages.push(stage.stage_id);
-            }
-        }
-    }
+    let stages: Vec<_> = ctx
+        .stage_stats()
+        .filter(|(_, stats)| {
+            (stats.successful as f64) >= min_tasks
+                && f64::from(stats.median_ms) >= t.get(&MIN_MEDIAN_MS)
+        })
+        .collect();
+    let executors: BTreeSet<u32> = stages
+        .iter()
+        .flat_map(|(_, stats)| stats.facts.by_executor.iter().map(|e| e.executor))
+        .collect();
     // With a single executor there is nothing to compare against.
-    if by_executor.len() < 2 {
+    if executors.len() < 2 {
         return Vec::new();
     }
     let median = |v: &mut Vec<f64>| {
@@ -135,7 +123,28 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         v[v.len() / 2]
     };
     let mut findings = Vec::new();
-    for (exec, mut tally) in by_executor {
+    // One executor's tally at a time: every task's ratios are held for one executor, not all.
+    for exec in executors {
+        let mut tally = Tally::default();
+        for (stage, stats) in &stages {
+            let on_executor = &stats.facts.by_executor;
+            let Ok(at) = on_executor.binary_search_by_key(&exec, |e| e.executor) else {
+                continue;
+            };
+            let tasks = &on_executor[at];
+            for (&duration_ms, &bytes) in tasks.durations_ms.iter().zip(&tasks.data_bytes) {
+                tally
+                    .time_ratios
+                    .push(ratio(duration_ms.into(), stats.median_ms.into()));
+                tally
+                    .data_ratios
+                    .push(ratio(bytes as f64, stats.median_bytes.max(1) as f64));
+                tally.excess_ms += (i64::from(duration_ms) - i64::from(stats.median_ms)).max(0);
+            }
+            if tally.stages.last() != Some(&stage.stage_id) {
+                tally.stages.push(stage.stage_id);
+            }
+        }
         let enough_lost = tally.excess_ms as f64 >= t.get(&MIN_EXCESS_S) * 1000.0
             || tally.excess_ms as f64 >= t.get(&MIN_APP_SHARE) * ctx.app_ms as f64;
         if (tally.time_ratios.len() as f64) < min_tasks || !enough_lost {

@@ -3,7 +3,7 @@
 
 use sparkdiag_model::{StageAttempt, Task};
 
-use super::common::{bytes, duration, ratio, stage_end_saving, stage_label, successful};
+use super::common::{bytes, duration, ratio, stage_end_saving_at_median, stage_label};
 use crate::context::{data_bytes, data_records};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, threshold};
 
@@ -67,34 +67,36 @@ pub const SKEW_THRESHOLDS: &[Threshold] = &[
 /// A stage whose slowest task passes the guards: the slow tasks, worst first.
 pub struct SlowStage<'a> {
     pub stage: &'a StageAttempt,
-    pub slow: Vec<Task>,
+    pub slow: std::rc::Rc<Vec<Task>>,
     pub median_ms: u32,
     pub median_bytes: u64,
     pub median_records: u64,
+    /// How much sooner the stage would end with no task longer than the median.
+    pub end_saving_ms: i64,
 }
 
 pub fn slow_stages<'a>(ctx: &Context<'a>, t: &Thresholds) -> Vec<SlowStage<'a>> {
     let mut out = Vec::new();
-    for (stage, stats) in ctx.stage_stats() {
+    for (index, (stage, stats)) in ctx.stage_stats().enumerate() {
         if (stats.successful as f64) < t.get(&MIN_TASKS) || stats.median_ms == 0 {
             continue;
         }
         let limit = t.get(&RATIO) * f64::from(stats.median_ms);
-        let mut slow: Vec<Task> = successful(&ctx.app.stage_tasks(stage))
-            .filter(|task| f64::from(task.duration_ms) > limit)
-            .copied()
-            .collect();
-        slow.sort_by_key(|task| std::cmp::Reverse(task.duration_ms));
-        let Some(worst) = slow.first() else { continue };
-        let worst_ms = f64::from(worst.duration_ms);
+        // The slowest successful task decides whether the stage has slow tasks worth a finding:
+        // only then are its tasks looked at again, to name them.
+        let worst_ms = f64::from(stats.max_ms);
+        if worst_ms <= limit {
+            continue;
+        }
         let long_enough = worst_ms >= t.get(&MIN_TASK_S) * 1000.0
             || worst_ms >= t.get(&MIN_APP_SHARE) * ctx.app_ms as f64;
         if !long_enough || worst_ms < t.get(&FLOOR_S) * 1000.0 {
             continue;
         }
         out.push(SlowStage {
+            slow: ctx.successful_tasks_over(index, limit),
+            end_saving_ms: stage_end_saving_at_median(stats),
             stage,
-            slow,
             median_ms: stats.median_ms,
             median_bytes: stats.median_bytes,
             median_records: stats.median_records,
@@ -121,7 +123,7 @@ pub fn finding_for(
 ) -> Finding {
     let worst = tasks[0];
     let executor = ctx.app.executor(worst);
-    let impact = stage_end_saving(ctx.app, s.stage, s.median_ms);
+    let impact = s.end_saving_ms;
     let times = ratio(f64::from(worst.duration_ms), f64::from(s.median_ms));
     let title = if data {
         format!(

@@ -70,12 +70,8 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         if (disk as f64) < t.get(&MIN_DISK_MB) * 1e6 {
             continue;
         }
-        let tasks = ctx.app.stage_tasks(stage);
-        let spilling = tasks
-            .iter()
-            .filter(|task| task.metrics.disk_spill > 0)
-            .count();
-        let worst = tasks.iter().max_by_key(|task| task.metrics.disk_spill);
+        let spilling = stats.facts.spilling;
+        let worst = stats.facts.worst_spill;
         let io_ms = (2.0 * disk as f64 / (t.get(&DISK_MB_PER_S) * 1e6) * 1000.0) as i64;
         let impact = (io_ms / ctx.cores).min(stats.duration_ms);
         let mut severity = Severity::from_share(impact, ctx.app_ms);
@@ -89,7 +85,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             "Stage {}: {} of {} tasks spilled {} to disk ({} from memory); the stage ran {}",
             stage.stage_id,
             spilling,
-            tasks.len(),
+            stats.facts.tasks,
             bytes(disk),
             bytes(stage.totals.memory_bytes_spilled),
             duration(stats.duration_ms)
@@ -100,11 +96,11 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .evidence("disk_spill_bytes", disk)
             .evidence("memory_spill_bytes", stage.totals.memory_bytes_spilled)
             .evidence("spilling_tasks", spilling)
-            .evidence("tasks", tasks.len())
+            .evidence("tasks", stats.facts.tasks)
             .recommend(format!("Use smaller partitions ({}) or give each task more memory (more spark.executor.memory, fewer spark.executor.cores); if only a few tasks spill, treat it as data skew (SK001).", super::common::partitions_advice(ctx, (stage.num_tasks * 2).max(ctx.cores))));
         if let Some(worst) = worst {
             finding = finding
-                .evidence("max_task_disk_spill_bytes", worst.metrics.disk_spill)
+                .evidence("max_task_disk_spill_bytes", worst.value)
                 .evidence("max_spill_task_index", worst.index);
         }
         findings.push(finding);

@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use super::common::{duration, ratio};
 use super::failed_job::describe_failure;
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
-use sparkdiag_model::TaskOutcome;
 
 pub const MAX_FAILURE_SHARE: Threshold = threshold(
     "max_failure_share",
@@ -94,11 +93,11 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     }
     let mut groups: Vec<_> = groups.into_iter().collect();
     groups.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
-    let wasted: i64 = app
-        .tasks
+    let wasted: i64 = ctx
+        .stages
         .iter()
-        .filter(|task| task.outcome == TaskOutcome::Failed)
-        .map(|task| i64::from(task.duration_ms))
+        .flat_map(|s| &s.facts.failed_by_executor)
+        .map(|failed| failed.time_ms)
         .sum();
     let impact = wasted / ctx.cores;
     let summary: Vec<serde_json::Value> = groups

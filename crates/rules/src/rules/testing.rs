@@ -14,7 +14,7 @@ fn testdata(rel: &str) -> PathBuf {
 }
 
 /// Every application in a log (a file, a rolling directory or an archive) under `testdata/`.
-fn apps(rel: &str) -> Vec<Application> {
+pub fn apps(rel: &str) -> Vec<Application> {
     let path = testdata(rel);
     let inputs = sparkdiag_eventlog::discover(path.to_str().unwrap())
         .unwrap_or_else(|e| panic!("{rel}: {e}"));

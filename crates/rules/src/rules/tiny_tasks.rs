@@ -1,7 +1,6 @@
 //! PA001 tiny-tasks: thousands of tasks too short to be worth scheduling.
 
-use super::common::{bytes, duration, successful};
-use crate::context::data_bytes;
+use super::common::{bytes, duration};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 
 pub const MIN_TASKS: Threshold = threshold(
@@ -105,11 +104,11 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let mut kinds: std::collections::BTreeMap<(String, usize), Vec<Tiny>> =
         std::collections::BTreeMap::new();
     for (stage, stats) in ctx.stage_stats() {
-        let tasks = ctx.app.stage_tasks(stage);
-        if (tasks.len() as f64) < t.get(&MIN_TASKS) || stats.successful == 0 {
+        let tasks = stats.facts.tasks;
+        if (tasks as f64) < t.get(&MIN_TASKS) || stats.successful == 0 {
             continue;
         }
-        let total_bytes: u64 = successful(&tasks).map(data_bytes).sum();
+        let total_bytes = stats.facts.successful_data_bytes;
         let avg_bytes = total_bytes / stats.successful as u64;
         let short = f64::from(stats.median_ms) < t.get(&MAX_MEDIAN_MS);
         let small = total_bytes > 0 && (avg_bytes as f64) < t.get(&MAX_AVG_MB) * 1e6;
@@ -120,16 +119,9 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         }
         // What the tasks spent outside their own work: scheduling, launching, deserialising,
         // returning results. Coalescing removes most of it; it ran spread over the cores.
-        let overhead: i64 = tasks
-            .iter()
-            .map(|task| {
-                i64::from(task.scheduler_delay_ms())
-                    + i64::from(task.metrics.deserialize_ms)
-                    + i64::from(task.metrics.result_serialization_ms)
-            })
-            .sum();
+        let overhead = stats.facts.overhead_ms;
         kinds
-            .entry((stage.name.clone(), tasks.len()))
+            .entry((stage.name.clone(), tasks))
             .or_default()
             .push(Tiny {
                 stage_id: stage.stage_id,

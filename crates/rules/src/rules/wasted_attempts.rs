@@ -2,7 +2,6 @@
 
 use super::common::duration;
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
-use sparkdiag_model::TaskOutcome;
 
 pub const MIN_WASTED_S: Threshold = threshold(
     "min_wasted_s",
@@ -58,19 +57,10 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let mut speculative: i64 = 0;
     let mut retried_stages = Vec::new();
     let mut retried: i64 = 0;
-    for stage in &app.stages {
-        let tasks = app.stage_tasks(stage);
-        speculative += tasks
-            .iter()
-            .filter(|task| task.outcome == TaskOutcome::Killed && task.speculative)
-            .map(|task| i64::from(task.duration_ms))
-            .sum::<i64>();
+    for (stage, stats) in ctx.stage_stats() {
+        speculative += stats.facts.killed_speculative_ms;
         if latest_attempt[&stage.stage_id] > stage.attempt_id {
-            retried += tasks
-                .iter()
-                .filter(|task| task.outcome == TaskOutcome::Success)
-                .map(|task| i64::from(task.duration_ms))
-                .sum::<i64>();
+            retried += stats.facts.succeeded_ms;
             retried_stages.push(stage.stage_id);
         }
     }

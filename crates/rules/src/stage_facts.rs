@@ -1,0 +1,397 @@
+//! What the rules read from one stage attempt's tasks, taken in a single look at them.
+//!
+//! A completed stage's tasks are kept folded into compressed columns, and every look at them
+//! unfolds the whole stage again. Rules look at the stages one rule after another, so if each
+//! read the tasks itself a stage would be unfolded once per rule. Instead [`StageStats::new`]
+//! walks each stage's tasks once and keeps the figures below; the rules read those. The figures
+//! are plain data about the tasks: which of them make a finding, and with which thresholds,
+//! stays in each rule's own file.
+
+use sparkdiag_model::quantile::{shs_index, shs_quantiles};
+use sparkdiag_model::{Application, Task, TaskOutcome};
+
+use crate::context::{data_bytes, data_records};
+
+/// Statistics of one stage attempt's successful tasks (the History Server's population), and
+/// the other figures of its tasks the rules read.
+#[derive(Debug, Clone, Default)]
+pub struct StageStats {
+    pub successful: usize,
+    pub median_ms: u32,
+    pub p95_ms: u32,
+    pub max_ms: u32,
+    /// Shuffle-read plus input bytes, the data a task processed.
+    pub median_bytes: u64,
+    pub median_records: u64,
+    /// Submission to completion (or to the end of the log).
+    pub duration_ms: i64,
+    /// Sum of task durations, every attempt.
+    pub task_time_ms: i64,
+    pub facts: StageTaskFacts,
+}
+
+/// Figures of a stage attempt's tasks beyond their quantiles. "Successful" means what it means
+/// for the History Server's quantiles: succeeded, with metrics.
+#[derive(Debug, Clone, Default)]
+pub struct StageTaskFacts {
+    /// Task ends of every attempt and outcome.
+    pub tasks: usize,
+    /// Data (shuffle-read plus input bytes) of the successful tasks together.
+    pub successful_data_bytes: u64,
+    /// Time every task spent outside its own work: scheduler delay, deserialising the task and
+    /// serialising its result.
+    pub overhead_ms: i64,
+    /// The successful task with the most data (the last of equals, in task id order).
+    pub biggest_partition: Option<TaskFigure>,
+    /// Successful tasks that spilled to disk.
+    pub successful_spilling: usize,
+    /// Median (the middle of the sorted values) of the successful tasks' peak execution memory
+    /// and of the memory they spilled; 0 without successful tasks.
+    pub middle_peak_execution_memory: u64,
+    pub middle_memory_spill: u64,
+    /// Tasks of any outcome that spilled to disk.
+    pub spilling: usize,
+    /// The task that spilled the most to disk, any outcome (the last of equals), with its disk
+    /// spill as `value`.
+    pub worst_spill: Option<TaskFigure>,
+    /// Tasks that were killed (speculative copies, a failed stage's siblings, a cancelled job).
+    pub killed: usize,
+    /// Time of the speculative copies that were killed.
+    pub killed_speculative_ms: i64,
+    /// Time of the tasks that succeeded, with metrics or without.
+    pub succeeded_ms: i64,
+    /// The latest task end (launch plus duration), 0 without tasks.
+    pub last_end_ms: i64,
+    /// The latest task end had no task run longer than the successful tasks' median.
+    pub last_end_at_median_ms: i64,
+    /// The successful tasks' durations and data, by executor (sorted by executor index); empty
+    /// when the application has fewer than two executors (local mode), as there is then no
+    /// executor to compare with another.
+    pub by_executor: Vec<ExecutorTasks>,
+    /// The failed tasks: how many and how long, by executor (sorted by executor index).
+    pub failed_by_executor: Vec<FailedOn>,
+    /// The History Server's quantiles (0, 0.25, 0.5, 0.75, 0.95, 1) of the successful tasks'
+    /// durations; `None` without successful tasks.
+    pub duration_quantiles: Option<[u32; 6]>,
+    /// The executors (indices in `Application::executors`) that ran any of the tasks, sorted.
+    pub executors: Vec<u32>,
+    /// The earliest task launch; `None` without tasks.
+    pub first_launch_ms: Option<i64>,
+    /// Every task's duration, any outcome, in launch order (equal launches shortest first).
+    pub durations_by_launch: TaskDurations,
+    /// The upper median of every task's duration, any outcome; 0 without tasks.
+    pub middle_task_ms: i64,
+}
+
+/// Task durations (never negative) as LEB128 variable-length integers: one or two bytes a task
+/// for most, where millions of tasks must fit beside the model.
+#[derive(Debug, Clone, Default)]
+pub struct TaskDurations {
+    count: usize,
+    bytes: Vec<u8>,
+}
+
+impl TaskDurations {
+    pub fn new(durations: impl Iterator<Item = i64>) -> TaskDurations {
+        let mut bytes = Vec::new();
+        let mut count = 0;
+        for d in durations {
+            let mut value = d.max(0) as u64;
+            while value >= 0x80 {
+                bytes.push(value as u8 | 0x80);
+                value >>= 7;
+            }
+            bytes.push(value as u8);
+            count += 1;
+        }
+        bytes.shrink_to_fit();
+        TaskDurations { count, bytes }
+    }
+
+    /// How many durations.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = i64> + '_ {
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            let mut value = 0u64;
+            let mut shift = 0;
+            while let Some(&byte) = self.bytes.get(at) {
+                at += 1;
+                value |= u64::from(byte & 0x7f) << shift;
+                if byte < 0x80 {
+                    return Some(value as i64);
+                }
+                shift += 7;
+            }
+            None
+        })
+    }
+}
+
+/// The failed tasks of a stage attempt on one executor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FailedOn {
+    /// Index in `Application::executors`.
+    pub executor: u32,
+    pub tasks: usize,
+    pub time_ms: i64,
+}
+
+/// One task named by a figure: its partition index, duration and the figure's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskFigure {
+    pub index: u32,
+    pub duration_ms: u32,
+    pub value: u64,
+}
+
+impl TaskFigure {
+    fn of(task: &Task, value: u64) -> TaskFigure {
+        TaskFigure {
+            index: task.index,
+            duration_ms: task.duration_ms,
+            value,
+        }
+    }
+}
+
+/// The successful tasks one executor ran in a stage attempt.
+#[derive(Debug, Clone, Default)]
+pub struct ExecutorTasks {
+    /// Index in `Application::executors`.
+    pub executor: u32,
+    pub durations_ms: Vec<u32>,
+    pub data_bytes: Vec<u64>,
+}
+
+/// The History Server's quantile `q` of `values`, 0 when there are none.
+fn quantile(mut values: Vec<u64>, q: f64) -> u64 {
+    if values.is_empty() {
+        return 0;
+    }
+    values.sort_unstable();
+    values[shs_index(values.len(), q)]
+}
+
+/// The middle of `values` once sorted, 0 when there are none.
+fn middle(mut values: Vec<u64>) -> u64 {
+    if values.is_empty() {
+        return 0;
+    }
+    values.sort_unstable();
+    values[values.len() / 2]
+}
+
+/// `candidate` when `value` is at least the best so far: the last of equals wins, as with
+/// `Iterator::max_by_key`.
+fn keep_largest(best: &mut Option<TaskFigure>, task: &Task, value: u64) {
+    if best.is_none_or(|b| value >= b.value) {
+        *best = Some(TaskFigure::of(task, value));
+    }
+}
+
+/// Each stage attempt's statistics and facts, indexed like `app.stages`: one look at each
+/// stage's tasks.
+pub fn of_application(app: &Application) -> Vec<StageStats> {
+    let end = app.effective_end_ms();
+    // Tasks name executors by their index in `app.executors`: with fewer than two there, no
+    // two executors' tasks can be compared.
+    let by_executor = app.executors.len() >= 2;
+    app.stages
+        .iter()
+        .map(|stage| StageStats::new(&app.stage_tasks(stage), stage.duration_ms(end), by_executor))
+        .collect()
+}
+
+/// The successful tasks' durations and data by executor, each list exactly its length: they
+/// are kept for every stage while the rules run.
+fn successful_by_executor(ok: &[&Task]) -> Vec<ExecutorTasks> {
+    let mut counts: std::collections::BTreeMap<u32, usize> = Default::default();
+    for t in ok {
+        *counts.entry(t.executor).or_default() += 1;
+    }
+    let mut by_executor: Vec<ExecutorTasks> = counts
+        .into_iter()
+        .map(|(executor, n)| ExecutorTasks {
+            executor,
+            durations_ms: Vec::with_capacity(n),
+            data_bytes: Vec::with_capacity(n),
+        })
+        .collect();
+    for t in ok {
+        let at = by_executor
+            .binary_search_by_key(&t.executor, |e| e.executor)
+            .expect("every executor was counted");
+        by_executor[at].durations_ms.push(t.duration_ms);
+        by_executor[at].data_bytes.push(data_bytes(t));
+    }
+    by_executor
+}
+
+impl StageStats {
+    /// Everything the rules need from `tasks`, one stage attempt's task ends, lasting
+    /// `duration_ms` (`None`: never submitted); `by_executor` says whether to keep the successful
+    /// tasks' figures by executor.
+    pub fn new(tasks: &[Task], duration_ms: Option<i64>, by_executor: bool) -> StageStats {
+        let ok: Vec<&Task> = tasks
+            .iter()
+            .filter(|t| t.outcome == TaskOutcome::Success && t.has_metrics)
+            .collect();
+        let durations: Vec<u64> = ok.iter().map(|t| u64::from(t.duration_ms)).collect();
+        let median_ms = quantile(durations.clone(), 0.5) as u32;
+        let mut facts = StageTaskFacts {
+            tasks: tasks.len(),
+            ..Default::default()
+        };
+        let (mut last_end, mut last_end_at_median) = (None::<i64>, None::<i64>);
+        let mut task_time_ms = 0i64;
+        for t in tasks {
+            let duration = i64::from(t.duration_ms);
+            task_time_ms += duration;
+            facts.overhead_ms += i64::from(t.scheduler_delay_ms())
+                + i64::from(t.metrics.deserialize_ms)
+                + i64::from(t.metrics.result_serialization_ms);
+            if t.metrics.disk_spill > 0 {
+                facts.spilling += 1;
+            }
+            keep_largest(&mut facts.worst_spill, t, t.metrics.disk_spill);
+            if t.outcome == TaskOutcome::Killed {
+                facts.killed += 1;
+            }
+            match t.outcome {
+                TaskOutcome::Killed if t.speculative => facts.killed_speculative_ms += duration,
+                TaskOutcome::Success => facts.succeeded_ms += duration,
+                TaskOutcome::Failed => {
+                    let on = &mut facts.failed_by_executor;
+                    let at = match on.binary_search_by_key(&t.executor, |f| f.executor) {
+                        Ok(at) => at,
+                        Err(at) => {
+                            on.insert(
+                                at,
+                                FailedOn {
+                                    executor: t.executor,
+                                    tasks: 0,
+                                    time_ms: 0,
+                                },
+                            );
+                            at
+                        }
+                    };
+                    on[at].tasks += 1;
+                    on[at].time_ms += duration;
+                }
+                _ => {}
+            }
+            let end = t.launch_ms + duration;
+            let end_at_median = t.launch_ms + i64::from(t.duration_ms.min(median_ms));
+            last_end = Some(last_end.map_or(end, |e| e.max(end)));
+            last_end_at_median =
+                Some(last_end_at_median.map_or(end_at_median, |e| e.max(end_at_median)));
+        }
+        facts.last_end_ms = last_end.unwrap_or(0);
+        let mut launches: Vec<(i64, i64)> = tasks
+            .iter()
+            .map(|t| (t.launch_ms, i64::from(t.duration_ms)))
+            .collect();
+        launches.sort_unstable();
+        facts.first_launch_ms = launches.first().map(|&(launch, _)| launch);
+        facts.durations_by_launch = TaskDurations::new(launches.iter().map(|&(_, d)| d));
+        let mut all_durations: Vec<i64> = launches.into_iter().map(|(_, d)| d).collect();
+        all_durations.sort_unstable();
+        facts.middle_task_ms = all_durations
+            .get(all_durations.len() / 2)
+            .copied()
+            .unwrap_or(0);
+        drop(all_durations);
+        let mut executors: Vec<u32> = tasks.iter().map(|t| t.executor).collect();
+        executors.sort_unstable();
+        executors.dedup();
+        facts.executors = executors;
+        facts.last_end_at_median_ms = last_end_at_median.unwrap_or(0);
+        for t in &ok {
+            let bytes = data_bytes(t);
+            facts.successful_data_bytes += bytes;
+            keep_largest(&mut facts.biggest_partition, t, bytes);
+            if t.metrics.disk_spill > 0 {
+                facts.successful_spilling += 1;
+            }
+        }
+        if by_executor {
+            facts.by_executor = successful_by_executor(&ok);
+        }
+        facts.middle_peak_execution_memory =
+            middle(ok.iter().map(|t| t.metrics.peak_execution_memory).collect());
+        facts.middle_memory_spill = middle(ok.iter().map(|t| t.metrics.memory_spill).collect());
+        facts.duration_quantiles = {
+            let mut successful: Vec<u32> = ok.iter().map(|t| t.duration_ms).collect();
+            shs_quantiles(&mut successful, &[0.0, 0.25, 0.5, 0.75, 0.95, 1.0])
+                .map(|q| [q[0], q[1], q[2], q[3], q[4], q[5]])
+        };
+        StageStats {
+            successful: ok.len(),
+            median_ms,
+            p95_ms: quantile(durations.clone(), 0.95) as u32,
+            max_ms: durations.iter().copied().max().unwrap_or(0) as u32,
+            median_bytes: quantile(ok.iter().map(|t| data_bytes(t)).collect(), 0.5),
+            median_records: quantile(ok.iter().map(|t| data_records(t)).collect(), 0.5),
+            duration_ms: duration_ms.unwrap_or(0),
+            task_time_ms,
+            facts,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{TaskDurations, of_application};
+    use crate::rules::testing::apps;
+
+    /// The facts come from the stored tasks (folded, then unfolded once); the model counted
+    /// each stage's failed and killed tasks as their ends were read. Logs with failed tasks,
+    /// killed ones, a lost executor and spills.
+    #[test]
+    fn the_facts_count_what_the_model_counted_as_the_tasks_ended() {
+        let mut failed = 0;
+        for rel in [
+            "logs/failed/local-1796049483373",
+            "logs/killed/single",
+            "logs/patterns/executor-lost",
+            "logs/patterns/spill",
+        ] {
+            for app in apps(rel) {
+                let stats = of_application(&app);
+                assert_eq!(stats.len(), app.stages.len(), "{rel}");
+                for (stage, s) in app.stages.iter().zip(&stats) {
+                    let at = format!("{rel}: stage {}.{}", stage.stage_id, stage.attempt_id);
+                    let facts = &s.facts;
+                    let failed_here: usize = facts.failed_by_executor.iter().map(|f| f.tasks).sum();
+                    assert_eq!(failed_here as i64, stage.failed_tasks, "{at}: failed");
+                    assert_eq!(facts.killed as i64, stage.killed_tasks, "{at}: killed");
+                    assert_eq!(facts.tasks, stage.tasks.len(), "{at}: tasks");
+                    assert_eq!(facts.durations_by_launch.len(), facts.tasks, "{at}");
+                    let quantiles = facts.duration_quantiles;
+                    assert_eq!(quantiles.map(|q| q[5]).unwrap_or(0), s.max_ms, "{at}: max");
+                    assert_eq!(quantiles.map(|q| q[2]).unwrap_or(0), s.median_ms, "{at}");
+                    failed += failed_here;
+                }
+            }
+        }
+        assert!(failed > 0, "no failed task in the logs read");
+    }
+
+    #[test]
+    fn durations_read_back_as_written_in_a_byte_or_two_each() {
+        let written = [0, 1, 127, 128, 16_383, 16_384, u32::MAX as i64];
+        let durations = TaskDurations::new(written.into_iter());
+        assert_eq!(durations.iter().collect::<Vec<_>>(), written);
+        assert_eq!(durations.len(), written.len());
+        assert_eq!(durations.bytes.len(), 1 + 1 + 1 + 2 + 2 + 3 + 5);
+    }
+}
