@@ -480,6 +480,18 @@ macro_rules! executor_metrics {
                 vec![$(self.$field),*]
             }
 
+            /// Calls `member` with each metric's key as Spark writes it after another member
+            /// (`,"JVMHeapMemory":`), a constant, and the metric, in the order of
+            /// [`Self::NAMES`]: the extractor's template compares each key in place.
+            #[inline(always)]
+            pub(crate) fn each_member(
+                &mut self,
+                mut member: impl FnMut(&'static [u8], &mut i64) -> Option<()>,
+            ) -> Option<()> {
+                $(member(concat!(",\"", $name, "\":").as_bytes(), &mut self.$field)?;)*
+                Some(())
+            }
+
             /// The metric at `place` in [`Self::NAMES`].
             pub(crate) fn metric_mut(&mut self, place: usize) -> Option<&mut i64> {
                 let mut i = 0;
@@ -831,10 +843,11 @@ pub fn task_accumulables(line: &[u8]) -> Option<std::ops::Range<usize>> {
 /// Where the `Accumulables` array whose inside starts at `start` ends, as
 /// [`task_accumulables`] finds it.
 pub(crate) fn task_accumulables_end(line: &[u8], start: usize) -> Option<usize> {
-    static END: LazyLock<memmem::Finder<'static>> =
-        LazyLock::new(|| memmem::Finder::new(br#"]},"Task "#));
+    const END: &[u8] = br#"]},"Task "#;
     let rest = &line[start..];
-    match END.find(rest) {
+    // A `]` is rare inside the array (a metric's name, old logs' block lists), so finding each
+    // and comparing what follows costs less than a substring search (1.8% of the instructions).
+    match memchr::memchr_iter(b']', rest).find(|&i| rest[i..].starts_with(END)) {
         Some(i) => Some(start + i),
         None if rest.ends_with(b"]}}") => Some(line.len() - 3),
         None => None,
