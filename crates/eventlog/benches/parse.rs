@@ -15,6 +15,9 @@ use sparkdiag_eventlog::events::{
     TaskEnd, TaskStart, parse_event, parse_line, parse_line_generally, strip_task_accumulables,
 };
 
+/// A way of reading a line, by name; true if it read an event.
+type Reader<'r> = (&'static str, &'r mut dyn FnMut(&[u8]) -> bool);
+
 /// Bytes each figure covers at least (the lines of a type are parsed over and over).
 const COVER: usize = 200 << 20;
 
@@ -81,7 +84,7 @@ fn main() {
             serde_only(&copy[..len])
         };
         let mut figures = Vec::new();
-        let readers: [(&str, &mut dyn FnMut(&[u8]) -> bool); 3] = [
+        let readers: [Reader<'_>; 3] = [
             ("line", &mut |line| parse_line(line).is_ok()),
             ("general", &mut |line| parse_line_generally(line).is_ok()),
             ("serde", &mut serde),

@@ -772,7 +772,7 @@ pub fn parse_line(line: &[u8]) -> Result<Event<'_>, ParseFailure<'_>> {
 /// and the template reads them with about half the work of the general extractor.
 pub fn parse_task_by_template(line: &[u8]) -> Option<Event<'_>> {
     Some(match extract::task_event_by_template(line)? {
-        extract::TaskEvent::End(event) => Event::TaskEnd(Box::new(event)),
+        extract::TaskEvent::End(event) => Event::TaskEnd(event),
         extract::TaskEvent::Start(event) => Event::TaskStart(event),
     })
 }

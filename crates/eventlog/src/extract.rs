@@ -111,7 +111,7 @@ pub(crate) fn task_event_by_template(line: &[u8]) -> Option<TaskEvent<'_>> {
         let event = task_end_template(&mut cursor)?;
         // The hole search must have run at the array: otherwise the general reading would
         // search the whole line for it.
-        (cursor.hole.start != usize::MAX).then_some(TaskEvent::End(event))
+        (cursor.hole.start != usize::MAX).then(|| TaskEvent::End(Box::new(event)))
     } else if let Some(after) = rest.strip_prefix(br#"Start""#) {
         let mut cursor = Cursor::new(line, None);
         cursor.pos = line.len() - after.len();
@@ -125,7 +125,8 @@ pub(crate) fn task_event_by_template(line: &[u8]) -> Option<TaskEvent<'_>> {
 #[derive(Debug)]
 pub(crate) enum TaskEvent<'a> {
     Start(TaskStart<'a>),
-    End(TaskEnd<'a>),
+    /// Boxed as [`crate::Event::TaskEnd`] holds it.
+    End(Box<TaskEnd<'a>>),
 }
 
 /// The members after `"Event"`, in Spark's order; the cursor is past the event name.
