@@ -91,6 +91,17 @@ macro_rules! member {
     };
 }
 
+/// The value of `key` if it is next, read by its template; `None` if the key is absent.
+macro_rules! optional {
+    ($template:ident, $key:literal) => {
+        if member!($template, $key) {
+            Some($template.read()?)
+        } else {
+            None
+        }
+    };
+}
+
 /// A task start or task end in the layout Spark 3.x and 4.x write (`JsonProtocol`: keys in one
 /// order, no whitespace), read by expecting each key in turn with one comparison of a known
 /// string, or `None` if the line has any other layout. It reads every value with the same
@@ -131,45 +142,16 @@ pub(crate) enum TaskEvent<'a> {
 
 /// The members after `"Event"`, in Spark's order; the cursor is past the event name.
 fn task_end_template<'a>(c: &mut Cursor<'a>) -> Option<TaskEnd<'a>> {
-    let mut t = Template {
-        cursor: c,
-        first: false,
-    };
-    let stage_id = if member!(t, "Stage ID") {
-        Some(t.read()?)
-    } else {
-        None
-    };
-    let stage_attempt_id = if member!(t, "Stage Attempt ID") {
-        t.read()?
-    } else {
-        0
-    };
+    let mut t = Template::after_event_name(c);
+    let (stage_id, stage_attempt_id) = t.stage()?;
     if member!(t, "Task Type") {
         t.skip()?;
     }
-    let reason = if member!(t, "Task End Reason") {
-        Some(t.read()?)
-    } else {
-        None
-    };
-    let task_info = if member!(t, "Task Info") {
-        Some(t.read()?)
-    } else {
-        None
-    };
-    let executor_metrics = if member!(t, "Task Executor Metrics") {
-        t.read()?
-    } else {
-        None
-    };
-    let metrics = if member!(t, "Task Metrics") {
-        t.read()?
-    } else {
-        None
-    };
-    t.close()?;
-    (c.pos == c.bytes.len()).then_some(())?;
+    let reason = optional!(t, "Task End Reason");
+    let task_info = optional!(t, "Task Info");
+    let executor_metrics = optional!(t, "Task Executor Metrics").flatten();
+    let metrics = optional!(t, "Task Metrics").flatten();
+    t.close_line()?;
     Some(TaskEnd {
         stage_id: stage_id?,
         stage_attempt_id,
@@ -181,27 +163,10 @@ fn task_end_template<'a>(c: &mut Cursor<'a>) -> Option<TaskEnd<'a>> {
 }
 
 fn task_start_template<'a>(c: &mut Cursor<'a>) -> Option<TaskStart<'a>> {
-    let mut t = Template {
-        cursor: c,
-        first: false,
-    };
-    let stage_id = if member!(t, "Stage ID") {
-        Some(t.read()?)
-    } else {
-        None
-    };
-    let stage_attempt_id = if member!(t, "Stage Attempt ID") {
-        t.read()?
-    } else {
-        0
-    };
-    let task_info = if member!(t, "Task Info") {
-        Some(t.read()?)
-    } else {
-        None
-    };
-    t.close()?;
-    (c.pos == c.bytes.len()).then_some(())?;
+    let mut t = Template::after_event_name(c);
+    let (stage_id, stage_attempt_id) = t.stage()?;
+    let task_info = optional!(t, "Task Info");
+    t.close_line()?;
     Some(TaskStart {
         stage_id: stage_id?,
         stage_attempt_id,
@@ -219,6 +184,28 @@ struct Template<'c, 'a> {
 }
 
 impl<'c, 'a> Template<'c, 'a> {
+    /// A task event's members, after `{"Event":"…"` (read by the caller).
+    fn after_event_name(cursor: &'c mut Cursor<'a>) -> Self {
+        Template {
+            cursor,
+            first: false,
+        }
+    }
+
+    /// `"Stage ID"` and `"Stage Attempt ID"` (0 when absent), with which task events begin.
+    fn stage(&mut self) -> Option<(Option<i64>, i64)> {
+        let stage_id = optional!(self, "Stage ID");
+        let stage_attempt_id = optional!(self, "Stage Attempt ID").unwrap_or(0);
+        Some((stage_id, stage_attempt_id))
+    }
+
+    /// The end of the event's object, which must end the line.
+    fn close_line(self) -> Option<()> {
+        let bytes = self.cursor.bytes;
+        let end = self.cursor.pos + 1;
+        (bytes.get(self.cursor.pos) == Some(&b'}') && end == bytes.len()).then_some(())
+    }
+
     fn open(cursor: &'c mut Cursor<'a>) -> Option<Self> {
         (cursor.bytes.get(cursor.pos) == Some(&b'{')).then(|| cursor.pos += 1)?;
         Some(Template {
@@ -334,10 +321,36 @@ impl<'a> Templated<'a> for ExecutorMetrics {
     }
 }
 
-/// The template of a struct whose serde derive has `#[serde(default)]`: its keys in Spark's
-/// order, each read into a field or (`_`) read past as any JSON value.
-macro_rules! templated_struct {
+/// A struct whose serde derive has `#[serde(default)]`, read two ways from one list of its keys
+/// in Spark's order, each read into a field or read past as any JSON value (`_`, and the two
+/// values the template reads its own way: the task's `Accumulables`, `Push Based Shuffle`):
+///
+/// - as a [`Field`], by the general extractor: keys in any order, missing keys keep their
+///   default, unknown keys are read past, a repeated listed key gives up;
+/// - as [`Templated`]: the listed keys in their order, each at most once, nothing else.
+macro_rules! spark_struct {
     ($type:ident $(<$life:lifetime>)? { $($key:literal => $field:tt),* $(,)? }) => {
+        impl<'a> Field<'a> for $type $(<$life>)? {
+            #[allow(unused_mut)]
+            fn read(cursor: &mut Cursor<'a>) -> Option<Self> {
+                const KEYS: &[&[u8]] = &[$($key.as_bytes()),*];
+                let mut value = Self::default();
+                cursor.members(KEYS, |c, place| {
+                    let mut i = 0;
+                    $(
+                        if place == i {
+                            spark_struct!(@general c, value, $field);
+                            return Some(());
+                        }
+                        i += 1;
+                    )*
+                    let _ = i;
+                    None
+                })?;
+                Some(value)
+            }
+        }
+
         impl<'a> Templated<'a> for $type $(<$life>)? {
             // A struct read only to be checked has no field to set.
             #[allow(unused_mut)]
@@ -346,7 +359,7 @@ macro_rules! templated_struct {
                 let mut t = Template::open(cursor)?;
                 $(
                     if member!(t, $key) {
-                        templated_struct!(@read t, value, $field);
+                        spark_struct!(@template t, value, $field);
                     }
                 )*
                 t.close()?;
@@ -354,21 +367,33 @@ macro_rules! templated_struct {
             }
         }
     };
-    (@read $t:ident, $value:ident, _) => {
+    (@general $c:ident, $value:ident, _) => {
+        $c.skip_value(1)?
+    };
+    (@general $c:ident, $value:ident, hole) => {
+        $c.skip_value(1)?
+    };
+    (@general $c:ident, $value:ident, push_based_shuffle) => {
+        $c.skip_value(1)?
+    };
+    (@general $c:ident, $value:ident, $field:ident) => {
+        $value.$field = $c.read()?
+    };
+    (@template $t:ident, $value:ident, _) => {
         $t.skip()?
     };
-    (@read $t:ident, $value:ident, hole) => {
+    (@template $t:ident, $value:ident, hole) => {
         $t.accumulables()?
     };
-    (@read $t:ident, $value:ident, push_based_shuffle) => {
+    (@template $t:ident, $value:ident, push_based_shuffle) => {
         $t.read::<PushBasedShuffle>()?
     };
-    (@read $t:ident, $value:ident, $field:ident) => {
+    (@template $t:ident, $value:ident, $field:ident) => {
         $value.$field = $t.read()?
     };
 }
 
-templated_struct!(TaskInfo<'a> {
+spark_struct!(TaskInfo<'a> {
     "Task ID" => task_id,
     "Index" => index,
     "Attempt" => attempt,
@@ -385,15 +410,23 @@ templated_struct!(TaskInfo<'a> {
     "Accumulables" => hole,
 });
 
-// Success, and a task killed on purpose (speculation, cancelled jobs); other reasons carry
-// stack traces with escapes, which the template does not read.
-templated_struct!(TaskEndReason<'a> {
+// In the order of Spark's `JsonProtocol.taskEndReasonToJson`; the template reads success and
+// tasks killed on purpose (speculation, cancelled jobs), while failures' stack traces hold escapes,
+// which it leaves to the general reading.
+spark_struct!(TaskEndReason<'a> {
     "Reason" => reason,
+    "Shuffle ID" => shuffle_id,
+    "Class Name" => class_name,
+    "Description" => description,
     "Kill Reason" => kill_reason,
     "Accumulator Updates" => _,
+    "Message" => message,
+    "Executor ID" => executor_id,
+    "Exit Caused By App" => exit_caused_by_app,
+    "Loss Reason" => loss_reason,
 });
 
-templated_struct!(TaskMetrics {
+spark_struct!(TaskMetrics {
     "Executor Deserialize Time" => executor_deserialize_time,
     "Executor Deserialize CPU Time" => executor_deserialize_cpu_time,
     "Executor Run Time" => executor_run_time,
@@ -413,7 +446,7 @@ templated_struct!(TaskMetrics {
     "Updated Blocks" => _,
 });
 
-templated_struct!(ShuffleReadMetrics {
+spark_struct!(ShuffleReadMetrics {
     "Remote Blocks Fetched" => remote_blocks_fetched,
     "Local Blocks Fetched" => local_blocks_fetched,
     "Fetch Wait Time" => fetch_wait_time,
@@ -430,7 +463,7 @@ templated_struct!(ShuffleReadMetrics {
 #[derive(Default)]
 struct PushBasedShuffle;
 
-templated_struct!(PushBasedShuffle {
+spark_struct!(PushBasedShuffle {
     "Corrupt Merged Block Chunks" => _,
     "Merged Fetch Fallback Count" => _,
     "Merged Remote Blocks Fetched" => _,
@@ -442,18 +475,18 @@ templated_struct!(PushBasedShuffle {
     "Merged Remote Requests Duration" => _,
 });
 
-templated_struct!(ShuffleWriteMetrics {
+spark_struct!(ShuffleWriteMetrics {
     "Shuffle Bytes Written" => bytes_written,
     "Shuffle Write Time" => write_time,
     "Shuffle Records Written" => records_written,
 });
 
-templated_struct!(InputMetrics {
+spark_struct!(InputMetrics {
     "Bytes Read" => bytes_read,
     "Records Read" => records_read,
 });
 
-templated_struct!(OutputMetrics {
+spark_struct!(OutputMetrics {
     "Bytes Written" => bytes_written,
     "Records Written" => records_written,
 });
@@ -868,103 +901,6 @@ impl<'a> Field<'a> for ExecutorMetrics {
         Some(value)
     }
 }
-
-/// A struct whose serde derive has `#[serde(default)]`: missing keys keep their default, unknown
-/// keys are read past, a repeated known key gives up.
-macro_rules! defaulted_struct {
-    ($type:ident $(<$life:lifetime>)? { $($key:literal => $field:ident),* $(,)? }) => {
-        impl<'a> Field<'a> for $type $(<$life>)? {
-            fn read(cursor: &mut Cursor<'a>) -> Option<Self> {
-                const KEYS: &[&[u8]] = &[$($key.as_bytes()),*];
-                let mut value = Self::default();
-                cursor.members(KEYS, |c, place| {
-                    let mut i = 0;
-                    $(
-                        if place == i {
-                            value.$field = c.read()?;
-                            return Some(());
-                        }
-                        i += 1;
-                    )*
-                    let _ = i;
-                    None
-                })?;
-                Some(value)
-            }
-        }
-    };
-}
-
-defaulted_struct!(TaskInfo<'a> {
-    "Task ID" => task_id,
-    "Index" => index,
-    "Attempt" => attempt,
-    "Partition ID" => partition_id,
-    "Launch Time" => launch_time,
-    "Executor ID" => executor_id,
-    "Host" => host,
-    "Locality" => locality,
-    "Speculative" => speculative,
-    "Getting Result Time" => getting_result_time,
-    "Finish Time" => finish_time,
-    "Failed" => failed,
-    "Killed" => killed,
-});
-
-defaulted_struct!(TaskEndReason<'a> {
-    "Reason" => reason,
-    "Class Name" => class_name,
-    "Description" => description,
-    "Kill Reason" => kill_reason,
-    "Message" => message,
-    "Executor ID" => executor_id,
-    "Exit Caused By App" => exit_caused_by_app,
-    "Loss Reason" => loss_reason,
-    "Shuffle ID" => shuffle_id,
-});
-
-defaulted_struct!(TaskMetrics {
-    "Executor Deserialize Time" => executor_deserialize_time,
-    "Executor Deserialize CPU Time" => executor_deserialize_cpu_time,
-    "Executor Run Time" => executor_run_time,
-    "Executor CPU Time" => executor_cpu_time,
-    "Peak Execution Memory" => peak_execution_memory,
-    "Result Size" => result_size,
-    "JVM GC Time" => jvm_gc_time,
-    "Result Serialization Time" => result_serialization_time,
-    "Memory Bytes Spilled" => memory_bytes_spilled,
-    "Disk Bytes Spilled" => disk_bytes_spilled,
-    "Shuffle Read Metrics" => shuffle_read,
-    "Shuffle Write Metrics" => shuffle_write,
-    "Input Metrics" => input,
-    "Output Metrics" => output,
-});
-
-defaulted_struct!(ShuffleReadMetrics {
-    "Remote Blocks Fetched" => remote_blocks_fetched,
-    "Local Blocks Fetched" => local_blocks_fetched,
-    "Fetch Wait Time" => fetch_wait_time,
-    "Remote Bytes Read" => remote_bytes_read,
-    "Remote Bytes Read To Disk" => remote_bytes_read_to_disk,
-    "Local Bytes Read" => local_bytes_read,
-    "Total Records Read" => total_records_read,
-});
-
-defaulted_struct!(ShuffleWriteMetrics {
-    "Shuffle Bytes Written" => bytes_written,
-    "Shuffle Write Time" => write_time,
-    "Shuffle Records Written" => records_written,
-});
-
-defaulted_struct!(InputMetrics {
-    "Bytes Read" => bytes_read,
-    "Records Read" => records_read,
-});
-
-defaulted_struct!(OutputMetrics {
-    "Bytes Written" => bytes_written,
-    "Records Written" => records_written,
-});
 
 #[cfg(test)]
 mod tests {
