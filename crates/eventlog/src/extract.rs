@@ -144,8 +144,10 @@ pub(crate) enum TaskEvent<'a> {
 fn task_end_template<'a>(c: &mut Cursor<'a>) -> Option<TaskEnd<'a>> {
     let mut t = Template::after_event_name(c);
     let (stage_id, stage_attempt_id) = t.stage()?;
+    // Read as a string, not past as any value: an object here could hold `"Accumulables":[`,
+    // which the general reading would take for the task's own array.
     if member!(t, "Task Type") {
-        t.skip()?;
+        t.read::<Text>()?;
     }
     let reason = optional!(t, "Task End Reason");
     let task_info = optional!(t, "Task Info");
@@ -410,16 +412,15 @@ spark_struct!(TaskInfo<'a> {
     "Accumulables" => hole,
 });
 
-// In the order of Spark's `JsonProtocol.taskEndReasonToJson`; the template reads success and
-// tasks killed on purpose (speculation, cancelled jobs), while failures' stack traces hold escapes,
-// which it leaves to the general reading.
+// In the order of Spark's `JsonProtocol.taskEndReasonToJson`. `Accumulator Updates` (of killed
+// and failed tasks) is not listed: an object inside it could hold `"Accumulables":[`, which the
+// general reading would take for the task's own array, so the template must not read past it.
 spark_struct!(TaskEndReason<'a> {
     "Reason" => reason,
     "Shuffle ID" => shuffle_id,
     "Class Name" => class_name,
     "Description" => description,
     "Kill Reason" => kill_reason,
-    "Accumulator Updates" => _,
     "Message" => message,
     "Executor ID" => executor_id,
     "Exit Caused By App" => exit_caused_by_app,
@@ -1193,6 +1194,19 @@ mod tests {
             assert_eq!(fast_task_end(&bad), None);
             assert_eq!(serde_task_end(&bad), None);
         }
+    }
+
+    /// Text that looks like the task's `Accumulables` before the task's own array: the general
+    /// reading cuts the first one out, so the template must leave such a line to it.
+    #[test]
+    fn leaves_lines_with_an_earlier_accumulables_key_to_the_general_reading() {
+        let line = br#"{"Event":"SparkListenerTaskEnd","Stage ID":1,"Task End Reason":{"Reason":"TaskKilled","Accumulator Updates":[{"Accumulables":[1]}]},"Task Info":{"Task ID":2,"Accumulables":[]},"Task Metrics":{"JVM GC Time":5}}"#;
+        assert!(super::task_event_by_template(line).is_none());
+        let in_type = br#"{"Event":"SparkListenerTaskEnd","Stage ID":1,"Task Type":{"Accumulables":[1]},"Task End Reason":{"Reason":"Success"},"Task Info":{"Task ID":2,"Accumulables":[]}}"#;
+        assert!(super::task_event_by_template(in_type).is_none());
+        let plain = br#"{"Event":"SparkListenerTaskEnd","Stage ID":1,"Task End Reason":{"Reason":"TaskKilled","Kill Reason":"another attempt succeeded"},"Task Info":{"Task ID":2,"Accumulables":[{"ID":1}]},"Task Metrics":{"JVM GC Time":5}}"#;
+        assert_eq!(by_template(plain), serde_task_end(plain));
+        assert!(by_template(plain).is_some());
     }
 
     #[test]
