@@ -480,6 +480,18 @@ macro_rules! executor_metrics {
                 vec![$(self.$field),*]
             }
 
+            /// Calls `member` with each metric's key as Spark writes it after another member
+            /// (`,"JVMHeapMemory":`), a constant, and the metric, in the order of
+            /// [`Self::NAMES`]: the extractor's template compares each key in place.
+            #[inline(always)]
+            pub(crate) fn each_member(
+                &mut self,
+                mut member: impl FnMut(&'static [u8], &mut i64) -> Option<()>,
+            ) -> Option<()> {
+                $(member(concat!(",\"", $name, "\":").as_bytes(), &mut self.$field)?;)*
+                Some(())
+            }
+
             /// The metric at `place` in [`Self::NAMES`].
             pub(crate) fn metric_mut(&mut self, place: usize) -> Option<&mut i64> {
                 let mut i = 0;
@@ -748,6 +760,26 @@ pub fn parse_event(line: &[u8]) -> Result<Event<'_>, ParseFailure<'_>> {
 /// Parses one line of a log as [`parse_event`] parses it after [`strip_task_accumulables`], but
 /// reads a task end around its `Accumulables` instead of moving the rest of the line over them.
 pub fn parse_line(line: &[u8]) -> Result<Event<'_>, ParseFailure<'_>> {
+    match parse_task_by_template(line) {
+        Some(event) => Ok(event),
+        None => parse_line_generally(line),
+    }
+}
+
+/// A task start or task end read by the template for the layout Spark 3.x and 4.x write (keys
+/// in `JsonProtocol`'s order, no whitespace), or `None` where [`parse_line`] leaves the line to
+/// the general reading ([`parse_line_generally`]). Nine tenths of a log's bytes are task ends,
+/// and the template reads them with about half the work of the general extractor.
+pub fn parse_task_by_template(line: &[u8]) -> Option<Event<'_>> {
+    Some(match extract::task_event_by_template(line)? {
+        extract::TaskEvent::End(event) => Event::TaskEnd(event),
+        extract::TaskEvent::Start(event) => Event::TaskStart(event),
+    })
+}
+
+/// [`parse_line`] without the template for Spark's own layout of task events: what the
+/// template's result must equal, line for line (the tests compare the two on every real log).
+pub fn parse_line_generally(line: &[u8]) -> Result<Event<'_>, ParseFailure<'_>> {
     let Some(hole) = task_accumulables(line) else {
         return parse_event(line);
     };
@@ -801,19 +833,25 @@ pub fn strip_task_accumulables(line: &mut [u8]) -> usize {
 pub fn task_accumulables(line: &[u8]) -> Option<std::ops::Range<usize>> {
     static KEY: LazyLock<memmem::Finder<'static>> =
         LazyLock::new(|| memmem::Finder::new(br#""Accumulables":["#));
-    static END: LazyLock<memmem::Finder<'static>> =
-        LazyLock::new(|| memmem::Finder::new(br#"]},"Task "#));
     if !line.starts_with(br#"{"Event":"SparkListenerTaskEnd""#) {
         return None;
     }
     let start = KEY.find(line)? + KEY.needle().len();
+    Some(start..task_accumulables_end(line, start)?)
+}
+
+/// Where the `Accumulables` array whose inside starts at `start` ends, as
+/// [`task_accumulables`] finds it.
+pub(crate) fn task_accumulables_end(line: &[u8], start: usize) -> Option<usize> {
+    const END: &[u8] = br#"]},"Task "#;
     let rest = &line[start..];
-    let end = match END.find(rest) {
-        Some(i) => start + i,
-        None if rest.ends_with(b"]}}") => line.len() - 3,
-        None => return None,
-    };
-    Some(start..end)
+    // A `]` is rare inside the array (a metric's name, old logs' block lists), so finding each
+    // and comparing what follows costs less than a substring search (1.8% of the instructions).
+    match memchr::memchr_iter(b']', rest).find(|&i| rest[i..].starts_with(END)) {
+        Some(i) => Some(start + i),
+        None if rest.ends_with(b"]}}") => Some(line.len() - 3),
+        None => None,
+    }
 }
 
 fn invalid_utf8(e: &std::str::Utf8Error) -> serde_json::Error {

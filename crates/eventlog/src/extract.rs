@@ -84,6 +84,414 @@ pub(crate) fn task_start(line: &str) -> Option<TaskStart<'_>> {
     })
 }
 
+/// `,"key":` as one constant, so the comparison compiles to a few word comparisons.
+macro_rules! member {
+    ($template:ident, $key:literal) => {
+        $template.member(concat!(",\"", $key, "\":").as_bytes())
+    };
+}
+
+/// The value of `key` if it is next, read by its template; `None` if the key is absent.
+macro_rules! optional {
+    ($template:ident, $key:literal) => {
+        if member!($template, $key) {
+            Some($template.read()?)
+        } else {
+            None
+        }
+    };
+}
+
+/// A task start or task end in the layout Spark 3.x and 4.x write (`JsonProtocol`: keys in one
+/// order, no whitespace), read by expecting each key in turn with one comparison of a known
+/// string, or `None` if the line has any other layout. It reads every value with the same
+/// readers as [`task_end`] and [`task_start`], so what it returns is what they return; a key
+/// out of its order, an unknown key, whitespace or an optional key it does not expect is given
+/// up, and the line goes to [`task_end`] or [`task_start`], then to serde_json.
+///
+/// Unlike [`task_end`], it needs no [`crate::events::task_accumulables`] search for where the
+/// `Accumulables` array starts: it reaches the key in its place (the first occurrence in the
+/// line, as no string before it can hold a quote) and searches only for the array's end.
+pub(crate) fn task_event_by_template(line: &[u8]) -> Option<TaskEvent<'_>> {
+    const TASK: &[u8] = br#"{"Event":"SparkListenerTask"#;
+    let rest = line.strip_prefix(TASK)?;
+    if let Some(after) = rest.strip_prefix(br#"End""#) {
+        let mut cursor = Cursor::new(line, None);
+        cursor.pos = line.len() - after.len();
+        cursor.find_hole = true;
+        let event = task_end_template(&mut cursor)?;
+        // The hole search must have run at the array: otherwise the general reading would
+        // search the whole line for it.
+        (cursor.hole.start != usize::MAX).then(|| TaskEvent::End(Box::new(event)))
+    } else if let Some(after) = rest.strip_prefix(br#"Start""#) {
+        let mut cursor = Cursor::new(line, None);
+        cursor.pos = line.len() - after.len();
+        task_start_template(&mut cursor).map(TaskEvent::Start)
+    } else {
+        None
+    }
+}
+
+/// What [`task_event_by_template`] read.
+#[derive(Debug)]
+pub(crate) enum TaskEvent<'a> {
+    Start(TaskStart<'a>),
+    /// Boxed as [`crate::Event::TaskEnd`] holds it.
+    End(Box<TaskEnd<'a>>),
+}
+
+/// The members after `"Event"`, in Spark's order; the cursor is past the event name.
+fn task_end_template<'a>(c: &mut Cursor<'a>) -> Option<TaskEnd<'a>> {
+    let mut t = Template::after_event_name(c);
+    let (stage_id, stage_attempt_id) = t.stage()?;
+    // Read as a string, not past as any value: an object here could hold `"Accumulables":[`,
+    // which the general reading would take for the task's own array.
+    if member!(t, "Task Type") {
+        t.read::<Text>()?;
+    }
+    let reason = optional!(t, "Task End Reason");
+    let task_info = optional!(t, "Task Info");
+    let executor_metrics = optional!(t, "Task Executor Metrics").flatten();
+    let metrics = optional!(t, "Task Metrics").flatten();
+    t.close_line()?;
+    Some(TaskEnd {
+        stage_id: stage_id?,
+        stage_attempt_id,
+        reason: reason?,
+        task_info: task_info?,
+        executor_metrics,
+        metrics,
+    })
+}
+
+fn task_start_template<'a>(c: &mut Cursor<'a>) -> Option<TaskStart<'a>> {
+    let mut t = Template::after_event_name(c);
+    let (stage_id, stage_attempt_id) = t.stage()?;
+    let task_info = optional!(t, "Task Info");
+    t.close_line()?;
+    Some(TaskStart {
+        stage_id: stage_id?,
+        stage_attempt_id,
+        task_info: task_info?,
+    })
+}
+
+/// An object read member by member in a fixed order: each key is tried once, in its place, and
+/// skipped when absent; after the last, the object must end. Any member out of order, unknown
+/// or repeated, and any whitespace, makes the reading give up.
+struct Template<'c, 'a> {
+    cursor: &'c mut Cursor<'a>,
+    /// No member has been read yet: the next key comes without a comma.
+    first: bool,
+}
+
+impl<'c, 'a> Template<'c, 'a> {
+    /// A task event's members, after `{"Event":"…"` (read by the caller).
+    fn after_event_name(cursor: &'c mut Cursor<'a>) -> Self {
+        Template {
+            cursor,
+            first: false,
+        }
+    }
+
+    /// `"Stage ID"` and `"Stage Attempt ID"` (0 when absent), with which task events begin.
+    fn stage(&mut self) -> Option<(Option<i64>, i64)> {
+        let stage_id = optional!(self, "Stage ID");
+        let stage_attempt_id = optional!(self, "Stage Attempt ID").unwrap_or(0);
+        Some((stage_id, stage_attempt_id))
+    }
+
+    /// The end of the event's object, which must end the line.
+    fn close_line(self) -> Option<()> {
+        let bytes = self.cursor.bytes;
+        let end = self.cursor.pos + 1;
+        (bytes.get(self.cursor.pos) == Some(&b'}') && end == bytes.len()).then_some(())
+    }
+
+    fn open(cursor: &'c mut Cursor<'a>) -> Option<Self> {
+        (cursor.bytes.get(cursor.pos) == Some(&b'{')).then(|| cursor.pos += 1)?;
+        Some(Template {
+            cursor,
+            first: true,
+        })
+    }
+
+    /// Whether `key` (written `,"key":`) is next, and if so moves past it.
+    #[inline(always)]
+    fn member(&mut self, key: &[u8]) -> bool {
+        let key = if self.first { &key[1..] } else { key };
+        let found = self
+            .cursor
+            .bytes
+            .get(self.cursor.pos..self.cursor.pos + key.len())
+            .is_some_and(|next| same_bytes(next, key));
+        if found {
+            self.cursor.pos += key.len();
+            self.first = false;
+        }
+        found
+    }
+
+    fn read<T: Templated<'a>>(&mut self) -> Option<T> {
+        T::template(self.cursor)
+    }
+
+    /// Reads past a value the model does not use, checking that it is JSON; most are one digit.
+    #[inline(always)]
+    fn skip(&mut self) -> Option<()> {
+        let c = &mut *self.cursor;
+        if let Some(&[b'0'..=b'9', b',' | b'}']) = c.bytes.get(c.pos..c.pos + 2) {
+            c.pos += 1;
+            return Some(());
+        }
+        c.skip_value(1)
+    }
+
+    /// A task's `Accumulables`: in a task end, the array's inside is the hole, found here.
+    fn accumulables(&mut self) -> Option<()> {
+        let c = &mut *self.cursor;
+        if c.find_hole {
+            if c.bytes.get(c.pos) != Some(&b'[') {
+                return None;
+            }
+            let start = c.pos + 1;
+            c.hole = start..crate::events::task_accumulables_end(c.bytes, start)?;
+            c.find_hole = false;
+        }
+        c.skip_value(1)
+    }
+
+    fn close(self) -> Option<()> {
+        let at = self.cursor.bytes.get(self.cursor.pos);
+        (at == Some(&b'}')).then(|| self.cursor.pos += 1)
+    }
+}
+
+/// A value read in Spark's layout: scalars as [`Field`] reads them, objects by their template.
+trait Templated<'a>: Sized {
+    fn template(cursor: &mut Cursor<'a>) -> Option<Self>;
+}
+
+macro_rules! templated_as_field {
+    ($($type:ty),*) => {
+        $(impl<'a> Templated<'a> for $type {
+            #[inline(always)]
+            fn template(cursor: &mut Cursor<'a>) -> Option<Self> {
+                <$type as Field<'a>>::read(cursor)
+            }
+        })*
+    };
+}
+templated_as_field!(bool, Text<'a>);
+
+impl<'a> Templated<'a> for i64 {
+    /// Most of a task's metrics are one digit (mostly 0) before a `,` or `}`: read here, in
+    /// line, the call and the general checks cost several times the digit itself.
+    #[inline(always)]
+    fn template(cursor: &mut Cursor<'a>) -> Option<Self> {
+        if let Some(&[digit @ b'0'..=b'9', b',' | b'}']) =
+            cursor.bytes.get(cursor.pos..cursor.pos + 2)
+        {
+            cursor.pos += 1;
+            return Some(i64::from(digit - b'0'));
+        }
+        cursor.integer()
+    }
+}
+
+impl<'a, T: Templated<'a>> Templated<'a> for Option<T> {
+    fn template(cursor: &mut Cursor<'a>) -> Option<Self> {
+        if cursor.bytes.get(cursor.pos) == Some(&b'n') {
+            return cursor.eat_literal(b"null").map(|()| None);
+        }
+        T::template(cursor).map(Some)
+    }
+}
+
+impl<'a> Templated<'a> for ExecutorMetrics {
+    fn template(cursor: &mut Cursor<'a>) -> Option<Self> {
+        let mut value = ExecutorMetrics::default();
+        let mut t = Template::open(cursor)?;
+        value.each_member(|key, metric| {
+            if t.member(key) {
+                *metric = t.read()?;
+            }
+            Some(())
+        })?;
+        t.close()?;
+        Some(value)
+    }
+}
+
+/// A struct whose serde derive has `#[serde(default)]`, read two ways from one list of its keys
+/// in Spark's order, each read into a field or read past as any JSON value (`_`, and the two
+/// values the template reads its own way: the task's `Accumulables`, `Push Based Shuffle`):
+///
+/// - as a [`Field`], by the general extractor: keys in any order, missing keys keep their
+///   default, unknown keys are read past, a repeated listed key gives up;
+/// - as [`Templated`]: the listed keys in their order, each at most once, nothing else.
+macro_rules! spark_struct {
+    ($type:ident $(<$life:lifetime>)? { $($key:literal => $field:tt),* $(,)? }) => {
+        impl<'a> Field<'a> for $type $(<$life>)? {
+            #[allow(unused_mut)]
+            fn read(cursor: &mut Cursor<'a>) -> Option<Self> {
+                const KEYS: &[&[u8]] = &[$($key.as_bytes()),*];
+                let mut value = Self::default();
+                cursor.members(KEYS, |c, place| {
+                    let mut i = 0;
+                    $(
+                        if place == i {
+                            spark_struct!(@general c, value, $field);
+                            return Some(());
+                        }
+                        i += 1;
+                    )*
+                    let _ = i;
+                    None
+                })?;
+                Some(value)
+            }
+        }
+
+        impl<'a> Templated<'a> for $type $(<$life>)? {
+            // A struct read only to be checked has no field to set.
+            #[allow(unused_mut)]
+            fn template(cursor: &mut Cursor<'a>) -> Option<Self> {
+                let mut value = Self::default();
+                let mut t = Template::open(cursor)?;
+                $(
+                    if member!(t, $key) {
+                        spark_struct!(@template t, value, $field);
+                    }
+                )*
+                t.close()?;
+                Some(value)
+            }
+        }
+    };
+    (@general $c:ident, $value:ident, _) => {
+        $c.skip_value(1)?
+    };
+    (@general $c:ident, $value:ident, hole) => {
+        $c.skip_value(1)?
+    };
+    (@general $c:ident, $value:ident, push_based_shuffle) => {
+        $c.skip_value(1)?
+    };
+    (@general $c:ident, $value:ident, $field:ident) => {
+        $value.$field = $c.read()?
+    };
+    (@template $t:ident, $value:ident, _) => {
+        $t.skip()?
+    };
+    (@template $t:ident, $value:ident, hole) => {
+        $t.accumulables()?
+    };
+    (@template $t:ident, $value:ident, push_based_shuffle) => {
+        $t.read::<PushBasedShuffle>()?
+    };
+    (@template $t:ident, $value:ident, $field:ident) => {
+        $value.$field = $t.read()?
+    };
+}
+
+spark_struct!(TaskInfo<'a> {
+    "Task ID" => task_id,
+    "Index" => index,
+    "Attempt" => attempt,
+    "Partition ID" => partition_id,
+    "Launch Time" => launch_time,
+    "Executor ID" => executor_id,
+    "Host" => host,
+    "Locality" => locality,
+    "Speculative" => speculative,
+    "Getting Result Time" => getting_result_time,
+    "Finish Time" => finish_time,
+    "Failed" => failed,
+    "Killed" => killed,
+    "Accumulables" => hole,
+});
+
+// In the order of Spark's `JsonProtocol.taskEndReasonToJson`. `Accumulator Updates` (of killed
+// and failed tasks) is not listed: an object inside it could hold `"Accumulables":[`, which the
+// general reading would take for the task's own array, so the template must not read past it.
+spark_struct!(TaskEndReason<'a> {
+    "Reason" => reason,
+    "Shuffle ID" => shuffle_id,
+    "Class Name" => class_name,
+    "Description" => description,
+    "Kill Reason" => kill_reason,
+    "Message" => message,
+    "Executor ID" => executor_id,
+    "Exit Caused By App" => exit_caused_by_app,
+    "Loss Reason" => loss_reason,
+});
+
+spark_struct!(TaskMetrics {
+    "Executor Deserialize Time" => executor_deserialize_time,
+    "Executor Deserialize CPU Time" => executor_deserialize_cpu_time,
+    "Executor Run Time" => executor_run_time,
+    "Executor CPU Time" => executor_cpu_time,
+    "Peak Execution Memory" => peak_execution_memory,
+    "Peak On Heap Execution Memory" => _,
+    "Peak Off Heap Execution Memory" => _,
+    "Result Size" => result_size,
+    "JVM GC Time" => jvm_gc_time,
+    "Result Serialization Time" => result_serialization_time,
+    "Memory Bytes Spilled" => memory_bytes_spilled,
+    "Disk Bytes Spilled" => disk_bytes_spilled,
+    "Shuffle Read Metrics" => shuffle_read,
+    "Shuffle Write Metrics" => shuffle_write,
+    "Input Metrics" => input,
+    "Output Metrics" => output,
+    "Updated Blocks" => _,
+});
+
+spark_struct!(ShuffleReadMetrics {
+    "Remote Blocks Fetched" => remote_blocks_fetched,
+    "Local Blocks Fetched" => local_blocks_fetched,
+    "Fetch Wait Time" => fetch_wait_time,
+    "Remote Bytes Read" => remote_bytes_read,
+    "Remote Bytes Read To Disk" => remote_bytes_read_to_disk,
+    "Local Bytes Read" => local_bytes_read,
+    "Total Records Read" => total_records_read,
+    "Remote Requests Duration" => _,
+    "Push Based Shuffle" => push_based_shuffle,
+});
+
+/// Spark 3.2+'s `Push Based Shuffle` metrics inside `Shuffle Read Metrics`, which the model does
+/// not read: its keys compared in place cost less than scanning each as a string.
+#[derive(Default)]
+struct PushBasedShuffle;
+
+spark_struct!(PushBasedShuffle {
+    "Corrupt Merged Block Chunks" => _,
+    "Merged Fetch Fallback Count" => _,
+    "Merged Remote Blocks Fetched" => _,
+    "Merged Local Blocks Fetched" => _,
+    "Merged Remote Chunks Fetched" => _,
+    "Merged Local Chunks Fetched" => _,
+    "Merged Remote Bytes Read" => _,
+    "Merged Local Bytes Read" => _,
+    "Merged Remote Requests Duration" => _,
+});
+
+spark_struct!(ShuffleWriteMetrics {
+    "Shuffle Bytes Written" => bytes_written,
+    "Shuffle Write Time" => write_time,
+    "Shuffle Records Written" => records_written,
+});
+
+spark_struct!(InputMetrics {
+    "Bytes Read" => bytes_read,
+    "Records Read" => records_read,
+});
+
+spark_struct!(OutputMetrics {
+    "Bytes Written" => bytes_written,
+    "Records Written" => records_written,
+});
+
 /// serde_json's default recursion limit: deeper input is its error, not ours to judge.
 const MAX_DEPTH: usize = 100;
 
@@ -93,6 +501,8 @@ struct Cursor<'a> {
     pos: usize,
     /// Bytes read as if absent: reaching its start right after a `[` jumps to its end.
     hole: Range<usize>,
+    /// The hole is not known yet: the template finds it at the task's `Accumulables`.
+    find_hole: bool,
 }
 
 impl<'a> Cursor<'a> {
@@ -101,6 +511,7 @@ impl<'a> Cursor<'a> {
             bytes,
             pos: 0,
             hole: hole.unwrap_or(usize::MAX..usize::MAX),
+            find_hole: false,
         }
     }
 
@@ -154,15 +565,20 @@ impl<'a> Cursor<'a> {
         // Eight bytes at a time up to the word that may hold the end or a non-ASCII byte, then
         // byte by byte.
         let mut len = 0;
-        while let Some(word) = rest.get(len..len + 8) {
-            if may_end_ascii_string(word_at(word, 0)) {
+        loop {
+            let Some(word) = rest.get(len..len + 8) else {
+                len += rest[len..]
+                    .iter()
+                    .position(|&b| b == b'"' || b == b'\\' || !(0x20..0x80).contains(&b))?;
+                break;
+            };
+            let special = ascii_string_ends(word_at(word, 0));
+            if special != 0 {
+                len += special.trailing_zeros() as usize / 8;
                 break;
             }
             len += 8;
         }
-        len += rest[len..]
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\' || !(0x20..0x80).contains(&b))?;
         if rest[len] >= 0x80 {
             len += rest[len..]
                 .iter()
@@ -191,16 +607,34 @@ impl<'a> Cursor<'a> {
         // needs no overflow checks; a longer number is left to serde_json.
         let mut value: u64 = 0;
         let mut end = start;
-        while let Some(&byte) = rest.get(end) {
+        // Eight digits at a time while eight bytes remain (times in milliseconds have 13 digits,
+        // CPU times in nanoseconds 8 to 12), then byte by byte near the end of the line.
+        let mut stopped = false;
+        while let Some(bytes) = rest.get(end..end + 8) {
+            let values = word_at(bytes, 0) ^ (ONES * u64::from(b'0'));
+            let digits = leading_digits(values);
+            if end - start + digits > 19 {
+                return None;
+            }
+            if digits > 0 {
+                value = value * POWERS_OF_TEN[digits] + eight_digits(values << (8 * (8 - digits)));
+            }
+            end += digits;
+            if digits < 8 {
+                stopped = true;
+                break;
+            }
+        }
+        while let Some(&byte) = rest.get(end).filter(|_| !stopped) {
             let digit = byte.wrapping_sub(b'0');
             if digit > 9 {
                 break;
             }
-            value = value * 10 + u64::from(digit);
-            end += 1;
-            if end - start > 19 {
+            if end - start == 19 {
                 return None;
             }
+            value = value * 10 + u64::from(digit);
+            end += 1;
         }
         let digits = end - start;
         if digits == 0 || (digits > 1 && rest[start] == b'0') {
@@ -338,16 +772,48 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// Whether any of eight bytes is a quote, a backslash, a control character or not ASCII (the
-/// classic "has a zero byte" test on the word and on its XOR with the quote and the backslash,
-/// and the high bits). It never misses one; the byte loop after it decides.
-fn may_end_ascii_string(word: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
+/// The high bit of each of eight bytes that is a quote, a backslash, a control character or not
+/// ASCII (the classic "has a zero byte" test on the word and on its XOR with the quote and the
+/// backslash, and the high bits). Bytes after the first such byte may be flagged wrongly (the
+/// subtraction's borrow runs upward), but the lowest flag is always the first such byte.
+fn ascii_string_ends(word: u64) -> u64 {
     const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
     let below = |v: u64, n: u64| v.wrapping_sub(ONES * n) & !v & HIGH_BITS;
     let quote = word ^ (ONES * u64::from(b'"'));
     let backslash = word ^ (ONES * u64::from(b'\\'));
-    (below(quote, 1) | below(backslash, 1) | below(word, 0x20) | (word & HIGH_BITS)) != 0
+    below(quote, 1) | below(backslash, 1) | below(word, 0x20) | (word & HIGH_BITS)
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const POWERS_OF_TEN: [u64; 9] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+];
+
+/// How many of the eight bytes, from the first, are digits, given the bytes XORed with `'0'`
+/// (a digit is then 0 to 9; every other byte has a high nibble or is 10 to 15 and overflows it
+/// when 6 is added). A carry out of a byte only reaches later bytes, so the first is exact.
+fn leading_digits(values: u64) -> usize {
+    let not_digits = (values.wrapping_add(ONES * 6) | values) & (ONES * 0xf0);
+    not_digits.trailing_zeros() as usize / 8
+}
+
+/// The number written by eight digit values, the first in the lowest byte (leading zeros for
+/// fewer digits): pairs, then fours, then all eight combined by multiplication.
+fn eight_digits(values: u64) -> u64 {
+    let pairs = values.wrapping_mul(10).wrapping_add(values >> 8);
+    let low = pairs & 0x0000_00ff_0000_00ff;
+    let high = (pairs >> 16) & 0x0000_00ff_0000_00ff;
+    low.wrapping_mul(100 + (1_000_000 << 32))
+        .wrapping_add(high.wrapping_mul(1 + (10_000 << 32)))
+        >> 32
 }
 
 /// The eight bytes of `bytes` from `at`, as one little-endian word.
@@ -437,103 +903,6 @@ impl<'a> Field<'a> for ExecutorMetrics {
     }
 }
 
-/// A struct whose serde derive has `#[serde(default)]`: missing keys keep their default, unknown
-/// keys are read past, a repeated known key gives up.
-macro_rules! defaulted_struct {
-    ($type:ident $(<$life:lifetime>)? { $($key:literal => $field:ident),* $(,)? }) => {
-        impl<'a> Field<'a> for $type $(<$life>)? {
-            fn read(cursor: &mut Cursor<'a>) -> Option<Self> {
-                const KEYS: &[&[u8]] = &[$($key.as_bytes()),*];
-                let mut value = Self::default();
-                cursor.members(KEYS, |c, place| {
-                    let mut i = 0;
-                    $(
-                        if place == i {
-                            value.$field = c.read()?;
-                            return Some(());
-                        }
-                        i += 1;
-                    )*
-                    let _ = i;
-                    None
-                })?;
-                Some(value)
-            }
-        }
-    };
-}
-
-defaulted_struct!(TaskInfo<'a> {
-    "Task ID" => task_id,
-    "Index" => index,
-    "Attempt" => attempt,
-    "Partition ID" => partition_id,
-    "Launch Time" => launch_time,
-    "Executor ID" => executor_id,
-    "Host" => host,
-    "Locality" => locality,
-    "Speculative" => speculative,
-    "Getting Result Time" => getting_result_time,
-    "Finish Time" => finish_time,
-    "Failed" => failed,
-    "Killed" => killed,
-});
-
-defaulted_struct!(TaskEndReason<'a> {
-    "Reason" => reason,
-    "Class Name" => class_name,
-    "Description" => description,
-    "Kill Reason" => kill_reason,
-    "Message" => message,
-    "Executor ID" => executor_id,
-    "Exit Caused By App" => exit_caused_by_app,
-    "Loss Reason" => loss_reason,
-    "Shuffle ID" => shuffle_id,
-});
-
-defaulted_struct!(TaskMetrics {
-    "Executor Deserialize Time" => executor_deserialize_time,
-    "Executor Deserialize CPU Time" => executor_deserialize_cpu_time,
-    "Executor Run Time" => executor_run_time,
-    "Executor CPU Time" => executor_cpu_time,
-    "Peak Execution Memory" => peak_execution_memory,
-    "Result Size" => result_size,
-    "JVM GC Time" => jvm_gc_time,
-    "Result Serialization Time" => result_serialization_time,
-    "Memory Bytes Spilled" => memory_bytes_spilled,
-    "Disk Bytes Spilled" => disk_bytes_spilled,
-    "Shuffle Read Metrics" => shuffle_read,
-    "Shuffle Write Metrics" => shuffle_write,
-    "Input Metrics" => input,
-    "Output Metrics" => output,
-});
-
-defaulted_struct!(ShuffleReadMetrics {
-    "Remote Blocks Fetched" => remote_blocks_fetched,
-    "Local Blocks Fetched" => local_blocks_fetched,
-    "Fetch Wait Time" => fetch_wait_time,
-    "Remote Bytes Read" => remote_bytes_read,
-    "Remote Bytes Read To Disk" => remote_bytes_read_to_disk,
-    "Local Bytes Read" => local_bytes_read,
-    "Total Records Read" => total_records_read,
-});
-
-defaulted_struct!(ShuffleWriteMetrics {
-    "Shuffle Bytes Written" => bytes_written,
-    "Shuffle Write Time" => write_time,
-    "Shuffle Records Written" => records_written,
-});
-
-defaulted_struct!(InputMetrics {
-    "Bytes Read" => bytes_read,
-    "Records Read" => records_read,
-});
-
-defaulted_struct!(OutputMetrics {
-    "Bytes Written" => bytes_written,
-    "Records Written" => records_written,
-});
-
 #[cfg(test)]
 mod tests {
     use std::io::Read;
@@ -592,6 +961,15 @@ mod tests {
     fn fast_task_end(line: &[u8]) -> Option<String> {
         let hole = crate::events::task_accumulables(line);
         super::task_end(line, hole).map(|e| format!("{e:?}"))
+    }
+
+    /// A task end line is damaged with its `Accumulables` cut out: the template, which finds
+    /// the array itself, reads it as `[]`.
+    fn by_template(line: &[u8]) -> Option<String> {
+        match super::task_event_by_template(line)? {
+            super::TaskEvent::End(e) => Some(format!("{e:?}")),
+            super::TaskEvent::Start(e) => Some(format!("{e:?}")),
+        }
     }
 
     fn fast_task_start(line: &[u8]) -> Option<String> {
@@ -667,6 +1045,7 @@ mod tests {
         pick(&|l| l.starts_with(task_end) && !l.windows(9).any(|w| w == br#""Success""#));
         let replacements = b"\"\\{}[],:0-.e n\x01\xff";
         let mut accepted_damage = 0;
+        let accepted_by_template = std::cell::Cell::new(0);
         for line in &samples {
             let is_end = line.starts_with(br#"{"Event":"SparkListenerTaskEnd""#);
             let check = |damaged: &[u8]| {
@@ -677,6 +1056,11 @@ mod tests {
                 };
                 if fast.is_some() {
                     assert_eq!(fast, serde, "{}", String::from_utf8_lossy(damaged));
+                }
+                let by_template = by_template(damaged);
+                if by_template.is_some() {
+                    assert_eq!(by_template, serde, "{}", String::from_utf8_lossy(damaged));
+                    accepted_by_template.set(accepted_by_template.get() + 1);
                 }
                 fast.is_some()
             };
@@ -696,23 +1080,82 @@ mod tests {
         }
         // Some damage is still JSON (a digit for a digit): the comparison above was exercised.
         assert!(accepted_damage > 100);
+        assert!(accepted_by_template.get() > 100);
     }
 
+    /// The first byte that may end a string is found exactly, whatever follows it.
     #[test]
-    fn finds_every_byte_that_may_end_a_string() {
-        for special in (0..0x20).chain([b'"', b'\\']).chain(0x80..=0xff) {
+    fn finds_the_first_byte_that_may_end_a_string() {
+        let specials: Vec<u8> = (0..0x20).chain([b'"', b'\\']).chain(0x80..=0xff).collect();
+        for &special in &specials {
             for place in 0..8 {
-                let mut word = *b"abcdefgh";
-                word[place] = special;
-                assert!(super::may_end_ascii_string(u64::from_le_bytes(word)));
+                for &after in specials.iter().chain(b"a\"") {
+                    let mut word = *b"abcdefgh";
+                    word[place] = special;
+                    word[(place + 1).min(7)..].fill(if place == 7 { special } else { after });
+                    let flags = super::ascii_string_ends(u64::from_le_bytes(word));
+                    assert_eq!(flags.trailing_zeros() as usize / 8, place, "{word:?}");
+                }
             }
         }
-        assert!(!super::may_end_ascii_string(u64::from_le_bytes(
-            *b"Task ID "
-        )));
-        assert!(!super::may_end_ascii_string(u64::from_le_bytes(
-            *b"~ !#[]{}"
-        )));
+        for text in [*b"Task ID ", *b"~ !#[]{}"] {
+            assert_eq!(super::ascii_string_ends(u64::from_le_bytes(text)), 0);
+        }
+    }
+
+    /// Integers of every length, with every byte after them, read as serde_json reads them
+    /// into an `i64` wherever the eight-byte steps fall, or given up.
+    #[test]
+    fn reads_integers_as_serde_does() {
+        let mut numbers: Vec<String> = vec!["0".into(), "-0".into(), "00".into(), "-".into()];
+        for digits in 1..=21 {
+            let nines = "9".repeat(digits);
+            let mixed: String = (0..digits)
+                .map(|i| char::from(b'1' + (i * 7 % 9) as u8))
+                .collect();
+            numbers.extend([
+                nines.clone(),
+                format!("-{nines}"),
+                mixed.clone(),
+                format!("0{mixed}"),
+            ]);
+            numbers.push(format!("1{}", "0".repeat(digits - 1)));
+        }
+        numbers.extend(
+            [
+                "9223372036854775807",
+                "9223372036854775808",
+                "-9223372036854775808",
+            ]
+            .map(String::from),
+        );
+        let mut read = 0;
+        for number in &numbers {
+            for after in ["", ",", "}", ".5", "e3", "E3", "x", " ", ",\"a\":1}"] {
+                for pad in 0..9 {
+                    let text = format!("{number}{after}{}", " ".repeat(pad));
+                    let mut cursor = super::Cursor::new(text.as_bytes(), None);
+                    let fast = cursor.integer();
+                    let end = text.len() - after.len() - pad;
+                    let serde = serde_json::from_str::<i64>(&text[..end])
+                        .ok()
+                        .filter(|_| !text[..end].contains(['.', 'e', 'E']) && &text[..end] != "-0");
+                    let expected = match after.as_bytes().first() {
+                        Some(b'.' | b'e' | b'E') => None,
+                        _ => serde,
+                    };
+                    // i64::MIN is given up (its magnitude is no i64), which is allowed.
+                    if !(fast.is_none() && number == "-9223372036854775808") {
+                        assert_eq!(fast, expected, "{text:?}");
+                    }
+                    if fast.is_some() {
+                        assert_eq!(cursor.pos, end, "{text:?}");
+                        read += 1;
+                    }
+                }
+            }
+        }
+        assert!(read > 1000, "{read}");
     }
 
     #[test]
@@ -751,6 +1194,19 @@ mod tests {
             assert_eq!(fast_task_end(&bad), None);
             assert_eq!(serde_task_end(&bad), None);
         }
+    }
+
+    /// Text that looks like the task's `Accumulables` before the task's own array: the general
+    /// reading cuts the first one out, so the template must leave such a line to it.
+    #[test]
+    fn leaves_lines_with_an_earlier_accumulables_key_to_the_general_reading() {
+        let line = br#"{"Event":"SparkListenerTaskEnd","Stage ID":1,"Task End Reason":{"Reason":"TaskKilled","Accumulator Updates":[{"Accumulables":[1]}]},"Task Info":{"Task ID":2,"Accumulables":[]},"Task Metrics":{"JVM GC Time":5}}"#;
+        assert!(super::task_event_by_template(line).is_none());
+        let in_type = br#"{"Event":"SparkListenerTaskEnd","Stage ID":1,"Task Type":{"Accumulables":[1]},"Task End Reason":{"Reason":"Success"},"Task Info":{"Task ID":2,"Accumulables":[]}}"#;
+        assert!(super::task_event_by_template(in_type).is_none());
+        let plain = br#"{"Event":"SparkListenerTaskEnd","Stage ID":1,"Task End Reason":{"Reason":"TaskKilled","Kill Reason":"another attempt succeeded"},"Task Info":{"Task ID":2,"Accumulables":[{"ID":1}]},"Task Metrics":{"JVM GC Time":5}}"#;
+        assert_eq!(by_template(plain), serde_task_end(plain));
+        assert!(by_template(plain).is_some());
     }
 
     #[test]
