@@ -26,7 +26,17 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
-/// A duration as `--keep` and `--since` take it: a number with s, m, h or d.
+/// A duration as `--keep` takes it: a number with s, m, h or d, more than zero (uploads kept for
+/// no time would be gone before their report is read).
+pub fn parse_positive_duration(text: &str) -> Result<Duration, String> {
+    let duration = parse_duration(text)?;
+    if duration.is_zero() {
+        return Err(format!("`{text}`: the duration must be more than zero"));
+    }
+    Ok(duration)
+}
+
+/// A duration as `--since` takes it: a number with s, m, h or d; `0s` keeps nothing.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let (number, unit) = number_and_unit(text, "a duration such as 24h, 30m, 7d or 90s")?;
     let seconds = match unit {
@@ -41,8 +51,8 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         }
     };
     let total = number * seconds;
-    if !(total > 0.0) {
-        return Err(format!("`{text}`: the duration must be more than zero"));
+    if !(total >= 0.0) {
+        return Err(format!("`{text}`: the duration cannot be negative"));
     }
     // Past about 300 years no clock comparison means anything, and seconds would overflow.
     if total >= 1e10 {
@@ -84,7 +94,8 @@ mod tests {
         assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
         assert_eq!(parse_duration("0.5s"), Ok(Duration::from_millis(500)));
         assert!(parse_duration("24").unwrap_err().contains("unit"));
-        assert!(parse_duration("0h").is_err());
+        assert!(parse_positive_duration("0h").is_err());
+        assert_eq!(parse_duration("0s"), Ok(Duration::ZERO));
         // More seconds than a u64 holds is refused, not wrapped or a panic.
         assert!(parse_duration("999999999999999999d").is_err());
     }

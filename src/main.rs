@@ -179,7 +179,7 @@ struct ServeCommand {
     #[arg(long, value_name = "SIZE", default_value = "2GiB", value_parser = flags::parse_size)]
     max_upload: u64,
     /// How long uploads and their reports are kept (e.g. 24h, 30m, 7d).
-    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = flags::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = flags::parse_positive_duration)]
     keep: std::time::Duration,
     /// Analyses running at once (default: the number of cores, at most 8).
     #[arg(long, value_name = "N")]
