@@ -4,8 +4,8 @@
 //! `SPARKDIAG_BATCH_APPS` applications (default 1,000; a list such as `1000,10000` runs each,
 //! links to the pattern fixtures) with every core: wall time, apps/s and peak memory, and how
 //! much the peak grew per application from one size to the next, which should stay small
-//! because each application's rows are written as it finishes and only a short summary of it
-//! is kept for the index. Run with `cargo bench --bench batch`.
+//! because each application's table rows and night-file line are written as it finishes, and
+//! only what ranks it for the index (about 48 bytes) is kept. Run with `cargo bench --bench batch`.
 
 use std::path::Path;
 use std::process::Command;

@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use sparkdiag_batch::{NightDate, Outcome, Published, Slice};
-use sparkdiag_report::fleet::{self, NightApp};
 use sparkdiag_rules::Config;
 
 #[derive(clap::Args)]
@@ -90,7 +89,7 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
                 "slice {}/{}: {} application(s) analysed in {:.1} s, {} unreadable, {} in progress skipped",
                 slice.index,
                 slice.of,
-                night.apps.len(),
+                night.totals.apps,
                 started.elapsed().as_secs_f64(),
                 night.errors.len(),
                 night.in_progress.len(),
@@ -112,26 +111,23 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
 fn summarise(published: &Published, started: Instant) -> anyhow::Result<()> {
     let Published {
         night,
+        failed,
         changes,
         index,
     } = published;
-    let failed: Vec<&NightApp> = fleet::ranked_apps(night)
-        .into_iter()
-        .filter(|a| a.failed())
-        .collect();
     // A reader that stops early (`| head`) is not an error: main treats the broken pipe as done.
     let mut stdout = std::io::stdout().lock();
     writeln!(
         stdout,
         "{} application(s) analysed in {:.1} s: {} failed or with failed jobs, {} unreadable, {} in progress skipped; {} regression(s) since earlier nights",
-        night.apps.len(),
+        night.totals.apps,
         started.elapsed().as_secs_f64(),
         failed.len(),
         night.errors.len(),
         night.in_progress.len(),
         published.regressions()
     )?;
-    for a in &failed {
+    for a in failed {
         writeln!(stdout, "  {}: {} ({})", a.name, a.outcome(), a.input)?;
     }
     for e in &night.errors {

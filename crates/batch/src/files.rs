@@ -24,17 +24,24 @@ pub(crate) fn write_atomic(path: &Path, contents: &str) -> anyhow::Result<()> {
     write_atomic_with(path, |file| Ok(file.write_all(contents.as_bytes())?))
 }
 
+/// The name `path` is written under until it is complete: beside it, hidden, so the rename is
+/// on one filesystem.
+pub(crate) fn temporary_path(path: &Path) -> anyhow::Result<PathBuf> {
+    let dir = path.parent().context("a file needs a folder")?;
+    Ok(dir.join(format!(
+        ".{}.tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("out")
+    )))
+}
+
 /// [`write_atomic`] for contents that `write` streams into the file.
 pub(crate) fn write_atomic_with(
     path: &Path,
     write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let dir = path.parent().context("a file needs a folder")?;
+    let tmp = temporary_path(path)?;
+    let dir = tmp.parent().context("a file needs a folder")?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("out")
-    ));
     let cannot_write = || format!("cannot write {}", tmp.display());
     let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp).with_context(cannot_write)?);
     write(&mut file).with_context(cannot_write)?;

@@ -1,23 +1,30 @@
 //! What the index page and the regressions need of the earlier nights in `nights/`.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::Context;
-use sparkdiag_report::fleet::{Night, NightApp, NightTotals};
+use sparkdiag_report::fleet::{NightApp, NightTotals};
 
-/// What the index and the comparison need of the nights in `dir`, read one night at a time:
-/// every night's totals (with `tonight`'s own), and for each of tonight's applications only its
-/// latest earlier run, as nights holding just those runs (what [`sparkdiag_report::fleet::compare`] looks in).
-/// Memory follows tonight's applications and the largest night, not how many nights there are.
+use crate::nightfile::read_night;
+
+/// Each of tonight's keys with its latest earlier run: the night it ran, and the run with only
+/// what [`sparkdiag_report::fleet::compare_app`] reads of it.
+pub(crate) type LatestRuns = HashMap<String, (String, NightApp)>;
+
+/// What the index and the comparison need of the nights in `dir`, each streamed one
+/// application at a time: every night's totals (with `tonight`'s own), and the latest earlier
+/// run of each key `is_tonights` may hold. Memory follows tonight's applications that ran
+/// before, not the size of a night or how many nights there are.
 pub(crate) fn read_history(
     dir: &Path,
-    tonight: &Night,
-) -> anyhow::Result<(Vec<NightTotals>, Vec<Night>)> {
-    use std::collections::{BTreeMap, HashMap, HashSet};
-    let keys: HashSet<&str> = tonight.apps.iter().map(|a| a.key.as_str()).collect();
+    tonight: NightTotals,
+    is_tonights: impl Fn(&str) -> bool,
+) -> anyhow::Result<(Vec<NightTotals>, LatestRuns)> {
     let own = format!("{}.json", tonight.date);
-    let mut totals = vec![NightTotals::of(tonight)];
-    let mut latest: HashMap<String, (String, NightApp)> = HashMap::new();
+    let tonight_date = tonight.date.clone();
+    let mut totals = vec![tonight];
+    let mut latest: LatestRuns = HashMap::new();
     for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
         let path = entry?.path();
         if path.extension().is_none_or(|e| e != "json")
@@ -25,44 +32,53 @@ pub(crate) fn read_history(
         {
             continue;
         }
-        let file = std::fs::File::open(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        let night: Night =
-            serde_json::from_reader(std::io::BufReader::new(file)).with_context(|| {
-                format!("{}: not a night written by sparkdiag batch", path.display())
-            })?;
-        totals.push(NightTotals::of(&night));
-        if night.date >= tonight.date {
+        let (mut runtime_ms, mut findings) = (0, 0);
+        // Within a night the first run of a key is the one compared with, as before.
+        let mut firsts: LatestRuns = HashMap::new();
+        let night = read_night(&path, |app| {
+            runtime_ms += app.duration_ms;
+            findings += app.findings.len();
+            if is_tonights(&app.key) && !firsts.contains_key(&app.key) {
+                firsts.insert(app.key.clone(), (String::new(), compared_part(app)));
+            }
+            Ok(())
+        })?;
+        totals.push(NightTotals {
+            date: night.date.clone(),
+            runtime_ms,
+            findings,
+        });
+        if night.date >= tonight_date {
             continue;
         }
-        for app in night.apps {
-            // Within a night the first run of a key is the one compared with, as before.
-            let newer = latest
-                .get(&app.key)
-                .is_none_or(|(date, _)| *date < night.date);
-            if keys.contains(app.key.as_str()) && newer {
-                latest.insert(app.key.clone(), (night.date.clone(), app));
+        for (key, (_, app)) in firsts {
+            let newer = latest.get(&key).is_none_or(|(date, _)| *date < night.date);
+            if newer {
+                latest.insert(key, (night.date.clone(), app));
             }
         }
     }
-    let mut by_date: BTreeMap<String, Vec<NightApp>> = BTreeMap::new();
-    for (date, app) in latest.into_values() {
-        by_date.entry(date).or_default().push(app);
+    Ok((totals, latest))
+}
+
+/// `app` with only what a comparison reads: its key, runtimes, findings, status and jobs.
+fn compared_part(app: NightApp) -> NightApp {
+    NightApp {
+        app_id: String::new(),
+        name: String::new(),
+        worst_severity: None,
+        top_finding: None,
+        report: String::new(),
+        input: String::new(),
+        ..app
     }
-    let earlier = by_date
-        .into_iter()
-        .map(|(date, apps)| Night {
-            apps,
-            ..Night::new(&date)
-        })
-        .collect();
-    Ok((totals, earlier))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::files::write_atomic;
+    use sparkdiag_report::fleet::Night;
 
     /// A run as an earlier night's file holds it (the fields later versions added left out).
     fn run_of(key: &str, duration_ms: i64) -> NightApp {
@@ -83,7 +99,6 @@ mod tests {
     #[test]
     fn history_keeps_each_apps_latest_earlier_run_and_every_nights_totals() {
         let dir = tempfile::tempdir().unwrap();
-        let tonight = night_of("2026-11-29", vec![run_of("etl", 9), run_of("report", 9)]);
         for night in [
             night_of("2026-11-27", vec![run_of("etl", 1), run_of("report", 2)]),
             night_of(
@@ -92,13 +107,19 @@ mod tests {
             ),
             // A later night (a re-run of an older date) is drawn but never compared with.
             night_of("2026-11-30", vec![run_of("etl", 6)]),
-            // Tonight's own file is read from memory, not from this stale copy.
+            // Tonight's own file is not read: its totals are given.
             night_of("2026-11-29", vec![run_of("stale", 7)]),
         ] {
             let path = dir.path().join(format!("{}.json", night.date));
             write_atomic(&path, &serde_json::to_string(&night).unwrap()).unwrap();
         }
-        let (mut totals, earlier) = read_history(dir.path(), &tonight).unwrap();
+        let tonight = NightTotals {
+            date: "2026-11-29".into(),
+            runtime_ms: 18,
+            findings: 2,
+        };
+        let (mut totals, latest) =
+            read_history(dir.path(), tonight, |key| ["etl", "report"].contains(&key)).unwrap();
         totals.sort_by(|a, b| a.date.cmp(&b.date));
         let runtimes: Vec<(&str, i64, usize)> = totals
             .iter()
@@ -113,17 +134,20 @@ mod tests {
                 ("2026-11-30", 6, 1)
             ]
         );
-        let kept: Vec<(&str, &str, i64)> = earlier
+        let mut kept: Vec<(&str, &str, i64)> = latest
             .iter()
-            .flat_map(|n| {
-                n.apps
-                    .iter()
-                    .map(|a| (n.date.as_str(), a.key.as_str(), a.duration_ms))
-            })
+            .map(|(key, (date, a))| (date.as_str(), key.as_str(), a.duration_ms))
             .collect();
+        kept.sort();
         assert_eq!(
             kept,
             [("2026-11-27", "report", 2), ("2026-11-28", "etl", 3)]
+        );
+        // Only what a comparison reads is kept of a run.
+        assert!(
+            latest
+                .values()
+                .all(|(_, a)| a.name.is_empty() && a.report.is_empty())
         );
     }
 }

@@ -12,7 +12,7 @@
 //! options.jobs = Some(4);
 //! let config = sparkdiag_rules::Config::default();
 //! if let Outcome::Published(night) = sparkdiag_batch::run(&options, &config, &mut ())? {
-//!     println!("{} applications, index at {}", night.night.apps.len(), night.index.display());
+//!     println!("{} applications, index at {}", night.night.totals.apps, night.index.display());
 //! }
 //! # Ok::<(), anyhow::Error>(())
 //! ```
@@ -20,7 +20,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use sparkdiag_report::fleet::{Change, Night};
+use sparkdiag_report::fleet::{AppTotals, Change, NightApp, NightError};
 use sparkdiag_rules::Config;
 
 mod app;
@@ -29,11 +29,13 @@ mod files;
 mod history;
 mod merge;
 mod night;
+mod nightfile;
 mod ordered;
 mod publish;
 
 pub use dates::NightDate;
 pub use merge::Slice;
+use nightfile::Style;
 
 /// What a batch reads, where it writes and how it compares; the command line's flags, typed.
 #[derive(Debug, Clone)]
@@ -101,15 +103,32 @@ impl Progress for () {}
 #[derive(Debug)]
 pub enum Outcome {
     /// One slice was written (reports, tables, its night and marker); no index page.
-    Slice { slice: Slice, night: Night },
+    Slice { slice: Slice, night: NightSummary },
     /// A whole night (or a merge of slices) was written, with its index page.
     Published(Published),
+}
+
+/// What a batch tells of the night it wrote. Each application's line is in the night file,
+/// not here: a night of any size is never held whole.
+#[derive(Debug)]
+pub struct NightSummary {
+    pub date: String,
+    /// The night file written (`OUTDIR/nights/DATE.json`), every application's line in it.
+    pub file: PathBuf,
+    /// The applications analysed, added up.
+    pub totals: AppTotals,
+    /// Logs that could not be read, with why.
+    pub errors: Vec<NightError>,
+    /// Logs still being written, skipped.
+    pub in_progress: Vec<String>,
 }
 
 /// A night written in full: the night, how it compares with earlier nights, and its index page.
 #[derive(Debug)]
 pub struct Published {
-    pub night: Night,
+    pub night: NightSummary,
+    /// The applications that failed or lost a job, in the index's order.
+    pub failed: Vec<NightApp>,
     /// Every application compared with its previous run; `regression` marks the regressions.
     pub changes: Vec<Change>,
     /// The index page written.
@@ -135,12 +154,18 @@ pub fn run(
         let night = merge::merge(&options.dirs, &options.output, date)?;
         return publish::publish(options, night).map(Outcome::Published);
     }
-    let night = night::analyse_night(options, config, progress)?;
     match options.slice {
         Some(slice) => {
-            merge::write_slice(&options.output, &night, slice)?;
-            Ok(Outcome::Slice { slice, night })
+            let night = night::analyse_night(options, config, progress, Style::Compact)?;
+            merge::write_slice_marker(&options.output, date, slice)?;
+            Ok(Outcome::Slice {
+                slice,
+                night: night.summary(),
+            })
         }
-        None => publish::publish(options, night).map(Outcome::Published),
+        None => {
+            let night = night::analyse_night(options, config, progress, Style::Pretty)?;
+            publish::publish(options, night).map(Outcome::Published)
+        }
     }
 }

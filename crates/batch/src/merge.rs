@@ -7,10 +7,10 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use sparkdiag_report::fleet::Night;
 
-use crate::files::{fresh_apps_dir, write_atomic, write_atomic_with};
+use crate::files::{fresh_apps_dir, write_atomic};
 use crate::night::keep_worst;
+use crate::nightfile::{NightFile, NightFileWriter, Style, read_night};
 
 /// One slice of a night: the applications at positions `index`, `index + of`, ...
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -56,20 +56,15 @@ fn night_file(outdir: &Path, date: &str) -> PathBuf {
     outdir.join("nights").join(format!("{date}.json"))
 }
 
-/// Writes a slice's night and its marker; the tables and reports are already in `outdir`.
-pub(crate) fn write_slice(outdir: &Path, night: &Night, slice: Slice) -> anyhow::Result<()> {
-    write_atomic_with(&night_file(outdir, &night.date), |file| {
-        Ok(serde_json::to_writer(file, night)?)
-    })?;
-    write_atomic(
-        &marker(outdir, &night.date),
-        &serde_json::to_string(&slice)?,
-    )
+/// Writes a slice's marker; the tables, reports and night file are already in `outdir`.
+pub(crate) fn write_slice_marker(outdir: &Path, date: &str, slice: Slice) -> anyhow::Result<()> {
+    write_atomic(&marker(outdir, date), &serde_json::to_string(&slice)?)
 }
 
 /// Joins the slices in `slice_dirs` (the OUTDIRs of `batch --slice K/N` for every K of one N)
-/// into `out`: tables, reports and the night, which it returns for the index and the history.
-pub(crate) fn merge(slice_dirs: &[String], out: &Path, date: &str) -> anyhow::Result<Night> {
+/// into `out`: tables, reports and the night file, which it returns for the index and the
+/// history. Each slice's night is streamed into the merged one, an application at a time.
+pub(crate) fn merge(slice_dirs: &[String], out: &Path, date: &str) -> anyhow::Result<NightFile> {
     let mut slices = Vec::new();
     for dir in slice_dirs {
         let dir = Path::new(dir);
@@ -95,17 +90,12 @@ pub(crate) fn merge(slice_dirs: &[String], out: &Path, date: &str) -> anyhow::Re
 
     let (apps_rel, apps_dir) = fresh_apps_dir(out, date)?;
     let mut tables = sparkdiag_tables::NightWriter::create(out, date)?;
-    let mut night = Night::new(date);
+    let mut merged = NightFileWriter::create(out, date, Style::Pretty)?;
     for (_, dir) in &slices {
-        let path = night_file(dir, date);
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        let part: Night = serde_json::from_str(&text).with_context(|| {
-            format!("{}: not a night written by sparkdiag batch", path.display())
-        })?;
+        let part = read_night(&night_file(dir, date), |app| merged.add(&app))?;
         tables.append_night(dir, date)?;
         move_reports(&dir.join(&apps_rel), &apps_dir)?;
-        night.apps.extend(part.apps);
+        let night = &mut merged.night;
         night.errors.extend(part.errors);
         night.in_progress.extend(part.in_progress);
         // Each slice kept its own worst; the night's worst are among them.
@@ -113,7 +103,7 @@ pub(crate) fn merge(slice_dirs: &[String], out: &Path, date: &str) -> anyhow::Re
         keep_worst(&mut night.worst_findings);
     }
     tables.finish()?;
-    Ok(night)
+    merged.finish()
 }
 
 /// Slices `0/N` to `N-1/N`, each once: a night with a slice missing would look complete.

@@ -1,22 +1,25 @@
 //! The night's analysis: the logs found under every directory, sliced and filtered, analysed on
 //! a bounded pool in the order they were found, each application's rows written to the tables
-//! as soon as it is its turn.
+//! and its line to the night file as soon as it is its turn.
 
-use sparkdiag_report::fleet::{Night, NightFinding};
+use sparkdiag_report::fleet::NightFinding;
 use sparkdiag_rules::{Config, Severity};
 
 use crate::app::{analyse, night_error};
 use crate::files::fresh_apps_dir;
+use crate::nightfile::{NightFile, NightFileWriter, Style};
 use crate::ordered::{ordered_bounded, window};
 use crate::{Options, Progress};
 
-/// Analyses every log `options` selects into its reports and the tables, and returns the night
-/// (without its index page: a slice has none, a whole night gets it from `publish`).
+/// Analyses every log `options` selects into its reports, the tables and the night file (in
+/// `style`), and returns the night file (without the index page: a slice has none, a whole
+/// night gets it from `publish`).
 pub(crate) fn analyse_night(
     options: &Options,
     config: &Config,
     progress: &mut dyn Progress,
-) -> anyhow::Result<Night> {
+    style: Style,
+) -> anyhow::Result<NightFile> {
     let date = options.date.as_str();
     // A directory that is not there is a mistake in the command (a typo, an unmounted volume),
     // not a bad log: stop before writing a night that would look complete.
@@ -42,7 +45,7 @@ pub(crate) fn analyse_night(
     // slices that list the same directories never share or miss a log, and it names the
     // log's report the same in a slice as in one batch over everything.
     let mut position = 0;
-    for dir in &options.dirs {
+    for dir in options.dirs.iter().map(String::as_str) {
         // A path that is not a log is listed like any unreadable log; it does not stop the night.
         let found = match sparkdiag_eventlog::discover(dir) {
             Ok(found) => found,
@@ -65,10 +68,12 @@ pub(crate) fn analyse_night(
             if input.in_progress && !options.include_in_progress {
                 in_progress.push(input.display.clone());
             } else {
-                inputs.push((position - 1, dir.clone(), input));
+                inputs.push((position - 1, dir, input));
             }
         }
     }
+    // The list stays for the whole night; its spare capacity need not.
+    inputs.shrink_to_fit();
     let out = &options.output;
     let (apps_rel, apps_dir) = fresh_apps_dir(out, date)?;
 
@@ -78,38 +83,40 @@ pub(crate) fn analyse_night(
     };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
     let mut tables = sparkdiag_tables::NightWriter::create(out, date)?;
-    let mut night = Night {
-        errors: unreadable,
-        in_progress,
-        ..Night::new(date)
-    };
+    let mut night = NightFileWriter::create(out, date, style)?;
+    night.night.errors = unreadable;
+    night.night.in_progress = in_progress;
     let mut worst: Vec<NightFinding> = Vec::new();
     progress.started(inputs.len());
-    // Each application's rows go to the tables as soon as it is its turn, and its report is
-    // dropped: only the small `NightApp` and the night's 20 worst findings stay for the index.
-    let mut write_error = None;
+    // Each application's rows go to the tables and its line to the night file as soon as it is
+    // its turn, and its report is dropped: only where its line is, what it ranks by, and the
+    // night's 20 worst findings stay for the index.
+    let mut write_error: Option<anyhow::Error> = None;
     ordered_bounded(
         &pool,
-        inputs.len(),
+        inputs.into_iter(),
         window(jobs),
-        |i| {
-            let (position, dir, input) = &inputs[i];
+        |_, (position, dir, input)| {
             let outcome = analyse(
-                *position,
+                position,
                 dir,
-                input,
+                &input,
                 config,
                 &options.key,
                 &apps_dir,
                 &apps_rel,
             );
-            (input.display.as_str(), outcome)
+            (input.display, outcome)
         },
         |(input, outcome)| {
             match outcome {
                 Ok((report, app)) => {
                     if write_error.is_none() {
-                        write_error = tables.add(&report).err();
+                        write_error = tables
+                            .add(&report)
+                            .map_err(anyhow::Error::from)
+                            .and_then(|()| night.add(&app))
+                            .err();
                     }
                     worst.extend(
                         report
@@ -126,19 +133,18 @@ pub(crate) fn analyse_night(
                             }),
                     );
                     keep_worst(&mut worst);
-                    night.apps.push(app);
                 }
-                Err(e) => night.errors.push(e),
+                Err(e) => night.night.errors.push(e),
             }
-            progress.analysed(input);
+            progress.analysed(&input);
         },
     );
     if let Some(e) = write_error {
-        return Err(e.into());
+        return Err(e);
     }
     tables.finish()?;
-    night.worst_findings = worst;
-    Ok(night)
+    night.night.worst_findings = worst;
+    night.finish()
 }
 
 /// How many of the night's worst findings the index shows.

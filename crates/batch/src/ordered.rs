@@ -8,29 +8,34 @@ pub(crate) fn window(jobs: usize) -> usize {
     jobs * 4
 }
 
-/// Runs `work(0..n)` on `pool` and hands each result to `sink` on this thread in index order,
-/// with at most `window` items taken but not yet handed over, so the results alive at once are
-/// bounded whatever `n` is. A worker that would run ahead of the window waits; the item the
+/// Runs `work(i, item)` on `pool` for each of the `n` items of `items` (the `i`th) and hands
+/// each result to `sink` on this thread in that order, with at most `window` items taken but not
+/// yet handed over, so the results alive at once are bounded whatever `n` is. Each item is
+/// taken from `items` when a worker starts on it and dropped when its work is done, so
+/// whatever an item owns is freed as the night goes. A worker that would run ahead of the window waits; the item the
 /// sink waits for is always inside it, so the pipeline never stalls. A panic in `work` is
 /// re-raised here once the workers have stopped.
-pub(crate) fn ordered_bounded<T: Send>(
+pub(crate) fn ordered_bounded<I: Send, T: Send>(
     pool: &rayon::ThreadPool,
-    n: usize,
+    items: impl ExactSizeIterator<Item = I> + Send,
     window: usize,
-    work: impl Fn(usize) -> T + Sync,
+    work: impl Fn(usize, I) -> T + Sync,
     mut sink: impl FnMut(T),
 ) {
     use std::collections::BTreeMap;
     use std::sync::{Condvar, Mutex};
 
-    struct State<T> {
+    struct State<It, T> {
+        items: It,
         next_take: usize,
         next_give: usize,
         done: BTreeMap<usize, std::thread::Result<T>>,
         stop: bool,
     }
     let window = window.max(1);
+    let n = items.len();
     let state = Mutex::new(State {
+        items,
         next_take: 0,
         next_give: 0,
         done: BTreeMap::new(),
@@ -40,7 +45,7 @@ pub(crate) fn ordered_bounded<T: Send>(
     let lock = || state.lock().unwrap_or_else(|e| e.into_inner());
     let worker = || {
         loop {
-            let i = {
+            let (i, item) = {
                 let mut s = lock();
                 while !s.stop && s.next_take < n && s.next_take >= s.next_give + window {
                     s = changed.wait(s).unwrap_or_else(|e| e.into_inner());
@@ -48,10 +53,13 @@ pub(crate) fn ordered_bounded<T: Send>(
                 if s.stop || s.next_take >= n {
                     return;
                 }
+                let Some(item) = s.items.next() else {
+                    return;
+                };
                 s.next_take += 1;
-                s.next_take - 1
+                (s.next_take - 1, item)
             };
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(i)));
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(i, item)));
             lock().done.insert(i, result);
             changed.notify_all();
         }
@@ -119,9 +127,10 @@ mod tests {
         let window = 6;
         ordered_bounded(
             &pool,
-            2_000,
+            0..2_000,
             window,
-            |i| {
+            |i, item| {
+                assert_eq!(i, item);
                 // The first item is slow, so unbounded workers would race far ahead of it.
                 if i == 0 {
                     std::thread::sleep(std::time::Duration::from_millis(50));
@@ -149,9 +158,9 @@ mod tests {
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             ordered_bounded(
                 &pool,
-                100,
+                0..100,
                 3,
-                |i| {
+                |i, _| {
                     assert!(i != 7, "boom");
                     i
                 },
@@ -166,7 +175,7 @@ mod tests {
     /// No items: nothing is handed over and nothing waits.
     fn ordered_bounded_is_empty_safe(pool: &rayon::ThreadPool) -> bool {
         let mut calls = 0;
-        ordered_bounded(pool, 0, 4, |i| i, |_| calls += 1);
+        ordered_bounded(pool, 0..0, 4, |i, _| i, |_| calls += 1);
         calls == 0
     }
 }

@@ -1,31 +1,59 @@
-//! A whole night made public: its summary file, the comparison with earlier nights and the
-//! index page.
+//! A whole night made public: the comparison with earlier nights and the index page, both read
+//! from the night file one application at a time.
 
-use sparkdiag_report::fleet::{self, Night};
+use sparkdiag_report::fleet::{self, NightTotals};
 
-use crate::files::{write_atomic, write_atomic_with};
+use crate::files::write_atomic_with;
 use crate::history::read_history;
+use crate::nightfile::NightFile;
 use crate::{Options, Published};
 
-/// Writes the night, compares it with the earlier ones and writes the index page.
-pub(crate) fn publish(options: &Options, night: Night) -> anyhow::Result<Published> {
+/// Compares the night in `night` (already written) with the earlier ones and writes the index
+/// page.
+pub(crate) fn publish(options: &Options, mut night: NightFile) -> anyhow::Result<Published> {
     let out = &options.output;
-    let date = &night.date;
-    // Straight to the file: the night's text would be another copy of every application.
-    write_atomic_with(&out.join("nights").join(format!("{date}.json")), |file| {
-        Ok(serde_json::to_writer_pretty(file, &night)?)
-    })?;
-    let (history, earlier) = read_history(&out.join("nights"), &night)?;
-    let changes = fleet::compare(
-        &night,
-        &earlier,
-        options.regression_threshold,
-        (options.min_regression_s * 1000.0) as i64,
-    );
+    let tonight = NightTotals::from_totals(&night.night.date, &night.totals);
+    let (history, latest) = read_history(&out.join("nights"), tonight, night.key_filter())?;
+    let min_ms = (options.min_regression_s * 1000.0) as i64;
+    let mut changes = Vec::new();
+    // Tonight's applications in the order found, as `fleet::compare` goes through them.
+    for app in night.apps()? {
+        let app = app?;
+        if let Some((since, before)) = latest.get(&app.key) {
+            fleet::compare_app(
+                &app,
+                (since, before),
+                options.regression_threshold,
+                min_ms,
+                &mut changes,
+            );
+        }
+    }
+    drop(latest);
     let index = out.join("index.html");
-    write_atomic(&index, &fleet::render_index(&night, &history, &changes))?;
+    let mut failed = Vec::new();
+    night.rank();
+    let ranked = night.apps()?.map(|app| {
+        let app = app.map_err(std::io::Error::other)?;
+        // Failed applications rank first: this list is done after the first that did not fail.
+        if app.failed() {
+            failed.push(app.clone());
+        }
+        Ok(app)
+    });
+    write_atomic_with(&index, |file| {
+        Ok(fleet::write_index(
+            file,
+            &night.night,
+            &night.totals,
+            ranked,
+            &history,
+            &changes,
+        )?)
+    })?;
     Ok(Published {
-        night,
+        night: night.summary(),
+        failed,
         changes,
         index,
     })

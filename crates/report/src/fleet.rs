@@ -65,6 +65,57 @@ impl NightApp {
     }
 }
 
+/// Where an application stands in the index's order: those that failed or lost a job first (a
+/// failure is the first thing to look at, however little time it cost), then by recoverable
+/// time, then by runtime; smallest first. A few bytes, so a night too large to hold can rank
+/// its applications by this and read their rows back in that order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Rank {
+    succeeded: bool,
+    recoverable_ms: std::cmp::Reverse<i64>,
+    runtime_ms: std::cmp::Reverse<i64>,
+}
+
+impl NightApp {
+    /// Where this application stands in the index's order ([`ranked_apps`]).
+    pub fn rank(&self) -> Rank {
+        Rank {
+            succeeded: !self.failed(),
+            recoverable_ms: std::cmp::Reverse(self.impact_ms),
+            runtime_ms: std::cmp::Reverse(self.duration_ms),
+        }
+    }
+}
+
+/// What the index's summary line and the chart over the nights need of a night's
+/// applications, added up one application at a time.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AppTotals {
+    pub apps: usize,
+    /// Applications that failed or lost a job ([`NightApp::failed`]).
+    pub failed: usize,
+    pub runtime_ms: i64,
+    pub recoverable_ms: i64,
+    /// Findings at medium severity or above, over every application.
+    pub findings: usize,
+}
+
+impl AppTotals {
+    pub fn of(apps: &[NightApp]) -> Self {
+        let mut totals = AppTotals::default();
+        apps.iter().for_each(|app| totals.add(app));
+        totals
+    }
+
+    pub fn add(&mut self, app: &NightApp) {
+        self.apps += 1;
+        self.failed += usize::from(app.failed());
+        self.runtime_ms += app.duration_ms;
+        self.recoverable_ms += app.impact_ms;
+        self.findings += app.findings.len();
+    }
+}
+
 /// A log that could not be read, with why.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NightError {
@@ -122,10 +173,15 @@ pub struct NightTotals {
 
 impl NightTotals {
     pub fn of(night: &Night) -> Self {
+        NightTotals::from_totals(&night.date, &AppTotals::of(&night.apps))
+    }
+
+    /// The totals of the night of `date` whose applications add up to `totals`.
+    pub fn from_totals(date: &str, totals: &AppTotals) -> Self {
         NightTotals {
-            date: night.date.clone(),
-            runtime_ms: night.apps.iter().map(|a| a.duration_ms).sum(),
-            findings: night.apps.iter().map(|a| a.findings.len()).sum(),
+            date: date.to_string(),
+            runtime_ms: totals.runtime_ms,
+            findings: totals.findings,
         }
     }
 }
@@ -151,59 +207,71 @@ pub fn compare(night: &Night, earlier: &[Night], threshold: f64, min_ms: i64) ->
     nights.sort_by(|a, b| b.date.cmp(&a.date));
     let mut changes = Vec::new();
     for app in &night.apps {
-        let Some((since, before)) = nights.iter().find_map(|n| {
+        let before = nights.iter().find_map(|n| {
             n.apps
                 .iter()
                 .find(|a| a.key == app.key)
-                .map(|a| (&n.date, a))
-        }) else {
-            continue;
-        };
-        let mut push = |regression: bool, what: String| {
-            changes.push(Change {
-                key: app.key.clone(),
-                app_id: app.app_id.clone(),
-                regression,
-                what,
-                since: since.clone(),
-                report: app.report.clone(),
-            })
-        };
-        let grew =
-            |b: i64, a: i64| a - b >= min_ms && (b <= 0 || (a - b) as f64 / b as f64 > threshold);
-        for (what, was, now) in [
-            ("runtime", before.duration_ms, app.duration_ms),
-            ("executor time", before.core_ms, app.core_ms),
-            ("recoverable time", before.impact_ms, app.impact_ms),
-        ] {
-            if grew(was, now) {
-                push(
-                    true,
-                    format!(
-                        "{what} {} → {} ({})",
-                        duration(was),
-                        duration(now),
-                        percent(was, now)
-                    ),
-                );
-            }
-        }
-        for code in app.findings.iter().filter(|c| !before.findings.contains(c)) {
-            push(true, format!("new finding {code}"));
-        }
-        for code in before.findings.iter().filter(|c| !app.findings.contains(c)) {
-            push(false, format!("{code} went away"));
-        }
-        if app.status != before.status && app.status != "succeeded" {
-            push(true, format!("status {} → {}", before.status, app.status));
-        } else if app.failed_jobs > before.failed_jobs {
-            push(
-                true,
-                format!("failed jobs {} → {}", before.failed_jobs, app.failed_jobs),
-            );
+                .map(|a| (n.date.as_str(), a))
+        });
+        if let Some(before) = before {
+            compare_app(app, before, threshold, min_ms, &mut changes);
         }
     }
     changes
+}
+
+/// [`compare`] for one application and its latest earlier run `before`, on the night `since`:
+/// pushes what changed onto `changes`.
+pub fn compare_app(
+    app: &NightApp,
+    (since, before): (&str, &NightApp),
+    threshold: f64,
+    min_ms: i64,
+    changes: &mut Vec<Change>,
+) {
+    let mut push = |regression: bool, what: String| {
+        changes.push(Change {
+            key: app.key.clone(),
+            app_id: app.app_id.clone(),
+            regression,
+            what,
+            since: since.to_string(),
+            report: app.report.clone(),
+        })
+    };
+    let grew =
+        |b: i64, a: i64| a - b >= min_ms && (b <= 0 || (a - b) as f64 / b as f64 > threshold);
+    for (what, was, now) in [
+        ("runtime", before.duration_ms, app.duration_ms),
+        ("executor time", before.core_ms, app.core_ms),
+        ("recoverable time", before.impact_ms, app.impact_ms),
+    ] {
+        if grew(was, now) {
+            push(
+                true,
+                format!(
+                    "{what} {} → {} ({})",
+                    duration(was),
+                    duration(now),
+                    percent(was, now)
+                ),
+            );
+        }
+    }
+    for code in app.findings.iter().filter(|c| !before.findings.contains(c)) {
+        push(true, format!("new finding {code}"));
+    }
+    for code in before.findings.iter().filter(|c| !app.findings.contains(c)) {
+        push(false, format!("{code} went away"));
+    }
+    if app.status != before.status && app.status != "succeeded" {
+        push(true, format!("status {} → {}", before.status, app.status));
+    } else if app.failed_jobs > before.failed_jobs {
+        push(
+            true,
+            format!("failed jobs {} → {}", before.failed_jobs, app.failed_jobs),
+        );
+    }
 }
 
 fn percent(before: i64, after: i64) -> String {
@@ -225,51 +293,70 @@ th{color:#555;font-weight:600}td.n{text-align:right;font-variant-numeric:tabular
 /// worst findings across the fleet, unreadable logs, and runtime and findings over the nights
 /// in `history` (any order; the latest 30 are drawn).
 pub fn render_index(night: &Night, history: &[NightTotals], changes: &[Change]) -> String {
-    let mut out = String::new();
-    let total_ms: i64 = night.apps.iter().map(|a| a.duration_ms).sum();
-    let wasted_ms: i64 = night.apps.iter().map(|a| a.impact_ms).sum();
-    let _ = write!(
+    let mut out = Vec::new();
+    let ranked = ranked_apps(night).into_iter().map(Ok);
+    write_index(
+        &mut out,
+        night,
+        &AppTotals::of(&night.apps),
+        ranked,
+        history,
+        changes,
+    )
+    .expect("writing to memory does not fail");
+    String::from_utf8(out).expect("the page is built from strings")
+}
+
+/// [`render_index`] written to `out` as it goes, for a night too large to hold: its
+/// applications are added up in `totals` and come one at a time from `ranked`, in the order
+/// [`NightApp::rank`] gives (a row that cannot be read stops the page with its error);
+/// `night.apps` is not read, only its date, errors, skipped logs and worst findings.
+pub fn write_index<A: std::borrow::Borrow<NightApp>>(
+    out: &mut impl std::io::Write,
+    night: &Night,
+    totals: &AppTotals,
+    ranked: impl IntoIterator<Item = std::io::Result<A>>,
+    history: &[NightTotals],
+    changes: &[Change],
+) -> std::io::Result<()> {
+    write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>sparkdiag fleet report {date}</title><style>{STYLE}</style></head><body>\n\
          <h1>sparkdiag fleet report — {date}</h1>\n<p class=\"summary\">{apps} application(s): <span class=\"{failed_class}\">{failed} failed or with failed jobs</span>; {errors} unreadable log(s); {skipped} still being written, skipped.</p>\n\
          <p class=\"muted\">{total} of runtime, about {wasted} of it recoverable.</p>\n",
         date = escape(&night.date),
-        apps = night.apps.len(),
-        failed = night.apps.iter().filter(|a| a.failed()).count(),
-        failed_class = if night.apps.iter().any(NightApp::failed) {
-            "reg"
-        } else {
-            "muted"
-        },
+        apps = totals.apps,
+        failed = totals.failed,
+        failed_class = if totals.failed > 0 { "reg" } else { "muted" },
         errors = night.errors.len(),
         skipped = night.in_progress.len(),
-        total = duration(total_ms),
-        wasted = duration(wasted_ms),
-    );
+        total = duration(totals.runtime_ms),
+        wasted = duration(totals.recoverable_ms),
+    )?;
     let regressions: Vec<&Change> = changes.iter().filter(|c| c.regression).collect();
     let improvements: Vec<&Change> = changes.iter().filter(|c| !c.regression).collect();
-    let _ = writeln!(out, "<h2>What got worse since the previous run</h2>");
+    writeln!(out, "<h2>What got worse since the previous run</h2>")?;
     if regressions.is_empty() {
-        let _ = writeln!(out, "<p>Nothing regressed.</p>");
+        writeln!(out, "<p>Nothing regressed.</p>")?;
     } else {
-        let _ = writeln!(
+        writeln!(
             out,
             "<table><tr><th>application</th><th>change</th><th>since</th></tr>"
-        );
+        )?;
         for c in &regressions {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "<tr><td><a href=\"{}\">{}</a></td><td class=\"reg\">{}</td><td>{}</td></tr>",
                 escape(&c.report),
                 escape(&c.key),
                 escape(&c.what),
                 escape(&c.since)
-            );
+            )?;
         }
-        let _ = writeln!(out, "</table>");
+        writeln!(out, "</table>")?;
     }
     if !improvements.is_empty() {
-        let _ = writeln!(
+        writeln!(
             out,
             "<p class=\"imp\">Better: {}</p>",
             improvements
@@ -277,14 +364,16 @@ pub fn render_index(night: &Night, history: &[NightTotals], changes: &[Change]) 
                 .map(|c| escape(&format!("{}: {}", c.key, c.what)))
                 .collect::<Vec<_>>()
                 .join("; ")
-        );
+        )?;
     }
 
-    let _ = writeln!(
+    writeln!(
         out,
         "<h2>Applications, failed first, then most recoverable time first</h2>\n<table><tr><th>application</th><th>status</th><th>runtime</th><th>recoverable</th><th>worst</th><th>top finding</th></tr>"
-    );
-    for a in ranked_apps(night) {
+    )?;
+    for a in ranked {
+        let a = a?;
+        let a = a.borrow();
         let worst = a
             .worst_severity
             .as_deref()
@@ -301,7 +390,7 @@ pub fn render_index(night: &Night, history: &[NightTotals], changes: &[Change]) 
         } else {
             escape(&a.outcome())
         };
-        let _ = writeln!(
+        writeln!(
             out,
             "<tr><td><a href=\"{}\">{}</a><br><span class=\"muted\">{source}</span></td><td>{status}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{worst}</td><td>{}</td></tr>",
             escape(&a.report),
@@ -309,17 +398,17 @@ pub fn render_index(night: &Night, history: &[NightTotals], changes: &[Change]) 
             duration(a.duration_ms),
             duration(a.impact_ms),
             escape(a.top_finding.as_deref().unwrap_or(""))
-        );
+        )?;
     }
-    let _ = writeln!(out, "</table>");
+    writeln!(out, "</table>")?;
 
     if !night.worst_findings.is_empty() {
-        let _ = writeln!(
+        writeln!(
             out,
             "<h2>The worst findings across the fleet</h2>\n<table><tr><th>saves</th><th>severity</th><th>rule</th><th>application</th><th>finding</th></tr>"
-        );
+        )?;
         for f in &night.worst_findings {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "<tr><td class=\"n\">{}</td><td><span class=\"sev {sev}\">{sev}</span></td><td>{}</td><td><a href=\"{}\">{}</a></td><td>{}</td></tr>",
                 duration(f.impact_ms),
@@ -328,41 +417,41 @@ pub fn render_index(night: &Night, history: &[NightTotals], changes: &[Change]) 
                 escape(&f.app),
                 escape(&f.title),
                 sev = escape(&f.severity),
-            );
+            )?;
         }
-        let _ = writeln!(out, "</table>");
+        writeln!(out, "</table>")?;
     }
     if !night.errors.is_empty() {
-        let _ = writeln!(
+        writeln!(
             out,
             "<h2>Logs that could not be read</h2>\n<table><tr><th>input</th><th>error</th></tr>"
-        );
+        )?;
         for e in &night.errors {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "<tr><td>{}</td><td>{}</td></tr>",
                 escape(&e.input),
                 escape(&e.error)
-            );
+            )?;
         }
-        let _ = writeln!(out, "</table>");
+        writeln!(out, "</table>")?;
     }
 
     if !night.in_progress.is_empty() {
-        let _ = writeln!(
+        writeln!(
             out,
             "<h2>Logs still being written, skipped</h2>\n<p class=\"muted\">Run with --include-in-progress to analyse them as far as they go.</p>\n<ul>"
-        );
+        )?;
         for input in &night.in_progress {
-            let _ = writeln!(out, "<li>{}</li>", escape(input));
+            writeln!(out, "<li>{}</li>", escape(input))?;
         }
-        let _ = writeln!(out, "</ul>");
+        writeln!(out, "</ul>")?;
     }
 
     let mut nights: Vec<&NightTotals> = history.iter().collect();
     nights.sort_by(|a, b| a.date.cmp(&b.date));
     let nights: Vec<&NightTotals> = nights.into_iter().rev().take(30).rev().collect();
-    let _ = writeln!(out, "<h2>Over the nights</h2>");
+    writeln!(out, "<h2>Over the nights</h2>")?;
     // The axis counts in the unit the nights' runtimes are read in: seconds for a test
     // fleet, minutes or hours for a real one.
     let longest = nights.iter().map(|n| n.runtime_ms).max().unwrap_or(0);
@@ -379,22 +468,23 @@ pub fn render_index(night: &Night, history: &[NightTotals], changes: &[Change]) 
         .iter()
         .map(|n| (n.date.clone(), n.findings as f64))
         .collect();
-    out.push_str(&bars(
-        "Total runtime per night",
-        unit,
-        &runtime,
-        0.0,
-        &|v| duration((v * unit_ms).round() as i64),
-    ));
-    out.push_str(&bars(
-        "Findings at medium severity or above per night",
-        "findings",
-        &findings,
-        1.0,
-        &|n| format!("{n:.0}"),
-    ));
-    out.push_str("</body></html>\n");
-    out
+    out.write_all(
+        bars("Total runtime per night", unit, &runtime, 0.0, &|v| {
+            duration((v * unit_ms).round() as i64)
+        })
+        .as_bytes(),
+    )?;
+    out.write_all(
+        bars(
+            "Findings at medium severity or above per night",
+            "findings",
+            &findings,
+            1.0,
+            &|n| format!("{n:.0}"),
+        )
+        .as_bytes(),
+    )?;
+    out.write_all(b"</body></html>\n")
 }
 
 /// The night's applications in the order the index lists them: those that failed or lost a job
@@ -402,12 +492,8 @@ pub fn render_index(night: &Night, history: &[NightTotals], changes: &[Change]) 
 /// recoverable time, then by runtime.
 pub fn ranked_apps(night: &Night) -> Vec<&NightApp> {
     let mut apps: Vec<&NightApp> = night.apps.iter().collect();
-    apps.sort_by(|a, b| {
-        b.failed()
-            .cmp(&a.failed())
-            .then(b.impact_ms.cmp(&a.impact_ms))
-            .then(b.duration_ms.cmp(&a.duration_ms))
-    });
+    // Stable: among equals, the order the logs were found.
+    apps.sort_by_key(|a| a.rank());
     apps
 }
 
