@@ -51,7 +51,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         }
     };
     let total = number * seconds;
-    if !(total >= 0.0) {
+    if total.is_nan() || total < 0.0 {
         return Err(format!("`{text}`: the duration cannot be negative"));
     }
     // Past about 300 years no clock comparison means anything, and seconds would overflow.
