@@ -84,11 +84,12 @@ pub struct StageTaskFacts {
 }
 
 /// Task durations (never negative) as LEB128 variable-length integers: one or two bytes a task
-/// for most, where millions of tasks must fit beside the model.
+/// for most, where millions of tasks must fit beside the model. A clone shares the bytes, so the
+/// what-if's replay graph holds the rules' durations instead of a second copy of them.
 #[derive(Debug, Clone, Default)]
 pub struct TaskDurations {
     count: usize,
-    bytes: Vec<u8>,
+    bytes: std::sync::Arc<[u8]>,
 }
 
 impl TaskDurations {
@@ -104,8 +105,10 @@ impl TaskDurations {
             bytes.push(value as u8);
             count += 1;
         }
-        bytes.shrink_to_fit();
-        TaskDurations { count, bytes }
+        TaskDurations {
+            count,
+            bytes: bytes.into(),
+        }
     }
 
     /// How many durations.
