@@ -225,6 +225,7 @@ enum Format {
 }
 
 fn main() -> ExitCode {
+    sparkdiag_analysis::release_large_blocks();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,

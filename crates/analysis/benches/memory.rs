@@ -106,6 +106,8 @@ fn measure(log: &Path, tasks: usize, stages: usize, unfolded: bool) {
 
 /// The child: reads, models, runs the rules and builds and serialises the report.
 fn analyze_once(log: &Path, unfolded: bool) {
+    // As `sparkdiag` itself starts.
+    sparkdiag_analysis::release_large_blocks();
     let started = Instant::now();
     let input = &sparkdiag_eventlog::discover(log.to_str().unwrap()).unwrap()[0];
     let mut builder = if unfolded {
