@@ -27,6 +27,8 @@ const RUNS: usize = 5;
 const PLAIN_LIMIT_MB: u64 = 2048;
 
 fn main() {
+    // As `sparkdiag` itself starts.
+    sparkdiag_analysis::release_large_blocks();
     let target_mb: u64 = std::env::var("SPARKDIAG_BENCH_MB")
         .ok()
         .and_then(|v| v.parse().ok())
