@@ -247,10 +247,16 @@ impl StageStats {
             .iter()
             .filter(|t| t.outcome == TaskOutcome::Success && t.has_metrics)
             .collect();
-        let durations: Vec<u64> = ok.iter().map(|t| u64::from(t.duration_ms)).collect();
-        let median_ms = quantile(durations.clone(), 0.5) as u32;
+        // Sorted once: the median, p95 and max are three of the History Server's quantiles.
+        let mut successful_ms: Vec<u32> = ok.iter().map(|t| t.duration_ms).collect();
+        let duration_quantiles =
+            shs_quantiles(&mut successful_ms, &[0.0, 0.25, 0.5, 0.75, 0.95, 1.0])
+                .map(|q| [q[0], q[1], q[2], q[3], q[4], q[5]]);
+        drop(successful_ms);
+        let [_, _, median_ms, _, p95_ms, max_ms] = duration_quantiles.unwrap_or_default();
         let mut facts = StageTaskFacts {
             tasks: tasks.len(),
+            duration_quantiles,
             ..Default::default()
         };
         let (mut last_end, mut last_end_at_median) = (None::<i64>, None::<i64>);
@@ -332,16 +338,11 @@ impl StageStats {
         facts.middle_peak_execution_memory =
             middle(ok.iter().map(|t| t.metrics.peak_execution_memory).collect());
         facts.middle_memory_spill = middle(ok.iter().map(|t| t.metrics.memory_spill).collect());
-        facts.duration_quantiles = {
-            let mut successful: Vec<u32> = ok.iter().map(|t| t.duration_ms).collect();
-            shs_quantiles(&mut successful, &[0.0, 0.25, 0.5, 0.75, 0.95, 1.0])
-                .map(|q| [q[0], q[1], q[2], q[3], q[4], q[5]])
-        };
         StageStats {
             successful: ok.len(),
             median_ms,
-            p95_ms: quantile(durations.clone(), 0.95) as u32,
-            max_ms: durations.iter().copied().max().unwrap_or(0) as u32,
+            p95_ms,
+            max_ms,
             median_bytes: quantile(ok.iter().map(|t| data_bytes(t)).collect(), 0.5),
             median_records: quantile(ok.iter().map(|t| data_records(t)).collect(), 0.5),
             duration_ms: duration_ms.unwrap_or(0),
@@ -355,6 +356,7 @@ impl StageStats {
 mod tests {
     use super::{TaskDurations, of_application};
     use crate::rules::testing::apps;
+    use sparkdiag_model::TaskOutcome;
 
     /// The facts come from the stored tasks (folded, then unfolded once); the model counted
     /// each stage's failed and killed tasks as their ends were read. Logs with failed tasks,
@@ -379,9 +381,20 @@ mod tests {
                     assert_eq!(facts.killed as i64, stage.killed_tasks, "{at}: killed");
                     assert_eq!(facts.tasks, stage.tasks.len(), "{at}: tasks");
                     assert_eq!(facts.durations_by_launch.len(), facts.tasks, "{at}");
-                    let quantiles = facts.duration_quantiles;
-                    assert_eq!(quantiles.map(|q| q[5]).unwrap_or(0), s.max_ms, "{at}: max");
-                    assert_eq!(quantiles.map(|q| q[2]).unwrap_or(0), s.median_ms, "{at}");
+                    // Counted here from the tasks, not from the quantiles the figures share.
+                    let ok: Vec<u32> = app
+                        .stage_tasks(stage)
+                        .iter()
+                        .filter(|t| t.outcome == TaskOutcome::Success && t.has_metrics)
+                        .map(|t| t.duration_ms)
+                        .collect();
+                    assert_eq!(s.successful, ok.len(), "{at}: successful");
+                    assert_eq!(ok.iter().max().copied().unwrap_or(0), s.max_ms, "{at}: max");
+                    let at_most_median = ok.iter().filter(|&&d| d <= s.median_ms).count();
+                    assert!(
+                        ok.is_empty() || 2 * at_most_median > ok.len(),
+                        "{at}: median"
+                    );
                     failed += failed_here;
                 }
             }
