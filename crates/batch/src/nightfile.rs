@@ -401,6 +401,14 @@ mod tests {
                 input: "logs/bad".into(),
                 error: "byte 0: not a Spark event log".into(),
             }],
+            worst_findings: vec![sparkdiag_report::fleet::NightFinding {
+                app: "costly".into(),
+                rule: "SK001".into(),
+                severity: "high".into(),
+                title: "Stage 3: one task ran 40x the median".into(),
+                impact_ms: 9,
+                report: "apps/costly.html".into(),
+            }],
             in_progress: vec!["logs/running.inprogress".into()],
             ..Night::new("2026-11-29")
         }
@@ -413,6 +421,7 @@ mod tests {
             writer.add(app).unwrap();
         }
         writer.night.errors = night.errors.clone();
+        writer.night.worst_findings = night.worst_findings.clone();
         writer.night.in_progress = night.in_progress.clone();
         writer.finish().unwrap()
     }
@@ -473,9 +482,17 @@ mod tests {
         })
         .unwrap();
         assert_eq!(streamed, ["cheap", "costly", "lost-a-job", "cheap-too"]);
+        // Everything but the applications, as the derived reading of the whole file gives it.
+        let mut whole: Night = serde_json::from_slice(&std::fs::read(&file.path).unwrap()).unwrap();
+        assert_eq!(whole.apps.len(), 4);
+        whole.apps.clear();
+        assert_eq!(
+            serde_json::to_value(&rest).unwrap(),
+            serde_json::to_value(&whole).unwrap()
+        );
         assert_eq!(rest.errors.len(), 1);
+        assert_eq!(rest.worst_findings.len(), 1);
         assert_eq!(rest.in_progress, ["logs/running.inprogress"]);
-        assert!(rest.apps.is_empty());
     }
 
     #[test]
