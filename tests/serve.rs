@@ -605,6 +605,14 @@ fn malformed_bodies_cut_and_stalled_uploads_are_answered_and_the_server_goes_on(
     }
 }
 
+/// A 503 that says what the server had no room for and when to try again.
+fn assert_busy(reply: &Reply, limit: &str) {
+    assert_eq!(reply.status, 503, "{}", reply.body);
+    assert_eq!(reply.header("retry-after").as_deref(), Some("5"));
+    let says = format!("busy ({limit} at once at most)");
+    assert!(reply.body.contains(&says), "{}", reply.body);
+}
+
 #[test]
 fn uploads_beyond_the_limit_get_503_with_retry_after() {
     let (dir, server) = server(|c| {
@@ -628,13 +636,7 @@ fn uploads_beyond_the_limit_get_503_with_retry_after() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let reply = upload(addr, "second.log", &real_plain_log());
-    assert_eq!(reply.status, 503, "{}", reply.body);
-    assert_eq!(reply.header("retry-after").as_deref(), Some("5"));
-    assert!(
-        reply.body.contains("busy (1 upload at once at most)"),
-        "{}",
-        reply.body
-    );
+    assert_busy(&reply, "1 upload");
     // The first one finishes; the slot is free again.
     slow.write_all(&body[sent..]).unwrap();
     slow.set_read_timeout(Some(Duration::from_secs(60)))
@@ -674,13 +676,7 @@ fn an_upload_that_finds_the_analysis_queue_full_gets_503_and_may_be_sent_again()
         !first_then.contains("\"state\":\"done\""),
         "the archive's analysis ended before the second upload; the test proves nothing: {first_then}"
     );
-    assert_eq!(refused.status, 503, "{}", refused.body);
-    assert_eq!(refused.header("retry-after").as_deref(), Some("5"));
-    assert!(
-        refused.body.contains("busy (1 analysis at once at most)"),
-        "{}",
-        refused.body
-    );
+    assert_busy(&refused, "1 analysis");
     // The refusal is not remembered: once the worker is free, the same file is analysed.
     assert_eq!(finished(addr, &first).status, 200);
     let second = id_of(&upload(addr, "local-1796049355449.zstd", &small));
