@@ -35,8 +35,7 @@ pub use config::{Config, ConfigError};
 pub use context::{Context, PlanInput, StageStats, peak_cores};
 pub use finding::{Category, Finding, Scope, Severity};
 pub use stage_facts::{
-    ExecutorTasks, FailedOn, StageTaskFacts, TaskDurations, TaskFigure,
-    of_application as stage_stats,
+    ExecutorTasks, FailedOn, StageTaskFacts, TaskFigure, Varints, of_application as stage_stats,
 };
 
 use sparkdiag_model::Application;

@@ -78,25 +78,54 @@ pub struct StageTaskFacts {
     /// The earliest task launch; `None` without tasks.
     pub first_launch_ms: Option<i64>,
     /// Every task's duration, any outcome, in launch order (equal launches shortest first).
-    pub durations_by_launch: TaskDurations,
+    pub durations_by_launch: Varints,
     /// The upper median of every task's duration, any outcome; 0 without tasks.
     pub middle_task_ms: i64,
 }
 
-/// Task durations (never negative) as LEB128 variable-length integers: one or two bytes a task
-/// for most, where millions of tasks must fit beside the model. A clone shares the bytes, so the
-/// what-if's replay graph holds the rules' durations instead of a second copy of them.
+impl StageTaskFacts {
+    /// Bytes these facts hold on the heap: they are kept for every stage while the rules and
+    /// the report run.
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let by_executor: usize = self
+            .by_executor
+            .iter()
+            .map(|e| e.durations_ms.stored_bytes() + e.data_bytes.stored_bytes())
+            .sum();
+        by_executor
+            + self.by_executor.capacity() * size_of::<ExecutorTasks>()
+            + self.failed_by_executor.capacity() * size_of::<FailedOn>()
+            + self.executors.capacity() * 4
+            + self.durations_by_launch.stored_bytes()
+    }
+}
+
+/// A column of one figure a task (durations, bytes; never negative) as LEB128 variable-length
+/// integers: one or two bytes a task for most durations, where millions of tasks must fit beside
+/// the model. A stage's tasks do the same work, so their figures repeat: once there are enough
+/// of them to outweigh zstd's frame they are kept compressed (durations about half a byte a task
+/// on the memory bench's real tasks), and read back far faster than a replay or a rule then
+/// spends on each value. A clone shares the bytes, so the what-if's replay graph holds the
+/// rules' durations instead of a second copy of them.
 #[derive(Debug, Clone, Default)]
-pub struct TaskDurations {
+pub struct Varints {
     count: usize,
+    /// The LEB128 bytes' length when `bytes` holds them compressed; `None` when it holds them
+    /// as they are.
+    compressed_from: Option<usize>,
     bytes: std::sync::Arc<[u8]>,
 }
 
-impl TaskDurations {
-    pub fn new(durations: impl Iterator<Item = i64>) -> TaskDurations {
+/// Fewer LEB128 bytes than this are kept as they are: zstd's frame would weigh more than the
+/// saving, and every reading would decompress them for nothing.
+const COMPRESS_FROM_BYTES: usize = 4096;
+
+impl Varints {
+    pub fn new(values: impl Iterator<Item = i64>) -> Varints {
         let mut bytes = Vec::new();
         let mut count = 0;
-        for d in durations {
+        for d in values {
             let mut value = d.max(0) as u64;
             while value >= 0x80 {
                 bytes.push(value as u8 | 0x80);
@@ -105,13 +134,24 @@ impl TaskDurations {
             bytes.push(value as u8);
             count += 1;
         }
-        TaskDurations {
+        if bytes.len() >= COMPRESS_FROM_BYTES
+            && let Ok(compressed) = zstd::bulk::compress(&bytes, 3)
+            && compressed.len() < bytes.len() / 8 * 7
+        {
+            return Varints {
+                count,
+                compressed_from: Some(bytes.len()),
+                bytes: compressed.into(),
+            };
+        }
+        Varints {
             count,
+            compressed_from: None,
             bytes: bytes.into(),
         }
     }
 
-    /// How many durations.
+    /// How many values.
     pub fn len(&self) -> usize {
         self.count
     }
@@ -120,12 +160,23 @@ impl TaskDurations {
         self.count == 0
     }
 
+    /// Bytes held.
+    pub fn stored_bytes(&self) -> usize {
+        self.bytes.len()
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = i64> + '_ {
+        let bytes: std::borrow::Cow<'_, [u8]> = match self.compressed_from {
+            None => (&*self.bytes).into(),
+            Some(len) => zstd::bulk::decompress(&self.bytes, len)
+                .expect("the values were compressed by this process")
+                .into(),
+        };
         let mut at = 0;
         std::iter::from_fn(move || {
             let mut value = 0u64;
             let mut shift = 0;
-            while let Some(&byte) = self.bytes.get(at) {
+            while let Some(&byte) = bytes.get(at) {
                 at += 1;
                 value |= u64::from(byte & 0x7f) << shift;
                 if byte < 0x80 {
@@ -165,13 +216,14 @@ impl TaskFigure {
     }
 }
 
-/// The successful tasks one executor ran in a stage attempt.
+/// The successful tasks one executor ran in a stage attempt: each one's duration and data, in
+/// the same order.
 #[derive(Debug, Clone, Default)]
 pub struct ExecutorTasks {
     /// Index in `Application::executors`.
     pub executor: u32,
-    pub durations_ms: Vec<u32>,
-    pub data_bytes: Vec<u64>,
+    pub durations_ms: Varints,
+    pub data_bytes: Varints,
 }
 
 /// The History Server's quantile `q` of `values`, 0 when there are none.
@@ -213,29 +265,52 @@ pub fn of_application(app: &Application) -> Vec<StageStats> {
         .collect()
 }
 
-/// The successful tasks' durations and data by executor, each list exactly its length: they
-/// are kept for every stage while the rules run.
-fn successful_by_executor(ok: &[&Task]) -> Vec<ExecutorTasks> {
-    let mut counts: std::collections::BTreeMap<u32, usize> = Default::default();
+/// The successful tasks' durations and data by executor: kept for every stage while the rules
+/// run, so packed as [`Varints`].
+fn successful_by_executor<'a>(ok: impl Iterator<Item = &'a Task>) -> Vec<ExecutorTasks> {
+    let mut lists: std::collections::BTreeMap<u32, (Vec<i64>, Vec<i64>)> = Default::default();
     for t in ok {
-        *counts.entry(t.executor).or_default() += 1;
+        let (durations, data) = lists.entry(t.executor).or_default();
+        durations.push(i64::from(t.duration_ms));
+        data.push(i64::try_from(data_bytes(t)).unwrap_or(i64::MAX));
     }
-    let mut by_executor: Vec<ExecutorTasks> = counts
+    lists
         .into_iter()
-        .map(|(executor, n)| ExecutorTasks {
+        .map(|(executor, (durations, data))| ExecutorTasks {
             executor,
-            durations_ms: Vec::with_capacity(n),
-            data_bytes: Vec::with_capacity(n),
+            durations_ms: Varints::new(durations.into_iter()),
+            data_bytes: Varints::new(data.into_iter()),
+        })
+        .collect()
+}
+
+/// Every task's duration in launch order, equal launches shortest first (the order the what-if
+/// replays them in). Sorted as one `u64` a task (launch from the first, then duration) where
+/// the launches span under 49 days, which every real stage does: half the memory of sorting
+/// pairs, at the peak of the rules.
+fn durations_by_launch(tasks: &[Task]) -> Varints {
+    let Some(first) = tasks.iter().map(|t| t.launch_ms).min() else {
+        return Varints::default();
+    };
+    let packed: Option<Vec<u64>> = tasks
+        .iter()
+        .map(|t| {
+            let since = u32::try_from(t.launch_ms.checked_sub(first)?).ok()?;
+            Some(u64::from(since) << 32 | u64::from(t.duration_ms))
         })
         .collect();
-    for t in ok {
-        let at = by_executor
-            .binary_search_by_key(&t.executor, |e| e.executor)
-            .expect("every executor was counted");
-        by_executor[at].durations_ms.push(t.duration_ms);
-        by_executor[at].data_bytes.push(data_bytes(t));
+    match packed {
+        Some(mut keys) => {
+            keys.sort_unstable();
+            Varints::new(keys.into_iter().map(|k| i64::from(k as u32)))
+        }
+        None => {
+            let mut pairs: Vec<(i64, u32)> =
+                tasks.iter().map(|t| (t.launch_ms, t.duration_ms)).collect();
+            pairs.sort_unstable();
+            Varints::new(pairs.into_iter().map(|(_, d)| i64::from(d)))
+        }
     }
-    by_executor
 }
 
 impl StageStats {
@@ -243,12 +318,14 @@ impl StageStats {
     /// `duration_ms` (`None`: never submitted); `by_executor` says whether to keep the successful
     /// tasks' figures by executor.
     pub fn new(tasks: &[Task], duration_ms: Option<i64>, by_executor: bool) -> StageStats {
-        let ok: Vec<&Task> = tasks
+        // Walked again where needed rather than collected: the largest stage's temporary copies
+        // sit beside every stage's figures at the rules' peak.
+        let ok = tasks
             .iter()
-            .filter(|t| t.outcome == TaskOutcome::Success && t.has_metrics)
-            .collect();
+            .filter(|t| t.outcome == TaskOutcome::Success && t.has_metrics);
         // Sorted once: the median, p95 and max are three of the History Server's quantiles.
-        let mut successful_ms: Vec<u32> = ok.iter().map(|t| t.duration_ms).collect();
+        let mut successful_ms: Vec<u32> = ok.clone().map(|t| t.duration_ms).collect();
+        let successful = successful_ms.len();
         let duration_quantiles =
             shs_quantiles(&mut successful_ms, &[0.0, 0.25, 0.5, 0.75, 0.95, 1.0])
                 .map(|q| [q[0], q[1], q[2], q[3], q[4], q[5]]);
@@ -305,26 +382,23 @@ impl StageStats {
                 Some(last_end_at_median.map_or(end_at_median, |e| e.max(end_at_median)));
         }
         facts.last_end_ms = last_end.unwrap_or(0);
-        let mut launches: Vec<(i64, i64)> = tasks
-            .iter()
-            .map(|t| (t.launch_ms, i64::from(t.duration_ms)))
-            .collect();
-        launches.sort_unstable();
-        facts.first_launch_ms = launches.first().map(|&(launch, _)| launch);
-        facts.durations_by_launch = TaskDurations::new(launches.iter().map(|&(_, d)| d));
-        let mut all_durations: Vec<i64> = launches.into_iter().map(|(_, d)| d).collect();
+        facts.first_launch_ms = tasks.iter().map(|t| t.launch_ms).min();
+        facts.durations_by_launch = durations_by_launch(tasks);
+        let mut all_durations: Vec<u32> = tasks.iter().map(|t| t.duration_ms).collect();
         all_durations.sort_unstable();
         facts.middle_task_ms = all_durations
             .get(all_durations.len() / 2)
-            .copied()
-            .unwrap_or(0);
+            .map_or(0, |&d| i64::from(d));
         drop(all_durations);
         let mut executors: Vec<u32> = tasks.iter().map(|t| t.executor).collect();
         executors.sort_unstable();
         executors.dedup();
+        // Collected one a task, kept for every stage: without this each stage kept 4 bytes a
+        // task of spare room (40 MB for 10M tasks).
+        executors.shrink_to_fit();
         facts.executors = executors;
         facts.last_end_at_median_ms = last_end_at_median.unwrap_or(0);
-        for t in &ok {
+        for t in ok.clone() {
             let bytes = data_bytes(t);
             facts.successful_data_bytes += bytes;
             keep_largest(&mut facts.biggest_partition, t, bytes);
@@ -333,18 +407,21 @@ impl StageStats {
             }
         }
         if by_executor {
-            facts.by_executor = successful_by_executor(&ok);
+            facts.by_executor = successful_by_executor(ok.clone());
         }
-        facts.middle_peak_execution_memory =
-            middle(ok.iter().map(|t| t.metrics.peak_execution_memory).collect());
-        facts.middle_memory_spill = middle(ok.iter().map(|t| t.metrics.memory_spill).collect());
+        facts.middle_peak_execution_memory = middle(
+            ok.clone()
+                .map(|t| t.metrics.peak_execution_memory)
+                .collect(),
+        );
+        facts.middle_memory_spill = middle(ok.clone().map(|t| t.metrics.memory_spill).collect());
         StageStats {
-            successful: ok.len(),
+            successful,
             median_ms,
             p95_ms,
             max_ms,
-            median_bytes: quantile(ok.iter().map(|t| data_bytes(t)).collect(), 0.5),
-            median_records: quantile(ok.iter().map(|t| data_records(t)).collect(), 0.5),
+            median_bytes: quantile(ok.clone().map(data_bytes).collect(), 0.5),
+            median_records: quantile(ok.map(data_records).collect(), 0.5),
             duration_ms: duration_ms.unwrap_or(0),
             task_time_ms,
             facts,
@@ -354,7 +431,8 @@ impl StageStats {
 
 #[cfg(test)]
 mod tests {
-    use super::{TaskDurations, of_application};
+    use super::{Varints, of_application};
+    use crate::context::data_bytes;
     use crate::rules::testing::apps;
     use sparkdiag_model::TaskOutcome;
 
@@ -363,7 +441,7 @@ mod tests {
     /// killed ones, a lost executor and spills.
     #[test]
     fn the_facts_count_what_the_model_counted_as_the_tasks_ended() {
-        let mut failed = 0;
+        let (mut failed, mut by_executor) = (0, 0);
         for rel in [
             "logs/failed/local-1796049483373",
             "logs/killed/single",
@@ -380,7 +458,19 @@ mod tests {
                     assert_eq!(failed_here as i64, stage.failed_tasks, "{at}: failed");
                     assert_eq!(facts.killed as i64, stage.killed_tasks, "{at}: killed");
                     assert_eq!(facts.tasks, stage.tasks.len(), "{at}: tasks");
-                    assert_eq!(facts.durations_by_launch.len(), facts.tasks, "{at}");
+                    let mut by_launch: Vec<(i64, u32)> = app
+                        .stage_tasks(stage)
+                        .iter()
+                        .map(|t| (t.launch_ms, t.duration_ms))
+                        .collect();
+                    by_launch.sort_unstable();
+                    assert!(
+                        facts
+                            .durations_by_launch
+                            .iter()
+                            .eq(by_launch.iter().map(|&(_, d)| i64::from(d))),
+                        "{at}: durations by launch"
+                    );
                     // Counted here from the tasks, not from the quantiles the figures share.
                     let ok: Vec<u32> = app
                         .stage_tasks(stage)
@@ -389,6 +479,18 @@ mod tests {
                         .map(|t| t.duration_ms)
                         .collect();
                     assert_eq!(s.successful, ok.len(), "{at}: successful");
+                    for on in &facts.by_executor {
+                        let (durations, data): (Vec<i64>, Vec<i64>) = app
+                            .stage_tasks(stage)
+                            .iter()
+                            .filter(|t| t.outcome == TaskOutcome::Success && t.has_metrics)
+                            .filter(|t| t.executor == on.executor)
+                            .map(|t| (i64::from(t.duration_ms), data_bytes(t) as i64))
+                            .unzip();
+                        assert!(on.durations_ms.iter().eq(durations), "{at}: durations");
+                        assert!(on.data_bytes.iter().eq(data), "{at}: data");
+                        by_executor += 1;
+                    }
                     assert_eq!(ok.iter().max().copied().unwrap_or(0), s.max_ms, "{at}: max");
                     let at_most_median = ok.iter().filter(|&&d| d <= s.median_ms).count();
                     assert!(
@@ -400,14 +502,66 @@ mod tests {
             }
         }
         assert!(failed > 0, "no failed task in the logs read");
+        assert!(
+            by_executor > 0,
+            "no application with two executors in the logs read"
+        );
+    }
+
+    /// The facts are kept for every stage at once while the rules run, so they must cost a
+    /// byte or two a task, not the room their temporary copies took. Real logs in local mode
+    /// (no per-executor figures) with stages of thousands of tasks.
+    #[test]
+    fn the_facts_kept_for_a_large_stage_take_a_few_bytes_a_task() {
+        let mut largest = 0;
+        for rel in ["logs/patterns/tiny-partitions", "logs/patterns/skew-join"] {
+            for app in apps(rel) {
+                for s in of_application(&app) {
+                    let facts = &s.facts;
+                    if facts.tasks < 1000 {
+                        continue;
+                    }
+                    largest = largest.max(facts.tasks);
+                    let per_task = facts.heap_bytes() as f64 / facts.tasks as f64;
+                    assert!(per_task <= 2.0, "{rel}: {per_task:.2} bytes a task");
+                }
+            }
+        }
+        assert!(largest >= 1000, "no stage of 1,000 tasks in the logs read");
     }
 
     #[test]
     fn durations_read_back_as_written_in_a_byte_or_two_each() {
         let written = [0, 1, 127, 128, 16_383, 16_384, u32::MAX as i64];
-        let durations = TaskDurations::new(written.into_iter());
+        let durations = Varints::new(written.into_iter());
         assert_eq!(durations.iter().collect::<Vec<_>>(), written);
         assert_eq!(durations.len(), written.len());
-        assert_eq!(durations.bytes.len(), 1 + 1 + 1 + 2 + 2 + 3 + 5);
+        assert_eq!(durations.stored_bytes(), 1 + 1 + 1 + 2 + 2 + 3 + 5);
+    }
+
+    /// A large stage's durations, as real stages have them (few distinct values), are kept
+    /// compressed and read back the same; varied ones never take more than as they are.
+    #[test]
+    fn a_large_stages_durations_are_kept_compressed_when_that_saves_memory() {
+        let repetitive: Vec<i64> = (0..100_000).map(|i| [12, 15, 15, 17, 300][i % 5]).collect();
+        let durations = Varints::new(repetitive.iter().copied());
+        assert!(durations.iter().eq(repetitive.iter().copied()));
+        assert!(durations.stored_bytes() < repetitive.len() / 10);
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let varied: Vec<i64> = (0..100_000)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 40) as i64
+            })
+            .collect();
+        let durations = Varints::new(varied.iter().copied());
+        assert!(durations.iter().eq(varied.iter().copied()));
+        let leb128_bytes: usize = varied
+            .iter()
+            .map(|&d| (64 - d.leading_zeros() as usize).div_ceil(7).max(1))
+            .sum();
+        assert!(durations.stored_bytes() <= leb128_bytes);
     }
 }

@@ -6,7 +6,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use sparkdiag_model::{Application, StageStatus};
-use sparkdiag_rules::{StageStats, TaskDurations};
+use sparkdiag_rules::{StageStats, Varints};
 
 /// What to change in a replay.
 #[derive(Debug, Clone, Copy)]
@@ -49,7 +49,7 @@ struct StageNode {
     /// Every task attempt's duration (failed and killed attempts held a slot too), in launch
     /// order, as variable-length integers: one or two bytes a task for most, where millions of
     /// tasks must fit beside the model.
-    tasks: TaskDurations,
+    tasks: Varints,
     /// The median of `tasks` (the upper one for an even count), what [`ReplayOptions::cut_skew`]
     /// cuts to.
     median_ms: i64,

@@ -132,14 +132,14 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 continue;
             };
             let tasks = &on_executor[at];
-            for (&duration_ms, &bytes) in tasks.durations_ms.iter().zip(&tasks.data_bytes) {
+            for (duration_ms, bytes) in tasks.durations_ms.iter().zip(tasks.data_bytes.iter()) {
                 tally
                     .time_ratios
-                    .push(ratio(duration_ms.into(), stats.median_ms.into()));
+                    .push(ratio(duration_ms as f64, stats.median_ms.into()));
                 tally
                     .data_ratios
                     .push(ratio(bytes as f64, stats.median_bytes.max(1) as f64));
-                tally.excess_ms += (i64::from(duration_ms) - i64::from(stats.median_ms)).max(0);
+                tally.excess_ms += (duration_ms - i64::from(stats.median_ms)).max(0);
             }
             if tally.stages.last() != Some(&stage.stage_id) {
                 tally.stages.push(stage.stage_id);
