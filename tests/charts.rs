@@ -349,11 +349,12 @@ fn the_view_data_of_every_bundled_log_lines_up_with_its_report() {
             assert!(view.busy_slots.is_empty(), "{who}");
         }
         for (stage, tasks) in report.stages.iter().zip(&view.stages) {
-            assert!(tasks.succeeded_ms.is_sorted() && tasks.failed_ms.is_sorted());
+            let succeeded: Vec<u32> = tasks.succeeded_ms.iter().collect();
+            assert!(succeeded.is_sorted() && tasks.failed_ms.iter().is_sorted());
             // The report's quantiles come from the same successful tasks.
             if let Some(q) = &stage.task_duration_ms {
-                assert_eq!(tasks.succeeded_ms.first(), Some(&q.min), "{who}");
-                assert_eq!(tasks.succeeded_ms.last(), Some(&q.max), "{who}");
+                assert_eq!(succeeded.first(), Some(&q.min), "{who}");
+                assert_eq!(succeeded.last(), Some(&q.max), "{who}");
             }
         }
         for sql in report.sql.iter().filter(|q| !q.plan_nodes.is_empty()) {

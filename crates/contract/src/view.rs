@@ -7,6 +7,7 @@
 //! need only the [`crate::Report`] and this.
 
 use sparkdiag_model::{Application, SparkPlanInfo, TaskOutcome};
+use sparkdiag_rules::Varints;
 
 /// Per-task and plan-shape data for the charts and the HTML view of one application.
 #[derive(Debug, Default, Clone)]
@@ -30,10 +31,50 @@ pub struct ViewData {
 pub struct StageTasks {
     pub stage_id: i64,
     pub attempt_id: i64,
-    /// Successful tasks with metrics (the History Server's population), in ms, sorted.
-    pub succeeded_ms: Vec<u32>,
-    /// Failed tasks, in ms, sorted.
-    pub failed_ms: Vec<u32>,
+    /// Successful tasks with metrics (the History Server's population).
+    pub succeeded_ms: SortedMs,
+    /// Failed tasks.
+    pub failed_ms: SortedMs,
+}
+
+/// Durations in ms, sorted. Every stage's are kept while the views are drawn, so they are packed:
+/// the difference from each to the next (mostly zero or small) as variable-length integers,
+/// compressed once there are thousands, a fraction of a byte a task where a `u32` took four.
+#[derive(Debug, Default, Clone)]
+pub struct SortedMs(Varints);
+
+impl SortedMs {
+    pub fn new(mut ms: Vec<u32>) -> SortedMs {
+        ms.sort_unstable();
+        let mut previous = 0;
+        SortedMs(Varints::new(ms.into_iter().map(|d| {
+            let step = i64::from(d - previous);
+            previous = d;
+            step
+        })))
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Bytes held.
+    pub fn stored_bytes(&self) -> usize {
+        self.0.stored_bytes()
+    }
+
+    /// The durations, shortest first.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        let mut at = 0u32;
+        self.0.iter().map(move |step| {
+            at = at.saturating_add(u32::try_from(step).unwrap_or(u32::MAX));
+            at
+        })
+    }
 }
 
 /// How many slices of the application's time the cores-busy chart averages over: fine enough to
@@ -104,15 +145,15 @@ impl ViewData {
                         busy.add(relative(from), relative(to));
                     }
                 }
-                let durations = |outcome: TaskOutcome| -> Vec<u32> {
-                    let mut d: Vec<u32> = tasks
-                        .iter()
-                        .filter(|t| t.outcome == outcome)
-                        .filter(|t| t.has_metrics || outcome == TaskOutcome::Failed)
-                        .map(|t| t.duration_ms)
-                        .collect();
-                    d.sort_unstable();
-                    d
+                let durations = |outcome: TaskOutcome| {
+                    SortedMs::new(
+                        tasks
+                            .iter()
+                            .filter(|t| t.outcome == outcome)
+                            .filter(|t| t.has_metrics || outcome == TaskOutcome::Failed)
+                            .map(|t| t.duration_ms)
+                            .collect(),
+                    )
                 };
                 StageTasks {
                     stage_id: stage.stage_id,
@@ -236,7 +277,62 @@ impl PlanTree {
 
 #[cfg(test)]
 mod tests {
-    use super::average_running;
+    use super::{ViewData, average_running};
+    use sparkdiag_model::{Application, ApplicationBuilder, TaskOutcome};
+
+    fn app(rel: &str) -> Application {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/logs")
+            .join(rel);
+        let input = &sparkdiag_eventlog::discover(path.to_str().unwrap()).unwrap()[0];
+        let mut builder = ApplicationBuilder::default();
+        sparkdiag_eventlog::read_log(input, |e| builder.on_event(e)).unwrap();
+        builder.finish()
+    }
+
+    /// The packed durations read back as the tasks' own, sorted; a stage of thousands of
+    /// tasks takes a fraction of a byte a task. Real logs: thousands of tiny tasks, and a
+    /// failed job.
+    #[test]
+    fn every_stages_durations_read_back_sorted_from_a_fraction_of_a_byte_a_task() {
+        let (mut failed, mut largest) = (0, 0);
+        for rel in ["patterns/tiny-partitions", "failed/local-1796049483373"] {
+            let app = app(rel);
+            let view = ViewData::new(&app);
+            assert_eq!(view.stages.len(), app.stages.len(), "{rel}");
+            for (stage, packed) in app.stages.iter().zip(&view.stages) {
+                let tasks = app.stage_tasks(stage);
+                let sorted = |outcome: TaskOutcome| {
+                    let mut d: Vec<u32> = tasks
+                        .iter()
+                        .filter(|t| t.outcome == outcome)
+                        .filter(|t| t.has_metrics || outcome == TaskOutcome::Failed)
+                        .map(|t| t.duration_ms)
+                        .collect();
+                    d.sort_unstable();
+                    d
+                };
+                let ok = sorted(TaskOutcome::Success);
+                assert!(packed.succeeded_ms.iter().eq(ok.iter().copied()), "{rel}");
+                assert!(
+                    packed.failed_ms.iter().eq(sorted(TaskOutcome::Failed)),
+                    "{rel}"
+                );
+                failed += packed.failed_ms.len();
+                if ok.len() >= 1000 {
+                    largest = largest.max(ok.len());
+                    let bytes = packed.succeeded_ms.stored_bytes();
+                    assert!(
+                        bytes * 2 <= ok.len(),
+                        "{rel}: {bytes} bytes for {}",
+                        ok.len()
+                    );
+                }
+            }
+        }
+        assert!(failed > 0, "no failed task in the logs read");
+        assert!(largest >= 1000, "no stage of 1,000 tasks in the logs read");
+    }
 
     #[test]
     fn average_running_is_each_slices_overlap_with_every_span() {

@@ -119,7 +119,7 @@ pub struct Varints {
 
 /// Fewer LEB128 bytes than this are kept as they are: zstd's frame would weigh more than the
 /// saving, and every reading would decompress them for nothing.
-const COMPRESS_FROM_BYTES: usize = 4096;
+const COMPRESS_FROM_BYTES: usize = 1024;
 
 impl Varints {
     pub fn new(values: impl Iterator<Item = i64>) -> Varints {

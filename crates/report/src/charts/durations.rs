@@ -3,6 +3,7 @@
 //! the median.
 
 use super::*;
+use crate::{SortedMs, StageTasks};
 
 pub(super) struct Strip {
     pub(super) stage_id: i64,
@@ -15,6 +16,9 @@ pub(super) struct Strip {
     pub(super) marked: bool,
     /// The stage attempt failed.
     stage_failed: bool,
+    /// How far the slowest successful task ran past the median, in seconds: what a skew looks
+    /// like.
+    excess: f64,
 }
 
 impl Strip {
@@ -28,14 +32,23 @@ impl Strip {
         let ok = self.durations.last().copied().unwrap_or(0.0);
         ok.max(self.failed.last().copied().unwrap_or(0.0))
     }
+}
 
-    /// How far the slowest successful task ran past the median: what a skew looks like.
-    fn excess(&self) -> f64 {
-        match (self.quantile(0.5), self.quantile(1.0)) {
-            (Some(median), Some(max)) => max - median,
-            _ => 0.0,
+/// [`Strip::excess`] of `ms`, read without unpacking them all: every stage is ranked, a few are
+/// drawn.
+fn excess_s(ms: &SortedMs) -> f64 {
+    let Some(last) = ms.len().checked_sub(1) else {
+        return 0.0;
+    };
+    let middle = (last as f64 * 0.5).round() as usize;
+    let (mut median, mut max) = (0, 0);
+    for (i, d) in ms.iter().enumerate() {
+        if i == middle {
+            median = d;
         }
+        max = d;
     }
+    f64::from(max) / 1000.0 - f64::from(median) / 1000.0
 }
 
 /// Rows of the chart at least, and at most when the focus and failed stages need more.
@@ -54,8 +67,9 @@ pub(super) fn chosen_stages(
     names: &StageNames,
 ) -> Vec<Strip> {
     let seconds =
-        |ms: &[u32]| -> Vec<f64> { ms.iter().map(|&ms| f64::from(ms) / 1000.0).collect() };
-    let mut strips: Vec<Strip> = report
+        |ms: &SortedMs| -> Vec<f64> { ms.iter().map(|ms| f64::from(ms) / 1000.0).collect() };
+    // Ranked with their durations still packed; only the kept ones are unpacked.
+    let mut strips: Vec<(Strip, &StageTasks)> = report
         .stages
         .iter()
         .zip(&view.stages)
@@ -67,14 +81,16 @@ pub(super) fn chosen_stages(
             if tasks.succeeded_ms.is_empty() && tasks.failed_ms.is_empty() {
                 return None;
             }
-            Some(Strip {
+            let strip = Strip {
                 stage_id: s.stage_id,
                 label: names.label(s.stage_id, s.attempt_id, &s.name),
-                durations: seconds(&tasks.succeeded_ms),
-                failed: seconds(&tasks.failed_ms),
+                durations: Vec::new(),
+                failed: Vec::new(),
                 marked: focus.stage_ids.contains(&s.stage_id),
                 stage_failed: s.status == StageStatus::Failed,
-            })
+                excess: excess_s(&tasks.succeeded_ms),
+            };
+            Some((strip, tasks))
         })
         .collect();
     // Focus first (in the order the finding names its stages), then failed stages, then by excess; a stage whose tasks all took the same time says nothing about
@@ -86,25 +102,27 @@ pub(super) fn chosen_stages(
             .position(|&id| id == s.stage_id && s.marked)
             .unwrap_or(usize::MAX)
     };
-    strips.sort_by(|a, b| {
+    strips.sort_by(|(a, _), (b, _)| {
         rank(a)
             .cmp(&rank(b))
             .then(b.stage_failed.cmp(&a.stage_failed))
-            .then(b.excess().total_cmp(&a.excess()))
+            .then(b.excess.total_cmp(&a.excess))
     });
     let primary = strips
         .iter()
-        .take_while(|s| s.marked || s.stage_failed)
+        .take_while(|(s, _)| s.marked || s.stage_failed)
         .count();
     let keep = primary.clamp(STRIPS, MAX_STRIPS);
     let mut kept: Vec<Strip> = Vec::new();
-    for (i, s) in strips.into_iter().enumerate() {
+    for (i, (mut s, tasks)) in strips.into_iter().enumerate() {
         if kept.len() == keep {
             break;
         }
-        if i >= primary && s.excess() <= 0.0 && !kept.is_empty() {
+        if i >= primary && s.excess <= 0.0 && !kept.is_empty() {
             continue;
         }
+        s.durations = seconds(&tasks.succeeded_ms);
+        s.failed = seconds(&tasks.failed_ms);
         kept.push(s);
     }
     kept
