@@ -326,13 +326,16 @@ impl Graph {
                         } else {
                             d
                         };
-                        let start = match slots.pop() {
-                            Some(Reverse(free)) => free.max(at),
+                        // The earliest free slot takes the task: replaced in place, one
+                        // sift where a pop and a push took two (a replay's hottest line).
+                        let start = match slots.peek_mut() {
+                            Some(mut free) => {
+                                let start = free.0.max(at);
+                                *free = Reverse(start + d);
+                                start
+                            }
                             None => at,
                         };
-                        if options.slots.is_some() {
-                            slots.push(Reverse(start + d));
-                        }
                         last = last.max(start + d);
                     }
                     let end = last + self.stages[s].tail_ms;
