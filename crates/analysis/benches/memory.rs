@@ -1,4 +1,5 @@
-//! Peak memory of the analysis (read, model, rules, report: what `sparkdiag analyze` runs) on
+//! Peak memory of the analysis (read, model, rules, report: what `sparkdiag analyze` runs, and
+//! the views' data `--format html` and `batch` add) on
 //! large logs made from real events, with completed stages folded and with every task kept as
 //! read, and the bytes a task costs either way.
 //!
@@ -131,16 +132,36 @@ fn analyze_once(log: &Path, unfolded: bool) {
     serde_json::to_writer(std::io::sink(), report).unwrap();
     let total = started.elapsed().as_secs_f64();
     let analysed_cpu = cpu::cpu_seconds() - modelled_cpu;
+    let unfolds = app.tasks.unfolds();
+    // What `--format html` and `batch` add: the views' data, every stage's durations packed.
+    let view = analysis.view_data();
+    let view_bytes: usize = view
+        .stages
+        .iter()
+        .map(|s| s.succeeded_ms.stored_bytes() + s.failed_ms.stored_bytes())
+        .sum();
+    drop(view);
+    let peak_with_views_mb = peak_rss_mb();
+    // Taken again, after the peak was reached: what the rules' per-stage facts hold while the
+    // rules and the report run.
+    let facts_bytes: usize = sparkdiag_rules::stage_stats(app)
+        .iter()
+        .map(|s| s.facts.heap_bytes())
+        .sum();
     println!(
         "tasks {}  stored {:.1} B/task ({:.1} MB)  peak after read+model {model_peak_mb:.1} MB  \
          read+model {modelled:.1} s (CPU {modelled_cpu:.1} s)  rules+report {:.1} s \
-         (CPU {analysed_cpu:.1} s)  findings {}  unfolds {:.1} a stage",
+         (CPU {analysed_cpu:.1} s)  stage facts {:.2} B/task  views' durations {:.2} B/task (peak \
+         {peak_with_views_mb:.1} MB with them)  findings {}  unfolds {:.1} a \
+         stage",
         app.tasks.len(),
         app.tasks.heap_bytes() as f64 / app.tasks.len().max(1) as f64,
         app.tasks.heap_bytes() as f64 / (1 << 20) as f64,
         total - modelled,
+        facts_bytes as f64 / app.tasks.len().max(1) as f64,
+        view_bytes as f64 / app.tasks.len().max(1) as f64,
         report.findings.len(),
-        app.tasks.unfolds() as f64 / app.stages.len().max(1) as f64
+        unfolds as f64 / app.stages.len().max(1) as f64
     );
 }
 
