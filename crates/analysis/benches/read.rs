@@ -5,7 +5,9 @@
 //! `SPARKDIAG_BENCH_MB` sets its uncompressed size (default 1024; 100 to 10240 were measured).
 //! Files go to `target/bench-data/` and are reused when present; above 2 GB only the zstd file is
 //! written, to spare the disk. `SPARKDIAG_BENCH_RUNS` sets the runs of each measurement (5; 1 for
-//! callgrind). `SPARKDIAG_BIN` names a built `sparkdiag` binary to time
+//! callgrind). `SPARKDIAG_BENCH_ONLY=analyze` (or `model`) runs that step once and prints a hash
+//! of its result instead of timing anything: the run to give a profiler, and a check that a
+//! change leaves a large log's report byte for byte the same. `SPARKDIAG_BIN` names a built `sparkdiag` binary to time
 //! `analyze` on the same file with its peak memory. Run with
 //! `cargo bench -p sparkdiag-analysis --bench read` (it needs no polars, so it builds quickly).
 
@@ -41,6 +43,10 @@ fn main() {
     let zst = dir.join(format!("large-{target_mb}mb.zstd"));
     if !zst.exists() || plain.as_ref().is_some_and(|p| !p.exists()) {
         generate(plain.as_deref(), &zst, target_mb << 20);
+    }
+    if let Ok(only) = std::env::var("SPARKDIAG_BENCH_ONLY") {
+        profile_once(&only, &zst);
+        return;
     }
     let zst_len = std::fs::metadata(&zst).unwrap().len();
     let mut decoded_len = 0;
@@ -183,16 +189,40 @@ fn read_and_model(path: &Path, decoded_len: &mut u64) -> u64 {
     source.events()
 }
 
+/// One step, once, untimed, for a profiler; the hash of the report's JSON (or of the events
+/// read) tells whether a change altered the result.
+fn profile_once(only: &str, zst: &Path) {
+    use std::hash::{DefaultHasher, Hasher};
+    match only {
+        "analyze" => {
+            let json = report_json(zst);
+            let mut hash = DefaultHasher::new();
+            hash.write(json.as_bytes());
+            println!(
+                "analyze: {} bytes of JSON, hash {:016x}",
+                json.len(),
+                hash.finish()
+            );
+        }
+        "model" => println!("model: {} events", read_and_model(zst, &mut 0)),
+        other => panic!("SPARKDIAG_BENCH_ONLY is analyze or model, not {other}"),
+    }
+}
+
 /// What `sparkdiag analyze LOG --format json` does, in this light crate: read, model, every
 /// rule, the report, and its JSON text (thrown away, as `-o /dev/null` would).
 fn analyze_to_json(path: &Path) {
+    std::hint::black_box(report_json(path));
+}
+
+fn report_json(path: &Path) -> String {
     let input = &sparkdiag_eventlog::discover(path.to_str().unwrap()).unwrap()[0];
     let config = sparkdiag_rules::Config::default();
     let analysis =
         sparkdiag_analysis::analyze(input, &sparkdiag_analysis::Options::new(&config)).unwrap();
     let json = serde_json::to_string_pretty(&analysis.report).unwrap();
     assert!(json.len() > 1000);
-    std::hint::black_box(json);
+    json
 }
 
 /// The 1-minute load average, so a reader can tell a quiet machine's figures from a busy one's.

@@ -221,13 +221,77 @@ pub struct Accumulable<'a> {
 
 /// Accumulator values are numbers for internal metrics and strings for SQL metrics; old logs
 /// also hold lists (updated block statuses), which are read past.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
+///
+/// Read as serde's `untagged` derive read it (the first of `Integer`, `Float`, `Text` and
+/// `Other` that takes the value), by one visitor: the derive buffered every value and, for a
+/// string, built an error message for each number variant it did not fit first.
+#[derive(Debug)]
 pub enum NumberOrText<'a> {
     Integer(i64),
     Float(f64),
-    Text(#[serde(borrow)] Text<'a>),
+    Text(Text<'a>),
     Other(serde::de::IgnoredAny),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for NumberOrText<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(NumberOrTextVisitor)
+    }
+}
+
+struct NumberOrTextVisitor;
+
+impl<'de> serde::de::Visitor<'de> for NumberOrTextVisitor {
+    type Value = NumberOrText<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a number, a string or any JSON value")
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(NumberOrText::Integer(v))
+    }
+
+    /// Past `i64::MAX` an integer is no `i64`, and the derive took it as a float.
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(i64::try_from(v).map_or(NumberOrText::Float(v as f64), NumberOrText::Integer))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(NumberOrText::Float(v))
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(NumberOrText::Text(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(NumberOrText::Text(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(NumberOrText::Text(Cow::Owned(v)))
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(NumberOrText::Other(serde::de::IgnoredAny))
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(NumberOrText::Other(serde::de::IgnoredAny))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        serde::de::IgnoredAny
+            .visit_seq(seq)
+            .map(NumberOrText::Other)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        serde::de::IgnoredAny
+            .visit_map(map)
+            .map(NumberOrText::Other)
+    }
 }
 
 impl NumberOrText<'_> {
@@ -887,6 +951,82 @@ fn event_name(line: &[u8]) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What [`NumberOrText`] was: serde's `untagged` derive, which its visitor must match.
+    /// Its values are compared through `Debug`, which the dead-code lint does not count.
+    #[allow(dead_code)]
+    #[derive(Debug, Deserialize)]
+    #[serde(untagged)]
+    enum UntaggedNumberOrText<'a> {
+        Integer(i64),
+        Float(f64),
+        Text(#[serde(borrow)] Text<'a>),
+        Other(serde::de::IgnoredAny),
+    }
+
+    #[test]
+    fn accumulator_values_read_as_the_untagged_derive_read_them() {
+        let values = [
+            "0",
+            "-7",
+            "9223372036854775807",
+            "9223372036854775808",
+            "18446744073709551615",
+            "-9223372036854775808",
+            "-0",
+            "1.5",
+            "-2.5e3",
+            "1e400",
+            r#""12 ms""#,
+            r#""a\"quoted\" \u00e9 value""#,
+            r#""""#,
+            "true",
+            "null",
+            "[1,[2,{}]]",
+            r#"{"a":[null]}"#,
+            "[1,",
+            r#""cut"#,
+            "01",
+            "tru",
+        ];
+        for value in values {
+            // The same value in the same place of the same line, read both ways.
+            let line = format!(r#"{{"ID":1,"Value":{value}}}"#);
+            let new = serde_json::from_str::<Accumulable>(&line).map(|a| format!("{:?}", a.value));
+            let old = serde_json::from_str::<UntaggedAccumulable>(&line)
+                .map(|a| format!("{:?}", a.value).replace("UntaggedNumberOrText", "NumberOrText"));
+            match (new, old) {
+                (Ok(new), Ok(old)) => assert_eq!(new, old, "{value}"),
+                (Err(new), Err(old)) => assert_eq!(
+                    (new.classify(), new.column()),
+                    (old.classify(), old.column()),
+                    "{value}"
+                ),
+                (new, old) => panic!("{value}: {new:?} against {old:?}"),
+            }
+            // Borrowed from the line when the string has no escapes, as the derive borrowed it.
+            if let Ok(Accumulable {
+                value: Some(NumberOrText::Text(text)),
+                ..
+            }) = serde_json::from_str::<Accumulable>(&line)
+            {
+                assert_eq!(
+                    matches!(text, Cow::Borrowed(_)),
+                    !value.contains('\\'),
+                    "{value}"
+                );
+            }
+        }
+    }
+
+    #[allow(dead_code)]
+    #[derive(Debug, Deserialize)]
+    struct UntaggedAccumulable<'a> {
+        #[serde(rename = "ID")]
+        id: i64,
+        #[serde(rename = "Value", borrow, default)]
+        value: Option<UntaggedNumberOrText<'a>>,
+    }
 
     #[test]
     fn strips_task_accumulables_including_strings_with_brackets_and_escapes() {
