@@ -16,7 +16,9 @@
 //! which prints the child's peak resident set size. The cases are `TASKS/STAGES` pairs,
 //! `SPARKDIAG_MEMORY_CASES` (default `1000000/7,10000000/100`); the unfolded run (the storage
 //! before folding) is made for cases up to `SPARKDIAG_MEMORY_UNFOLDED_MAX` tasks (default
-//! 1,000,000: 10M unfolded tasks take about 2 GB). Run with
+//! 1,000,000: 10M unfolded tasks take about 2 GB). The fixture ran in local mode, on the
+//! driver alone; `SPARKDIAG_MEMORY_EXECUTORS=N` spreads the tasks over N executors in turn, as
+//! on a cluster, where the rules also keep each executor's tasks' figures. Run with
 //! `cargo bench -p sparkdiag-analysis --bench memory`.
 
 use std::fs::File;
@@ -50,16 +52,23 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1_000_000);
-    let source = Source::read(&repo.join("testdata/logs/rolling/zstd"));
+    let executors: usize = std::env::var("SPARKDIAG_MEMORY_EXECUTORS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    let source = Source::read(&repo.join("testdata/logs/rolling/zstd"), executors > 1);
     for case in cases.split(',') {
         let (tasks, stages) = case
             .split_once('/')
             .and_then(|(t, s)| Some((t.trim().parse().ok()?, s.trim().parse().ok()?)))
             .unwrap_or_else(|| panic!("a case is TASKS/STAGES, not {case}"));
-        let log = dir.join(format!("memory-{tasks}-tasks-{stages}-stages.zstd"));
+        let log = dir.join(match executors {
+            0 | 1 => format!("memory-{tasks}-tasks-{stages}-stages.zstd"),
+            n => format!("memory-{tasks}-tasks-{stages}-stages-{n}-executors.zstd"),
+        });
         if !log.exists() {
             let started = Instant::now();
-            source.generate(&log, tasks, stages);
+            source.generate(&log, tasks, stages, executors);
             println!(
                 "generated {} ({} MB zstd) in {:.0} s",
                 log.display(),
@@ -190,7 +199,12 @@ impl Template {
     fn new(mut event: Value, paths: &[&str]) -> Template {
         for (field, path) in paths.iter().enumerate() {
             if let Some(slot) = event.pointer_mut(path) {
-                *slot = Value::from(MARK + field as i64);
+                // A string field (an executor id) stays a string: its digits are found inside
+                // the quotes as a number's are.
+                *slot = match slot {
+                    Value::String(_) => Value::from((MARK + field as i64).to_string()),
+                    _ => Value::from(MARK + field as i64),
+                };
             }
         }
         let text = event.to_string();
@@ -221,13 +235,16 @@ impl Template {
     }
 }
 
-/// Fields of the task templates.
+/// Fields of the task templates; the executor's is filled only when the tasks are spread over
+/// executors (`SPARKDIAG_MEMORY_EXECUTORS`), otherwise they keep the fixture's (the driver, in
+/// local mode).
 const TASK_FIELDS: &[&str] = &[
     "/Stage ID",
     "/Task Info/Task ID",
     "/Task Info/Index",
     "/Task Info/Launch Time",
     "/Task Info/Finish Time",
+    "/Task Info/Executor ID",
 ];
 
 /// The real events the logs are made of.
@@ -244,7 +261,12 @@ struct Source {
 }
 
 impl Source {
-    fn read(dir: &Path) -> Source {
+    fn read(dir: &Path, spread: bool) -> Source {
+        let fields = if spread {
+            TASK_FIELDS
+        } else {
+            &TASK_FIELDS[..TASK_FIELDS.len() - 1]
+        };
         let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -301,8 +323,8 @@ impl Source {
                     end["Stage Attempt ID"] = Value::from(0);
                     end["Task Info"]["Attempt"] = Value::from(0);
                     tasks.push((
-                        Template::new(start, TASK_FIELDS),
-                        Template::new(end, TASK_FIELDS),
+                        Template::new(start, fields),
+                        Template::new(end, fields),
                         duration,
                     ));
                 }
@@ -320,8 +342,10 @@ impl Source {
         }
     }
 
-    /// Writes a log of `tasks` tasks over `stages` stages to `path`, zstd-compressed.
-    fn generate(&self, path: &Path, tasks: usize, stages: usize) {
+    /// Writes a log of `tasks` tasks over `stages` stages to `path`, zstd-compressed; with
+    /// `executors` over one, the tasks run on that many executors (ids 1, 2, ..., each added
+    /// as the fixture's own executor was), in turn.
+    fn generate(&self, path: &Path, tasks: usize, stages: usize, executors: usize) {
         let partial = path.with_extension("partial");
         let file = BufWriter::with_capacity(1 << 20, File::create(&partial).unwrap());
         let mut out = BufWriter::with_capacity(1 << 20, zstd::Encoder::new(file, 1).unwrap());
@@ -336,6 +360,15 @@ impl Source {
             .unwrap_or(0);
         for e in &self.opening {
             line(&mut out, e);
+            if executors > 1 && e["Event"] == "SparkListenerExecutorAdded" {
+                for k in 1..=executors {
+                    let mut added = e.clone();
+                    added["Executor ID"] = Value::from(k.to_string());
+                    added["Executor Info"]["Host"] =
+                        Value::from(format!("10.0.{}.{}", k / 256, k % 256));
+                    line(&mut out, &added);
+                }
+            }
         }
         let mut next_task = 0usize;
         // xorshift64: a fixed seed, so a log is the same each time it is made.
@@ -375,7 +408,7 @@ impl Source {
             }
             line(&mut out, &submitted);
             // Eight slots: once they are full, a task starts when the oldest running one ends.
-            let mut running: std::collections::VecDeque<(usize, [i64; 5])> = Default::default();
+            let mut running: std::collections::VecDeque<(usize, [i64; 6])> = Default::default();
             for index in 0..count {
                 if running.len() == SLOTS {
                     let (which, values) = running.pop_front().unwrap();
@@ -390,6 +423,7 @@ impl Source {
                     index as i64,
                     now,
                     now + duration,
+                    (next_task % executors.max(1)) as i64 + 1,
                 ];
                 next_task += 1;
                 start.write(&mut out, &values);
