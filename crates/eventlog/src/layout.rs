@@ -10,6 +10,9 @@ use std::sync::Arc;
 use crate::ReadError;
 use crate::codec::Codec;
 
+mod list;
+pub use list::LogList;
+
 /// How an application's log is laid out on disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
@@ -69,18 +72,25 @@ pub struct LogInput {
 /// are passed over and reported in [`LogInput::skipped`], so one bad entry never hides the logs
 /// beside it. Archives are unpacked under the limits in [`ArchiveLimits`].
 pub fn discover(path: &str) -> Result<Vec<LogInput>, ReadError> {
-    discover_with(path, None)
+    discover_with(path, None).map(LogList::into_inputs)
 }
 
 /// [`discover`], unpacking archives into a new folder under `unpack_into` rather than the
 /// system's temporary folder (`sparkdiag serve` keeps everything it writes in its data folder).
 pub fn discover_unpacking_into(path: &str, unpack_into: &Path) -> Result<Vec<LogInput>, ReadError> {
-    discover_with(path, Some(unpack_into))
+    discover_with(path, Some(unpack_into)).map(LogList::into_inputs)
 }
 
-fn discover_with(path: &str, unpack_into: Option<&Path>) -> Result<Vec<LogInput>, ReadError> {
+/// [`discover`], keeping the logs found in a compact [`LogList`] that gives each back on
+/// demand: for a night of many logs held from the search until the last is analysed.
+pub fn discover_list(path: &str) -> Result<LogList, ReadError> {
+    discover_with(path, None)
+}
+
+fn discover_with(path: &str, unpack_into: Option<&Path>) -> Result<LogList, ReadError> {
+    let mut found = LogList::new(path);
     if path == "-" {
-        return Ok(vec![LogInput {
+        found.push(LogInput {
             display: "<stdin>".into(),
             layout: Layout::Stdin,
             parts: vec![Part {
@@ -91,7 +101,8 @@ fn discover_with(path: &str, unpack_into: Option<&Path>) -> Result<Vec<LogInput>
             notes: Vec::new(),
             skipped: Vec::new(),
             _extracted: None,
-        }]);
+        });
+        return Ok(found);
     }
     let root = Path::new(path);
     let meta = fs::metadata(root).map_err(|e| ReadError::io(path, None, "cannot open", e))?;
@@ -99,7 +110,6 @@ fn discover_with(path: &str, unpack_into: Option<&Path>) -> Result<Vec<LogInput>
         unpack_into: unpack_into.map(Path::to_path_buf),
         ..Walk::default()
     };
-    let mut found = Vec::new();
     if meta.is_dir() {
         walk.dir(root, path, &None, &mut found, 0)?;
         if found.is_empty() {
@@ -112,9 +122,7 @@ fn discover_with(path: &str, unpack_into: Option<&Path>) -> Result<Vec<LogInput>
     } else {
         walk.file(root, path, &None, &mut found, true)?;
     }
-    if let Some(first) = found.first_mut() {
-        first.skipped = std::mem::take(&mut walk.skipped);
-    }
+    found.finish(std::mem::take(&mut walk.skipped));
     Ok(found)
 }
 
@@ -187,7 +195,7 @@ impl Walk {
         dir: &Path,
         display: &str,
         extracted: &Option<Arc<Extracted>>,
-        found: &mut Vec<LogInput>,
+        found: &mut LogList,
         depth: usize,
     ) -> Result<(), ReadError> {
         if let Some(id) = dir_id(dir)
@@ -249,7 +257,7 @@ impl Walk {
         path: &Path,
         display: &str,
         extracted: &Option<Arc<Extracted>>,
-        found: &mut Vec<LogInput>,
+        found: &mut LogList,
         named_directly: bool,
     ) -> Result<(), ReadError> {
         let head = read_head(path, display)?;

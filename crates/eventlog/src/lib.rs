@@ -35,7 +35,8 @@ use std::fmt;
 pub use codec::Codec;
 pub use events::Event;
 pub use layout::{
-    ArchiveLimits, ArchiveRefusal, Layout, LogInput, Part, discover, discover_unpacking_into,
+    ArchiveLimits, ArchiveRefusal, Layout, LogInput, LogList, Part, discover, discover_list,
+    discover_unpacking_into,
 };
 pub use read::{FileReport, SourceReport, read_log};
 
