@@ -351,13 +351,13 @@ fn rolling_dir(
     let entries = sorted_entries(dir, display)?;
     let mut events: Vec<(u64, String, PathBuf)> = Vec::new();
     let mut status: Option<String> = None;
-    for (name, path) in &entries {
+    for (name, path) in entries {
         if let Some(rest) = name.strip_prefix("events_") {
             if let Some(index) = rest.split('_').next().and_then(|n| n.parse::<u64>().ok()) {
-                events.push((index, name.clone(), path.clone()));
+                events.push((index, name, path));
             }
         } else if name.starts_with("appstatus_") {
-            status = Some(name.clone());
+            status = Some(name);
         }
     }
     if events.is_empty() || !(dir_name.starts_with("eventlog_v2_") || status.is_some()) {
@@ -427,13 +427,13 @@ fn databricks_dir(
     let mut rolls: Vec<(String, PathBuf)> = Vec::new();
     let mut current = None;
     // `<cluster>/eventlog/` is itself a folder named like the current log file: only files count.
-    for (name, path) in entries.into_iter().filter(|(_, p)| p.is_file()) {
+    for (name, path) in entries.filter(|(_, p)| p.is_file()) {
         if name == "eventlog" {
             current = Some(path);
         } else if let Some(stamp) = name.strip_prefix("eventlog-") {
             let stamp = stamp.trim_end_matches(".gz");
             if is_databricks_stamp(stamp) {
-                rolls.push((name.clone(), path));
+                rolls.push((name, path));
             }
         }
     }
@@ -886,19 +886,30 @@ fn untar(reader: impl Read, root: &Path, unpacking: &mut Unpacking<'_>) {
     }
 }
 
-fn sorted_entries(dir: &Path, display: &str) -> Result<Vec<(String, PathBuf)>, ReadError> {
-    let mut entries = Vec::new();
+/// A directory's entries as (name, path), sorted by name. Only the names are held while the
+/// caller goes through them (a folder of a night's logs can hold tens of thousands); each path
+/// is made when its entry's turn comes, the same path `read_dir` would give.
+fn sorted_entries(
+    dir: &Path,
+    display: &str,
+) -> Result<impl Iterator<Item = (String, PathBuf)>, ReadError> {
+    let mut names = Vec::new();
     let reader =
         fs::read_dir(dir).map_err(|e| ReadError::io(display, None, "cannot list directory", e))?;
     for entry in reader {
         let entry = entry.map_err(|e| ReadError::io(display, None, "cannot list directory", e))?;
-        entries.push((
-            entry.file_name().to_string_lossy().into_owned(),
-            entry.path(),
-        ));
+        names.push(entry.file_name());
     }
-    entries.sort();
-    Ok(entries)
+    // By the name as shown, then (for names that are not UTF-8 and show alike) by the path.
+    names.sort_by(|a, b| {
+        a.to_string_lossy()
+            .cmp(&b.to_string_lossy())
+            .then_with(|| dir.join(a).cmp(&dir.join(b)))
+    });
+    let dir = dir.to_path_buf();
+    Ok(names
+        .into_iter()
+        .map(move |name| (name.to_string_lossy().into_owned(), dir.join(name))))
 }
 
 fn read_head(path: &Path, display: &str) -> Result<Vec<u8>, ReadError> {
