@@ -1,7 +1,7 @@
 //! The logs one search found, kept compactly: a night of tens of thousands of logs holds this
 //! list from the search until its last log is analysed, so each log costs its name relative to
-//! the searched folder and 8 bytes, not a [`LogInput`] with a path and a name per file (about
-//! 140 bytes plus both names twice).
+//! the searched folder and 8 bytes, not a [`LogInput`] (137 bytes in the night's list) with its
+//! whole name, and each of its files' path and name besides.
 
 use std::ffi::OsStr;
 use std::path::PathBuf;
