@@ -5,7 +5,9 @@
 //! links to the pattern fixtures) with every core: wall time, apps/s and peak memory, and how
 //! much the peak grew per application from one size to the next, which should stay small
 //! because each application's table rows and night-file line are written as it finishes, and
-//! only what ranks it for the index (about 48 bytes) is kept. Run with `cargo bench --bench batch`.
+//! only what ranks it for the index (48 bytes), its place in the list of logs found (its name
+//! after the searched folder's and 12 bytes) and the Parquet writer's record of each row group
+//! (for the files' footers) are kept. Run with `cargo bench --bench batch`.
 
 use std::path::Path;
 use std::process::Command;

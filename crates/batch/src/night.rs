@@ -38,17 +38,20 @@ pub(crate) fn analyse_night(
                 .join(", ")
         );
     }
-    let mut inputs = Vec::new();
+    // The logs found stay until the last is analysed: each directory's list kept compactly,
+    // and of each log chosen only its position (4 bytes).
+    let mut lists: Vec<Found> = Vec::new();
+    let mut chosen: Vec<u32> = Vec::new();
     let mut unreadable = Vec::new();
     let mut in_progress = Vec::new();
     // Every log found has a position, before any is filtered out: it picks the log's slice, so
     // slices that list the same directories never share or miss a log, and it names the
     // log's report the same in a slice as in one batch over everything.
-    let mut position = 0;
+    let mut position: usize = 0;
     for dir in options.dirs.iter().map(String::as_str) {
         // A path that is not a log is listed like any unreadable log; it does not stop the night.
-        let found = match sparkdiag_eventlog::discover(dir) {
-            Ok(found) => found,
+        let logs = match sparkdiag_eventlog::discover_list(dir) {
+            Ok(logs) => logs,
             Err(e) => {
                 // Said once, by the first slice.
                 if options.slice.is_none_or(|s| s.index == 0) {
@@ -57,23 +60,34 @@ pub(crate) fn analyse_night(
                 continue;
             }
         };
-        for input in found {
+        let first = position;
+        for index in 0..logs.len() {
             position += 1;
             if options.slice.is_some_and(|s| !s.holds(position - 1)) {
                 continue;
             }
+            let input = logs.get(index);
             if options.since.is_some_and(|since| older_than(&input, since)) {
                 continue;
             }
             if input.in_progress && !options.include_in_progress {
-                in_progress.push(input.display.clone());
+                in_progress.push(input.display);
             } else {
-                inputs.push((position - 1, dir, input));
+                chosen
+                    .push(u32::try_from(position - 1).map_err(|_| {
+                        anyhow::anyhow!("more than {} logs in one night", u32::MAX)
+                    })?);
             }
         }
+        lists.push(Found { dir, first, logs });
     }
     // The list stays for the whole night; its spare capacity need not.
-    inputs.shrink_to_fit();
+    chosen.shrink_to_fit();
+    let inputs = chosen.iter().map(|&position| {
+        let position = position as usize;
+        let found = &lists[lists.partition_point(|f| f.first <= position) - 1];
+        (position, found.dir, found.logs.get(position - found.first))
+    });
     let out = &options.output;
     let (apps_rel, apps_dir) = fresh_apps_dir(out, date)?;
 
@@ -87,6 +101,7 @@ pub(crate) fn analyse_night(
     night.night.errors = unreadable;
     night.night.in_progress = in_progress;
     let mut worst: Vec<NightFinding> = Vec::new();
+    night.expect(inputs.len());
     progress.started(inputs.len());
     // Each application's rows go to the tables and its line to the night file as soon as it is
     // its turn, and its report is dropped: only where its line is, what it ranks by, and the
@@ -94,7 +109,7 @@ pub(crate) fn analyse_night(
     let mut write_error: Option<anyhow::Error> = None;
     ordered_bounded(
         &pool,
-        inputs.into_iter(),
+        inputs,
         window(jobs),
         |_, (position, dir, input)| {
             let outcome = analyse(
@@ -145,6 +160,13 @@ pub(crate) fn analyse_night(
     tables.finish()?;
     night.night.worst_findings = worst;
     night.finish()
+}
+
+/// One directory's logs, and the position of its first among every log of the night.
+struct Found<'a> {
+    dir: &'a str,
+    first: usize,
+    logs: sparkdiag_eventlog::LogList,
 }
 
 /// How many of the night's worst findings the index shows.

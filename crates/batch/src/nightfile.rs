@@ -100,6 +100,13 @@ impl NightFileWriter {
         Ok(())
     }
 
+    /// Makes room for `apps` applications at once: the ranking rows stay all night, and grown
+    /// one push at a time they would hold up to twice their 48 bytes per application.
+    pub(crate) fn expect(&mut self, apps: usize) {
+        self.rows.reserve_exact(apps);
+        self.key_hashes.reserve_exact(apps);
+    }
+
     /// Appends `app`, the next application in the order the logs were found.
     pub(crate) fn add(&mut self, app: &NightApp) -> anyhow::Result<()> {
         let mut row = self.style.to_vec(app)?;

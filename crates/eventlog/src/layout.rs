@@ -10,6 +10,9 @@ use std::sync::Arc;
 use crate::ReadError;
 use crate::codec::Codec;
 
+mod list;
+pub use list::LogList;
+
 /// How an application's log is laid out on disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
@@ -69,18 +72,25 @@ pub struct LogInput {
 /// are passed over and reported in [`LogInput::skipped`], so one bad entry never hides the logs
 /// beside it. Archives are unpacked under the limits in [`ArchiveLimits`].
 pub fn discover(path: &str) -> Result<Vec<LogInput>, ReadError> {
-    discover_with(path, None)
+    discover_with(path, None).map(LogList::into_inputs)
 }
 
 /// [`discover`], unpacking archives into a new folder under `unpack_into` rather than the
 /// system's temporary folder (`sparkdiag serve` keeps everything it writes in its data folder).
 pub fn discover_unpacking_into(path: &str, unpack_into: &Path) -> Result<Vec<LogInput>, ReadError> {
-    discover_with(path, Some(unpack_into))
+    discover_with(path, Some(unpack_into)).map(LogList::into_inputs)
 }
 
-fn discover_with(path: &str, unpack_into: Option<&Path>) -> Result<Vec<LogInput>, ReadError> {
+/// [`discover`], keeping the logs found in a compact [`LogList`] that gives each back on
+/// demand: for a night of many logs held from the search until the last is analysed.
+pub fn discover_list(path: &str) -> Result<LogList, ReadError> {
+    discover_with(path, None)
+}
+
+fn discover_with(path: &str, unpack_into: Option<&Path>) -> Result<LogList, ReadError> {
+    let mut found = LogList::new(path);
     if path == "-" {
-        return Ok(vec![LogInput {
+        found.push(LogInput {
             display: "<stdin>".into(),
             layout: Layout::Stdin,
             parts: vec![Part {
@@ -91,7 +101,8 @@ fn discover_with(path: &str, unpack_into: Option<&Path>) -> Result<Vec<LogInput>
             notes: Vec::new(),
             skipped: Vec::new(),
             _extracted: None,
-        }]);
+        });
+        return Ok(found);
     }
     let root = Path::new(path);
     let meta = fs::metadata(root).map_err(|e| ReadError::io(path, None, "cannot open", e))?;
@@ -99,7 +110,6 @@ fn discover_with(path: &str, unpack_into: Option<&Path>) -> Result<Vec<LogInput>
         unpack_into: unpack_into.map(Path::to_path_buf),
         ..Walk::default()
     };
-    let mut found = Vec::new();
     if meta.is_dir() {
         walk.dir(root, path, &None, &mut found, 0)?;
         if found.is_empty() {
@@ -112,9 +122,7 @@ fn discover_with(path: &str, unpack_into: Option<&Path>) -> Result<Vec<LogInput>
     } else {
         walk.file(root, path, &None, &mut found, true)?;
     }
-    if let Some(first) = found.first_mut() {
-        first.skipped = std::mem::take(&mut walk.skipped);
-    }
+    found.finish(std::mem::take(&mut walk.skipped));
     Ok(found)
 }
 
@@ -187,7 +195,7 @@ impl Walk {
         dir: &Path,
         display: &str,
         extracted: &Option<Arc<Extracted>>,
-        found: &mut Vec<LogInput>,
+        found: &mut LogList,
         depth: usize,
     ) -> Result<(), ReadError> {
         if let Some(id) = dir_id(dir)
@@ -249,7 +257,7 @@ impl Walk {
         path: &Path,
         display: &str,
         extracted: &Option<Arc<Extracted>>,
-        found: &mut Vec<LogInput>,
+        found: &mut LogList,
         named_directly: bool,
     ) -> Result<(), ReadError> {
         let head = read_head(path, display)?;
@@ -343,13 +351,13 @@ fn rolling_dir(
     let entries = sorted_entries(dir, display)?;
     let mut events: Vec<(u64, String, PathBuf)> = Vec::new();
     let mut status: Option<String> = None;
-    for (name, path) in &entries {
+    for (name, path) in entries {
         if let Some(rest) = name.strip_prefix("events_") {
             if let Some(index) = rest.split('_').next().and_then(|n| n.parse::<u64>().ok()) {
-                events.push((index, name.clone(), path.clone()));
+                events.push((index, name, path));
             }
         } else if name.starts_with("appstatus_") {
-            status = Some(name.clone());
+            status = Some(name);
         }
     }
     if events.is_empty() || !(dir_name.starts_with("eventlog_v2_") || status.is_some()) {
@@ -419,13 +427,13 @@ fn databricks_dir(
     let mut rolls: Vec<(String, PathBuf)> = Vec::new();
     let mut current = None;
     // `<cluster>/eventlog/` is itself a folder named like the current log file: only files count.
-    for (name, path) in entries.into_iter().filter(|(_, p)| p.is_file()) {
+    for (name, path) in entries.filter(|(_, p)| p.is_file()) {
         if name == "eventlog" {
             current = Some(path);
         } else if let Some(stamp) = name.strip_prefix("eventlog-") {
             let stamp = stamp.trim_end_matches(".gz");
             if is_databricks_stamp(stamp) {
-                rolls.push((name.clone(), path));
+                rolls.push((name, path));
             }
         }
     }
@@ -878,19 +886,30 @@ fn untar(reader: impl Read, root: &Path, unpacking: &mut Unpacking<'_>) {
     }
 }
 
-fn sorted_entries(dir: &Path, display: &str) -> Result<Vec<(String, PathBuf)>, ReadError> {
-    let mut entries = Vec::new();
+/// A directory's entries as (name, path), sorted by name. Only the names are held while the
+/// caller goes through them (a folder of a night's logs can hold tens of thousands); each path
+/// is made when its entry's turn comes, the same path `read_dir` would give.
+fn sorted_entries(
+    dir: &Path,
+    display: &str,
+) -> Result<impl Iterator<Item = (String, PathBuf)>, ReadError> {
+    let mut names = Vec::new();
     let reader =
         fs::read_dir(dir).map_err(|e| ReadError::io(display, None, "cannot list directory", e))?;
     for entry in reader {
         let entry = entry.map_err(|e| ReadError::io(display, None, "cannot list directory", e))?;
-        entries.push((
-            entry.file_name().to_string_lossy().into_owned(),
-            entry.path(),
-        ));
+        names.push(entry.file_name());
     }
-    entries.sort();
-    Ok(entries)
+    // By the name as shown, then (for names that are not UTF-8 and show alike) by the path.
+    names.sort_by(|a, b| {
+        a.to_string_lossy()
+            .cmp(&b.to_string_lossy())
+            .then_with(|| dir.join(a).cmp(&dir.join(b)))
+    });
+    let dir = dir.to_path_buf();
+    Ok(names
+        .into_iter()
+        .map(move |name| (name.to_string_lossy().into_owned(), dir.join(name))))
 }
 
 fn read_head(path: &Path, display: &str) -> Result<Vec<u8>, ReadError> {

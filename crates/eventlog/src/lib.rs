@@ -4,6 +4,7 @@
 //! - [`discover`] turns a path the user names into [`LogInput`]s: one per application attempt,
 //!   each an ordered list of files — a single file, a rolling `eventlog_v2_*` directory, a
 //!   Databricks cluster-log folder, the same inside a `.zip`/`.tar.gz`, or `-` for stdin.
+//!   [`discover_list`] keeps them in a compact [`LogList`] for a night of many logs.
 //! - [`read_log`] streams one input: it sniffs each file's [`Codec`] from its magic bytes (zstd,
 //!   lz4-java's LZ4Block, snappy-java, ning LZF, gzip, plain), splits lines, parses each into an
 //!   [`Event`] and hands it to a callback. Memory does not grow with the log.
@@ -35,7 +36,8 @@ use std::fmt;
 pub use codec::Codec;
 pub use events::Event;
 pub use layout::{
-    ArchiveLimits, ArchiveRefusal, Layout, LogInput, Part, discover, discover_unpacking_into,
+    ArchiveLimits, ArchiveRefusal, Layout, LogInput, LogList, Part, discover, discover_list,
+    discover_unpacking_into,
 };
 pub use read::{FileReport, SourceReport, read_log};
 
