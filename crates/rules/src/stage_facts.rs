@@ -285,32 +285,12 @@ fn successful_by_executor<'a>(ok: impl Iterator<Item = &'a Task>) -> Vec<Executo
 }
 
 /// Every task's duration in launch order, equal launches shortest first (the order the what-if
-/// replays them in). Sorted as one `u64` a task (launch from the first, then duration) where
-/// the launches span under 49 days, which every real stage does: half the memory of sorting
-/// pairs, at the peak of the rules.
+/// replays them in).
 fn durations_by_launch(tasks: &[Task]) -> Varints {
-    let Some(first) = tasks.iter().map(|t| t.launch_ms).min() else {
-        return Varints::default();
-    };
-    let packed: Option<Vec<u64>> = tasks
-        .iter()
-        .map(|t| {
-            let since = u32::try_from(t.launch_ms.checked_sub(first)?).ok()?;
-            Some(u64::from(since) << 32 | u64::from(t.duration_ms))
-        })
-        .collect();
-    match packed {
-        Some(mut keys) => {
-            keys.sort_unstable();
-            Varints::new(keys.into_iter().map(|k| i64::from(k as u32)))
-        }
-        None => {
-            let mut pairs: Vec<(i64, u32)> =
-                tasks.iter().map(|t| (t.launch_ms, t.duration_ms)).collect();
-            pairs.sort_unstable();
-            Varints::new(pairs.into_iter().map(|(_, d)| i64::from(d)))
-        }
-    }
+    let mut by_launch: Vec<(i64, u32)> =
+        tasks.iter().map(|t| (t.launch_ms, t.duration_ms)).collect();
+    by_launch.sort_unstable();
+    Varints::new(by_launch.into_iter().map(|(_, d)| i64::from(d)))
 }
 
 impl StageStats {

@@ -24,8 +24,7 @@ pub(super) struct Strip {
 impl Strip {
     /// A quantile of the successful durations; `None` when no task succeeded.
     fn quantile(&self, q: f64) -> Option<f64> {
-        let last = self.durations.len().checked_sub(1)?;
-        Some(self.durations[(last as f64 * q).round() as usize])
+        Some(self.durations[quantile_index(self.durations.len(), q)?])
     }
 
     fn longest(&self) -> f64 {
@@ -34,13 +33,18 @@ impl Strip {
     }
 }
 
-/// [`Strip::excess`] of `ms`, read without unpacking them all: every stage is ranked, a few are
-/// drawn.
+/// Where quantile `q` of `len` sorted values is, as the strip draws it; `None` without values.
+fn quantile_index(len: usize, q: f64) -> Option<usize> {
+    let last = len.checked_sub(1)?;
+    Some((last as f64 * q).round() as usize)
+}
+
+/// How far the slowest of `ms` ran past their median, in seconds (what a skew looks like), read
+/// without unpacking them all: every stage is ranked, a few are drawn.
 fn excess_s(ms: &SortedMs) -> f64 {
-    let Some(last) = ms.len().checked_sub(1) else {
+    let Some(middle) = quantile_index(ms.len(), 0.5) else {
         return 0.0;
     };
-    let middle = (last as f64 * 0.5).round() as usize;
     let (mut median, mut max) = (0, 0);
     for (i, d) in ms.iter().enumerate() {
         if i == middle {
