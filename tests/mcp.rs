@@ -19,7 +19,8 @@ const CAP: usize = 64 * 1024;
 /// A running `sparkdiag mcp` and the lines it has written.
 struct Server {
     child: Child,
-    stdin: ChildStdin,
+    /// `None` once closed: the end of the server's input.
+    stdin: Option<ChildStdin>,
     lines: Receiver<String>,
     /// Answers read while waiting for another id.
     early: HashMap<String, Value>,
@@ -54,7 +55,7 @@ impl Server {
         });
         let mut server = Server {
             child,
-            stdin,
+            stdin: Some(stdin),
             lines,
             early: HashMap::new(),
             order: Vec::new(),
@@ -70,9 +71,13 @@ impl Server {
     }
 
     fn send_line(&mut self, line: &str) {
-        self.stdin.write_all(line.as_bytes()).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
+        self.send_bytes(format!("{line}\n").as_bytes());
+    }
+
+    fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("input still open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
     }
 
     fn send(&mut self, id: impl Into<Value>, method: &str, params: Value) {
@@ -203,7 +208,7 @@ fn malformed_messages_get_json_rpc_errors_and_the_server_goes_on() {
         assert_eq!(answer["error"]["code"], code, "{line}: {answer}");
     }
     // Not UTF-8, and a line far past the longest message read.
-    server.stdin.write_all(b"\xff\xfe{}\n").unwrap();
+    server.send_bytes(b"\xff\xfe{}\n");
     assert_eq!(server.answer(&null)["error"]["code"], -32700);
     let long = format!(
         "{{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\",\"pad\":\"{}\"}}",
@@ -537,4 +542,22 @@ fn the_official_python_client_calls_every_tool_on_real_logs() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("ok: "), "{stdout}");
+}
+
+#[test]
+fn a_cancelled_request_is_not_answered() {
+    let root = testdata(".");
+    let mut server = Server::start(&[&root]);
+    server.send(
+        300,
+        "tools/call",
+        json!({"name": "list_applications", "arguments": {"path": "logs", "limit": 50}}),
+    );
+    server.send_line(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":300,"reason":"the user moved on"}}"#);
+    assert_eq!(server.request(301, "ping", json!({}))["result"], json!({}));
+    // At the end of its input the server finishes what runs and answers it, unless cancelled.
+    drop(server.stdin.take());
+    let rest: Vec<String> = server.lines.iter().collect();
+    assert!(rest.is_empty(), "answered after cancellation: {rest:?}");
+    assert!(server.child.wait().unwrap().success());
 }
