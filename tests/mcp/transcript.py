@@ -26,9 +26,11 @@ async def show(session, name, arguments, keep):
     text = result.content[0].text
     answer = json.loads(text)
     shown = keep(answer)
+    print("```text")
     print(f"→ {name} {json.dumps(arguments)}")
-    print(f"← ({len(text.encode())} bytes; shown: {', '.join(shown) if isinstance(shown, dict) else 'all'})")
+    print(f"← {len(text.encode())} bytes; these fields: {', '.join(shown)}")
     print(json.dumps(shown, indent=2, ensure_ascii=False))
+    print("```")
     print()
     return answer
 
@@ -42,7 +44,7 @@ async def main():
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
-            print("## Why did this job fail?\n")
+            print("### Why did this job fail?\n")
             listed = await show(
                 session, "list_applications", {"path": "logs/failed"},
                 lambda a: {"applications": [pick(x, ["path", "app_id", "name", "status", "outcome", "duration_ms", "top_finding"]) for x in a["applications"]]},
@@ -57,14 +59,17 @@ async def main():
             await show(session, "failure_postmortem", {"path": path}, post)
             await show(
                 session, "get_finding", {"path": path, "rank": 1},
-                lambda a: dict(pick(a, ["rule", "severity", "title", "impact_ms", "code_sites", "recommendation", "evidence"])),
+                lambda a: dict(
+                    pick(a, ["rule", "severity", "code_sites", "recommendation"]),
+                    evidence=pick(a["evidence"], ["failed_task_attempts", "attempts_with_the_same_cause", "failed_the_application", "job_duration_ms"]),
+                ),
             )
-            print("## Why is it slower than the last run?\n")
+            print("### Why is it slower than the last run?\n")
             before = "logs/diff/partitions-aqe/local-1796117664950.zstd"
             after = "logs/diff/partitions-default/local-1796117629068.zstd"
             await show(
                 session, "compare_runs", {"before": before, "after": after},
-                lambda a: {"headline": a["headline"], "findings": a["findings"].get("new") if isinstance(a["findings"], dict) else a["findings"]},
+                lambda a: {"headline": a["headline"], "metrics": [pick(m, ["metric", "before", "after"]) for m in a["metrics"][:3]]},
             )
             await show(
                 session, "analyze_application", {"path": after, "top": 3},

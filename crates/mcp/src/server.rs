@@ -26,6 +26,13 @@ pub const INTERNAL_ERROR: i64 = -32603;
 /// The longest line read; a longer one is answered with -32700 and skipped, never buffered.
 const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
+/// Requests that read logs, waiting or running, beyond which a request is refused at once
+/// (each holds a thread): a client that floods the server gets errors, not an exhausted machine.
+const MAX_IN_FLIGHT: usize = 64;
+
+/// The JSON-RPC code (in the range left to servers) for that refusal.
+const SERVER_BUSY: i64 = -32000;
+
 /// Protocol revisions this server speaks through `initialize`, oldest first: a client's
 /// offer among them is accepted, anything else gets the newest.
 pub const PROTOCOL_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
@@ -305,12 +312,24 @@ impl Server {
         }
         let cancelled = Arc::new(AtomicBool::new(false));
         let key = id.to_string();
-        self.in_flight
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key.clone(), cancelled.clone());
+        {
+            let mut in_flight = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+            if in_flight.len() >= MAX_IN_FLIGHT {
+                drop(in_flight);
+                self.send_error(
+                    id,
+                    SERVER_BUSY,
+                    &format!(
+                        "Server busy: {MAX_IN_FLIGHT} requests are being worked on; send this again once some are answered"
+                    ),
+                );
+                return None;
+            }
+            in_flight.insert(key.clone(), cancelled.clone());
+        }
         let server = self.clone();
         let method = method.to_string();
+        let (id_if_failed, key_if_failed) = (id.clone(), key.clone());
         let spawned = std::thread::Builder::new()
             .name(format!("mcp {method}"))
             // The plan parser and the analysis recurse over deep plans: the main thread's room.
@@ -354,8 +373,12 @@ impl Server {
         match spawned {
             Ok(thread) => Some(thread),
             Err(e) => {
+                self.in_flight
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&key_if_failed);
                 self.send_error(
-                    Value::Null,
+                    id_if_failed,
                     INTERNAL_ERROR,
                     &format!("Internal error: cannot start a thread ({e})"),
                 );
