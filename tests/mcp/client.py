@@ -20,7 +20,7 @@ from mcp.client.stdio import stdio_client
 import mcp.types as types
 
 BIN = str(Path(sys.argv[1]).resolve())
-REPO = Path(sys.argv[2])
+REPO = Path(sys.argv[2]).resolve()
 TESTDATA = REPO / "testdata"
 FAILED = "logs/failed/local-1796049483373"
 BEFORE = "logs/diff/loop-serial/local-1796117427923.zstd"
@@ -130,7 +130,7 @@ async def every_tool(session):
     post = await call(session, "failure_postmortem", path=FAILED)
     check([j["job_id"] for j in post["failed_jobs"]] == [j["job_id"] for j in failed["jobs"] if j["status"] == "failed"], "postmortem: failed jobs")
     check(post["application"]["status"] == failed["application"]["status"], "postmortem: status")
-    check(f"job {failed_job['job_id']}" in post["verdict"], f"postmortem verdict: {post['verdict']}")
+    check(f"job {failed_job['job_id']}" in post["verdict"].lower(), f"postmortem verdict: {post['verdict']}")
     print(f"failure_postmortem: {post['verdict'][:120]}")
 
     diff = cli_json("diff", BEFORE, AFTER, "--format", "json")

@@ -323,10 +323,15 @@ impl Tools {
                 "Unknown tool: {name} (tools/list lists them)"
             )));
         };
-        let arguments = match params.get("arguments") {
+        let mut arguments = match params.get("arguments") {
             None | Some(Value::Null) => json!({}),
             Some(given) => given.clone(),
         };
+        // Clients send `null` for an optional argument left out (an application without an
+        // id, say): it is left out.
+        if let Value::Object(map) = &mut arguments {
+            map.retain(|_, v| !v.is_null());
+        }
         let args = Args::check(tool, &arguments)?;
         let answer = match name {
             "list_applications" => self.list_applications(&args),
@@ -1328,34 +1333,34 @@ fn task_failures(
 fn verdict(a: &Value, failed_jobs: &[Value], findings: &[Value], lost: &[Value]) -> String {
     let name = a["name"].as_str().unwrap_or("the application");
     let status = a["status"].as_str().unwrap_or("unknown");
+    let outcome = a["outcome"].as_str().unwrap_or(status);
     if failed_jobs.is_empty() && findings.is_empty() && status != "failed" {
-        return format!(
-            "{name} {}: no job failed.",
-            a["outcome"].as_str().unwrap_or(status)
-        );
+        return format!("{name} {outcome}: no job failed.");
     }
-    let mut parts = vec![format!(
-        "{name}: {}",
-        a["outcome"].as_str().unwrap_or(status)
-    )];
-    if let Some(job) = failed_jobs.first() {
-        let why = job["failure"]
-            .as_str()
-            .and_then(root_cause)
-            .map(|l| cut(l, 300))
-            .unwrap_or_else(|| "no reason in the log".into());
-        parts.push(format!(
-            "job {} ({}) failed: {why}",
-            job["job_id"],
-            job["call_site"].as_str().unwrap_or("?")
-        ));
-    }
-    if let Some(f) = findings.first() {
-        parts.push(format!(
-            "top failure finding {}: {}",
-            f["rule"].as_str().unwrap_or("?"),
-            f["title"].as_str().unwrap_or("")
-        ));
+    let mut parts = vec![format!("{name}: {outcome}")];
+    // The failure rule's title tells the chain (an executor lost, then the fetch failures);
+    // the job's own message is the fallback.
+    match (findings.first(), failed_jobs.first()) {
+        (Some(f), job) => {
+            let site = job
+                .and_then(|j| j["call_site"].as_str())
+                .map(|s| format!(" (called from {s})"))
+                .unwrap_or_default();
+            parts.push(format!("{}{site}", f["title"].as_str().unwrap_or_default()));
+        }
+        (None, Some(job)) => {
+            let why = job["failure"]
+                .as_str()
+                .and_then(root_cause)
+                .map(|l| cut(l, 300))
+                .unwrap_or_else(|| "no reason in the log".into());
+            parts.push(format!(
+                "job {} ({}) failed: {why}",
+                job["job_id"],
+                job["call_site"].as_str().unwrap_or("?")
+            ));
+        }
+        (None, None) => {}
     }
     if !lost.is_empty() {
         parts.push(format!("{} executor(s) lost or killed", lost.len()));
@@ -1407,6 +1412,9 @@ pub fn cut(text: &str, max: usize) -> String {
 
 /// `3,4,5,9` as `3-5, 9`, at most 40 runs.
 fn id_ranges(ids: &[i64]) -> String {
+    if ids.is_empty() {
+        return "none".into();
+    }
     let mut ids = ids.to_vec();
     ids.sort_unstable();
     ids.dedup();
