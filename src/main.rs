@@ -105,6 +105,26 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: RulesFormat,
     },
+    /// A Model Context Protocol server on stdin/stdout for AI assistants: the analysis of local logs, read-only, inside --root.
+    #[command(after_help = "Examples:\n  \
+        sparkdiag mcp --root /var/log/spark-events\n  \
+        sparkdiag mcp --root ~/spark-logs --root /mnt/history --set SK001.ratio=4\n\n\
+        An assistant (Claude Desktop, VS Code, ...) starts it and asks over JSON-RPC: list the \
+        applications in a folder, analyse one, a finding, a stage or a job in detail, the failure \
+        post-mortem, compare two runs, analyse plan text, what-if for a core count, the rules. Only \
+        files under --root (and the client's MCP roots) are read; answers are capped at 64 KiB. \
+        docs/mcp.md shows the configuration.")]
+    Mcp(McpCommand),
+}
+
+#[derive(clap::Args)]
+struct McpCommand {
+    /// A folder whose logs the assistant may read (repeatable). Nothing outside these folders
+    /// (and the client's MCP roots) is read.
+    #[arg(long = "root", value_name = "DIR")]
+    roots: Vec<PathBuf>,
+    #[command(flatten)]
+    rules: RuleFlags,
 }
 
 #[derive(clap::Args)]
@@ -247,6 +267,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Batch(args) => batch::run(args.batch, args.rules.config()?),
         Command::Diff(args) => diff::run(args.diff, args.rules.config()?),
         Command::Serve(args) => serve(args),
+        Command::Mcp(args) => mcp(args),
     }
 }
 
@@ -271,6 +292,15 @@ fn serve(args: ServeCommand) -> anyhow::Result<ExitCode> {
         data_dir.display()
     );
     server.wait()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn mcp(args: McpCommand) -> anyhow::Result<ExitCode> {
+    let options = sparkdiag_mcp::Options {
+        roots: args.roots,
+        rules: args.rules.config()?,
+    };
+    sparkdiag_mcp::serve_stdio(options).map_err(anyhow::Error::msg)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -24,6 +24,8 @@ mod golden;
 mod hostile;
 /// The HTML report: structure, escaping, charts, and headless Chromium.
 mod html;
+/// `sparkdiag mcp` over stdio: refusals, roots, the size cap, and the official Python client.
+mod mcp;
 /// `sparkdiag plan` on real plan text, and plan findings inside event logs.
 mod plans;
 /// The detectors on real logs with planted problems, and the rule catalogue.

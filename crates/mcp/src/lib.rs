@@ -1,0 +1,47 @@
+//! `sparkdiag mcp`: a Model Context Protocol server over stdio that answers an AI assistant's
+//! questions about Spark applications from their event logs on this machine, with the same
+//! analysis as `sparkdiag analyze` and no History Server.
+//!
+//! It is read-only and reads only inside the folders it is given (`--root`, and the client's
+//! MCP roots); it opens no network connection. Every answer is capped
+//! ([`fit::MAX_TEXT_BYTES`]) and says what it left out. The protocol is written out with
+//! `serde_json` rather than with the official Rust SDK (`rmcp`): see `docs/mcp.md` for why and
+//! the measurement.
+//!
+//! ```no_run
+//! let options = sparkdiag_mcp::Options {
+//!     roots: vec!["/var/log/spark-events".into()],
+//!     rules: sparkdiag_rules::Config::default(),
+//! };
+//! sparkdiag_mcp::serve_stdio(options)?;
+//! # Ok::<(), String>(())
+//! ```
+
+pub mod fit;
+mod prompts;
+pub mod roots;
+mod server;
+mod tools;
+
+pub use server::{PROTOCOL_VERSIONS, serve};
+
+/// What the server may read and how it analyses.
+pub struct Options {
+    /// The folders whose logs may be read (with the client's MCP roots).
+    pub roots: Vec<std::path::PathBuf>,
+    /// The rules' configuration, as `analyze --config/--set/--disable` give it.
+    pub rules: sparkdiag_rules::Config,
+}
+
+/// What `initialize` tells the assistant about using the tools.
+pub const INSTRUCTIONS: &str = "sparkdiag reads Apache Spark event logs on this machine and says what slowed or killed each application, ranked by the wall-clock time fixing it would save. Start with list_applications on a folder, then analyze_application on one log (its findings are ranked; get_finding gives one in full with the rule's doc). For a failed run use failure_postmortem; for 'why is it slower than last time' use compare_runs on the two logs. get_stage and get_job give one stage or job in detail, what_if predicts the run with another core count, analyze_plan reads df.explain() text, list_rules is the catalogue. Only files under the server's roots can be read. Times are in milliseconds, sizes in bytes. Answers are capped at 64 KiB; `omitted` says what was left out and how to get it.";
+
+/// Serves MCP on standard input and output until standard input ends.
+pub fn serve_stdio(options: Options) -> Result<(), String> {
+    let stdin = std::io::stdin();
+    serve(
+        std::io::BufReader::new(stdin.lock()),
+        std::io::stdout(),
+        options,
+    )
+}
