@@ -154,12 +154,29 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .unwrap_or(first);
         let first_job = jobs[0];
         let site = app.user_call_site(first_job);
+        // The descriptions as written (a loop's differ in their digits: `month 00`, `month 01`),
+        // never with those digits masked.
+        let mut descriptions: Vec<&str> = jobs
+            .iter()
+            .filter_map(|j| j.description.as_deref())
+            .filter(|d| !d.is_empty())
+            .collect();
+        descriptions.sort_unstable();
+        descriptions.dedup();
         let label = match first_job.description.as_deref().filter(|d| !d.is_empty()) {
-            Some(d) => format!(
-                "`{}` ({})",
-                short_site(&site),
-                short(&sparkdiag_model::units::plain_text(d))
-            ),
+            Some(d) => {
+                let others = descriptions.iter().filter(|o| **o != d).count();
+                let more = match others {
+                    0 => String::new(),
+                    1 => ", and 1 more like it".to_string(),
+                    n => format!(", and {n} more like it"),
+                };
+                format!(
+                    "`{}` ({}{more})",
+                    short_site(&site),
+                    short(&sparkdiag_model::units::plain_text(d))
+                )
+            }
             None => format!("`{}`", short_site(&site)),
         };
         trains.push(Train {
