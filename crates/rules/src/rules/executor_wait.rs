@@ -131,15 +131,9 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         .enumerate()
         .filter(|(_, s)| s.first_task_launched_ms.is_some())
         .min_by_key(|(_, s)| s.first_task_launched_ms);
-    let deserialize_ms = first_stage
-        .map(|(_, s)| {
-            app.stage_tasks(s)
-                .iter()
-                .map(|task| i64::from(task.metrics.deserialize_ms))
-                .max()
-                .unwrap_or(0)
-        })
-        .unwrap_or(0);
+    let deserialize_ms = first_stage.map_or(0, |(i, _)| {
+        i64::from(ctx.stages[i].facts.max_deserialize_ms)
+    });
     let mut title = format!(
         "{} {} for its first executor to register before any task could run (job {})",
         capitalised(waited),
