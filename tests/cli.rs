@@ -470,9 +470,9 @@ fn a_job_train_is_named_by_the_users_call_not_a_pool_thread() {
         .expect("DR002 fires on the thread-pool loop");
     let title = train["title"].as_str().unwrap();
     assert!(
-        title.contains(
-            "`parquet at DataFrameWriter.scala:383` (month ##: filter + groupBy + write)"
-        ),
+        title.contains("`parquet at DataFrameWriter.scala:383` (month ")
+            && title.contains(": filter + groupBy + write, and ")
+            && !title.contains('#'),
         "{title}"
     );
     assert!(

@@ -364,6 +364,12 @@ const EVERY_RULE: &[(&str, &str, &[&str])] = &[
         "pattern:driver-loop-serial",
         &["--set", "UT001.min_core_h=0"],
     ),
+    ("UT002", "logs/shapes/one-core", &[]),
+    (
+        "UT003",
+        "shared:real-world/sparklint/docs-spark_summit_euro_2016-event_logs/application_1472176676028_407508_1",
+        &[],
+    ),
     ("FA001", "logs/failed", &[]),
     ("FA002", "pattern:executor-lost", &[]),
     ("FA003", "pattern:executor-lost", &[]),
@@ -442,6 +448,13 @@ fn every_rule_fires_on_real_spark_output_and_is_silent_on_the_healthy_run() {
                     &format!("{code}'s check"),
                 ) {
                     Some(path) => plans_findings(&path),
+                    None => continue,
+                }
+            }
+            // A real log kept beside the repository; without it this one rule is not checked.
+            Some(("shared", rel)) => {
+                match crate::util::shared_opt_for(rel, &format!("{code}'s check")) {
+                    Some(path) => findings(path.to_str().unwrap(), extra),
                     None => continue,
                 }
             }

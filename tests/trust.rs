@@ -204,6 +204,30 @@ fn logs_that_lack_an_application_say_so_and_get_no_findings() {
     }
 }
 
+/// The Spark Summit 2016 YARN log: its first job was submitted 26 s before any executor had
+/// registered. That is waiting for the cluster, said as such, with YARN's own advice.
+#[test]
+fn a_first_job_waiting_for_executors_on_yarn_is_named() {
+    let Some(log) = shared_opt(
+        "real-world/sparklint/docs-spark_summit_euro_2016-event_logs/application_1472176676028_407508_1",
+    ) else {
+        return;
+    };
+    let r = report_of(&log);
+    let waits = of_rule(&r, "UT003");
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    let wait = &waits[0];
+    let ms = wait["evidence"]["wait_ms"].as_i64().unwrap();
+    assert!((20_000..40_000).contains(&ms), "{wait}");
+    assert!(
+        wait["recommendation"].as_str().unwrap().contains("YARN"),
+        "{wait}"
+    );
+    // Local mode has its executor from the start: never a wait.
+    let local = report_of(&testdata("logs/trust/interactive"));
+    assert!(of_rule(&local, "UT003").is_empty());
+}
+
 #[test]
 fn released_executors_under_dynamic_allocation_are_not_lost() {
     let Some(log) = shared_opt(

@@ -40,3 +40,71 @@ pub fn human_bytes(bytes: i64) -> String {
         format!("{value:.1} {}", UNITS[unit])
     }
 }
+
+/// Text for people from a job description, which Spark's UI renders as HTML: tags removed
+/// (`<br/>` and block tags become a space), the common entities decoded, runs of white space
+/// made one space. Streaming jobs describe themselves as `<a href="/streaming/batch/?id=…">`
+/// links; the listing job puts `<br/>` between its paths.
+///
+/// ```
+/// use sparkdiag_model::units::plain_text;
+/// assert_eq!(
+///     plain_text("Streaming job from <a href=\"/streaming/batch/?id=1\">[output operation 0, batch time 10:00:05]</a>"),
+///     "Streaming job from [output operation 0, batch time 10:00:05]"
+/// );
+/// assert_eq!(plain_text("a &amp; b<br/>c &lt;d&gt;"), "a & b c <d>");
+/// ```
+pub fn plain_text(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(c) = rest.chars().next() {
+        if c == '<'
+            && let Some(close) = rest.find('>')
+            && rest[1..].starts_with(|n: char| n.is_ascii_alphabetic() || n == '/' || n == '!')
+        {
+            let tag = rest[1..close].trim_start_matches('/').to_ascii_lowercase();
+            let name: String = tag
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect();
+            if matches!(
+                name.as_str(),
+                "br" | "p" | "div" | "li" | "tr" | "td" | "hr"
+            ) {
+                out.push(' ');
+            }
+            rest = &rest[close + 1..];
+            continue;
+        }
+        if c == '&'
+            && let Some(semi) = rest[..rest.len().min(12)].find(';')
+            && let Some(decoded) = entity(&rest[1..semi])
+        {
+            out.push(decoded);
+            rest = &rest[semi + 1..];
+            continue;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn entity(name: &str) -> Option<char> {
+    Some(match name {
+        "amp" => '&',
+        "lt" => '<',
+        "gt" => '>',
+        "quot" => '"',
+        "apos" => '\'',
+        "nbsp" => ' ',
+        _ => {
+            let code = name.strip_prefix('#')?;
+            let value = match code.strip_prefix(['x', 'X']) {
+                Some(hex) => u32::from_str_radix(hex, 16).ok()?,
+                None => code.parse().ok()?,
+            };
+            char::from_u32(value)?
+        }
+    })
+}

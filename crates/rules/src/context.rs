@@ -26,6 +26,9 @@ pub struct Context<'a> {
     /// The slow tasks [`Context::successful_tasks_over`] found, by stage index and limit: the
     /// rules naming slow tasks ask for the same ones, and each ask would unfold the stage again.
     slow_tasks: RefCell<HashMap<SlowTasksKey, Rc<Vec<Task>>>>,
+    /// What each stage is (indexed like `app.stages`) and what the application ran on: the
+    /// facts the rules' advice is chosen by.
+    pub shapes: crate::stage_shape::Shapes,
 }
 
 /// A stage attempt's index in `app.stages` and a duration limit's bits.
@@ -80,6 +83,7 @@ impl<'a> Context<'a> {
             stages,
             plans,
             slow_tasks: Default::default(),
+            shapes: crate::stage_shape::of_application(app),
         }
     }
 
@@ -92,6 +96,7 @@ impl<'a> Context<'a> {
             cores: 1,
             stages: Vec::new(),
             slow_tasks: Default::default(),
+            shapes: Default::default(),
             plans: plans
                 .into_iter()
                 .map(|plan| PlanInput {
@@ -107,6 +112,16 @@ impl<'a> Context<'a> {
     }
 
     pub fn stats(&self, stage: &StageAttempt) -> &StageStats {
+        &self.stages[self.index_of(stage)]
+    }
+
+    /// What `stage` is: input or shuffle stage, where its partition count came from, what
+    /// consumed its shuffle read.
+    pub fn shape(&self, stage: &StageAttempt) -> &crate::stage_shape::StageShape {
+        &self.shapes.stages[self.index_of(stage)]
+    }
+
+    fn index_of(&self, stage: &StageAttempt) -> usize {
         // The stage lives in `app.stages`: its index is its distance from the start.
         let offset =
             (stage as *const StageAttempt as usize).wrapping_sub(self.app.stages.as_ptr() as usize);
@@ -115,7 +130,7 @@ impl<'a> Context<'a> {
             std::ptr::eq(&self.app.stages[index], stage),
             "stage of another application"
         );
-        &self.stages[index]
+        index
     }
 
     /// The successful tasks (with metrics) of the stage attempt at `index` in `app.stages` that

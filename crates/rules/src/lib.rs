@@ -30,6 +30,7 @@ mod finding;
 mod impact;
 pub mod rules;
 mod stage_facts;
+pub mod stage_shape;
 
 pub use config::{Config, ConfigError};
 pub use context::{Context, PlanInput, StageStats, peak_cores};

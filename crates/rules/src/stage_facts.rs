@@ -41,6 +41,9 @@ pub struct StageTaskFacts {
     /// Time every task spent outside its own work: scheduler delay, deserialising the task and
     /// serialising its result.
     pub overhead_ms: i64,
+    /// The longest any task spent deserialising (classes, its closure, broadcasts): on a fresh
+    /// executor the first tasks pay for loading them.
+    pub max_deserialize_ms: u32,
     /// The successful task with the most data (the last of equals, in task id order).
     pub biggest_partition: Option<TaskFigure>,
     /// Successful tasks that spilled to disk.
@@ -324,6 +327,7 @@ impl StageStats {
             facts.overhead_ms += i64::from(t.scheduler_delay_ms())
                 + i64::from(t.metrics.deserialize_ms)
                 + i64::from(t.metrics.result_serialization_ms);
+            facts.max_deserialize_ms = facts.max_deserialize_ms.max(t.metrics.deserialize_ms);
             if t.metrics.disk_spill > 0 {
                 facts.spilling += 1;
             }

@@ -290,8 +290,10 @@ impl StageNames {
             if text.is_empty() {
                 continue;
             }
+            // Spark's UI renders descriptions as HTML (streaming batches are links).
+            let text = sparkdiag_model::units::plain_text(text);
             for &id in &job.stage_ids {
-                descriptions.entry(id).or_insert_with(|| text.to_string());
+                descriptions.entry(id).or_insert_with(|| text.clone());
             }
         }
         StageNames { descriptions }

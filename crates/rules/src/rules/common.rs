@@ -71,6 +71,66 @@ pub fn partitions_advice(ctx: &crate::Context, n: i64) -> String {
     }
 }
 
+/// Which way a stage's partition count should move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resize {
+    Fewer,
+    More,
+}
+
+/// The whole advice for giving `stage` about `n` partitions when its count does not come from
+/// `spark.sql.shuffle.partitions`: an explicit `repartition`/`coalesce` in the code (which the
+/// setting and AQE leave alone), Spark's own file listing, or input splits. `None` when the
+/// setting sized it, and the caller's shuffle-partition advice fits.
+pub fn stage_partitions_advice(
+    ctx: &crate::Context,
+    stage: &StageAttempt,
+    n: i64,
+    resize: Resize,
+) -> Option<String> {
+    use crate::stage_shape::{ExplicitCall, Partitions};
+    let shape = ctx.shape(stage);
+    if shape.listing {
+        return Some("This is Spark's own parallel listing of the input's files and directories, not a shuffle: spark.sql.shuffle.partitions and AQE do not size it. Spark starts it when a read names more paths than spark.sql.sources.parallelPartitionDiscovery.threshold (32), one task per path up to spark.sql.sources.parallelPartitionDiscovery.parallelism (10000): raise the threshold to list a few hundred small directories on the driver, or read fewer directories (filter on the partition column, or read the table through a catalog that knows its partitions).".to_string());
+    }
+    let site = |call_site: &str| {
+        if call_site.is_empty() {
+            String::new()
+        } else {
+            format!(" (in the job of `{call_site}`)")
+        }
+    };
+    Some(match &shape.partitions {
+        Partitions::Explicit {
+            call: ExplicitCall::Repartition,
+            n: now,
+            call_site,
+        } => format!(
+            "This stage's {now} partitions come from an explicit repartition({now}) in the code{}, which spark.sql.shuffle.partitions and AQE leave alone: change that call to repartition({n}), or drop it if it only sets the number of output files (spark.sql.files.maxRecordsPerFile or a REBALANCE hint size files without fixing the count).",
+            site(call_site)
+        ),
+        Partitions::Explicit {
+            call: ExplicitCall::Coalesce,
+            n: now,
+            call_site,
+        } => format!(
+            "This stage's {now} partitions come from an explicit coalesce({now}) in the code{}, which also runs everything before it since the last shuffle in {now} tasks: change it to coalesce({n}), or to repartition({n}) so the work before it keeps its own parallelism.",
+            site(call_site)
+        ),
+        Partitions::InputSplits => match resize {
+            Resize::Fewer => "This stage reads input: its partitions are input splits, sized by the files and spark.sql.files.maxPartitionBytes (128 MB) / spark.sql.files.openCostInBytes, not by spark.sql.shuffle.partitions: compact the small files, or raise spark.sql.files.maxPartitionBytes so each task reads more of them.".to_string(),
+            Resize::More => "This stage reads input: its partitions are input splits, sized by the files and spark.sql.files.maxPartitionBytes (128 MB), not by spark.sql.shuffle.partitions: lower spark.sql.files.maxPartitionBytes so big splittable files are read as more splits, or rewrite unsplittable (gzip) files into smaller ones.".to_string(),
+        },
+        // An RDD-only application gets the RDD knobs from `partitions_advice` already.
+        Partitions::RddApi if ctx.app.uses_sql() => format!(
+            "This stage is RDD work outside any DataFrame query, so spark.sql.shuffle.partitions and AQE do not size it: pass the count to the RDD call that made it (parallelize(data, {n}), textFile(path, {n}), numPartitions={n} on a shuffle, or rdd.coalesce({n})), or set spark.default.parallelism."
+        ),
+        Partitions::RddApi | Partitions::ShuffleDefault { .. } | Partitions::Unknown => {
+            return None;
+        }
+    })
+}
+
 pub fn shuffle_stages<'a>(
     ctx: &'a crate::Context,
 ) -> impl Iterator<Item = (&'a sparkdiag_model::StageAttempt, &'a crate::StageStats)> {

@@ -17,7 +17,13 @@ declare_rule! {
     /// run for 30 minutes while 199 finish in seconds. Adding executors does not help.
     ///
     /// ## How to fix it
-    /// - Spark 3.2+: let AQE split skewed join partitions:
+    /// The advice follows what the stage is:
+    /// - An input stage (no shuffle read): the input files are uneven. Rewrite or compact them
+    ///   into even files, or lower `spark.sql.files.maxPartitionBytes` so big splittable files
+    ///   are read as several splits; skew-join settings and salting do not apply to a read.
+    /// - Behind a groupBy: AQE's skew join does not split aggregation partitions; salt the key
+    ///   and aggregate in two phases (below).
+    /// - Behind a join, Spark 3.2+: let AQE split skewed join partitions:
     ///   `spark.sql.adaptive.enabled=true`, `spark.sql.adaptive.skewJoin.enabled=true`
     ///   (lower `spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes` if the skewed
     ///   partition is under 256 MB).
@@ -71,6 +77,51 @@ mod real_logs {
         assert_fires(
             &on_log(&DATA_SKEW, "patterns/skew-join", &[]),
             DATA_SKEW.code,
+        );
+    }
+
+    /// A read of four big CSV files among forty small ones, with no shuffle: the advice is
+    /// about the files, not about joins or salting.
+    #[test]
+    fn an_input_split_skew_gets_advice_about_the_files() {
+        let found = on_log(&DATA_SKEW, "shapes/input-split-skew", &[]);
+        assert_fires(&found, DATA_SKEW.code);
+        for f in &found {
+            let advice = f.recommendation.as_str();
+            assert_eq!(f.evidence["stage_shape"], "input-split", "{}", f.title);
+            assert!(
+                advice.contains("spark.sql.files.maxPartitionBytes"),
+                "{advice}"
+            );
+            assert!(
+                !advice.contains("skewJoin.enabled") && !advice.contains("F.rand"),
+                "{advice}"
+            );
+        }
+    }
+
+    /// The same hot customer skews a groupBy and a join of one application: AQE's skew join
+    /// for the join only, two-phase aggregation for the groupBy.
+    #[test]
+    fn a_groupby_skew_gets_salting_and_a_join_skew_gets_aqe_skew_join() {
+        let found = on_log(&DATA_SKEW, "shapes/groupby-and-join-skew", &[]);
+        let advice_for = |kind: &str| {
+            found
+                .iter()
+                .find(|f| f.evidence["stage_shape"] == kind)
+                .map(|f| f.recommendation.clone())
+                .unwrap_or_else(|| panic!("no {kind} skew among {found:?}"))
+        };
+        let aggregation = advice_for("aggregation");
+        assert!(aggregation.contains("two phases") && aggregation.contains("F.rand"));
+        assert!(
+            !aggregation.contains("skewJoin.enabled=true"),
+            "{aggregation}"
+        );
+        let join = advice_for("join");
+        assert!(
+            join.contains("spark.sql.adaptive.skewJoin.enabled=true"),
+            "{join}"
         );
     }
 

@@ -98,7 +98,14 @@ fn check_default_partitions(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 .evidence("shuffle_read_bytes", total)
                 .evidence("avg_partition_bytes", avg as i64)
                 .evidence("recommended_partitions", recommended)
-                .recommend(if super::common::aqe_applies(ctx) {
+                .recommend(if let Some(advice) = super::common::stage_partitions_advice(
+                    ctx,
+                    stage,
+                    recommended,
+                    if too_small { super::common::Resize::Fewer } else { super::common::Resize::More },
+                ) {
+                    advice
+                } else if super::common::aqe_applies(ctx) {
                     format!("Turn on AQE (spark.sql.adaptive.enabled=true) or set spark.sql.shuffle.partitions={recommended}.")
                 } else {
                     format!("Set spark.sql.shuffle.partitions={recommended}.")

@@ -188,6 +188,14 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
             else {
                 continue;
             };
+            // A text source returns every line whatever the filter: nothing to push to.
+            if details
+                .format
+                .as_deref()
+                .is_some_and(|f| !crate::stage_shape::source_pushes_filters(f))
+            {
+                continue;
+            }
             let Some(condition) = plan.nodes[filter].details.condition.as_deref() else {
                 continue;
             };
@@ -263,6 +271,36 @@ mod real_logs {
             &on_plan(&FILTER_NOT_PUSHED, "antipattern-filter-not-pushed.txt"),
             FILTER_NOT_PUSHED.code,
         );
+    }
+
+    /// `spark.read.text(...).filter(lower(value).contains(...))`: a Filter above a scan with
+    /// only `IsNotNull` pushed, which on Parquet would be a finding; a text source can push
+    /// nothing.
+    #[test]
+    fn is_quiet_on_a_filtered_text_source() {
+        use crate::rules::testing::{apps, on_log};
+        for app in apps("logs/shapes/text-filter") {
+            let ctx = crate::Context::new(&app);
+            let text_scan_with_filter = ctx.plans.iter().any(|input| {
+                let plan = &input.plan;
+                (0..plan.nodes.len())
+                    .filter(|&n| plan.nodes[n].operator == sparkdiag_plan::Operator::Filter)
+                    .filter_map(|n| {
+                        super::super::plan_walk::below(
+                            plan,
+                            n,
+                            &[sparkdiag_plan::Operator::ColumnarToRow],
+                        )
+                    })
+                    .filter_map(|scan| plan.nodes[scan].details.scan.as_ref())
+                    .any(|d| d.format.as_deref() == Some("text"))
+            });
+            assert!(
+                text_scan_with_filter,
+                "no Filter above a text scan in the log"
+            );
+        }
+        assert_quiet(&on_log(&FILTER_NOT_PUSHED, "shapes/text-filter", &[]));
     }
 
     #[test]

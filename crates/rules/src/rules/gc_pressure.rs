@@ -154,7 +154,12 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                     .collect(),
             ),
         )
-        .recommend("Give each task more heap (raise spark.executor.memory or lower spark.executor.cores), create less garbage (DataFrame operations instead of RDD lambdas and Python UDFs, no collect_list of wide rows, cache serialized or not at all), and use smaller partitions.");
+        .recommend(if ctx.shapes.app.single_core() {
+            // One task at a time already has the whole heap: more of it is not the fix.
+            "The application had one core, so each task already had the whole heap to itself: create less garbage (DataFrame operations instead of RDD lambdas and Python UDFs, no collect_list of wide rows, cache serialized or not at all) and use smaller partitions."
+        } else {
+            "Give each task more heap (raise spark.executor.memory or lower spark.executor.cores), create less garbage (DataFrame operations instead of RDD lambdas and Python UDFs, no collect_list of wide rows, cache serialized or not at all), and use smaller partitions."
+        });
     if let Some(stage) = worst_stage {
         finding = finding
             .stages([stage.stage_id])

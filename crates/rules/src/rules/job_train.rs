@@ -29,6 +29,14 @@ pub const MIN_SPAN_S: Threshold = threshold(
     "sparkdiag's own guard",
 );
 
+pub const INTERACTIVE_GAP_S: Threshold = threshold(
+    "interactive_gap_s",
+    5.0,
+    "s",
+    "in an interactive session, a pause this long between two jobs is someone typing, not a loop",
+    "sparkdiag's own guard",
+);
+
 declare_rule! {
     /// ## What it does
     /// Recognises a driver loop: many short jobs of the same kind (the same job name or call
@@ -58,7 +66,11 @@ declare_rule! {
     /// At least `min_jobs` = 20 jobs of one kind with a median job under `max_median_job_s` = 10 s,
     /// whose span from the first job's start to the last job's end is at least `min_span_s` =
     /// 10 s. The recoverable time is the span minus the time the work itself needs on all cores
-    /// (total task time / cores), the Sparklens ideal-time model.
+    /// (total task time / cores), the Sparklens ideal-time model. In an interactive session
+    /// (a shell, a notebook) the same command typed again is no loop: a pause of
+    /// `interactive_gap_s` = 5 s or more between two jobs ends a train there. The jobs one SQL
+    /// execution runs at once (AQE submits a job per query stage) count as one job when
+    /// counting how many ran at once, so they are never read as a thread pool.
     pub static JOB_TRAIN = {
         code: "DR002",
         name: "job-train",
@@ -68,6 +80,7 @@ declare_rule! {
             MIN_JOBS,
             MAX_MEDIAN_JOB_S,
             MIN_SPAN_S,
+            INTERACTIVE_GAP_S,
         ] as &[Threshold],
         check: check,
     };
@@ -97,12 +110,34 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .map_or_else(|| job.name.clone(), |d| format!("{} / {d}", job.name));
         kinds.entry(normalise(&kind)).or_default().push(job);
     }
-    let mut trains: Vec<Train> = Vec::new();
+    // In a session someone types at, a pause between two jobs is them thinking: the same
+    // command typed again is no loop, so a pause ends a train.
+    let interactive = ctx.shapes.app.interactive.is_some();
+    let pause_ms = (t.get(&INTERACTIVE_GAP_S) * 1000.0) as i64;
+    let mut runs: Vec<(String, Vec<&sparkdiag_model::Job>)> = Vec::new();
     for (kind, mut jobs) in kinds {
+        jobs.sort_by_key(|j| j.submission_ms);
+        if !interactive {
+            runs.push((kind, jobs));
+            continue;
+        }
+        let mut run: Vec<&sparkdiag_model::Job> = Vec::new();
+        let mut reach = i64::MIN;
+        for job in jobs {
+            let start = job.submission_ms.unwrap();
+            if !run.is_empty() && start - reach >= pause_ms {
+                runs.push((kind.clone(), std::mem::take(&mut run)));
+            }
+            reach = reach.max(job.completion_ms.unwrap_or(end));
+            run.push(job);
+        }
+        runs.push((kind, run));
+    }
+    let mut trains: Vec<Train> = Vec::new();
+    for (kind, jobs) in runs {
         if (jobs.len() as f64) < t.get(&MIN_JOBS) {
             continue;
         }
-        jobs.sort_by_key(|j| j.submission_ms);
         let mut durations: Vec<i64> = jobs
             .iter()
             .map(|j| j.completion_ms.unwrap_or(end) - j.submission_ms.unwrap())
@@ -119,8 +154,29 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .unwrap_or(first);
         let first_job = jobs[0];
         let site = app.user_call_site(first_job);
+        // The descriptions as written (a loop's differ in their digits: `month 00`, `month 01`),
+        // never with those digits masked.
+        let mut descriptions: Vec<&str> = jobs
+            .iter()
+            .filter_map(|j| j.description.as_deref())
+            .filter(|d| !d.is_empty())
+            .collect();
+        descriptions.sort_unstable();
+        descriptions.dedup();
         let label = match first_job.description.as_deref().filter(|d| !d.is_empty()) {
-            Some(d) => format!("`{}` ({})", short_site(&site), short(&normalise(d))),
+            Some(d) => {
+                let others = descriptions.iter().filter(|o| **o != d).count();
+                let more = match others {
+                    0 => String::new(),
+                    1 => ", and 1 more like it".to_string(),
+                    n => format!(", and {n} more like it"),
+                };
+                format!(
+                    "`{}` ({}{more})",
+                    short_site(&site),
+                    short(&sparkdiag_model::units::plain_text(d))
+                )
+            }
             None => format!("`{}`", short_site(&site)),
         };
         trains.push(Train {
@@ -169,7 +225,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .sum();
         let needed = task_ms / ctx.cores;
         let impact = (span - needed).max(0);
-        let concurrency = max_concurrency(jobs, end);
+        let concurrency = max_concurrency(&executions_of(jobs, end));
         let how = if concurrency > 1 {
             format!("from a thread pool, up to {concurrency} at once")
         } else {
@@ -237,11 +293,30 @@ fn short_site(site: &str) -> String {
     }
 }
 
-fn max_concurrency(jobs: &[&sparkdiag_model::Job], end: i64) -> usize {
-    let mut edges: Vec<(i64, i32)> = Vec::new();
+/// Each job's `[submission, completion)`, the jobs of one SQL execution merged into one span:
+/// AQE submits a job per query stage, several at once, from the one thread of the query.
+fn executions_of(jobs: &[&sparkdiag_model::Job], end: i64) -> Vec<(i64, i64)> {
+    let mut by_execution: BTreeMap<i64, (i64, i64)> = BTreeMap::new();
+    let mut spans = Vec::new();
     for j in jobs {
-        edges.push((j.submission_ms.unwrap(), 1));
-        edges.push((j.completion_ms.unwrap_or(end), -1));
+        let span = (j.submission_ms.unwrap(), j.completion_ms.unwrap_or(end));
+        match j.sql_execution_id {
+            Some(id) => {
+                let at = by_execution.entry(id).or_insert(span);
+                *at = (at.0.min(span.0), at.1.max(span.1));
+            }
+            None => spans.push(span),
+        }
+    }
+    spans.extend(by_execution.into_values());
+    spans
+}
+
+fn max_concurrency(spans: &[(i64, i64)]) -> usize {
+    let mut edges: Vec<(i64, i32)> = Vec::new();
+    for &(start, finish) in spans {
+        edges.push((start, 1));
+        edges.push((finish, -1));
     }
     edges.sort_unstable();
     let (mut live, mut peak) = (0i32, 0i32);
@@ -264,6 +339,35 @@ mod real_logs {
             &on_log(&JOB_TRAIN, "patterns/driver-loop-threadpool", &[]),
             JOB_TRAIN.code,
         );
+    }
+
+    /// A shell session running the same join 22 times, 6 s apart: someone typing, not a loop.
+    /// Without the pause guard the same jobs would make a train, and AQE's two map-stage jobs
+    /// of each join still count as one job running, not a thread pool of two.
+    #[test]
+    fn is_quiet_on_a_command_typed_again_in_a_shell() {
+        assert_quiet(&on_log(&JOB_TRAIN, "shapes/interactive-retyped", &[]));
+        let unguarded = on_log(
+            &JOB_TRAIN,
+            "shapes/interactive-retyped",
+            &["DR002.interactive_gap_s=100000"],
+        );
+        assert_fires(&unguarded, JOB_TRAIN.code);
+        for f in &unguarded {
+            assert_eq!(f.evidence["max_concurrent_jobs"], 1, "{}", f.title);
+            assert!(!f.title.contains("thread pool"), "{}", f.title);
+        }
+    }
+
+    /// Titles show a loop's description as the job's owner wrote it, not with its digits
+    /// masked (`month ##`).
+    #[test]
+    fn titles_hold_no_masked_digits() {
+        let found = on_log(&JOB_TRAIN, "patterns/driver-loop-serial", &[]);
+        assert_fires(&found, JOB_TRAIN.code);
+        for f in &found {
+            assert!(!f.title.contains('#'), "{}", f.title);
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@ mod common;
 mod data_skew;
 mod default_shuffle_partitions;
 mod driver_time;
+mod executor_wait;
 mod failed_job;
 mod filter_not_pushed;
 mod gc_pressure;
@@ -29,6 +30,7 @@ mod spill;
 mod straggler;
 mod task_failures;
 mod tiny_tasks;
+mod too_few_cores;
 mod too_many_exchanges;
 mod wasted_attempts;
 mod window_without_partition;
@@ -52,6 +54,8 @@ pub static ALL: &[&Rule] = &[
     &driver_time::DRIVER_TIME,
     &job_train::JOB_TRAIN,
     &idle_cores::IDLE_CORES,
+    &too_few_cores::TOO_FEW_CORES,
+    &executor_wait::EXECUTOR_WAIT,
     &failed_job::FAILED_JOB,
     &task_failures::TASK_FAILURES,
     &lost_executors::LOST_EXECUTORS,

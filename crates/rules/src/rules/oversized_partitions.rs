@@ -145,10 +145,20 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 .evidence("cores", ctx.cores)
                 .evidence("disk_spill_bytes", stage.totals.disk_bytes_spilled)
                 .evidence("recommended_partitions", recommended)
-                .recommend(format!(
-                    "Raise the partition count to about {recommended}: {}; for input stages lower spark.sql.files.maxPartitionBytes.",
-                    super::common::partitions_advice(ctx, recommended)
-                )),
+                .recommend(
+                    super::common::stage_partitions_advice(
+                        ctx,
+                        stage,
+                        recommended,
+                        super::common::Resize::More,
+                    )
+                    .unwrap_or_else(|| {
+                        format!(
+                            "Raise the partition count to about {recommended}: {}.",
+                            super::common::partitions_advice(ctx, recommended)
+                        )
+                    }),
+                ),
         );
     }
     findings
@@ -215,10 +225,20 @@ fn all_spilling(
         .evidence("max_partition_bytes", max_bytes)
         .evidence("median_partition_bytes", stats.median_bytes)
         .evidence("recommended_partitions", recommended)
-        .recommend(format!(
-            "Use about {recommended} partitions: {}.",
-            super::common::partitions_advice(ctx, recommended)
-        )),
+        .recommend(
+            super::common::stage_partitions_advice(
+                ctx,
+                stage,
+                recommended,
+                super::common::Resize::More,
+            )
+            .unwrap_or_else(|| {
+                format!(
+                    "Use about {recommended} partitions: {}.",
+                    super::common::partitions_advice(ctx, recommended)
+                )
+            }),
+        ),
     )
 }
 
@@ -227,6 +247,24 @@ fn all_spilling(
 mod real_logs {
     use super::OVERSIZED;
     use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    /// Both write tasks after a `repartition(2)` spilled: the fix is that call, which neither
+    /// `spark.sql.shuffle.partitions` nor AQE changes.
+    #[test]
+    fn an_explicit_repartition_gets_advice_about_that_call() {
+        let found = on_log(&OVERSIZED, "shapes/repartition-write", &[]);
+        assert_fires(&found, OVERSIZED.code);
+        for f in &found {
+            let advice = f.recommendation.as_str();
+            assert!(advice.contains("explicit repartition(2)"), "{advice}");
+            assert!(advice.contains("parquet at"), "{advice}");
+            assert!(
+                !advice.contains("spark.sql.shuffle.partitions="),
+                "{advice}"
+            );
+            assert!(!advice.contains("advisoryPartitionSizeInBytes"), "{advice}");
+        }
+    }
 
     #[test]
     fn fires_on_the_skewed_join_with_a_lower_limit() {

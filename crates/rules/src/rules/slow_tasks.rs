@@ -5,6 +5,7 @@ use sparkdiag_model::{StageAttempt, Task};
 
 use super::common::{bytes, duration, ratio, stage_end_saving_at_median, stage_label};
 use crate::context::{data_bytes, data_records};
+use crate::stage_shape::{ShuffleConsumer, StageShape};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, threshold};
 
 pub const RATIO: Threshold = threshold(
@@ -149,12 +150,11 @@ pub fn finding_for(
             executor.host,
         )
     };
-    let recommendation = if data && !super::common::aqe_applies(ctx) {
-        "Broadcast the small side of the join if there is one, or salt the hot key (add a random 0-15 suffix to the key and aggregate twice), or spread it with a custom partitioner; this application has no adaptive execution to split the skewed partition."
-    } else if data {
-        "Let AQE split the skewed partition (spark.sql.adaptive.enabled=true, spark.sql.adaptive.skewJoin.enabled=true; lower spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes if it is under 256 MB), broadcast the small side of the join (F.broadcast(small_df)), or salt the hot key (add (F.rand()*16).cast(\"int\") to the grouping keys and aggregate twice)."
+    let shape = ctx.shape(s.stage);
+    let (kind, recommendation) = if data {
+        skew_advice(ctx, shape)
     } else {
-        "The data is even, the executor is slow: enable speculation (spark.speculation=true, spark.speculation.multiplier=3) and check the named executor's host (GC, disk, network); spark.excludeOnFailure.enabled=true keeps failing nodes out."
+        ("straggler", straggler_advice(ctx))
     };
     Finding::new(
         rule,
@@ -183,5 +183,62 @@ pub fn finding_for(
     .evidence("slow_tasks", tasks.len())
     .evidence("executor", executor.id.clone())
     .evidence("host", executor.host.clone())
+    .evidence("stage_shape", kind)
     .recommend(recommendation)
+}
+
+/// What to do about a partition with far more data, by what the stage is: a few big input
+/// files, a hot join key (AQE can split it) or a hot grouping key (AQE cannot), with a label of
+/// the branch for the evidence.
+fn skew_advice(ctx: &Context, shape: &StageShape) -> (&'static str, String) {
+    if shape.input {
+        let format = shape
+            .source_formats
+            .first()
+            .map_or(String::new(), |f| format!(" {f}"));
+        return (
+            "input-split",
+            format!(
+                "The stage read no shuffle: its slow tasks read bigger input splits, so the{format} input files are uneven. Rewrite or compact them into files of even size (df.repartition(n).write, or OPTIMIZE / a compaction job for table formats), or lower spark.sql.files.maxPartitionBytes so big splittable files are read as several splits; skew-join settings and salting do not apply to a read."
+            ),
+        );
+    }
+    match shape.behind_shuffle {
+        ShuffleConsumer::Aggregation => (
+            "aggregation",
+            "A hot grouping key: AQE's skew join splits only join partitions, not an aggregation's. Aggregate in two phases with a salt: add (F.rand()*16).cast(\"int\") as a grouping column, aggregate by key and salt, then aggregate the partial results by key; or filter out the hot key (often a null or placeholder) and aggregate it on its own. Aggregates that keep every value (collect_list, collect_set, percentile) cannot be combined map-side, so the hot key's values all reach one task.".to_string(),
+        ),
+        ShuffleConsumer::Join if !super::common::aqe_applies(ctx) => (
+            "join",
+            "A hot join key: broadcast the small side of the join if there is one (F.broadcast(small_df)), or salt the key (add a random 0-15 suffix on the large side and replicate the small side 16 times); this application has no adaptive execution to split the skewed partition.".to_string(),
+        ),
+        ShuffleConsumer::Join => (
+            "join",
+            "A hot join key: let AQE split the skewed partition (spark.sql.adaptive.enabled=true, spark.sql.adaptive.skewJoin.enabled=true; lower spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes if it is under 256 MB), or broadcast the small side of the join (F.broadcast(small_df)).".to_string(),
+        ),
+        ShuffleConsumer::Unknown if !super::common::aqe_applies(ctx) => (
+            "shuffle",
+            "Broadcast the small side of the join if there is one, or salt the hot key (add a random 0-15 suffix to the key and aggregate twice), or spread it with a custom partitioner; this application has no adaptive execution to split the skewed partition.".to_string(),
+        ),
+        ShuffleConsumer::Unknown => (
+            "shuffle",
+            "Let AQE split the skewed partition (spark.sql.adaptive.enabled=true, spark.sql.adaptive.skewJoin.enabled=true; lower spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes if it is under 256 MB), broadcast the small side of the join (F.broadcast(small_df)), or salt the hot key (add (F.rand()*16).cast(\"int\") to the grouping keys and aggregate twice).".to_string(),
+        ),
+    }
+}
+
+/// What to do about a task slow on even data. Speculation runs a copy on another core, best on
+/// another executor: with one core there is none, with one executor the copy shares the host.
+fn straggler_advice(ctx: &Context) -> String {
+    let app = &ctx.shapes.app;
+    if app.single_core() {
+        return "The data is even and the application had one core, so speculation has nowhere to run a copy and every other task waited behind this one: look at what the task itself did (a slow record, an external call, a sleep in a UDF), and give the application more cores (local[*], or more executor cores) so one slow task no longer stops the rest.".to_string();
+    }
+    if app.executors <= 1 {
+        return format!(
+            "The data is even and the application ran on one executor ({} cores), so a speculative copy would run on the same host: look at what the task itself did (a slow record, an external call, GC) and at the host; with more than one executor, spark.speculation=true lets a copy run elsewhere.",
+            app.cores_per_executor
+        );
+    }
+    "The data is even, the executor is slow: enable speculation (spark.speculation=true, spark.speculation.multiplier=3) and check the named executor's host (GC, disk, network); spark.excludeOnFailure.enabled=true keeps failing nodes out.".to_string()
 }

@@ -97,7 +97,13 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .evidence("memory_spill_bytes", stage.totals.memory_bytes_spilled)
             .evidence("spilling_tasks", spilling)
             .evidence("tasks", stats.facts.tasks)
-            .recommend(format!("Use smaller partitions ({}) or give each task more memory (more spark.executor.memory, fewer spark.executor.cores); if only a few tasks spill, treat it as data skew (SK001).", super::common::partitions_advice(ctx, (stage.num_tasks * 2).max(ctx.cores))));
+            .recommend({
+                let more = (stage.num_tasks * 2).max(ctx.cores);
+                match super::common::stage_partitions_advice(ctx, stage, more, super::common::Resize::More) {
+                    Some(advice) => format!("Use smaller partitions, or give each task more memory (more spark.executor.memory, fewer spark.executor.cores). {advice}"),
+                    None => format!("Use smaller partitions ({}) or give each task more memory (more spark.executor.memory, fewer spark.executor.cores); if only a few tasks spill, treat it as data skew (SK001).", super::common::partitions_advice(ctx, more)),
+                }
+            });
         if let Some(worst) = worst {
             finding = finding
                 .evidence("max_task_disk_spill_bytes", worst.value)
@@ -113,6 +119,21 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
 mod real_logs {
     use super::SPILL;
     use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn an_explicit_repartition_gets_advice_about_that_call() {
+        let found = on_log(&SPILL, "shapes/repartition-write", &[]);
+        assert_fires(&found, SPILL.code);
+        for f in found.iter().filter(|f| f.title.contains("2 of 2 tasks")) {
+            let advice = f.recommendation.as_str();
+            assert!(advice.contains("explicit repartition(2)"), "{advice}");
+            assert!(
+                !advice.contains("spark.sql.shuffle.partitions="),
+                "{advice}"
+            );
+        }
+        assert!(found.iter().any(|f| f.title.contains("2 of 2 tasks")));
+    }
 
     #[test]
     fn fires_on_the_spilling_run_with_a_lower_floor() {

@@ -18,6 +18,8 @@ declare_rule! {
     /// ## How to fix it
     /// - Turn on speculative execution so a copy of the slow task runs elsewhere:
     ///   `spark.speculation=true`, `spark.speculation.multiplier=3`, `spark.speculation.quantile=0.9`.
+    ///   Not with one core (no other core can run the copy) nor one executor (the copy would
+    ///   share the slow host): there, look at what the task itself did, and add cores.
     /// - Look at the executor and host named in the finding: its GC time (GC001), its other
     ///   tasks (SK003), and the node's health. `spark.excludeOnFailure.enabled=true` keeps
     ///   failing nodes out.
@@ -70,6 +72,34 @@ mod real_logs {
             &on_log(&STRAGGLER, "patterns/straggler", &[]),
             STRAGGLER.code,
         );
+    }
+
+    /// `local[1]`: one executor with one core, where a speculative copy has nowhere to run.
+    #[test]
+    fn on_one_core_the_advice_is_not_speculation() {
+        let found = on_log(&STRAGGLER, "shapes/one-core", &[]);
+        assert_fires(&found, STRAGGLER.code);
+        for f in &found {
+            let advice = f.recommendation.as_str();
+            assert!(!advice.contains("spark.speculation=true"), "{advice}");
+            assert!(advice.contains("one core"), "{advice}");
+        }
+    }
+
+    /// In a shell session where one join was typed again and again, the real straggler at the
+    /// end is not taken for part of a driver loop: it keeps its own severity.
+    #[test]
+    fn a_straggler_in_a_shell_session_keeps_its_severity() {
+        for app in crate::rules::testing::apps("logs/shapes/interactive-retyped") {
+            let found = crate::analyze(&app, &crate::Config::default());
+            assert!(found.iter().all(|f| f.rule != "DR002"), "{found:?}");
+            let straggler = found
+                .iter()
+                .find(|f| f.rule == STRAGGLER.code)
+                .expect("the straggler");
+            assert!(straggler.impact_ms > 0, "{straggler:?}");
+            assert_ne!(straggler.severity, crate::Severity::Info, "{straggler:?}");
+        }
     }
 
     #[test]

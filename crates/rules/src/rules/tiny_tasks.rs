@@ -89,7 +89,8 @@ declare_rule! {
 }
 
 /// One stage that qualifies, before stages of the same kind are merged.
-struct Tiny {
+struct Tiny<'a> {
+    stage: &'a sparkdiag_model::StageAttempt,
     stage_id: i64,
     job_ids: Vec<i64>,
     median_ms: u32,
@@ -101,7 +102,7 @@ struct Tiny {
 fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     // Stages of one kind (same name, same task count) — a loop running the same query — make
     // one finding, not one each.
-    let mut kinds: std::collections::BTreeMap<(String, usize), Vec<Tiny>> =
+    let mut kinds: std::collections::BTreeMap<(String, usize), Vec<Tiny<'_>>> =
         std::collections::BTreeMap::new();
     for (stage, stats) in ctx.stage_stats() {
         let tasks = stats.facts.tasks;
@@ -124,6 +125,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .entry((stage.name.clone(), tasks))
             .or_default()
             .push(Tiny {
+                stage,
                 stage_id: stage.stage_id,
                 job_ids: stage.job_ids.clone(),
                 median_ms: stats.median_ms,
@@ -169,7 +171,14 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 .evidence("overhead_task_ms", stages.iter().map(|s| s.overhead_ms).sum::<i64>())
                 .evidence("cores", ctx.cores)
                 .evidence("recommended_partitions", recommended)
-                .recommend(if !ctx.app.uses_sql() {
+                .recommend(if let Some(advice) = super::common::stage_partitions_advice(
+                    ctx,
+                    stages[0].stage,
+                    recommended,
+                    super::common::Resize::Fewer,
+                ) {
+                    advice
+                } else if !ctx.app.uses_sql() {
                     format!("Use fewer, larger partitions: {}; coalesce({recommended}) shrinks an RDD without a shuffle. For small input files, read them with fewer splits (minPartitions) or compact them.", super::common::partitions_advice(ctx, recommended))
                 } else if super::common::aqe_applies(ctx) {
                     format!(
@@ -199,6 +208,42 @@ mod real_logs {
             &on_log(&TINY_TASKS, "patterns/tiny-partitions", &[]),
             TINY_TASKS.code,
         );
+    }
+
+    /// Spark's parallel listing of 150 partition directories is one task per directory: its
+    /// count comes from the discovery settings, not from the shuffle partitions.
+    #[test]
+    fn the_listing_job_gets_listing_advice() {
+        let found = on_log(&TINY_TASKS, "shapes/partition-discovery", &[]);
+        assert_fires(&found, TINY_TASKS.code);
+        for f in &found {
+            let advice = f.recommendation.as_str();
+            assert!(
+                advice.contains("parallelPartitionDiscovery.threshold"),
+                "{advice}"
+            );
+            assert!(
+                !advice.contains("spark.sql.shuffle.partitions="),
+                "{advice}"
+            );
+            assert!(!advice.contains("coalescePartitions"), "{advice}");
+        }
+    }
+
+    /// `parallelize(data, 120)` in an application that also runs DataFrame queries: the count
+    /// is the RDD call's, which no SQL setting changes.
+    #[test]
+    fn rdd_work_in_a_sql_application_gets_the_rdd_calls_advice() {
+        let found = on_log(&TINY_TASKS, "shapes/one-core", &[]);
+        assert_fires(&found, TINY_TASKS.code);
+        for f in &found {
+            let advice = f.recommendation.as_str();
+            assert!(advice.contains("parallelize("), "{advice}");
+            assert!(
+                !advice.contains("spark.sql.shuffle.partitions="),
+                "{advice}"
+            );
+        }
     }
 
     #[test]
