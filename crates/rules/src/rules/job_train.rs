@@ -190,6 +190,10 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         findings.push(
             Finding::new(&JOB_TRAIN, Severity::from_share(impact, ctx.app_ms), title, impact)
                 .during(train.first, train.last)
+                .proposes(
+                    crate::Change::MergeJobs { jobs: jobs.len() as i64 },
+                    "not replayed: the train's tasks packed onto every core as one job, its span less the core time they needed",
+                )
                 .jobs(job_ids.iter().copied())
                 .evidence("jobs", jobs.len())
                 .evidence("job_kinds", train.kinds.clone())
