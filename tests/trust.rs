@@ -115,12 +115,9 @@ fn on_every_real_log_impacts_fit_in_the_runtime_and_each_rule_speaks_once() {
             "{}: findings add up to {sum} ms in a {runtime} ms application",
             a.label
         );
-        assert_eq!(
-            r["summary"]["recoverable_ms"].as_i64(),
-            Some(sum),
-            "{}",
-            a.label
-        );
+        // The replay with every fix applied (tests/savings.rs checks it against the what-if).
+        let recoverable = r["summary"]["recoverable_ms"].as_i64().unwrap();
+        assert!(recoverable <= runtime.max(0), "{}", a.label);
         let mut rules: Vec<&str> = findings(r)
             .iter()
             .map(|f| f["rule"].as_str().unwrap())
