@@ -15,6 +15,9 @@ pub enum Change {
     /// Each of `stages` runs as `partitions` tasks: the same task time less the per-task overhead
     /// of the tasks that no longer exist.
     MergePartitions { stages: Vec<i64>, partitions: i64 },
+    /// Each of `stages` runs as `partitions` tasks, more than today: the same task time (plus the
+    /// average per-task overhead of each new task) spread evenly over them.
+    SplitPartitions { stages: Vec<i64>, partitions: i64 },
     /// Every task of `stages` longer than five times its stage's median takes the median.
     CutSkewToMedian { stages: Vec<i64> },
     /// The driver submits each job as soon as the one it waited for ended.
@@ -38,6 +41,7 @@ impl Change {
     pub fn kind(&self) -> &'static str {
         match self {
             Change::MergePartitions { .. } => "merge_partitions",
+            Change::SplitPartitions { .. } => "split_partitions",
             Change::CutSkewToMedian { .. } => "cut_skew_to_median",
             Change::RemoveDriverGaps => "remove_driver_gaps",
             Change::MergeJobs { .. } => "merge_jobs",
@@ -56,6 +60,10 @@ impl Change {
                 Change::MergePartitions { stages: a, .. },
                 Change::MergePartitions { stages: b, .. },
             )
+            | (
+                Change::SplitPartitions { stages: a, .. },
+                Change::SplitPartitions { stages: b, .. },
+            )
             | (Change::CutSkewToMedian { stages: a }, Change::CutSkewToMedian { stages: b })
             | (Change::DropExchange { stages: a, .. }, Change::DropExchange { stages: b, .. })
             | (Change::BroadcastSide { stages: a }, Change::BroadcastSide { stages: b })
@@ -73,6 +81,7 @@ impl Change {
         matches!(
             self,
             Change::MergePartitions { .. }
+                | Change::SplitPartitions { .. }
                 | Change::CutSkewToMedian { .. }
                 | Change::RemoveDriverGaps
                 | Change::AddCores { .. }
@@ -88,6 +97,10 @@ impl Change {
         };
         match self {
             Change::MergePartitions {
+                stages: ids,
+                partitions,
+            }
+            | Change::SplitPartitions {
                 stages: ids,
                 partitions,
             } => {

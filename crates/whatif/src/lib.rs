@@ -250,7 +250,10 @@ pub fn what_if_with_findings(
             .filter(|s| {
                 matches!(
                     s.change,
-                    Some(sparkdiag_rules::Change::MergePartitions { .. })
+                    Some(
+                        sparkdiag_rules::Change::MergePartitions { .. }
+                            | sparkdiag_rules::Change::SplitPartitions { .. }
+                    )
                 )
             })
             .map(|s| s.label.clone())

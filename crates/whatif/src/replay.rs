@@ -24,8 +24,8 @@ pub struct ReplayOptions {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum StageChange {
     /// The stage's tasks run as this many tasks: the task time the log measured, less the
-    /// average per-task overhead (scheduling, deserialisation, result) of each task merged away,
-    /// shared evenly among them.
+    /// average per-task overhead (scheduling, deserialisation, result) of each task merged away
+    /// (or plus it for each task a split adds), shared evenly among them.
     Merge(i64),
     /// Every task longer than [`SKEW_RATIO`] times the stage's median takes the median.
     CutSkew,
@@ -88,10 +88,11 @@ struct StageNode {
 
 impl StageNode {
     /// The stage's task time in `n` tasks of equal length: every task's measured time, less the
-    /// average overhead of each task that merging removes.
+    /// average overhead of each task that merging removes (plus it for each task splitting adds).
     fn merged(&self, n: i64) -> Vec<i64> {
         let count = self.tasks.len() as i64;
-        let n = n.clamp(1, count.max(1));
+        // Never more tasks than a replay can hold for one stage: a million.
+        let n = n.clamp(1, 1 << 20);
         let total: i64 = self.tasks.iter().sum();
         let per_task_overhead = if count > 0 {
             self.overhead_ms / count

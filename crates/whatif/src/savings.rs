@@ -26,7 +26,8 @@ impl Applied {
         let mut cut: Vec<i64> = Vec::new();
         for change in changes {
             match change {
-                Change::MergePartitions { stages, partitions } => applied
+                Change::MergePartitions { stages, partitions }
+                | Change::SplitPartitions { stages, partitions } => applied
                     .stages
                     .extend(stages.iter().map(|&s| (s, StageChange::Merge(*partitions)))),
                 Change::CutSkewToMedian { stages } => cut.extend(stages),
@@ -66,6 +67,9 @@ impl Applied {
 /// What the replay assumes for `change`.
 pub fn assumption(change: &Change) -> &'static str {
     match change {
+        Change::SplitPartitions { .. } => {
+            "replayed: the stage's measured task time spread evenly over the new partitions, plus each new task's average scheduling, deserialisation and result overhead (no spill or GC saved); the rest of the run as measured"
+        }
         Change::MergePartitions { .. } => {
             "replayed: the stage's measured task time spread evenly over the new partitions, less each merged task's average scheduling, deserialisation and result overhead; the rest of the run as measured"
         }
@@ -170,11 +174,12 @@ pub fn replay_findings(
             every_fix: true,
         });
     }
-    let merges = Applied::of(
-        replayed
-            .iter()
-            .filter(|c| matches!(c, Change::MergePartitions { .. })),
-    )
+    let merges = Applied::of(replayed.iter().filter(|c| {
+        matches!(
+            c,
+            Change::MergePartitions { .. } | Change::SplitPartitions { .. }
+        )
+    }))
     .stages;
     Replayed {
         scenarios,
