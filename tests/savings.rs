@@ -300,3 +300,25 @@ fn a_failed_jobs_time_is_shown_as_lost() {
     }
     assert!(seen >= 1, "no failed job with time in logs/failed");
 }
+
+/// The replayed saving of merging the tiny partitions against the same job run with fewer
+/// partitions (`tiny-partitions-fixed`, written by the same script): the replay keeps every
+/// other task and the driver's time as measured, so it may fall short of the real saving, but
+/// must neither exceed it nor miss most of it.
+#[test]
+fn merging_tiny_partitions_saves_about_what_the_fixed_run_saved() {
+    let tiny = report_of(&pattern_log("tiny-partitions"));
+    let fixed = report_of(&pattern_log("tiny-partitions-fixed"));
+    let pa001 = findings(&tiny)
+        .iter()
+        .find(|f| f["rule"] == "PA001")
+        .unwrap();
+    let predicted = i(&pa001["impact_ms"]);
+    let real = i(&tiny["application"]["duration_ms"]) - i(&fixed["application"]["duration_ms"]);
+    assert!(real > 0, "the fixed run was faster");
+    let ratio = predicted as f64 / real as f64;
+    assert!(
+        (0.5..=1.1).contains(&ratio),
+        "PA001 replays a saving of {predicted} ms; the fixed run saved {real} ms ({ratio:.2})"
+    );
+}

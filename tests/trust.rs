@@ -382,12 +382,9 @@ fn an_interactive_session_is_not_called_driver_bound() {
         .filter(|f| f["counterfactual"]["change"]["kind"] == "remove_driver_gaps")
         .collect();
     assert!(gaps.iter().any(|f| f["impact_ms"].as_i64().unwrap() > 0));
-    assert!(
-        of_rule(&batch, "DR001")
-            .iter()
-            .all(|f| f["impact_ms"].as_i64().unwrap() > 0
-                || f["evidence"]["same_change_as"] == "DR002")
-    );
+    assert!(of_rule(&batch, "DR001").iter().all(
+        |f| f["impact_ms"].as_i64().unwrap() > 0 || f["evidence"]["same_change_as"] == "DR002"
+    ));
 }
 
 #[test]

@@ -22,14 +22,18 @@ pub enum Change {
     CutSkewToMedian { stages: Vec<i64> },
     /// The driver submits each job as soon as the one it waited for ended.
     RemoveDriverGaps,
-    /// A train of `jobs` small jobs submitted as one job over all their data.
-    MergeJobs { jobs: i64 },
     /// One fewer shuffle for each of `exchanges` beyond what the query needs.
     DropExchange { stages: Vec<i64>, exchanges: i64 },
     /// The small side of a join broadcast instead of shuffled.
     BroadcastSide { stages: Vec<i64> },
     /// A table read once and reused instead of scanned again.
     ScanOnce { stages: Vec<i64> },
+    /// Each task given the memory it needed: no excess GC, no spill to disk.
+    MoreMemoryPerTask,
+    /// Tasks kept off the slow executors (speculation, or the host fixed).
+    AvoidSlowExecutors { executors: Vec<String> },
+    /// The failed, killed or re-run task attempts not needed.
+    RemoveWastedAttempts,
     /// `cores` executor cores in all, instead of today's.
     AddCores { cores: i64 },
     /// Executors let go while they sit idle: money, not wall-clock time.
@@ -44,10 +48,12 @@ impl Change {
             Change::SplitPartitions { .. } => "split_partitions",
             Change::CutSkewToMedian { .. } => "cut_skew_to_median",
             Change::RemoveDriverGaps => "remove_driver_gaps",
-            Change::MergeJobs { .. } => "merge_jobs",
             Change::DropExchange { .. } => "drop_exchange",
             Change::BroadcastSide { .. } => "broadcast_side",
             Change::ScanOnce { .. } => "scan_once",
+            Change::MoreMemoryPerTask => "more_memory_per_task",
+            Change::AvoidSlowExecutors { .. } => "avoid_slow_executors",
+            Change::RemoveWastedAttempts => "remove_wasted_attempts",
             Change::AddCores { .. } => "add_cores",
             Change::ReleaseIdleExecutors => "release_idle_executors",
         }
@@ -110,7 +116,6 @@ impl Change {
                 format!("skewed tasks of {} cut to the median", stages(ids))
             }
             Change::RemoveDriverGaps => "driver's gaps between jobs removed".to_string(),
-            Change::MergeJobs { jobs } => format!("{jobs} small jobs as one"),
             Change::DropExchange { exchanges, .. } => {
                 format!("{exchanges} shuffle Exchange(s) dropped")
             }
@@ -118,6 +123,11 @@ impl Change {
                 format!("small join side of {} broadcast", stages(ids))
             }
             Change::ScanOnce { stages: ids } => format!("table of {} scanned once", stages(ids)),
+            Change::MoreMemoryPerTask => "tasks given the memory they needed".to_string(),
+            Change::AvoidSlowExecutors { executors } => {
+                format!("{} slow executor(s) avoided", executors.len())
+            }
+            Change::RemoveWastedAttempts => "wasted task attempts removed".to_string(),
             Change::AddCores { cores } => format!("{cores} cores"),
             Change::ReleaseIdleExecutors => "idle executors released".to_string(),
         }

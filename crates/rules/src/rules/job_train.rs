@@ -187,26 +187,17 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             duration(median),
             duration(needed)
         );
-        // One after another, the loop's cost is the driver's time between its jobs, which the
-        // replay removes (DR001 names the same change, and the saving is counted once); from a
-        // thread pool the jobs overlap, and what one job would save the replay cannot model.
-        let (change, assumption) = if concurrency > 1 {
-            (
-                crate::Change::MergeJobs {
-                    jobs: jobs.len() as i64,
-                },
-                "not replayed: the train's tasks packed onto every core as one job, its span less the core time they needed",
-            )
-        } else {
-            (
-                crate::Change::RemoveDriverGaps,
-                "the driver's time between the train's jobs",
-            )
-        };
+        // The loop's cost the replay can see is the driver's time between its jobs, the change
+        // DR001 names too: its saving is counted once. From a thread pool the jobs overlap and
+        // one job would also save their own overheads, which the replay cannot model; it then
+        // gives less than the rule's estimate, never more.
         findings.push(
             Finding::new(&JOB_TRAIN, Severity::from_share(impact, ctx.app_ms), title, impact)
                 .during(train.first, train.last)
-                .proposes(change, assumption)
+                .proposes(
+                    crate::Change::RemoveDriverGaps,
+                    "the driver's time between the train's jobs",
+                )
                 .jobs(job_ids.iter().copied())
                 .evidence("jobs", jobs.len())
                 .evidence("job_kinds", train.kinds.clone())

@@ -33,8 +33,9 @@ declare_rule! {
     /// `spark.sql.autoBroadcastJoinThreshold` (DataFlint and SparkForensics use larger tiers when
     /// the other side is huge). The right side can be broadcast for inner, left outer, left semi
     /// and left anti joins, the left side for inner and right outer joins. From an
-    /// event log, the recoverable time is estimated as half the query's shuffle-stage time (both
-    /// sides' shuffles and sorts go); from text alone it is medium.
+    /// event log, the recoverable time is bounded by what the query's shuffle stages spent
+    /// shuffling (shuffle write and fetch-wait time spread over the cores), and never more than
+    /// half their duration (the join and the scans still run); from text alone it is medium.
     pub static SMJ_COULD_BROADCAST = {
         code: "EX003",
         name: "sort-merge-join-could-broadcast",

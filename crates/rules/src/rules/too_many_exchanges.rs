@@ -33,8 +33,10 @@ declare_rule! {
     ///
     /// ## Threshold and its source
     /// More than `max_exchanges` = 3 shuffles in one query (sparkdiag's own default; no other tool counts them).
-    /// Ranked by the time its shuffle stages took when the plan comes from an event log,
-    /// otherwise by the count: medium above twice the threshold, low otherwise.
+    /// From an event log its saving is bounded by what the shuffles beyond the threshold took
+    /// themselves (their share of the shuffle stages' shuffle write and fetch-wait time, spread
+    /// over the cores), never the stages' whole duration; otherwise it is ranked by the count:
+    /// medium above twice the threshold, low otherwise.
     pub static TOO_MANY_EXCHANGES = {
         code: "EX001",
         name: "too-many-exchanges",
