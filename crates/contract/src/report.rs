@@ -44,13 +44,18 @@ pub struct FindingOut {
 }
 
 impl FindingOut {
-    /// What the views show in their "saves" column: "~1m 3s", "lost ~5m", "~2.1 core-h", "-".
+    /// What the views show in their "saves" column: "~1m 3s", "lost ~5m", "~2.1 core-h",
+    /// "in DR002" (the same fix as that finding, whose saving it is), "-".
     pub fn impact_label(&self, duration: impl Fn(i64) -> String) -> String {
         match self.impact_kind {
             "saving" => format!("~{}", duration(self.finding.impact_ms)),
             "lost" => format!("lost ~{}", duration(self.finding.impact_ms)),
             "cost" => format!("~{:.1} core-h", self.impact_core_hours),
-            _ => "-".into(),
+            // The same fix as an earlier finding, whose saving it is.
+            _ => match self.finding.evidence.get("same_change_as") {
+                Some(serde_json::Value::String(rule)) => format!("in {rule}"),
+                _ => "-".into(),
+            },
         }
     }
 }
