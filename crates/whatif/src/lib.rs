@@ -213,62 +213,67 @@ pub fn what_if_with_findings(
     // Cores are sized for the partitioning the findings propose, not today's: more cores for
     // tasks that should not exist would be the wrong first fix.
     let merges = graph.stage_changes(&fixes.merges);
-    let mut advice = if merges.is_empty() {
-        advise(
+    let at_merged = |slots| {
+        graph.replay_with(
+            ReplayOptions {
+                slots,
+                cut_skew: false,
+                remove_driver_gaps: false,
+            },
+            &merges,
+        )
+    };
+    // The partitioning comes first only where it pays: 5 % or more at today's cores.
+    let merged_today = (!merges.is_empty())
+        .then(|| at_merged(Some(cores_today as usize)))
+        .filter(|&ms| ms as f64 <= today as f64 * 0.95);
+    let mut advice = match merged_today {
+        None => advise(
             &graph,
             cores_today,
             today,
             unlimited,
             &scenarios,
             interactive,
-            &merges,
-        )
-    } else {
-        let at_today = |slots| {
-            graph.replay_with(
-                ReplayOptions {
-                    slots,
-                    cut_skew: false,
-                    remove_driver_gaps: false,
-                },
+            &StageChanges::default(),
+        ),
+        Some(merged_today) => {
+            let mut advice = advise(
+                &graph,
+                cores_today,
+                merged_today,
+                at_merged(None),
+                &scenarios,
+                interactive,
                 &merges,
-            )
-        };
-        let merged_today = at_today(Some(cores_today as usize));
-        let mut advice = advise(
-            &graph,
-            cores_today,
-            merged_today,
-            at_today(None),
-            &scenarios,
-            interactive,
-            &merges,
-        );
-        let which: Vec<String> = fixes
-            .scenarios
-            .iter()
-            .filter(|s| {
-                matches!(
-                    s.change,
-                    Some(
-                        sparkdiag_rules::Change::MergePartitions { .. }
-                            | sparkdiag_rules::Change::SplitPartitions { .. }
-                    )
-                )
-            })
-            .map(|s| s.label.clone())
-            .collect();
-        if let Some(cores_advice) = advice.iter_mut().find(|a| a.kind == "cores") {
-            cores_advice.text = format!(
-                "Fix the partitioning first ({}): predicted {} on today's {} ({} faster). With it, {}",
-                which.join("; "),
-                seconds(merged_today),
-                cores(cores_today),
-                percent(merged_today as f64 / today.max(1) as f64 - 1.0),
-                lowercase_first(&cores_advice.text)
             );
+            let which: Vec<String> = fixes
+                .scenarios
+                .iter()
+                .filter(|s| {
+                    matches!(
+                        s.change,
+                        Some(
+                            sparkdiag_rules::Change::MergePartitions { .. }
+                                | sparkdiag_rules::Change::SplitPartitions { .. }
+                        )
+                    )
+                })
+                .filter(|s| s.change_vs_today < 0.0)
+                .map(|s| s.label.clone())
+                .collect();
+            if let Some(cores_advice) = advice.iter_mut().find(|a| a.kind == "cores") {
+                cores_advice.text = format!(
+                    "Fix the partitioning first ({}): predicted {} on today's {} ({} faster). With it, {}",
+                    which.join("; "),
+                    seconds(merged_today),
+                    cores(cores_today),
+                    percent(merged_today as f64 / today.max(1) as f64 - 1.0),
+                    lowercase_first(&cores_advice.text)
+                );
+            }
+            advice
         }
-        advice
     };
     advice.extend(memory_advice(app));
     advice.extend(partition_advice(app, wall_ms, cores_today));

@@ -88,7 +88,8 @@ pub fn assumption(change: &Change) -> &'static str {
 
 /// The outcome of replaying the findings' changes.
 pub struct Replayed {
-    /// One per distinct replayed change, in the findings' order, then "every fix applied".
+    /// One per distinct replayed change, in the findings' order, then "every fix applied" (the
+    /// changes whose own replay saved time, together).
     pub scenarios: Vec<Scenario>,
     /// Today's replay less the replay with every replayable fix applied, within the wall clock.
     pub recoverable_ms: i64,
@@ -143,9 +144,28 @@ pub fn replay_findings(
         }
         let (predicted_ms, cores) = Applied::of([&cf.change]).replay(graph, cores_today);
         let saving = (today_ms - predicted_ms).clamp(0, wall_ms);
+        f.evidence.insert("replayed_ms".into(), saving.into());
+        // Where a larger finding already explained part of this one's time (the settlement
+        // gave it less than its estimate, `time_attributed_to`), the replay's saving keeps only
+        // that share: the GC behind a slow task is not counted again as the slow task.
+        let share = match (
+            f.evidence.get("estimated_ms").and_then(|v| v.as_i64()),
+            f.evidence.contains_key("time_attributed_to"),
+        ) {
+            (Some(estimate), true) if estimate > 0 => {
+                (f.evidence.get("rule_estimate_ms").and_then(|v| v.as_i64())).unwrap_or(0) as f64
+                    / estimate as f64
+            }
+            _ => 1.0,
+        };
+        let saving = (saving as f64 * share.clamp(0.0, 1.0)).round() as i64;
         f.impact_ms = saving;
         f.severity = Severity::from_saving(saving, wall_ms);
-        replayed.push(cf.change.clone());
+        // A change the replay finds no faster (nine equal partitions on nine cores that arrive
+        // at different times) is not a fix to apply with the others.
+        if saving > 0 {
+            replayed.push(cf.change.clone());
+        }
         scenarios.push(Scenario {
             label: format!("{}: {}", f.rule, cf.change.describe()),
             cores,
