@@ -50,6 +50,9 @@ impl FindingOut {
         match self.impact_kind {
             "saving" => format!("~{}", duration(self.finding.impact_ms)),
             "lost" => format!("lost ~{}", duration(self.finding.impact_ms)),
+            "cost" if self.impact_core_hours < 0.1 => {
+                format!("~{:.2} core-h", self.impact_core_hours)
+            }
             "cost" => format!("~{:.1} core-h", self.impact_core_hours),
             // The same fix as an earlier finding, whose saving it is.
             _ => match self.finding.evidence.get("same_change_as") {
