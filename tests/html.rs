@@ -358,7 +358,8 @@ fn shows_each_plan_with_the_operators_findings_point_at() {
             .unwrap_or_else(|| panic!("{operator} in {plans}"));
         let line_start = plans[..at].rfind("<li>").unwrap();
         let line = &plans[line_start..at + plans[at..].find('\n').unwrap()];
-        assert!(line.contains("node hot sev-medium"), "{line}");
+        // Low: what broadcasting would save is only what the shuffles took (141 ms).
+        assert!(line.contains("node hot sev-low"), "{line}");
         assert!(line.contains(">EX003</span>"), "{line}");
     }
     // Key metrics and the stages each operator ran in.

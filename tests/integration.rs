@@ -30,6 +30,8 @@ mod mcp;
 mod plans;
 /// The detectors on real logs with planted problems, and the rule catalogue.
 mod rules;
+/// What a fix saves: each finding's replayed change against the what-if, money apart from time.
+mod savings;
 /// `sparkdiag serve` over loopback: uploads, refusals, escaping, deletion, and Chromium.
 mod serve;
 /// The template for Spark's layout of task events against the general reading, on every real log.

@@ -115,12 +115,9 @@ fn on_every_real_log_impacts_fit_in_the_runtime_and_each_rule_speaks_once() {
             "{}: findings add up to {sum} ms in a {runtime} ms application",
             a.label
         );
-        assert_eq!(
-            r["summary"]["recoverable_ms"].as_i64(),
-            Some(sum),
-            "{}",
-            a.label
-        );
+        // The replay with every fix applied (tests/savings.rs checks it against the what-if).
+        let recoverable = r["summary"]["recoverable_ms"].as_i64().unwrap();
+        assert!(recoverable <= runtime.max(0), "{}", a.label);
         let mut rules: Vec<&str> = findings(r)
             .iter()
             .map(|f| f["rule"].as_str().unwrap())
@@ -403,11 +400,15 @@ fn an_interactive_session_is_not_called_driver_bound() {
     // The batch twin of the idea: a driver loop of ours keeps its finding.
     let batch = report_of(&crate::util::pattern_log("driver-loop-serial"));
     assert!(batch["application"]["interactive"].is_null());
-    assert!(
-        of_rule(&batch, "DR001")
-            .iter()
-            .all(|f| f["impact_ms"].as_i64().unwrap() > 0)
-    );
+    // Its gaps' saving is counted once, under the loop (DR002) that DR001 shares its change with.
+    let gaps: Vec<&Value> = findings(&batch)
+        .iter()
+        .filter(|f| f["counterfactual"]["change"]["kind"] == "remove_driver_gaps")
+        .collect();
+    assert!(gaps.iter().any(|f| f["impact_ms"].as_i64().unwrap() > 0));
+    assert!(of_rule(&batch, "DR001").iter().all(
+        |f| f["impact_ms"].as_i64().unwrap() > 0 || f["evidence"]["same_change_as"] == "DR002"
+    ));
 }
 
 #[test]

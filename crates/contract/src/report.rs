@@ -37,6 +37,30 @@ pub struct FindingOut {
     /// `impact_core_hours` at `--price-per-core-hour`, when given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub impact_cost: Option<f64>,
+    /// Added in v1: what the impact is. `saving`: wall-clock time the fix recovers;
+    /// `lost`: time the run lost (a failed job), an outcome, not a saving; `cost`: paid-for
+    /// core-hours, not wall-clock time (`impact_ms` 0, `impact_core_hours` the cost); `none`.
+    pub impact_kind: &'static str,
+}
+
+impl FindingOut {
+    /// What the views show in their "saves" column: "~1m 3s", "lost ~5m", "~2.1 core-h",
+    /// "in DR002" (the same fix as that finding, whose saving it is), "-".
+    pub fn impact_label(&self, duration: impl Fn(i64) -> String) -> String {
+        match self.impact_kind {
+            "saving" => format!("~{}", duration(self.finding.impact_ms)),
+            "lost" => format!("lost ~{}", duration(self.finding.impact_ms)),
+            "cost" if self.impact_core_hours < 0.1 => {
+                format!("~{:.2} core-h", self.impact_core_hours)
+            }
+            "cost" => format!("~{:.1} core-h", self.impact_core_hours),
+            // The same fix as an earlier finding, whose saving it is.
+            _ => match self.finding.evidence.get("same_change_as") {
+                Some(serde_json::Value::String(rule)) => format!("in {rule}"),
+                _ => "-".into(),
+            },
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -118,9 +142,13 @@ pub struct Summary {
     pub output_bytes: i64,
     pub driver_time_ms: i64,
     pub job_time_ms: i64,
-    /// The findings' impacts added up: each millisecond of the application counts for at most
-    /// one finding, so this never exceeds `application.duration_ms`.
+    /// What every finding's fix applied together saves: the what-if's replay of the run with
+    /// every replayable change (`what_if.scenarios[]` with `every_fix`) against its replay of
+    /// today's run; never more than `application.duration_ms`.
     pub recoverable_ms: i64,
+    /// Added in v1: the time-saving findings whose change the replay cannot model (a plan
+    /// rewrite), their bounded estimates added up (each millisecond counted once).
+    pub estimated_beyond_replay_ms: i64,
 }
 
 #[derive(Debug, Serialize)]
@@ -266,7 +294,7 @@ impl Report {
         inputs: &[String],
         source: &SourceReport,
         app: &Application,
-        findings: Vec<Finding>,
+        mut findings: Vec<Finding>,
         cores: i64,
         price_per_core_hour: Option<f64>,
         stats: &[StageStats],
@@ -276,6 +304,25 @@ impl Report {
             app.stages.len(),
             "statistics of another application"
         );
+        let (what_if, replayed_ms) =
+            match sparkdiag_whatif::what_if_with_findings(app, stats, &mut findings) {
+                Some((w, recoverable)) => (Some(w), recoverable),
+                None => (None, 0),
+            };
+        // Ranked again by the replayed savings.
+        findings.sort_by(|a, b| {
+            b.impact_ms
+                .cmp(&a.impact_ms)
+                .then(a.severity.cmp(&b.severity))
+                .then(a.rule.cmp(b.rule))
+        });
+        let estimated_beyond_replay_ms: i64 = findings
+            .iter()
+            .filter(|f| f.cost_core_hours.is_none() && !sparkdiag_rules::is_outcome(f.rule))
+            .filter(|f| !f.counterfactual.as_ref().is_some_and(|c| c.replayed))
+            .map(|f| f.impact_ms)
+            .sum();
+        let runtime = app.duration_ms().unwrap_or(0).max(0);
         Report {
             schema: SCHEMA,
             source: {
@@ -285,7 +332,9 @@ impl Report {
             },
             application: application_out(app),
             summary: Summary {
-                recoverable_ms: findings.iter().map(|f| f.impact_ms).sum(),
+                recoverable_ms: replayed_ms.min(runtime),
+                estimated_beyond_replay_ms: estimated_beyond_replay_ms
+                    .min(runtime - replayed_ms.min(runtime)),
                 ..summary(app, stats)
             },
             jobs: app.jobs.iter().map(job_out).collect(),
@@ -303,8 +352,20 @@ impl Report {
             findings: findings
                 .into_iter()
                 .map(|finding| {
-                    let core_hours = finding.impact_ms as f64 * cores as f64 / 3_600_000.0;
+                    let core_hours = finding
+                        .cost_core_hours
+                        .unwrap_or(finding.impact_ms as f64 * cores as f64 / 3_600_000.0);
+                    let impact_kind = if finding.cost_core_hours.is_some() {
+                        "cost"
+                    } else if finding.impact_ms <= 0 {
+                        "none"
+                    } else if sparkdiag_rules::is_outcome(finding.rule) {
+                        "lost"
+                    } else {
+                        "saving"
+                    };
                     FindingOut {
+                        impact_kind,
                         finding,
                         impact_core_hours: (core_hours * 1000.0).round() / 1000.0,
                         impact_cost: price_per_core_hour
@@ -312,7 +373,7 @@ impl Report {
                     }
                 })
                 .collect(),
-            what_if: sparkdiag_whatif::what_if_with_stage_stats(app, stats),
+            what_if,
         }
     }
 }
@@ -467,6 +528,7 @@ fn summary(app: &Application, stats: &[StageStats]) -> Summary {
         driver_time_ms,
         job_time_ms,
         recoverable_ms: 0,
+        estimated_beyond_replay_ms: 0,
     }
 }
 

@@ -243,7 +243,19 @@ fn findings(out: &mut String, report: &Report) {
     for (i, f) in report.findings.iter().enumerate() {
         let finding = &f.finding;
         let severity = finding.severity.name();
-        let impact = if finding.impact_ms > 0 {
+        let impact = if f.impact_kind == "cost" {
+            format!(
+                "It costs about {} core-hours of idle cores{}, not wall-clock time.",
+                f.impact_core_hours,
+                f.impact_cost
+                    .map_or(String::new(), |c| format!(" ({c:.2} at the given price)"))
+            )
+        } else if f.impact_kind == "lost" {
+            format!(
+                "The run lost about {} of wall-clock time to it.",
+                duration(finding.impact_ms)
+            )
+        } else if finding.impact_ms > 0 {
             format!(
                 "Fixing it saves about {} of wall-clock time ({} core-hours{}).",
                 duration(finding.impact_ms),

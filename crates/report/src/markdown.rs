@@ -81,7 +81,7 @@ pub fn render(report: &Report) -> String {
                 "| {} | {} | {} |{cost} {} | {} |",
                 i + 1,
                 finding.severity.name(),
-                saves(finding.impact_ms),
+                f.impact_label(duration),
                 finding.rule,
                 cell(&finding.title)
             );
@@ -172,12 +172,4 @@ pub fn render(report: &Report) -> String {
         out.push('\n');
     }
     out
-}
-
-fn saves(impact_ms: i64) -> String {
-    if impact_ms > 0 {
-        format!("~{}", duration(impact_ms))
-    } else {
-        "-".into()
-    }
 }

@@ -368,11 +368,7 @@ fn findings_section(report: &Report, opts: Options) -> String {
         let mut row = vec![
             Cell::new(i + 1),
             severity_cell(finding.severity, opts),
-            Cell::new(if finding.impact_ms > 0 {
-                format!("~{}", duration(finding.impact_ms))
-            } else {
-                "-".into()
-            }),
+            Cell::new(f.impact_label(duration)),
             Cell::new(finding.rule),
             Cell::new(&finding.title),
         ];
@@ -626,6 +622,7 @@ mod tests {
             finding,
             impact_core_hours: 0.0,
             impact_cost: None,
+            impact_kind: "lost",
         });
         let plain = render(&report);
         assert!(!plain.contains('\u{1b}'), "{plain}");

@@ -55,7 +55,7 @@ fn scenario_rows(w: &WhatIf) -> Vec<(String, String, String)> {
     w.scenarios
         .iter()
         .map(|s| {
-            let what = if s.cut_skew || s.remove_driver_gaps {
+            let what = if s.is_a_fix() {
                 format!("{} ({})", s.label, cores(s.cores))
             } else if s.cores == w.cores_today {
                 format!("{} (today)", cores(s.cores))
@@ -252,11 +252,8 @@ pub fn html(w: &WhatIf) -> String {
 
 /// Predicted wall clock per core count: one horizontal bar per core scenario, inline SVG.
 fn chart(w: &WhatIf) -> String {
-    let rows: Vec<&sparkdiag_whatif::Scenario> = w
-        .scenarios
-        .iter()
-        .filter(|s| !s.cut_skew && !s.remove_driver_gaps)
-        .collect();
+    let rows: Vec<&sparkdiag_whatif::Scenario> =
+        w.scenarios.iter().filter(|s| !s.is_a_fix()).collect();
     let longest = rows
         .iter()
         .map(|s| s.predicted_ms)

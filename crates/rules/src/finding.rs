@@ -119,6 +119,34 @@ impl Severity {
     }
 }
 
+impl Severity {
+    /// The severity of a cost in core-hours: its share of the application's core-hours, capped by
+    /// its size, so that idle cores in a short test run are not rated like a day of a cluster.
+    ///
+    /// | severity | share of the core-hours | and at least |
+    /// | --- | --- | --- |
+    /// | critical | 30 % | 10 core-hours |
+    /// | high | 10 % | 1 core-hour |
+    /// | medium | 2 % | 0.1 core-hours |
+    /// | low | 0.5 % | 0.01 core-hours |
+    /// | info | less | |
+    pub fn from_cost(core_hours: f64, app_core_hours: f64) -> Severity {
+        let by_size = match core_hours {
+            h if h >= 10.0 => Severity::Critical,
+            h if h >= 1.0 => Severity::High,
+            h if h >= 0.1 => Severity::Medium,
+            h if h >= 0.01 => Severity::Low,
+            _ => Severity::Info,
+        };
+        // Shares in millionths, so that the time scale's thresholds apply as they are.
+        let share = Severity::from_share(
+            (core_hours * 1e6) as i64,
+            (app_core_hours * 1e6).max(1.0) as i64,
+        );
+        share.at_most(by_size)
+    }
+}
+
 /// Where a finding applies.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Scope {
@@ -152,6 +180,14 @@ pub struct Finding {
     /// application); the impact model attributes each millisecond to at most one finding.
     #[serde(skip)]
     pub windows: Vec<(i64, i64)>,
+    /// The change the fix makes and how its saving was reached (added in v1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counterfactual: Option<crate::Counterfactual>,
+    /// Set for findings that cost money rather than wall-clock time (idle cores): what they cost
+    /// in core-hours. Their `impact_ms` is 0 and their severity comes from this; the report shows
+    /// it as `impact_core_hours`.
+    #[serde(skip)]
+    pub cost_core_hours: Option<f64>,
 }
 
 impl Finding {
@@ -171,7 +207,27 @@ impl Finding {
             evidence: BTreeMap::new(),
             recommendation: String::new(),
             windows: Vec::new(),
+            counterfactual: None,
+            cost_core_hours: None,
         }
+    }
+
+    /// The fix makes `change`; the what-if replays it where it can, and `assumption` says what
+    /// the rule's own estimate rests on where it cannot.
+    pub fn proposes(mut self, change: crate::Change, assumption: impl Into<String>) -> Finding {
+        self.counterfactual = Some(crate::Counterfactual {
+            replayed: false,
+            change,
+            assumption: assumption.into(),
+        });
+        self
+    }
+
+    /// This costs `core_hours` of paid-for cores, not wall-clock time: `impact_ms` becomes 0.
+    pub fn costs_core_hours(mut self, core_hours: f64) -> Finding {
+        self.cost_core_hours = Some(core_hours.max(0.0));
+        self.impact_ms = 0;
+        self
     }
 
     /// The saving happens within `[start, end)` (in addition to any window already given).

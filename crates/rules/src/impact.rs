@@ -17,6 +17,12 @@ use crate::{Context, Finding, Severity};
 /// stops), not how much time a fix would save.
 const OWN_SEVERITY: &[&str] = &["FA001", "FA003", "FA005"];
 
+/// The finding's impact is time the run lost (a failed job's work), an outcome rather than a
+/// saving: views say "lost", and the what-if's fixes do not count it.
+pub fn is_outcome(rule: &str) -> bool {
+    OWN_SEVERITY.contains(&rule)
+}
+
 /// Symptoms rather than causes: no job ran (DR001), cores sat idle (UT001). They claim time
 /// after every finding that names a cause (a driver loop, skew, tiny tasks), so a gap between
 /// a loop's jobs is the loop's.
@@ -57,7 +63,19 @@ pub(crate) fn settle(ctx: &Context, findings: Vec<Finding>) -> Vec<Finding> {
     let mut claimed: Spans = Vec::new();
     let mut claims: Vec<(&'static str, Spans)> = Vec::new();
     let mut out = Vec::with_capacity(merged.len());
+    // What the application's cores held: the scale of a cost in core-hours.
+    let app_core_hours = ctx.app_ms as f64 * ctx.cores.max(1) as f64 / 3_600_000.0;
     for (mut f, estimate) in merged {
+        if let Some(core_hours) = f.cost_core_hours {
+            // Money, not wall-clock: it claims no time and is rated by its cost.
+            f.impact_ms = 0;
+            // The rule's own bands (UT001's core-hour thresholds) can only lower it.
+            f.severity = f
+                .severity
+                .at_most(Severity::from_cost(core_hours, app_core_hours));
+            out.push(f);
+            continue;
+        }
         let free = subtract(&f.windows, &claimed);
         let taken = take_from_end(&free, estimate.min(length(&f.windows)));
         let impact = length(&taken);
@@ -186,6 +204,9 @@ fn merge(mut group: Vec<Finding>) -> Finding {
     lead.title = format!("{} ({})", lead.title, more.join("; "));
     lead.severity = severity;
     for f in rest.iter_mut() {
+        if let (Some(mine), Some(theirs)) = (lead.counterfactual.as_mut(), &f.counterfactual) {
+            mine.change.absorb(&theirs.change);
+        }
         lead.windows.append(&mut f.windows);
         let s = &mut lead.scope;
         s.job_ids.append(&mut f.scope.job_ids);

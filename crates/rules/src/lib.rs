@@ -26,6 +26,7 @@
 
 mod config;
 mod context;
+mod counterfactual;
 mod finding;
 mod impact;
 pub mod rules;
@@ -34,7 +35,9 @@ pub mod stage_shape;
 
 pub use config::{Config, ConfigError};
 pub use context::{Context, PlanInput, StageStats, peak_cores};
+pub use counterfactual::{Change, Counterfactual};
 pub use finding::{Category, Finding, Scope, Severity};
+pub use impact::is_outcome;
 pub use stage_facts::{
     ExecutorTasks, FailedOn, StageTaskFacts, TaskFigure, Varints, of_application as stage_stats,
 };

@@ -18,8 +18,9 @@
 //! ```
 
 pub mod replay;
+pub mod savings;
 
-use replay::{Graph, ReplayOptions};
+use replay::{Graph, ReplayOptions, StageChanges};
 use serde::Serialize;
 use sparkdiag_model::Application;
 
@@ -51,6 +52,24 @@ pub struct Scenario {
     /// `predicted_ms` against the replay of today's run (1x): negative is faster. Comparing two
     /// replays cancels what the replay cannot know (the same error is in both).
     pub change_vs_today: f64,
+    /// Added in v1: the finding's change this scenario replays (`null` for the cores, skew and
+    /// driver scenarios and for "every fix applied").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change: Option<sparkdiag_rules::Change>,
+    /// Added in v1: the findings whose change it replays (several can share one).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<&'static str>,
+    /// Added in v1: every finding's replayable change applied together, which is
+    /// `summary.recoverable_ms`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub every_fix: bool,
+}
+
+impl Scenario {
+    /// A change other than the number of cores: skew, gaps, a finding's fix.
+    pub fn is_a_fix(&self) -> bool {
+        self.cut_skew || self.remove_driver_gaps || self.change.is_some() || self.every_fix
+    }
 }
 
 /// A sizing recommendation with its reason and predicted effect.
@@ -99,6 +118,18 @@ pub fn what_if_with_stage_stats(
     app: &Application,
     stats: &[sparkdiag_rules::StageStats],
 ) -> Option<WhatIf> {
+    what_if_with_findings(app, stats, &mut []).map(|(w, _)| w)
+}
+
+/// [`what_if_with_stage_stats`], also replaying each finding's change: each time-saving
+/// finding's `impact_ms` becomes its replayed saving ([`savings::replay_findings`]), the
+/// scenarios list each change and "every fix applied", and the second value is that last
+/// scenario's saving against today's replay (0 when no change was replayed).
+pub fn what_if_with_findings(
+    app: &Application,
+    stats: &[sparkdiag_rules::StageStats],
+    findings: &mut [sparkdiag_rules::Finding],
+) -> Option<(WhatIf, i64)> {
     let graph = Graph::with_stage_stats(app, stats)?;
     if graph.max_parallelism() == 0 || app.tasks.is_empty() {
         return None;
@@ -150,6 +181,9 @@ pub fn what_if_with_stage_stats(
             remove_driver_gaps: false,
             predicted_ms,
             change_vs_today: change(predicted_ms),
+            change: None,
+            findings: Vec::new(),
+            every_fix: false,
         });
     }
     let slots = Some(cores_today as usize);
@@ -166,18 +200,81 @@ pub fn what_if_with_stage_stats(
             remove_driver_gaps: gaps,
             predicted_ms,
             change_vs_today: change(predicted_ms),
+            change: None,
+            findings: Vec::new(),
+            every_fix: false,
         });
     }
+    let fixes = savings::replay_findings(&graph, cores_today, today, findings);
+    savings::cap_to_runtime(findings, wall_ms);
+    scenarios.extend(fixes.scenarios.iter().cloned());
 
     let interactive = app.interactive().is_some();
-    let mut advice = advise(
-        &graph,
-        cores_today,
-        today,
-        unlimited,
-        &scenarios,
-        interactive,
-    );
+    // Cores are sized for the partitioning the findings propose, not today's: more cores for
+    // tasks that should not exist would be the wrong first fix.
+    let merges = graph.stage_changes(&fixes.merges);
+    let at_merged = |slots| {
+        graph.replay_with(
+            ReplayOptions {
+                slots,
+                cut_skew: false,
+                remove_driver_gaps: false,
+            },
+            &merges,
+        )
+    };
+    // The partitioning comes first only where it pays: 5 % or more at today's cores.
+    let merged_today = (!merges.is_empty())
+        .then(|| at_merged(Some(cores_today as usize)))
+        .filter(|&ms| ms as f64 <= today as f64 * 0.95);
+    let mut advice = match merged_today {
+        None => advise(
+            &graph,
+            cores_today,
+            today,
+            unlimited,
+            &scenarios,
+            interactive,
+            &StageChanges::default(),
+        ),
+        Some(merged_today) => {
+            let mut advice = advise(
+                &graph,
+                cores_today,
+                merged_today,
+                at_merged(None),
+                &scenarios,
+                interactive,
+                &merges,
+            );
+            let which: Vec<String> = fixes
+                .scenarios
+                .iter()
+                .filter(|s| {
+                    matches!(
+                        s.change,
+                        Some(
+                            sparkdiag_rules::Change::MergePartitions { .. }
+                                | sparkdiag_rules::Change::SplitPartitions { .. }
+                        )
+                    )
+                })
+                .filter(|s| s.change_vs_today < 0.0)
+                .map(|s| s.label.clone())
+                .collect();
+            if let Some(cores_advice) = advice.iter_mut().find(|a| a.kind == "cores") {
+                cores_advice.text = format!(
+                    "Fix the partitioning first ({}): predicted {} on today's {} ({} faster). With it, {}",
+                    which.join("; "),
+                    seconds(merged_today),
+                    cores(cores_today),
+                    percent(merged_today as f64 / today.max(1) as f64 - 1.0),
+                    lowercase_first(&cores_advice.text)
+                );
+            }
+            advice
+        }
+    };
     advice.extend(memory_advice(app));
     advice.extend(partition_advice(app, wall_ms, cores_today));
     let mut headline = headline(&bounds, &scenarios, cores_today);
@@ -187,15 +284,28 @@ pub fn what_if_with_stage_stats(
             "An interactive session ({why}): its driver-only time is people between commands, not a loop to rewrite. {headline}"
         );
     }
-    Some(WhatIf {
-        cores_today,
-        bounds,
-        replay_today_ms: today,
-        scenarios,
-        advice,
-        headline,
-        assumptions: ASSUMPTIONS.to_vec(),
-    })
+    Some((
+        WhatIf {
+            cores_today,
+            bounds,
+            replay_today_ms: today,
+            scenarios,
+            advice,
+            headline,
+            assumptions: ASSUMPTIONS.to_vec(),
+        },
+        fixes.recoverable_ms,
+    ))
+}
+
+/// "Up to 8 cores ..." as the rest of a sentence: "up to 8 cores ...".
+fn lowercase_first(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) if !text.starts_with("1 ") => c.to_lowercase().chain(chars).collect(),
+        Some(c) => std::iter::once(c).chain(chars).collect(),
+        None => String::new(),
+    }
 }
 
 fn factor_label(factor: f64) -> String {
@@ -211,6 +321,7 @@ fn factor_label(factor: f64) -> String {
 fn of(scenarios: &[Scenario], cut_skew: bool, gaps: bool) -> Option<&Scenario> {
     scenarios
         .iter()
+        .filter(|s| s.change.is_none() && !s.every_fix)
         .find(|s| s.cut_skew == cut_skew && s.remove_driver_gaps == gaps)
         .filter(|s| s.cut_skew || s.remove_driver_gaps)
 }
@@ -223,7 +334,7 @@ fn percent(change: f64) -> String {
 fn headline(bounds: &Bounds, scenarios: &[Scenario], cores_today: i64) -> String {
     let double = scenarios
         .iter()
-        .find(|s| !s.cut_skew && !s.remove_driver_gaps && s.cores == (cores_today * 2).max(1));
+        .find(|s| !s.is_a_fix() && s.cores == (cores_today * 2).max(1));
     let mut parts: Vec<String> = Vec::new();
     let bound = [
         ("the driver (no job running)", bounds.driver_only_ms),
@@ -260,6 +371,16 @@ fn headline(bounds: &Bounds, scenarios: &[Scenario], cores_today: i64) -> String
             percent(s.change_vs_today)
         ));
     }
+    if let Some(all) = scenarios
+        .iter()
+        .find(|s| s.every_fix)
+        .filter(|s| s.change_vs_today <= -0.05)
+    {
+        parts.push(format!(
+            "the findings' fixes together would save {}",
+            percent(all.change_vs_today)
+        ));
+    }
     let mut text = parts.join("; ");
     text.push('.');
     text
@@ -273,17 +394,21 @@ fn advise(
     unlimited: i64,
     scenarios: &[Scenario],
     interactive: bool,
+    changes: &StageChanges,
 ) -> Vec<Advice> {
     let mut advice = Vec::new();
     let max = graph.max_parallelism() as i64;
-    let enough = |cores: i64| {
-        graph.replay(ReplayOptions {
-            slots: Some(cores as usize),
-            cut_skew: false,
-            remove_driver_gaps: false,
-        }) as f64
-            <= unlimited as f64 * 1.10
+    let at = |cores: i64| {
+        graph.replay_with(
+            ReplayOptions {
+                slots: Some(cores as usize),
+                cut_skew: false,
+                remove_driver_gaps: false,
+            },
+            changes,
+        )
     };
+    let enough = |cores: i64| at(cores) as f64 <= unlimited as f64 * 1.10;
     // The knee by bisection over 1..=max: the replay's time only falls as cores grow.
     let (mut low, mut high) = (1i64, max.max(1));
     while low < high {
@@ -295,11 +420,7 @@ fn advise(
         }
     }
     let knee = low;
-    let at_knee = graph.replay(ReplayOptions {
-        slots: Some(knee as usize),
-        cut_skew: false,
-        remove_driver_gaps: false,
-    });
+    let at_knee = at(knee);
     let change = |ms: i64| percent(ms as f64 / today.max(1) as f64 - 1.0);
     if knee * 2 <= cores_today {
         advice.push(Advice {

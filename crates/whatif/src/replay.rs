@@ -20,6 +20,34 @@ pub struct ReplayOptions {
     pub remove_driver_gaps: bool,
 }
 
+/// What a fix changes in one stage's tasks, for [`Graph::replay_with`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StageChange {
+    /// The stage's tasks run as this many tasks: the task time the log measured, less the
+    /// average per-task overhead (scheduling, deserialisation, result) of each task merged away
+    /// (or plus it for each task a split adds), shared evenly among them.
+    Merge(i64),
+    /// Every task longer than [`SKEW_RATIO`] times the stage's median takes the median.
+    CutSkew,
+}
+
+/// Per-stage changes, indexed like the graph's stage attempts; built by
+/// [`Graph::stage_changes`].
+#[derive(Debug, Clone, Default)]
+pub struct StageChanges {
+    by_node: Vec<Option<StageChange>>,
+}
+
+impl StageChanges {
+    pub fn is_empty(&self) -> bool {
+        self.by_node.iter().all(Option::is_none)
+    }
+
+    fn get(&self, node: usize) -> Option<StageChange> {
+        self.by_node.get(node).copied().flatten()
+    }
+}
+
 /// A task this many times its stage's median is cut in the skew-free replay (the data-skew
 /// rule's ratio, Spark AQE's `skewedPartitionFactor`).
 pub const SKEW_RATIO: i64 = 5;
@@ -53,6 +81,30 @@ struct StageNode {
     /// The median of `tasks` (the upper one for an even count), what [`ReplayOptions::cut_skew`]
     /// cuts to.
     median_ms: i64,
+    stage_id: i64,
+    /// What the tasks spent outside their own work, summed over the stage.
+    overhead_ms: i64,
+}
+
+impl StageNode {
+    /// The stage's task time in `n` tasks of equal length: every task's measured time, less the
+    /// average overhead of each task that merging removes (plus it for each task splitting adds).
+    fn merged(&self, n: i64) -> Vec<i64> {
+        let count = self.tasks.len() as i64;
+        // Never more tasks than a replay can hold for one stage: a million.
+        let n = n.clamp(1, 1 << 20);
+        let total: i64 = self.tasks.iter().sum();
+        let per_task_overhead = if count > 0 {
+            self.overhead_ms / count
+        } else {
+            0
+        };
+        let kept = (total - per_task_overhead * (count - n)).max(n);
+        let each = kept / n;
+        let mut out = vec![each; n as usize];
+        out[0] += kept - each * n;
+        out
+    }
 }
 
 /// The application as a graph of jobs and stage attempts, built once and replayed many times.
@@ -205,6 +257,8 @@ impl Graph {
                 tail_ms: (completed - last_end).max(0),
                 median_ms: facts.middle_task_ms,
                 tasks: facts.durations_by_launch.clone(),
+                stage_id: stage.stage_id,
+                overhead_ms: facts.overhead_ms.max(0),
             });
             jobs[job].stages.push(node);
             attempts.push((stage.stage_id, submitted, completed, node));
@@ -258,8 +312,26 @@ impl Graph {
             .max(1)
     }
 
+    /// Every attempt of the named stages given `change`; a later entry for a stage wins.
+    pub fn stage_changes(&self, changes: &[(i64, StageChange)]) -> StageChanges {
+        let mut by_node = vec![None; self.stages.len()];
+        if changes.is_empty() {
+            return StageChanges { by_node };
+        }
+        let wanted: std::collections::HashMap<i64, StageChange> = changes.iter().copied().collect();
+        for (node, stage) in self.stages.iter().enumerate() {
+            by_node[node] = wanted.get(&stage.stage_id).copied();
+        }
+        StageChanges { by_node }
+    }
+
     /// The predicted wall clock under `options`.
     pub fn replay(&self, options: ReplayOptions) -> i64 {
+        self.replay_with(options, &StageChanges::default())
+    }
+
+    /// [`Graph::replay`] with some stages' tasks changed as `changes` says.
+    pub fn replay_with(&self, options: ReplayOptions, changes: &StageChanges) -> i64 {
         #[derive(PartialEq, Eq, PartialOrd, Ord)]
         enum Item {
             Job(usize),
@@ -320,8 +392,14 @@ impl Graph {
                 Item::Stage(s) => {
                     let mut last = at;
                     let median = self.stages[s].median_ms;
-                    for d in self.stages[s].tasks.iter() {
-                        let d = if options.cut_skew && d > SKEW_RATIO * median.max(1) {
+                    let change = changes.get(s);
+                    let cut_skew = options.cut_skew || change == Some(StageChange::CutSkew);
+                    let merged = match change {
+                        Some(StageChange::Merge(n)) => Some(self.stages[s].merged(n)),
+                        _ => None,
+                    };
+                    let mut place = |d: i64| {
+                        let d = if cut_skew && d > SKEW_RATIO * median.max(1) {
                             median
                         } else {
                             d
@@ -337,6 +415,10 @@ impl Graph {
                             None => at,
                         };
                         last = last.max(start + d);
+                    };
+                    match &merged {
+                        Some(tasks) => tasks.iter().copied().for_each(&mut place),
+                        None => self.stages[s].tasks.iter().for_each(&mut place),
                     }
                     let end = last + self.stages[s].tail_ms;
                     stage_end[s] = end;

@@ -19,8 +19,10 @@ declare_rule! {
     /// needs (`df.repartition("join_key")`), so Spark reuses it instead of shuffling again.
     ///
     /// ## Threshold and its source
-    /// Presence: an exchange directly feeding another on different keys. From an event log, the recoverable time is one shuffle's share of the
-    /// query's shuffle stages; from text alone it is medium.
+    /// Presence: an exchange directly feeding another on different keys. From an event log, the
+    /// recoverable time is one shuffle's share of what the query's shuffle stages spent shuffling
+    /// (shuffle write and fetch-wait time spread over the cores), never of their whole duration;
+    /// from text alone it is medium.
     pub static BACK_TO_BACK = {
         code: "EX002",
         name: "back-to-back-shuffles",
@@ -88,14 +90,25 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
                 text(a),
                 text(b)
             );
-            // One of the query's shuffles is wasted: its share of the shuffle stages' time.
-            let impact = input.shuffle_stage_ms / plan.exchanges().max(1) as i64;
+            // One of the query's shuffles is wasted: its share of what the shuffle stages spent
+            // shuffling (write, fetch wait, over the cores), not of their whole duration.
+            let shuffle_work_ms = super::too_many_exchanges::shuffle_work_ms(ctx, &input.stage_ids)
+                / ctx.cores.max(1);
+            let impact =
+                input.shuffle_stage_ms.min(shuffle_work_ms) / plan.exchanges().max(1) as i64;
             let severity = if input.shuffle_stage_ms > 0 {
                 Severity::from_share(impact, ctx.app_ms).at_least(Severity::Low)
             } else {
                 Severity::Medium
             };
             let finding = Finding::new(&BACK_TO_BACK, severity, title, impact)
+                .proposes(
+                    crate::Change::DropExchange {
+                        stages: input.stage_ids.clone(),
+                        exchanges: 1,
+                    },
+                    "not replayed: one Exchange's share of the shuffle stages' shuffle write and fetch-wait time spread over the cores",
+                )
                 .evidence("outer_partitioning", text(a))
                 .evidence("inner_partitioning", text(b))
                 .recommend("Remove the first repartition, or repartition by the keys the next join or aggregation needs so Spark reuses that partitioning.");

@@ -192,6 +192,10 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         title,
         driver_ms,
     )
+    .proposes(
+        crate::Change::RemoveDriverGaps,
+        "every millisecond no job ran",
+    )
     .evidence("driver_only_ms", driver_ms)
     .evidence("before_first_job_ms", first)
     .evidence("before_first_executor_ms", before_first_executor)

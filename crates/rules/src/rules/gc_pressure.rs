@@ -136,6 +136,10 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         duration(worst.jvm_gc_time_ms)
     );
     let mut finding = Finding::new(&GC_PRESSURE, severity, title, impact)
+        .proposes(
+            crate::Change::MoreMemoryPerTask,
+            "not replayed: the GC time above the healthy share, spread over the cores",
+        )
         .executors(heavy.iter().map(|(e, _)| e.id.clone()))
         .evidence("gc_time_ms", gc_total)
         .evidence("worst_executor", worst.id.clone())

@@ -1,7 +1,7 @@
 //! UT001 idle-cores: executor cores allocated but not running tasks.
 
 use super::common::{duration, ratio};
-use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
+use crate::{Change, Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 
 pub const MIN_IDLE_SHARE: Threshold = threshold(
     "min_idle_share",
@@ -53,8 +53,10 @@ declare_rule! {
     /// ## Threshold and its source
     /// Idle share over `min_idle_share` = 50 % (DataFlint's and SparkForensics' idle-cores alert),
     /// and at least `min_core_h` = 0.1 idle core-hours, so a short test run is not a finding.
-    /// Idleness costs money rather than wall-clock time, so its severity comes from the idle
-    /// core-hours: `medium_core_h` = 1 core-hour is medium, `high_core_h` = 10 high, less is low.
+    /// Idleness costs money rather than wall-clock time: the finding claims no wall-clock time
+    /// (`impact_ms` 0) and carries the idle core-hours, and its severity comes from them:
+    /// `medium_core_h` = 1 core-hour is medium, `high_core_h` = 10 high, less is low, and never
+    /// above the core-hours scale of the README's impact model.
     pub static IDLE_CORES = {
         code: "UT001",
         name: "idle-cores",
@@ -111,6 +113,11 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         );
         return vec![
             Finding::new(&IDLE_CORES, severity.at_most(Severity::Medium), title, 0)
+                .costs_core_hours(core_hours)
+                .proposes(
+                    Change::ReleaseIdleExecutors,
+                    "the idle core time would not be paid for; the run takes as long",
+                )
                 .evidence("interactive", why)
                 .evidence("allocated_core_ms", allocated)
                 .evidence("busy_core_ms", busy)
@@ -122,15 +129,18 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 )),
         ];
     }
+    // Idle cores cost money, not wall-clock time: releasing them leaves the run as long.
     let title = format!(
-        "{:.0}% of the executor core time was idle: {:.1} core-hours of {:.1} held (about {} of wall-clock on all cores)",
+        "{:.0}% of the executor core time was idle: {:.1} core-hours of {:.1} held (paid for, about {} on all cores)",
         100.0 * share,
         core_hours,
         allocated as f64 / 3_600_000.0,
         duration(impact)
     );
     vec![
-        Finding::new(&IDLE_CORES, severity, title, impact)
+        Finding::new(&IDLE_CORES, severity, title, 0)
+            .costs_core_hours(core_hours)
+            .proposes(Change::ReleaseIdleExecutors, "the idle core time would not be paid for; the run takes as long")
             .evidence("allocated_core_ms", allocated)
             .evidence("busy_core_ms", busy)
             .evidence("idle_core_ms", idle)

@@ -243,9 +243,17 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             duration(median),
             duration(needed)
         );
+        // The loop's cost the replay can see is the driver's time between its jobs, the change
+        // DR001 names too: its saving is counted once. From a thread pool the jobs overlap and
+        // one job would also save their own overheads, which the replay cannot model; it then
+        // gives less than the rule's estimate, never more.
         findings.push(
             Finding::new(&JOB_TRAIN, Severity::from_share(impact, ctx.app_ms), title, impact)
                 .during(train.first, train.last)
+                .proposes(
+                    crate::Change::RemoveDriverGaps,
+                    "the driver's time between the train's jobs",
+                )
                 .jobs(job_ids.iter().copied())
                 .evidence("jobs", jobs.len())
                 .evidence("job_kinds", train.kinds.clone())

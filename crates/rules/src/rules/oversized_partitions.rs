@@ -138,6 +138,13 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         findings.push(
             Finding::new(&OVERSIZED, severity, title, impact)
                 .stages([stage.stage_id])
+                .proposes(
+                    crate::Change::SplitPartitions {
+                        stages: vec![stage.stage_id],
+                        partitions: recommended,
+                    },
+                    "the stage's task time spread evenly over the recommended partitions on every core",
+                )
                 .jobs(stage.job_ids.iter().copied())
                 .evidence("tasks", tasks)
                 .evidence("max_partition_bytes", max_bytes as u64)

@@ -75,6 +75,10 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 nodes.len()
             );
             let finding = Finding::new(&REPEATED_SCANS, Severity::Low, title, 0)
+                .proposes(
+                    crate::Change::ScanOnce { stages: input.stage_ids.clone() },
+                    "not estimated: the log does not say what the repeated scans cost apart from the rest of their stages",
+                )
                 .evidence("scan", name)
                 .evidence("times", nodes.len())
                 .recommend("Compute the shared part once (cache or persist it when reused), or merge the branches into one scan with conditional expressions or aggregates.");

@@ -168,6 +168,12 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         );
         findings.push(
             Finding::new(&SLOW_EXECUTOR, Severity::from_share(impact, ctx.app_ms), title, impact)
+                .proposes(
+                    crate::Change::AvoidSlowExecutors {
+                        executors: vec![executor.id.clone()],
+                    },
+                    "not replayed: its tasks' time beyond their stages' median, spread over the cores",
+                )
                 .executors([executor.id.clone()])
                 .stages(tally.stages.iter().copied())
                 .evidence("host", executor.host.clone())

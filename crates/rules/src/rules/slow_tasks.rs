@@ -163,6 +163,12 @@ pub fn finding_for(
         impact,
     )
     .stages([s.stage.stage_id])
+    .proposes(
+        crate::Change::CutSkewToMedian {
+            stages: vec![s.stage.stage_id],
+        },
+        "the stage ends when its median task would: the slow tasks' excess over the median removed",
+    )
     .jobs(s.stage.job_ids.iter().copied())
     .executors(
         tasks

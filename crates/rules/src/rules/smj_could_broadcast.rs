@@ -33,8 +33,9 @@ declare_rule! {
     /// `spark.sql.autoBroadcastJoinThreshold` (DataFlint and SparkForensics use larger tiers when
     /// the other side is huge). The right side can be broadcast for inner, left outer, left semi
     /// and left anti joins, the left side for inner and right outer joins. From an
-    /// event log, the recoverable time is estimated as half the query's shuffle-stage time (both
-    /// sides' shuffles and sorts go); from text alone it is medium.
+    /// event log, the recoverable time is bounded by what the query's shuffle stages spent
+    /// shuffling (shuffle write and fetch-wait time spread over the cores), and never more than
+    /// half their duration (the join and the scans still run); from text alone it is medium.
     pub static SMJ_COULD_BROADCAST = {
         code: "EX003",
         name: "sort-merge-join-could-broadcast",
@@ -122,7 +123,16 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             } else {
                 Severity::Medium
             };
-            let finding = Finding::new(&SMJ_COULD_BROADCAST, severity, title, input.shuffle_stage_ms / 2)
+            // Broadcasting removes the shuffle of both sides, not the join: what shuffling took
+            // (write, fetch wait) spread over the cores, at most half the shuffle stages' time.
+            let shuffle_work_ms = super::too_many_exchanges::shuffle_work_ms(ctx, &input.stage_ids)
+                / ctx.cores.max(1);
+            let impact = (input.shuffle_stage_ms / 2).min(shuffle_work_ms);
+            let finding = Finding::new(&SMJ_COULD_BROADCAST, severity, title, impact)
+                .proposes(
+                    crate::Change::BroadcastSide { stages: input.stage_ids.clone() },
+                    "not replayed: the shuffle stages' shuffle write and fetch-wait time spread over the cores, at most half their duration",
+                )
                 .evidence("join_type", node.details.join_type.clone())
                 .evidence("small_side", name)
                 .evidence("small_side_bytes", size)

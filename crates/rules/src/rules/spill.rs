@@ -91,6 +91,10 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             duration(stats.duration_ms)
         );
         let mut finding = Finding::new(&SPILL, severity, title, impact)
+            .proposes(
+                crate::Change::MoreMemoryPerTask,
+                "not replayed: the spilled bytes written and read back at the assumed disk speed, spread over the cores, at most the stage's duration",
+            )
             .stages([stage.stage_id])
             .jobs(stage.job_ids.iter().copied())
             .evidence("disk_spill_bytes", disk)

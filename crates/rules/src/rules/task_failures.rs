@@ -140,6 +140,10 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     stages.dedup();
     vec![
         Finding::new(&TASK_FAILURES, severity, title, impact)
+            .proposes(
+                crate::Change::RemoveWastedAttempts,
+                "not replayed: the failed attempts' task time spread over the cores",
+            )
             .stages(stages)
             .evidence("failed_attempts", failed.len())
             .evidence("task_attempts", app.tasks.len())

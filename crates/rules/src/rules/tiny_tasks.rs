@@ -163,6 +163,13 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         findings.push(
             Finding::new(&TINY_TASKS, Severity::from_share(impact, ctx.app_ms), title, impact)
                 .stages(stages.iter().map(|s| s.stage_id))
+                .proposes(
+                    crate::Change::MergePartitions {
+                        stages: stages.iter().map(|s| s.stage_id).collect(),
+                        partitions: recommended,
+                    },
+                    "the tasks' scheduling, deserialisation and result overhead, spread over the cores",
+                )
                 .jobs(stages.iter().flat_map(|s| s.job_ids.iter().copied()))
                 .evidence("stages", stages.len())
                 .evidence("tasks_per_stage", tasks)

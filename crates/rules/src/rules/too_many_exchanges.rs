@@ -33,8 +33,10 @@ declare_rule! {
     ///
     /// ## Threshold and its source
     /// More than `max_exchanges` = 3 shuffles in one query (sparkdiag's own default; no other tool counts them).
-    /// Ranked by the time its shuffle stages took when the plan comes from an event log,
-    /// otherwise by the count: medium above twice the threshold, low otherwise.
+    /// From an event log its saving is bounded by what the shuffles beyond the threshold took
+    /// themselves (their share of the shuffle stages' shuffle write and fetch-wait time, spread
+    /// over the cores), never the stages' whole duration; otherwise it is ranked by the count:
+    /// medium above twice the threshold, low otherwise.
     pub static TOO_MANY_EXCHANGES = {
         code: "EX001",
         name: "too-many-exchanges",
@@ -64,9 +66,14 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .iter()
             .map(|e| e.node)
             .collect();
-        // The shuffles beyond the threshold are what a leaner plan would save, in proportion.
+        // The shuffles beyond the threshold are what a leaner plan would save, in proportion,
+        // and of the shuffle stages' time only what shuffling itself took (writing the shuffle
+        // files, waiting to fetch them) spread over the cores: the stages' other work (scans,
+        // joins, aggregations) would still run without the Exchange.
         let excess = count as f64 - t.get(&MAX_EXCHANGES);
-        let impact = (input.shuffle_stage_ms as f64 * excess / count as f64) as i64;
+        let shuffle_work_ms = shuffle_work_ms(ctx, &input.stage_ids) / ctx.cores.max(1);
+        let bound_ms = input.shuffle_stage_ms.min(shuffle_work_ms);
+        let impact = (bound_ms as f64 * excess / count as f64) as i64;
         let severity = if input.shuffle_stage_ms > 0 {
             Severity::from_share(impact, ctx.app_ms)
         } else if count as f64 > 2.0 * t.get(&MAX_EXCHANGES) {
@@ -91,10 +98,29 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .evidence("reused_exchanges", plan.reused_exchanges())
             .evidence("user_requested", user.iter().map(|&n| node_label(plan, n)).collect::<Vec<_>>())
             .evidence("shuffle_stage_ms", input.shuffle_stage_ms)
+            .evidence("shuffle_work_ms", shuffle_work_ms)
+            .proposes(
+                crate::Change::DropExchange {
+                    stages: input.stage_ids.clone(),
+                    exchanges: excess.ceil() as i64,
+                },
+                "not replayed: the Exchanges beyond the threshold, in proportion, of the shuffle stages' shuffle write and fetch-wait time spread over the cores (never their whole duration)",
+            )
             .recommend("Join and aggregate on shared keys so one shuffle serves several steps, broadcast small join sides (F.broadcast(df)), and drop repartition() calls that a later join or aggregation re-shuffles anyway.");
         findings.push(scoped(finding, i, input, shuffles));
     }
     findings
+}
+
+/// Shuffle write time and fetch wait of `stage_ids`' tasks, in ms of one core.
+pub(crate) fn shuffle_work_ms(ctx: &Context, stage_ids: &[i64]) -> i64 {
+    let ids: std::collections::HashSet<i64> = stage_ids.iter().copied().collect();
+    ctx.app
+        .stages
+        .iter()
+        .filter(|s| ids.contains(&s.stage_id))
+        .map(|s| s.totals.shuffle_write_time / 1_000_000 + s.totals.shuffle_fetch_wait_time)
+        .sum()
 }
 
 /// The rule alone on real Spark output: a log where it fires, and one where it must not.

@@ -78,6 +78,10 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     );
     vec![
         Finding::new(&WASTED_ATTEMPTS, Severity::from_share(impact, ctx.app_ms), title, impact)
+            .proposes(
+                crate::Change::RemoveWastedAttempts,
+                "not replayed: the killed and re-run attempts' task time spread over the cores",
+            )
             .stages(retried_stages)
             .evidence("speculative_killed_ms", speculative)
             .evidence("retried_stage_task_ms", retried)

@@ -1,0 +1,226 @@
+//! Each finding's saving as a replay: the run with the finding's change applied, against the
+//! replay of today's run, and the run with every such change applied together.
+//!
+//! Findings whose change the replay cannot model (a plan rewrite) keep the rules' bounded
+//! estimate; findings that cost money rather than time are left alone.
+
+use sparkdiag_rules::{Change, Finding, Severity};
+
+use crate::Scenario;
+use crate::replay::{Graph, ReplayOptions, StageChange, StageChanges};
+
+/// A set of changes as one replay.
+struct Applied {
+    stages: Vec<(i64, StageChange)>,
+    remove_driver_gaps: bool,
+    cores: Option<i64>,
+}
+
+impl Applied {
+    fn of<'a>(changes: impl IntoIterator<Item = &'a Change>) -> Applied {
+        let mut applied = Applied {
+            stages: Vec::new(),
+            remove_driver_gaps: false,
+            cores: None,
+        };
+        let mut cut: Vec<i64> = Vec::new();
+        for change in changes {
+            match change {
+                Change::MergePartitions { stages, partitions }
+                | Change::SplitPartitions { stages, partitions } => applied
+                    .stages
+                    .extend(stages.iter().map(|&s| (s, StageChange::Merge(*partitions)))),
+                Change::CutSkewToMedian { stages } => cut.extend(stages),
+                Change::RemoveDriverGaps => applied.remove_driver_gaps = true,
+                Change::AddCores { cores } => {
+                    applied.cores = Some(applied.cores.unwrap_or(0).max(*cores))
+                }
+                _ => {}
+            }
+        }
+        // A merged stage's tasks are all of one length: there is no skew left to cut.
+        let merged: std::collections::HashSet<i64> = applied.stages.iter().map(|s| s.0).collect();
+        let cuts: Vec<(i64, StageChange)> = cut
+            .into_iter()
+            .filter(|s| !merged.contains(s))
+            .map(|s| (s, StageChange::CutSkew))
+            .collect();
+        applied.stages.splice(0..0, cuts);
+        applied
+    }
+
+    fn replay(&self, graph: &Graph, cores_today: i64) -> (i64, i64) {
+        let cores = self.cores.unwrap_or(cores_today).max(1);
+        let changes: StageChanges = graph.stage_changes(&self.stages);
+        let ms = graph.replay_with(
+            ReplayOptions {
+                slots: Some(cores as usize),
+                cut_skew: false,
+                remove_driver_gaps: self.remove_driver_gaps,
+            },
+            &changes,
+        );
+        (ms, cores)
+    }
+}
+
+/// What the replay assumes for `change`.
+pub fn assumption(change: &Change) -> &'static str {
+    match change {
+        Change::SplitPartitions { .. } => {
+            "replayed: the stage's measured task time spread evenly over the new partitions, plus each new task's average scheduling, deserialisation and result overhead (no spill or GC saved); the rest of the run as measured"
+        }
+        Change::MergePartitions { .. } => {
+            "replayed: the stage's measured task time spread evenly over the new partitions, less each merged task's average scheduling, deserialisation and result overhead; the rest of the run as measured"
+        }
+        Change::CutSkewToMedian { .. } => {
+            "replayed: the stage's tasks over 5x its median take the median (the skewed keys' data, once spread, costs no more than a median task); the rest of the run as measured"
+        }
+        Change::RemoveDriverGaps => {
+            "replayed: each job submitted as soon as the job it waited for ended (the driver's work between jobs moved into Spark); the tasks as measured"
+        }
+        Change::AddCores { .. } => {
+            "replayed: every task takes the time it measured, on the given number of cores"
+        }
+        _ => "not replayed",
+    }
+}
+
+/// The outcome of replaying the findings' changes.
+pub struct Replayed {
+    /// One per distinct replayed change, in the findings' order, then "every fix applied" (the
+    /// changes whose own replay saved time, together).
+    pub scenarios: Vec<Scenario>,
+    /// Today's replay less the replay with every replayable fix applied, within the wall clock.
+    pub recoverable_ms: i64,
+    /// The merge changes together, for the cores advice: partitioning comes before cores.
+    pub merges: Vec<(i64, StageChange)>,
+}
+
+/// Sets each time-saving finding's `impact_ms` to its replayed saving (findings that share a
+/// change share one saving: the first keeps it), re-rates its severity from it, and returns the
+/// scenarios for the what-if section.
+pub fn replay_findings(
+    graph: &Graph,
+    cores_today: i64,
+    today_ms: i64,
+    findings: &mut [Finding],
+) -> Replayed {
+    let wall_ms = graph.wall_ms();
+    let change_vs_today = |predicted: i64| {
+        if today_ms > 0 {
+            predicted as f64 / today_ms as f64 - 1.0
+        } else {
+            0.0
+        }
+    };
+    let mut scenarios: Vec<Scenario> = Vec::new();
+    let mut replayed: Vec<Change> = Vec::new();
+    for f in findings.iter_mut() {
+        if f.cost_core_hours.is_some() || sparkdiag_rules::is_outcome(f.rule) {
+            continue;
+        }
+        let Some(cf) = f.counterfactual.as_mut() else {
+            continue;
+        };
+        if !cf.change.replayable() {
+            continue;
+        }
+        cf.replayed = true;
+        cf.assumption = assumption(&cf.change).to_string();
+        f.evidence
+            .insert("rule_estimate_ms".into(), f.impact_ms.into());
+        if let Some(first) = scenarios
+            .iter_mut()
+            .find(|s| s.change.as_ref() == Some(&cf.change))
+        {
+            // Two findings, one fix: its saving is counted once, under the first.
+            f.evidence
+                .insert("same_change_as".into(), first.findings[0].into());
+            first.findings.push(f.rule);
+            f.impact_ms = 0;
+            f.severity = f.severity.at_most(Severity::Low);
+            continue;
+        }
+        let (predicted_ms, cores) = Applied::of([&cf.change]).replay(graph, cores_today);
+        let saving = (today_ms - predicted_ms).clamp(0, wall_ms);
+        f.evidence.insert("replayed_ms".into(), saving.into());
+        // Where a larger finding already explained part of this one's time (the settlement
+        // gave it less than its estimate, `time_attributed_to`), the replay's saving keeps only
+        // that share: the GC behind a slow task is not counted again as the slow task.
+        let share = match (
+            f.evidence.get("estimated_ms").and_then(|v| v.as_i64()),
+            f.evidence.contains_key("time_attributed_to"),
+        ) {
+            (Some(estimate), true) if estimate > 0 => {
+                (f.evidence.get("rule_estimate_ms").and_then(|v| v.as_i64())).unwrap_or(0) as f64
+                    / estimate as f64
+            }
+            _ => 1.0,
+        };
+        let saving = (saving as f64 * share.clamp(0.0, 1.0)).round() as i64;
+        f.impact_ms = saving;
+        f.severity = Severity::from_saving(saving, wall_ms);
+        // A change the replay finds no faster (nine equal partitions on nine cores that arrive
+        // at different times) is not a fix to apply with the others.
+        if saving > 0 {
+            replayed.push(cf.change.clone());
+        }
+        scenarios.push(Scenario {
+            label: format!("{}: {}", f.rule, cf.change.describe()),
+            cores,
+            cut_skew: false,
+            remove_driver_gaps: false,
+            predicted_ms,
+            change_vs_today: change_vs_today(predicted_ms),
+            change: Some(cf.change.clone()),
+            findings: vec![f.rule],
+            every_fix: false,
+        });
+    }
+    let mut recoverable_ms = 0;
+    if !replayed.is_empty() {
+        let (predicted_ms, cores) = Applied::of(&replayed).replay(graph, cores_today);
+        recoverable_ms = (today_ms - predicted_ms).clamp(0, wall_ms);
+        scenarios.push(Scenario {
+            label: "every fix applied".into(),
+            cores,
+            cut_skew: false,
+            remove_driver_gaps: false,
+            predicted_ms,
+            change_vs_today: change_vs_today(predicted_ms),
+            change: None,
+            findings: scenarios.iter().flat_map(|s| s.findings.clone()).collect(),
+            every_fix: true,
+        });
+    }
+    let merges = Applied::of(replayed.iter().filter(|c| {
+        matches!(
+            c,
+            Change::MergePartitions { .. } | Change::SplitPartitions { .. }
+        )
+    }))
+    .stages;
+    Replayed {
+        scenarios,
+        recoverable_ms,
+        merges,
+    }
+}
+
+/// Caps the impacts, largest first, so that together they never exceed `wall_ms`: replayed
+/// savings are each within the run, but two of them can see the same time.
+pub fn cap_to_runtime(findings: &mut [Finding], wall_ms: i64) {
+    let mut order: Vec<usize> = (0..findings.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(findings[i].impact_ms));
+    let mut left = wall_ms.max(0);
+    for i in order {
+        let f = &mut findings[i];
+        if f.impact_ms > left {
+            f.evidence
+                .insert("capped_from_ms".into(), f.impact_ms.into());
+            f.impact_ms = left;
+        }
+        left -= f.impact_ms;
+    }
+}

@@ -1,0 +1,329 @@
+//! What a fix saves, on real logs: each replayable finding's saving is the what-if's replay of
+//! its change, the same figure the what-if lists; `summary.recoverable_ms` is the replay with
+//! every fix applied; findings that cost money claim no wall-clock time; a failed job's time is
+//! shown as lost, not saved.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use sparkdiag_analysis::{Options, analyze};
+
+use crate::util::{pattern_log, real_log_roots, testdata};
+
+/// Every application under `root` (files and log folders, three levels down), with its label
+/// and JSON report; inputs that cannot be read are left out (other tests cover them).
+fn reports_under(root: &Path) -> Vec<(String, Value)> {
+    let config = sparkdiag_rules::Config::default();
+    let mut out = Vec::new();
+    let mut stack: Vec<(PathBuf, usize)> = vec![(root.to_path_buf(), 0)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut paths: Vec<PathBuf> = entries.filter_map(|e| Some(e.ok()?.path())).collect();
+        paths.sort();
+        for path in paths {
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if name.ends_with(".md") || name.ends_with(".tsv") || name.starts_with('.') {
+                continue;
+            }
+            // Rolling logs are folders Spark names; other folders hold more logs.
+            let rolling = name.starts_with("eventlog_v2_") || name.starts_with("rolling");
+            if path.is_dir() && !rolling {
+                if depth < 3 {
+                    stack.push((path, depth + 1));
+                }
+                continue;
+            }
+            let Ok(inputs) = sparkdiag_eventlog::discover(path.to_str().unwrap()) else {
+                continue;
+            };
+            for input in inputs {
+                if let Ok(a) = analyze(&input, &Options::new(&config)) {
+                    out.push((
+                        input.display.clone(),
+                        serde_json::to_value(&a.report).unwrap(),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn every_report() -> Vec<(String, Value)> {
+    real_log_roots()
+        .iter()
+        .flat_map(|root| reports_under(root))
+        .collect()
+}
+
+fn report_of(path: &Path) -> Value {
+    let config = sparkdiag_rules::Config::default();
+    let inputs = sparkdiag_eventlog::discover(path.to_str().unwrap()).unwrap();
+    let a = analyze(&inputs[0], &Options::new(&config)).unwrap();
+    serde_json::to_value(&a.report).unwrap()
+}
+
+fn findings(report: &Value) -> &[Value] {
+    report["findings"].as_array().map_or(&[], |f| f.as_slice())
+}
+
+fn scenarios(report: &Value) -> &[Value] {
+    report["what_if"]["scenarios"]
+        .as_array()
+        .map_or(&[], |s| s.as_slice())
+}
+
+fn i(v: &Value) -> i64 {
+    v.as_i64().unwrap_or(0)
+}
+
+/// The what-if scenario that replays `finding`'s change.
+fn scenario_of<'a>(report: &'a Value, finding: &Value) -> Option<&'a Value> {
+    let change = &finding["counterfactual"]["change"];
+    scenarios(report)
+        .iter()
+        .find(|s| &s["change"] == change && !change.is_null())
+}
+
+/// Each replayed finding names a scenario of the what-if, and its saving is that scenario's
+/// figure: today's replay less the scenario's (capped only to keep the sum within the run).
+fn check_replayed_findings_agree(label: &str, report: &Value) -> usize {
+    let today = i(&report["what_if"]["replay_today_ms"]);
+    let mut agreed = 0;
+    for f in findings(report) {
+        let cf = &f["counterfactual"];
+        if cf["replayed"] != true {
+            continue;
+        }
+        let s = scenario_of(report, f).unwrap_or_else(|| {
+            panic!(
+                "{label}: {} replayed {} but the what-if lists no such scenario",
+                f["rule"], cf["change"]
+            )
+        });
+        assert!(
+            s["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r == &f["rule"]),
+            "{label}: scenario {} does not name {}",
+            s["label"],
+            f["rule"]
+        );
+        if f["evidence"]["same_change_as"].is_string() {
+            assert_eq!(
+                i(&f["impact_ms"]),
+                0,
+                "{label}: a shared change counts once"
+            );
+            continue;
+        }
+        let replayed = (today - i(&s["predicted_ms"]))
+            .max(0)
+            .min(i(&report["what_if"]["bounds"]["wall_ms"]));
+        assert_eq!(
+            i(&f["evidence"]["replayed_ms"]),
+            replayed,
+            "{label}: {} replayed {} but its scenario {} predicts {} of today's {}",
+            f["rule"],
+            f["evidence"]["replayed_ms"],
+            s["label"],
+            s["predicted_ms"],
+            today
+        );
+        let before_cap = f["evidence"]["capped_from_ms"]
+            .as_i64()
+            .unwrap_or(i(&f["impact_ms"]));
+        assert!(i(&f["impact_ms"]) <= before_cap);
+        if f["evidence"]["time_attributed_to"].is_null() {
+            assert_eq!(before_cap, replayed, "{label}: {}", f["rule"]);
+        } else {
+            // Part of its time was a larger finding's: it keeps that share of the replay.
+            assert!(before_cap <= replayed, "{label}: {}", f["rule"]);
+        }
+        agreed += 1;
+    }
+    agreed
+}
+
+#[test]
+fn the_top_findings_change_is_a_what_if_scenario_with_the_same_figure() {
+    let mut tops_replayed = 0;
+    let mut agreed = 0;
+    for dir in ["logs/patterns", "logs/scaling"] {
+        for (label, report) in reports_under(&testdata(dir)) {
+            agreed += check_replayed_findings_agree(&label, &report);
+            let Some(top) = findings(&report).first() else {
+                continue;
+            };
+            if top["counterfactual"]["replayed"] == true && i(&top["impact_ms"]) > 0 {
+                let s = scenario_of(&report, top).unwrap();
+                assert!(i(&s["predicted_ms"]) < i(&report["what_if"]["replay_today_ms"]));
+                tops_replayed += 1;
+            }
+        }
+    }
+    // The planted problems are skew, stragglers, tiny tasks and driver loops: replayable.
+    assert!(
+        tops_replayed >= 5,
+        "only {tops_replayed} logs' top finding was replayed"
+    );
+    assert!(agreed >= 8, "only {agreed} replayed findings checked");
+}
+
+#[test]
+fn on_every_real_log_replayed_savings_agree_with_the_what_if() {
+    let all = every_report();
+    assert!(all.len() >= 40, "only {} applications", all.len());
+    for (label, report) in &all {
+        check_replayed_findings_agree(label, report);
+    }
+}
+
+#[test]
+fn no_money_only_finding_claims_wall_clock_on_any_real_log() {
+    let mut costs = 0;
+    for (label, report) in every_report() {
+        for f in findings(&report) {
+            let money = f["impact_kind"] == "cost";
+            if f["rule"] == "UT001" {
+                assert!(money, "{label}: UT001 is idle cores, money: {f}");
+            }
+            if money {
+                costs += 1;
+                assert_eq!(i(&f["impact_ms"]), 0, "{label}: {f}");
+                assert!(
+                    f["impact_core_hours"].as_f64().unwrap() > 0.0,
+                    "{label}: {f}"
+                );
+                assert!(
+                    !f["title"].as_str().unwrap().contains("wall-clock"),
+                    "{label}: {}",
+                    f["title"]
+                );
+            }
+        }
+    }
+    // The bundled logs are short runs under UT001's core-hour floor; without it, the serial
+    // driver loop's idle cores are a finding, and still money, not time.
+    let mut config = sparkdiag_rules::Config::default();
+    config.set_from_arg("UT001.min_core_h=0").unwrap();
+    let inputs =
+        sparkdiag_eventlog::discover(pattern_log("driver-loop-serial").to_str().unwrap()).unwrap();
+    let a = analyze(&inputs[0], &Options::new(&config)).unwrap();
+    let report = serde_json::to_value(&a.report).unwrap();
+    let idle = findings(&report)
+        .iter()
+        .find(|f| f["rule"] == "UT001")
+        .expect("UT001 fires without its floor");
+    assert_eq!(idle["impact_kind"], "cost", "{idle}");
+    assert_eq!(i(&idle["impact_ms"]), 0);
+    assert!(idle["impact_core_hours"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        idle["counterfactual"]["change"]["kind"],
+        "release_idle_executors"
+    );
+    costs += 1;
+    assert!(costs >= 1);
+}
+
+#[test]
+fn recoverable_time_is_the_every_fix_replay_and_within_the_runtime() {
+    let mut with_fixes = 0;
+    for (label, report) in every_report() {
+        let runtime = i(&report["application"]["duration_ms"]);
+        let recoverable = i(&report["summary"]["recoverable_ms"]);
+        let beyond = i(&report["summary"]["estimated_beyond_replay_ms"]);
+        assert!(
+            recoverable + beyond <= runtime.max(0),
+            "{label}: {recoverable} + {beyond} ms recoverable in {runtime} ms"
+        );
+        let sum: i64 = findings(&report).iter().map(|f| i(&f["impact_ms"])).sum();
+        assert!(
+            sum <= runtime.max(0),
+            "{label}: findings add up to {sum} ms in {runtime}"
+        );
+        match scenarios(&report).iter().find(|s| s["every_fix"] == true) {
+            Some(all) => {
+                let today = i(&report["what_if"]["replay_today_ms"]);
+                let saving = (today - i(&all["predicted_ms"])).clamp(0, runtime.max(0));
+                assert_eq!(recoverable, saving, "{label}");
+                // Together never worse than the best fix alone.
+                let best = scenarios(&report)
+                    .iter()
+                    .filter(|s| !s["change"].is_null())
+                    .map(|s| i(&s["predicted_ms"]))
+                    .min()
+                    .unwrap();
+                assert!(i(&all["predicted_ms"]) <= best, "{label}");
+                with_fixes += 1;
+            }
+            None => assert_eq!(recoverable, 0, "{label}"),
+        }
+    }
+    assert!(
+        with_fixes >= 10,
+        "only {with_fixes} logs had a replayed fix"
+    );
+}
+
+/// Issue 23's disagreement: the top finding says "about N partitions would do", and the what-if
+/// must size the cores for that partitioning, saying the partitioning comes first.
+#[test]
+fn tiny_tasks_come_before_more_cores_in_the_what_if() {
+    let report = report_of(&pattern_log("tiny-partitions"));
+    let top = &findings(&report)[0];
+    assert_eq!(top["rule"], "PA001", "{top}");
+    assert_eq!(top["counterfactual"]["change"]["kind"], "merge_partitions");
+    assert_eq!(top["counterfactual"]["replayed"], true);
+    let s = scenario_of(&report, top).unwrap();
+    assert!(s["label"].as_str().unwrap().starts_with("PA001: "), "{s}");
+    let advice = report["what_if"]["advice"].as_array().unwrap();
+    let cores = advice.iter().find(|a| a["kind"] == "cores").unwrap();
+    let text = cores["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Fix the partitioning first (PA001"),
+        "{text}"
+    );
+}
+
+/// A failed job's time is what the run lost, not what a fix saves.
+#[test]
+fn a_failed_jobs_time_is_shown_as_lost() {
+    let mut seen = 0;
+    for (label, report) in reports_under(&testdata("logs/failed")) {
+        for f in findings(&report).iter().filter(|f| f["rule"] == "FA001") {
+            if i(&f["impact_ms"]) > 0 {
+                assert_eq!(f["impact_kind"], "lost", "{label}: {f}");
+                assert!(f["counterfactual"].is_null(), "{label}");
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen >= 1, "no failed job with time in logs/failed");
+}
+
+/// The replayed saving of merging the tiny partitions against the same job run with fewer
+/// partitions (`tiny-partitions-fixed`, written by the same script): the replay keeps every
+/// other task and the driver's time as measured, so it may fall short of the real saving, but
+/// must neither exceed it nor miss most of it.
+#[test]
+fn merging_tiny_partitions_saves_about_what_the_fixed_run_saved() {
+    let tiny = report_of(&pattern_log("tiny-partitions"));
+    let fixed = report_of(&pattern_log("tiny-partitions-fixed"));
+    let pa001 = findings(&tiny)
+        .iter()
+        .find(|f| f["rule"] == "PA001")
+        .unwrap();
+    let predicted = i(&pa001["impact_ms"]);
+    let real = i(&tiny["application"]["duration_ms"]) - i(&fixed["application"]["duration_ms"]);
+    assert!(real > 0, "the fixed run was faster");
+    let ratio = predicted as f64 / real as f64;
+    assert!(
+        (0.5..=1.1).contains(&ratio),
+        "PA001 replays a saving of {predicted} ms; the fixed run saved {real} ms ({ratio:.2})"
+    );
+}
