@@ -142,6 +142,8 @@ pub struct Application {
     pub databricks_notebook: Option<String>,
     /// A Databricks job run (a scheduled or API-submitted run) started jobs.
     pub databricks_job_run: bool,
+    /// Structured Streaming queries, DStreams batches and Spark Connect operations.
+    pub streaming: crate::streaming::Streaming,
 }
 
 /// No event for this long is a clock jump (or days of nothing), not time the application used.

@@ -7,6 +7,7 @@ mod common;
 mod data_skew;
 mod default_shuffle_partitions;
 mod driver_time;
+mod dstreams_falling_behind;
 mod failed_job;
 mod filter_not_pushed;
 mod gc_pressure;
@@ -27,6 +28,11 @@ mod smj_could_broadcast;
 mod sort_before_write;
 mod spill;
 mod straggler;
+mod streaming_common;
+mod streaming_falling_behind;
+mod streaming_query_failed;
+mod streaming_state_partitions;
+mod streaming_state_unbounded;
 mod task_failures;
 mod tiny_tasks;
 mod too_many_exchanges;
@@ -70,4 +76,9 @@ pub static ALL: &[&Rule] = &[
     &repeated_scans::REPEATED_SCANS,
     &sort_before_write::SORT_BEFORE_WRITE,
     &filter_not_pushed::FILTER_NOT_PUSHED,
+    &streaming_falling_behind::STREAMING_FALLING_BEHIND,
+    &streaming_query_failed::STREAMING_QUERY_FAILED,
+    &streaming_state_unbounded::STREAMING_STATE_UNBOUNDED,
+    &streaming_state_partitions::STREAMING_STATE_PARTITIONS,
+    &dstreams_falling_behind::DSTREAMS_FALLING_BEHIND,
 ];

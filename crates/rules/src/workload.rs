@@ -1,0 +1,78 @@
+//! Which batch-only rules stand down on a streaming or Spark Connect application, in one
+//! place, so that the rules themselves need not know about micro-batches.
+//!
+//! A stream's jobs come one trigger after another and a Connect server's from its clients: a
+//! run of small jobs there is the scheduler or the clients, not a loop in the program to fold
+//! into one job (DR002); time with no job running is waiting for data or requests (DR001); and
+//! cores idle between triggers are the price of low latency, said by the streaming rules in
+//! their own terms (UT001). The shell and notebook sessions have their own wording inside
+//! those rules, so they are not gated here.
+
+use sparkdiag_model::{Application, Workload};
+
+use crate::{Finding, Rule};
+
+/// Codes of the rules that describe a batch program's shape and do not apply to a stream or a
+/// Connect server.
+const BATCH_ONLY: &[&str] = &["DR001", "DR002", "UT001"];
+
+/// Whether `rule` runs at all on this application.
+pub(crate) fn applies(rule: &Rule, app: &Application) -> bool {
+    !(gated(app.workload()) && BATCH_ONLY.contains(&rule.code))
+}
+
+/// A rule's findings, less those about jobs the program's own stop cancelled (a query's
+/// `stop()`, `StreamingContext.stop()` while a batch ran, a Connect server's shutdown): no
+/// failure to fix there.
+pub(crate) fn keep(app: &Application, findings: Vec<Finding>) -> Vec<Finding> {
+    if !gated(app.workload()) {
+        return findings;
+    }
+    let stateful = stateful_query_stages(app);
+    findings
+        .into_iter()
+        .filter(|f| {
+            f.rule != "FA001"
+                || f.scope.job_ids.is_empty()
+                || !f.scope.job_ids.iter().all(|&j| app.stopped_by_program(j))
+        })
+        // A stateful query's partition count is in its checkpoint: "set
+        // spark.sql.shuffle.partitions" does nothing on a restart. ST005 says what does.
+        .filter(|f| {
+            !(STATE_PARTITION_RULES.contains(&f.rule)
+                && !f.scope.stage_ids.is_empty()
+                && f.scope.stage_ids.iter().all(|s| stateful.contains(s)))
+        })
+        .collect()
+}
+
+/// Rules that advise a shuffle partition count, which a stateful query cannot take.
+const STATE_PARTITION_RULES: &[&str] = &["PA001", "CF002"];
+
+/// The stages run by batches of the queries that keep state.
+fn stateful_query_stages(app: &Application) -> std::collections::HashSet<i64> {
+    let s = &app.streaming;
+    let stateful: Vec<bool> = s
+        .queries
+        .iter()
+        .map(|q| q.batches.iter().any(|b| !b.state.is_empty()))
+        .collect();
+    let jobs: std::collections::HashSet<i64> = s
+        .query_jobs
+        .iter()
+        .filter(|j| stateful.get(j.query as usize) == Some(&true))
+        .map(|j| j.job_id)
+        .collect();
+    app.jobs
+        .iter()
+        .filter(|j| jobs.contains(&j.job_id))
+        .flat_map(|j| j.stage_ids.iter().copied())
+        .collect()
+}
+
+fn gated(workload: Workload) -> bool {
+    matches!(
+        workload,
+        Workload::StructuredStreaming | Workload::Dstreams | Workload::SparkConnect
+    )
+}
