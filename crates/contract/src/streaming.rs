@@ -23,7 +23,9 @@ pub struct QueryOut {
     pub run_id: String,
     pub name: Option<String>,
     pub started_ms: Option<i64>,
-    /// `running` (no termination event), `stopped` (by its program) or `failed`.
+    /// `stopped` (by its program), `failed` (with `exception`), `running` (no termination event
+    /// in a log that has not ended) or `ended_with_application` (no termination event, but the
+    /// application ended).
     pub status: &'static str,
     /// The last event before the termination event, which carries no time of its own.
     pub terminated_ms: Option<i64>,
@@ -161,7 +163,7 @@ pub fn streaming_out(app: &Application) -> Option<StreamingOut> {
         .queries
         .iter()
         .enumerate()
-        .map(|(i, q)| query_out(&batch_jobs, i, q))
+        .map(|(i, q)| query_out(&batch_jobs, app.end_ms.is_some(), i, q))
         .collect();
     let dstreams = (!s.dstream_batches.is_empty()).then(|| DStreamsOut {
         batch_interval_ms: dstream_interval_ms(app),
@@ -216,7 +218,12 @@ pub fn streaming_out(app: &Application) -> Option<StreamingOut> {
 
 type BatchJobs = std::collections::HashMap<(u32, i64), Vec<i64>>;
 
-fn query_out(batch_jobs: &BatchJobs, index: usize, q: &StreamingQuery) -> QueryOut {
+fn query_out(
+    batch_jobs: &BatchJobs,
+    app_ended: bool,
+    index: usize,
+    q: &StreamingQuery,
+) -> QueryOut {
     let end = q.terminated.as_ref();
     QueryOut {
         id: q.id.clone(),
@@ -224,6 +231,7 @@ fn query_out(batch_jobs: &BatchJobs, index: usize, q: &StreamingQuery) -> QueryO
         name: q.name.clone(),
         started_ms: q.started_ms,
         status: match end {
+            None if app_ended => "ended_with_application",
             None => "running",
             Some(e) if e.exception.is_some() => "failed",
             Some(_) => "stopped",

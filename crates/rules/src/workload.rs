@@ -28,7 +28,8 @@ pub(crate) fn keep(app: &Application, findings: Vec<Finding>) -> Vec<Finding> {
     if !gated(app.workload()) {
         return findings;
     }
-    let stateful = stateful_query_stages(app);
+    let stateful = query_stages(app, true);
+    let streaming = query_stages(app, false);
     findings
         .into_iter()
         .filter(|f| {
@@ -43,19 +44,25 @@ pub(crate) fn keep(app: &Application, findings: Vec<Finding>) -> Vec<Finding> {
                 && !f.scope.stage_ids.is_empty()
                 && f.scope.stage_ids.iter().all(|s| stateful.contains(s)))
         })
+        // Spark turns AQE off for every streaming query whatever the setting says.
+        .filter(|f| {
+            !(f.rule == "CF001"
+                && !f.scope.stage_ids.is_empty()
+                && f.scope.stage_ids.iter().all(|s| streaming.contains(s)))
+        })
         .collect()
 }
 
 /// Rules that advise a shuffle partition count, which a stateful query cannot take.
 const STATE_PARTITION_RULES: &[&str] = &["PA001", "CF002"];
 
-/// The stages run by batches of the queries that keep state.
-fn stateful_query_stages(app: &Application) -> std::collections::HashSet<i64> {
+/// The stages run by micro-batches: of the queries that keep state, or of all queries.
+fn query_stages(app: &Application, stateful_only: bool) -> std::collections::HashSet<i64> {
     let s = &app.streaming;
     let stateful: Vec<bool> = s
         .queries
         .iter()
-        .map(|q| q.batches.iter().any(|b| !b.state.is_empty()))
+        .map(|q| !stateful_only || q.batches.iter().any(|b| !b.state.is_empty()))
         .collect();
     let jobs: std::collections::HashSet<i64> = s
         .query_jobs
