@@ -274,6 +274,15 @@ pub fn html(report: &Report) -> String {
             opt_rate(m.processed_rate),
             thousands(m.state_rows)
         );
+        if let Some(chart) = crate::charts::query_chart(q)
+            && let Some(svg) = &chart.svg
+        {
+            let _ = writeln!(
+                out,
+                "<figure class=\"chart\">{svg}<figcaption>{}</figcaption></figure>",
+                escape(&chart.caption)
+            );
+        }
         out.push_str("<table><thead><tr><th>batch</th><th>duration</th><th>addBatch</th><th>planning</th><th>offsets</th><th>commit</th><th>input rows</th><th>input/s</th><th>processed/s</th><th>state rows</th><th>state memory</th><th>jobs</th></tr></thead><tbody>\n");
         for b in q.batches.iter().take(200) {
             let part = |k: &str| b.duration_parts_ms.get(k).copied();

@@ -28,8 +28,10 @@ mod smj_could_broadcast;
 mod sort_before_write;
 mod spill;
 mod straggler;
+mod streaming_batch_overhead;
 mod streaming_common;
 mod streaming_falling_behind;
+mod streaming_late_rows;
 mod streaming_query_failed;
 mod streaming_state_partitions;
 mod streaming_state_unbounded;
@@ -77,8 +79,10 @@ pub static ALL: &[&Rule] = &[
     &sort_before_write::SORT_BEFORE_WRITE,
     &filter_not_pushed::FILTER_NOT_PUSHED,
     &streaming_falling_behind::STREAMING_FALLING_BEHIND,
+    &streaming_batch_overhead::STREAMING_BATCH_OVERHEAD,
     &streaming_query_failed::STREAMING_QUERY_FAILED,
     &streaming_state_unbounded::STREAMING_STATE_UNBOUNDED,
     &streaming_state_partitions::STREAMING_STATE_PARTITIONS,
+    &streaming_late_rows::STREAMING_LATE_ROWS,
     &dstreams_falling_behind::DSTREAMS_FALLING_BEHIND,
 ];

@@ -169,7 +169,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 100.0 * addbatch_share
             )
         } else {
-            "Most of the batches' time is around the work (planning, offsets, commits): make the trigger longer so each batch amortises them".to_string()
+            "Most of the batches' time is around the work (planning, offsets, commits; ST002 says which): make the trigger longer so each batch amortises them".to_string()
         };
         if let Some(limit) = source_limit(source) {
             advice.push_str(&format!(

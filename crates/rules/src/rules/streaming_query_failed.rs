@@ -39,7 +39,7 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         let Some(exception) = &end.exception else {
             continue;
         };
-        let cause = truncate(&sparkdiag_model::streaming::exception_cause(exception), 300);
+        let cause = truncate(sparkdiag_model::streaming::exception_cause(exception), 300);
         let last_reported = q.batches.last().map(|b| b.batch_id);
         // The failing batch is the latest one that ran jobs.
         let failing_batch = s
