@@ -16,6 +16,8 @@ listener bus without any setting):
   watermark: the state holds every key ever seen.
 * `tiny_200`: a streaming `groupBy(value % 5).count()` with the default 200 shuffle partitions
   on batches of a few rows.
+* `late_rows`: a windowed count with a 10 s watermark where one row in ten claims to be two
+  minutes old: those rows are dropped behind the watermark.
 * `stopped`: a `foreachBatch` whose job runs a UDF that sleeps 1.5 s a row; the program calls
   `query.stop()` 1.5 s after the second batch reported, while the third runs (its job is
   cancelled).
@@ -39,8 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import LOGS, WORK, fresh_dir, spark_env  # noqa: E402
 
 OUT = LOGS / "streaming"
-SCENARIOS = ["behind", "healthy", "state_no_watermark", "tiny_200", "stopped", "failed_udf",
-             "dstreams", "connect"]
+SCENARIOS = ["behind", "healthy", "state_no_watermark", "tiny_200", "late_rows", "stopped",
+             "failed_udf", "dstreams", "connect"]
 
 
 def session(event_dir, name, conf=None):
@@ -121,6 +123,23 @@ def tiny_200(event_dir):
          .outputMode("update").queryName("count_mod5").trigger(processingTime="10 seconds")
          .option("checkpointLocation", checkpoint("tiny")).start())
     run_for(q, 300)
+    spark.stop()
+
+
+def late_rows(event_dir):
+    from pyspark.sql.functions import window
+    spark = session(event_dir, "streaming-late-rows", {"spark.sql.shuffle.partitions": "2"})
+    df = spark.readStream.format("rate").option("rowsPerSecond", 20).load()
+    # One row in ten claims to be two minutes old: behind a 10 s watermark, so it is dropped.
+    events = df.selectExpr(
+        "CASE WHEN value % 10 = 0 THEN timestamp - INTERVAL 2 MINUTES ELSE timestamp END AS ts",
+        "value")
+    counts = (events.withWatermark("ts", "10 seconds")
+              .groupBy(window("ts", "5 seconds")).count())
+    q = (counts.writeStream.format("noop").outputMode("update").queryName("windowed_counts")
+         .trigger(processingTime="2 seconds")
+         .option("checkpointLocation", checkpoint("late")).start())
+    run_for(q, 50)
     spark.stop()
 
 
