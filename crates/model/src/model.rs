@@ -400,6 +400,14 @@ impl Application {
                     .filter(|j| j.completion_ms.is_some())
                     .max_by_key(|j| (j.completion_ms, j.job_id));
                 match last {
+                    // A job the program's own stop cancelled (`StreamingContext.stop()` under
+                    // a batch) ends the run, it does not fail it.
+                    Some(job)
+                        if job.status == JobStatus::Failed
+                            && self.stopped_by_program(job.job_id) =>
+                    {
+                        AppStatus::Succeeded
+                    }
                     Some(job) if job.status == JobStatus::Failed => AppStatus::Failed,
                     _ => AppStatus::Succeeded,
                 }

@@ -581,13 +581,7 @@ impl Application {
         if job.status != JobStatus::Failed {
             return false;
         }
-        let message = job.failure.as_deref().unwrap_or_default();
-        let cancelled = message.contains("cancelled")
-            || message.contains("canceled")
-            || message.contains("SparkContext was shut down")
-            || message.contains("SparkContext is stopping")
-            || message.contains("interrupted");
-        if !cancelled {
+        if !cancellation(job) {
             return false;
         }
         match self.workload() {
@@ -595,10 +589,25 @@ impl Application {
                 Some((q, _)) => !self.streaming.queries[q].failed(),
                 None => false,
             },
-            Workload::Dstreams | Workload::SparkConnect => true,
+            // Unless a job failed for a reason of its own first: then the stop is that
+            // failure's doing.
+            Workload::Dstreams | Workload::SparkConnect => !self
+                .jobs
+                .iter()
+                .any(|j| j.status == JobStatus::Failed && !cancellation(j)),
             _ => false,
         }
     }
+}
+
+/// The job failed because something cancelled it (a stop, a shutdown), not in its own tasks.
+fn cancellation(job: &crate::model::Job) -> bool {
+    let message = job.failure.as_deref().unwrap_or_default();
+    message.contains("cancelled")
+        || message.contains("canceled")
+        || message.contains("SparkContext was shut down")
+        || message.contains("SparkContext is stopping")
+        || message.contains("interrupted")
 }
 
 /// A processing-time trigger's interval, as the batches show it: the median step from one

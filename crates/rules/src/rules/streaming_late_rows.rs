@@ -27,7 +27,8 @@ declare_rule! {
     ///
     /// ## Threshold and its source
     /// Any dropped row; medium when they are at least `high_share` = 0.01 of the query's input
-    /// rows, low below. Impact 0: the cost is in the results, not the run time.
+    /// rows, low below. The operator counts the rows it sees: after a partial aggregation one of
+    /// them stands for all the input rows of its key, so the share is a floor. Impact 0: the cost is in the results, not the run time.
     pub static STREAMING_LATE_ROWS = {
         code: "ST006",
         name: "streaming-late-rows",
@@ -57,9 +58,10 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         let input = q.totals.input_rows.max(1);
         let share = dropped as f64 / input as f64;
         let title = format!(
-            "Query {} dropped {dropped} late rows behind its watermark ({:.2}% of its {} input rows, in {batches} batches)",
+            "Query {} dropped late rows behind its watermark in {batches} batch{}: {dropped} row{} at its stateful operator, against {} input rows (after a partial aggregation one dropped row can stand for many input rows)",
             q.label(),
-            100.0 * share,
+            if batches == 1 { "" } else { "es" },
+            if dropped == 1 { "" } else { "s" },
             q.totals.input_rows
         );
         let severity = if share >= t.get(&HIGH_SHARE) {
