@@ -376,14 +376,23 @@ fn application_out(app: &Application) -> ApplicationOut {
         photon: app.photon(),
         dynamic_allocation: app.dynamic_allocation(),
         cluster_manager: app.cluster_manager(),
-        outcome: outcome(
-            app.status(),
-            app.jobs.len(),
-            app.jobs
+        outcome: {
+            // Jobs the program's own stop cancelled are not failures (streaming workloads).
+            let stopped = app.jobs_stopped_by_program();
+            let failed = app
+                .jobs
                 .iter()
                 .filter(|j| j.status == JobStatus::Failed)
-                .count(),
-        ),
+                .count();
+            let text = outcome(app.status(), app.jobs.len(), failed - stopped.len());
+            match stopped.len() {
+                0 => text,
+                n => format!(
+                    "{text}; {n} job{} cancelled by the program's stop",
+                    if n == 1 { "" } else { "s" }
+                ),
+            }
+        },
     }
 }
 

@@ -600,6 +600,35 @@ impl Application {
     }
 }
 
+impl Application {
+    /// The ids of the jobs [`Application::stopped_by_program`] would name, at once: sorted.
+    pub fn jobs_stopped_by_program(&self) -> Vec<i64> {
+        let workload = self.workload();
+        let failed = || self.jobs.iter().filter(|j| j.status == JobStatus::Failed);
+        let mut out: Vec<i64> = match workload {
+            Workload::StructuredStreaming => failed()
+                .filter(|j| cancellation(j))
+                .filter(|j| {
+                    self.streaming
+                        .batch_of_job(j.job_id)
+                        .is_some_and(|(q, _)| !self.streaming.queries[q].failed())
+                })
+                .map(|j| j.job_id)
+                .collect(),
+            Workload::Dstreams | Workload::SparkConnect => {
+                if failed().any(|j| !cancellation(j)) {
+                    Vec::new()
+                } else {
+                    failed().map(|j| j.job_id).collect()
+                }
+            }
+            _ => Vec::new(),
+        };
+        out.sort_unstable();
+        out
+    }
+}
+
 /// The job failed because something cancelled it (a stop, a shutdown), not in its own tasks.
 fn cancellation(job: &crate::model::Job) -> bool {
     let message = job.failure.as_deref().unwrap_or_default();

@@ -28,6 +28,7 @@ pub(crate) fn keep(app: &Application, findings: Vec<Finding>) -> Vec<Finding> {
     if !gated(app.workload()) {
         return findings;
     }
+    let stopped = app.jobs_stopped_by_program();
     let stateful = query_stages(app, true);
     let streaming = query_stages(app, false);
     findings
@@ -35,7 +36,11 @@ pub(crate) fn keep(app: &Application, findings: Vec<Finding>) -> Vec<Finding> {
         .filter(|f| {
             f.rule != "FA001"
                 || f.scope.job_ids.is_empty()
-                || !f.scope.job_ids.iter().all(|&j| app.stopped_by_program(j))
+                || !f
+                    .scope
+                    .job_ids
+                    .iter()
+                    .all(|j| stopped.binary_search(j).is_ok())
         })
         // A stateful query's partition count is in its checkpoint: "set
         // spark.sql.shuffle.partitions" does nothing on a restart. ST005 says what does.
