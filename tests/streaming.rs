@@ -374,6 +374,16 @@ fn each_streaming_problem_is_found_where_it_was_made_and_only_there() {
         "{:?}",
         rules_of(&tiny)
     );
+    // A batch rule on a stream says which micro-batch it is about.
+    let sk002 = tiny["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "SK002")
+        .unwrap_or_else(|| panic!("{:?}", rules_of(&tiny)));
+    let named = &sk002["evidence"]["streaming_batches"][0];
+    assert_eq!(named["query_name"], "count_mod5");
+    assert!(!named["batch_ids"].as_array().unwrap().is_empty());
     let dstreams = found("dstreams");
     assert!(
         dstreams

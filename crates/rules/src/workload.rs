@@ -49,6 +49,7 @@ pub(crate) fn keep(app: &Application, findings: Vec<Finding>) -> Vec<Finding> {
                 && !f.scope.stage_ids.is_empty()
                 && f.scope.stage_ids.iter().all(|s| stateful.contains(s)))
         })
+        .map(|f| name_the_batches(app, f))
         // Spark turns AQE off for every streaming query whatever the setting says.
         .filter(|f| {
             !(f.rule == "CF001"
@@ -56,6 +57,49 @@ pub(crate) fn keep(app: &Application, findings: Vec<Finding>) -> Vec<Finding> {
                 && f.scope.stage_ids.iter().all(|s| streaming.contains(s)))
         })
         .collect()
+}
+
+/// A batch rule's finding on a stream's jobs or stages says which micro-batches they were
+/// (evidence `streaming_batches`: the query and its batch ids), so a skewed task or a spill is
+/// found in its batch.
+fn name_the_batches(app: &Application, mut f: Finding) -> Finding {
+    let s = &app.streaming;
+    if s.query_jobs.is_empty() || f.rule.starts_with("ST") {
+        return f;
+    }
+    let mut jobs: Vec<i64> = f.scope.job_ids.clone();
+    if !f.scope.stage_ids.is_empty() {
+        jobs.extend(
+            app.stages
+                .iter()
+                .filter(|st| f.scope.stage_ids.contains(&st.stage_id))
+                .flat_map(|st| st.job_ids.iter().copied()),
+        );
+    }
+    let mut batches: std::collections::BTreeMap<usize, std::collections::BTreeSet<i64>> =
+        Default::default();
+    for job in jobs {
+        if let Some((q, b)) = s.batch_of_job(job) {
+            batches.entry(q).or_default().insert(b);
+        }
+    }
+    if batches.is_empty() {
+        return f;
+    }
+    let named: Vec<serde_json::Value> = batches
+        .into_iter()
+        .map(|(q, ids)| {
+            let query = &s.queries[q];
+            serde_json::json!({
+                "query_id": query.id,
+                "query_name": query.name,
+                "batch_ids": ids.into_iter().take(50).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    f.evidence
+        .insert("streaming_batches".into(), serde_json::Value::Array(named));
+    f
 }
 
 /// Rules that advise a shuffle partition count, which a stateful query cannot take.
