@@ -67,6 +67,8 @@ pub struct Streaming {
     pub connect_operations_dropped: u64,
     /// Jobs tagged by Spark Connect.
     pub connect_jobs: u64,
+    /// The query the last event named: the next one most likely names it too.
+    last_query: usize,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -252,8 +254,15 @@ impl Streaming {
 
     /// The query run, added on first sight; `None` past [`MAX_QUERIES`].
     fn query(&mut self, id: &str, run_id: &str) -> Option<&mut StreamingQuery> {
-        // Queries are few and the latest is the one most events name.
+        if self
+            .queries
+            .get(self.last_query)
+            .is_some_and(|q| q.run_id == run_id)
+        {
+            return Some(&mut self.queries[self.last_query]);
+        }
         if let Some(i) = self.queries.iter().rposition(|q| q.run_id == run_id) {
+            self.last_query = i;
             return Some(&mut self.queries[i]);
         }
         if self.queries.len() >= MAX_QUERIES {
@@ -265,6 +274,7 @@ impl Streaming {
             run_id: run_id.to_string(),
             ..StreamingQuery::default()
         });
+        self.last_query = self.queries.len() - 1;
         self.queries.last_mut()
     }
 
@@ -515,7 +525,13 @@ impl Application {
             Workload::SparkConnect
         } else if !s.queries.is_empty() {
             Workload::StructuredStreaming
-        } else if !s.dstream_batches.is_empty() || s.dstream_jobs > 0 {
+        } else if !s.dstream_batches.is_empty()
+            || s.dstream_jobs > 0
+            || self
+                .spark_properties
+                .keys()
+                .any(|k| k.starts_with("spark.streaming."))
+        {
             Workload::Dstreams
         } else if self.interactive().is_some() {
             Workload::Interactive
@@ -556,6 +572,9 @@ impl Application {
                     batches,
                     plural(batches as usize)
                 )
+            }
+            Workload::Dstreams if s.dstream_batches.is_empty() && s.dstream_jobs == 0 => {
+                "a DStreams application (`spark.streaming.*` properties)".to_string()
             }
             Workload::Dstreams => format!(
                 "a DStreams application: {} batch{} (`Streaming job from …`)",
