@@ -433,4 +433,20 @@ fn connect_operations_add_up_to_the_application_s_jobs() {
         })
         .count();
     assert_eq!(operations, tagged);
+    // Their task time and shuffle add up to the application's.
+    let sum = |key: &str| -> i64 {
+        sessions
+            .iter()
+            .flat_map(|s| s["operations"].as_array().unwrap())
+            .map(|o| o[key].as_i64().unwrap())
+            .sum()
+    };
+    for key in [
+        "executor_run_time_ms",
+        "shuffle_read_bytes",
+        "shuffle_write_bytes",
+    ] {
+        assert_eq!(sum(key), r["summary"][key].as_i64().unwrap(), "{key}");
+    }
+    assert!(sum("executor_run_time_ms") > 0);
 }

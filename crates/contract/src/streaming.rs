@@ -127,6 +127,11 @@ pub struct ConnectOperationOut {
     /// First job's submission to the last job's completion.
     pub duration_ms: Option<i64>,
     pub failed_jobs: usize,
+    /// Task time and shuffle of the stage attempts the operation's jobs ran (a stage attempt
+    /// counts for the first job that named it), so the operations add up to `summary`'s.
+    pub executor_run_time_ms: i64,
+    pub shuffle_read_bytes: i64,
+    pub shuffle_write_bytes: i64,
 }
 
 /// The section, or `None` for an application with no streaming query, DStreams batch or
@@ -185,14 +190,31 @@ pub fn streaming_out(app: &Application) -> Option<StreamingOut> {
         batches_dropped: s.dstream_batches_dropped,
     });
     let connect = (!s.connect_operations.is_empty()).then(|| {
+        // Each stage attempt's work, by the first job that named it.
+        let mut work: std::collections::HashMap<i64, (i64, i64, i64)> =
+            std::collections::HashMap::new();
+        for stage in &app.stages {
+            if let Some(&first) = stage.job_ids.iter().min() {
+                let w = work.entry(first).or_default();
+                w.0 += stage.totals.executor_run_time;
+                w.1 += stage.totals.shuffle_read_bytes();
+                w.2 += stage.totals.shuffle_write_bytes;
+            }
+        }
         let mut sessions: Vec<ConnectSessionOut> = Vec::new();
         for op in &s.connect_operations {
             let (start, end, failed) = span(&op.jobs);
+            let of = |f: fn(&(i64, i64, i64)) -> i64| -> i64 {
+                op.jobs.iter().filter_map(|j| work.get(j)).map(f).sum()
+            };
             let out = ConnectOperationOut {
                 operation_id: op.operation_id.clone(),
                 job_ids: op.jobs.clone(),
                 duration_ms: start.zip(end).map(|(s, e)| e - s),
                 failed_jobs: failed,
+                executor_run_time_ms: of(|w| w.0),
+                shuffle_read_bytes: of(|w| w.1),
+                shuffle_write_bytes: of(|w| w.2),
             };
             match sessions.iter_mut().find(|x| x.session_id == op.session_id) {
                 Some(session) => session.operations.push(out),

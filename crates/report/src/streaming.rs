@@ -160,8 +160,8 @@ fn dstreams_text(out: &mut String, s: &StreamingOut) {
     );
 }
 
-/// Each session's operations and the time their jobs took, slowest operations first.
-fn connect_rows(s: &StreamingOut) -> Vec<(String, usize, i64, usize)> {
+/// Each session's operations, the time their jobs took and their task time.
+fn connect_rows(s: &StreamingOut) -> Vec<(String, usize, i64, usize, i64)> {
     let Some(c) = &s.connect else {
         return Vec::new();
     };
@@ -173,6 +173,7 @@ fn connect_rows(s: &StreamingOut) -> Vec<(String, usize, i64, usize)> {
                 x.operations.len(),
                 x.operations.iter().filter_map(|o| o.duration_ms).sum(),
                 x.operations.iter().map(|o| o.failed_jobs).sum(),
+                x.operations.iter().map(|o| o.executor_run_time_ms).sum(),
             )
         })
         .collect()
@@ -181,11 +182,12 @@ fn connect_rows(s: &StreamingOut) -> Vec<(String, usize, i64, usize)> {
 fn connect_text(out: &mut String, s: &StreamingOut) {
     let Some(c) = &s.connect else { return };
     let _ = writeln!(out, "Spark Connect sessions");
-    for (session, ops, ms, failed) in connect_rows(s) {
+    for (session, ops, ms, failed, task) in connect_rows(s) {
         let _ = writeln!(
             out,
-            "  session {session}: {ops} operation(s), {} in jobs{}",
+            "  session {session}: {ops} operation(s), {} in jobs, {} of task time{}",
             duration(ms),
+            duration(task),
             if failed > 0 {
                 format!(", {failed} failed job(s)")
             } else {
@@ -244,9 +246,14 @@ pub fn markdown(report: &Report) -> String {
         dstreams_text(&mut out, s);
     }
     if s.connect.is_some() {
-        out.push_str("## Spark Connect sessions\n\n| session | operations | time in jobs | failed jobs |\n|---|--:|--:|--:|\n");
-        for (session, ops, ms, failed) in connect_rows(s) {
-            let _ = writeln!(out, "| `{session}` | {ops} | {} | {failed} |", duration(ms));
+        out.push_str("## Spark Connect sessions\n\n| session | operations | time in jobs | task time | failed jobs |\n|---|--:|--:|--:|--:|\n");
+        for (session, ops, ms, failed, task) in connect_rows(s) {
+            let _ = writeln!(
+                out,
+                "| `{session}` | {ops} | {} | {} | {failed} |",
+                duration(ms),
+                duration(task)
+            );
         }
         out.push('\n');
     }
