@@ -171,6 +171,18 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         } else {
             "Most of the batches' time is around the work (planning, offsets, commits; ST002 says which): make the trigger longer so each batch amortises them".to_string()
         };
+        let state_partitions = batches
+            .iter()
+            .flat_map(|b| b.state.iter().filter_map(|s| s.shuffle_partitions))
+            .max()
+            .unwrap_or(0);
+        let median_rows = median(batches.iter().map(|b| b.input_rows)).unwrap_or(0);
+        // ST005's own defaults: 64 partitions or more, under 100 rows a partition.
+        if state_partitions >= 64 && median_rows < state_partitions * 100 {
+            advice.push_str(&format!(
+                "; each batch runs {state_partitions} state partitions, and on batches this small they are most of the work (ST005)"
+            ));
+        }
         if let Some(limit) = source_limit(source) {
             advice.push_str(&format!(
                 "; bound each batch with {limit} so batches stay predictable while it catches up"
