@@ -410,6 +410,7 @@ const EVERY_RULE: &[(&str, &str, &[&str])] = &[
     ("ST005", "logs/streaming/tiny_200", &[]),
     ("ST006", "logs/streaming/late_rows", &[]),
     ("ST007", "logs/streaming/dstreams", &[]),
+    ("ST008", "logs/streaming/idle", &[]),
 ];
 
 #[test]

@@ -50,6 +50,8 @@ const STRUCTURED: &[&str] = &[
     "tiny_200",
     "stopped",
     "failed_udf",
+    "late_rows",
+    "idle",
 ];
 
 fn rules_of(report: &Value) -> Vec<(String, String, String)> {
@@ -384,6 +386,10 @@ fn each_streaming_problem_is_found_where_it_was_made_and_only_there() {
     let named = &sk002["evidence"]["streaming_batches"][0];
     assert_eq!(named["query_name"], "count_mod5");
     assert!(!named["batch_ids"].as_array().unwrap().is_empty());
+    let idle = found("idle");
+    assert!(idle.iter().any(|(r, _, _)| r == "ST008"), "{idle:?}");
+    let late = found("late_rows");
+    assert!(late.iter().any(|(r, _, _)| r == "ST006"), "{late:?}");
     let dstreams = found("dstreams");
     assert!(
         dstreams

@@ -18,6 +18,8 @@ listener bus without any setting):
   on batches of a few rows.
 * `late_rows`: a windowed count with a 10 s watermark where one row in ten claims to be two
   minutes old: those rows are dropped behind the watermark.
+* `idle`: a file source given one file, then nothing, on a 1 s trigger for 70 s: every
+  trigger after the first finds no new data (`QueryIdleEvent`).
 * `stopped`: a `foreachBatch` whose job runs a UDF that sleeps 1.5 s a row; the program calls
   `query.stop()` 1.5 s after the second batch reported, while the third runs (its job is
   cancelled).
@@ -41,8 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import LOGS, WORK, fresh_dir, spark_env  # noqa: E402
 
 OUT = LOGS / "streaming"
-SCENARIOS = ["behind", "healthy", "state_no_watermark", "tiny_200", "late_rows", "stopped",
-             "failed_udf", "dstreams", "connect"]
+SCENARIOS = ["behind", "healthy", "state_no_watermark", "tiny_200", "late_rows", "idle",
+             "stopped", "failed_udf", "dstreams", "connect"]
 
 
 def session(event_dir, name, conf=None):
@@ -140,6 +142,23 @@ def late_rows(event_dir):
          .trigger(processingTime="2 seconds")
          .option("checkpointLocation", checkpoint("late")).start())
     run_for(q, 50)
+    spark.stop()
+
+
+def idle(event_dir):
+    import json as js
+    spark = session(event_dir, "streaming-idle", {"spark.sql.shuffle.partitions": "2"})
+    inbox = WORK / "idle-inbox"
+    if inbox.exists():
+        import shutil
+        shutil.rmtree(inbox)
+    inbox.mkdir(parents=True)
+    (inbox / "first.json").write_text(js.dumps({"n": 1}) + "\n")
+    df = spark.readStream.schema("n long").json(str(inbox))
+    q = (df.writeStream.format("noop").queryName("mostly_idle")
+         .trigger(processingTime="1 second")
+         .option("checkpointLocation", checkpoint("idle")).start())
+    run_for(q, 70)
     spark.stop()
 
 

@@ -31,6 +31,7 @@ mod straggler;
 mod streaming_batch_overhead;
 mod streaming_common;
 mod streaming_falling_behind;
+mod streaming_idle_triggers;
 mod streaming_late_rows;
 mod streaming_query_failed;
 mod streaming_state_partitions;
@@ -85,4 +86,5 @@ pub static ALL: &[&Rule] = &[
     &streaming_state_partitions::STREAMING_STATE_PARTITIONS,
     &streaming_late_rows::STREAMING_LATE_ROWS,
     &dstreams_falling_behind::DSTREAMS_FALLING_BEHIND,
+    &streaming_idle_triggers::STREAMING_IDLE_TRIGGERS,
 ];
