@@ -34,6 +34,8 @@ mod rules;
 mod savings;
 /// `sparkdiag serve` over loopback: uploads, refusals, escaping, deletion, and Chromium.
 mod serve;
+/// Structured Streaming, DStreams and Spark Connect applications (issue 24).
+mod streaming;
 /// The template for Spark's layout of task events against the general reading, on every real log.
 mod task_template;
 /// Findings to trust on logs we did not write: impacts within the runtime, one finding per

@@ -400,6 +400,23 @@ const EVERY_RULE: &[(&str, &str, &[&str])] = &[
     ),
     ("PL005", "plan:plans/antipattern-sort-before-write.txt", &[]),
     ("PL006", "plan:plans/antipattern-filter-not-pushed.txt", &[]),
+    ("ST001", "logs/streaming/behind", &[]),
+    (
+        "ST002",
+        "logs/streaming/healthy",
+        &[
+            "--set",
+            "ST002.min_share=0.1",
+            "--set",
+            "ST002.min_median_ms=0",
+        ],
+    ),
+    ("ST003", "logs/streaming/failed_udf", &[]),
+    ("ST004", "logs/streaming/state_no_watermark", &[]),
+    ("ST005", "logs/streaming/tiny_200", &[]),
+    ("ST006", "logs/streaming/late_rows", &[]),
+    ("ST007", "logs/streaming/dstreams", &[]),
+    ("ST008", "logs/streaming/idle", &[]),
 ];
 
 #[test]

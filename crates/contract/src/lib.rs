@@ -25,6 +25,7 @@
 
 mod plan;
 mod report;
+pub mod streaming;
 mod view;
 
 pub use plan::*;

@@ -25,6 +25,10 @@ pub struct Report {
     /// tasks); absent when the log has no application start or no tasks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub what_if: Option<sparkdiag_whatif::WhatIf>,
+    /// Added in v1: each Structured Streaming query and its micro-batches, the DStreams batches,
+    /// the Spark Connect sessions and operations; absent for other workloads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streaming: Option<crate::streaming::StreamingOut>,
 }
 
 /// A finding as the report shows it: the rule's finding, plus its cost when a price is known.
@@ -107,6 +111,12 @@ pub struct ApplicationOut {
     /// Why this is an interactive session (a shell, a notebook, the Thrift server, Livy), when it
     /// is one: its idle time is people between commands, not a defect.
     pub interactive: Option<String>,
+    /// Added in v1: `batch`, `interactive`, `structured_streaming`, `dstreams` or
+    /// `spark_connect`; the batch-only rules (driver loop, idle cores) stay quiet on all but
+    /// `batch`.
+    pub workload: sparkdiag_model::Workload,
+    /// Why `workload` is what it is (`null` for `batch`).
+    pub workload_evidence: Option<String>,
     /// `sql` when the application ran Spark SQL / DataFrame queries, else `rdd`.
     pub api: &'static str,
     /// Databricks' Photon engine ran it.
@@ -374,6 +384,7 @@ impl Report {
                 })
                 .collect(),
             what_if,
+            streaming: crate::streaming::streaming_out(app),
         }
     }
 }
@@ -420,18 +431,29 @@ fn application_out(app: &Application) -> ApplicationOut {
         status: app.status(),
         exit_code: app.exit_code,
         interactive: app.interactive(),
+        workload: app.workload(),
+        workload_evidence: app.workload_evidence(),
         api: if app.uses_sql() { "sql" } else { "rdd" },
         photon: app.photon(),
         dynamic_allocation: app.dynamic_allocation(),
         cluster_manager: app.cluster_manager(),
-        outcome: outcome(
-            app.status(),
-            app.jobs.len(),
-            app.jobs
+        outcome: {
+            // Jobs the program's own stop cancelled are not failures (streaming workloads).
+            let stopped = app.jobs_stopped_by_program();
+            let failed = app
+                .jobs
                 .iter()
                 .filter(|j| j.status == JobStatus::Failed)
-                .count(),
-        ),
+                .count();
+            let text = outcome(app.status(), app.jobs.len(), failed - stopped.len());
+            match stopped.len() {
+                0 => text,
+                n => format!(
+                    "{text}; {n} job{} cancelled by the program's stop",
+                    if n == 1 { "" } else { "s" }
+                ),
+            }
+        },
     }
 }
 

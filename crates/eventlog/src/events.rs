@@ -39,6 +39,8 @@ pub enum Event<'a> {
     /// Databricks' `DBCEventLoggingListenerMetadata`, written where open-source Spark writes
     /// `SparkListenerLogStart`.
     DatabricksMetadata(DatabricksMetadata<'a>),
+    /// A Structured Streaming query's start, progress, idle trigger or end.
+    StreamingQuery(crate::streaming::QueryEvent<'a>),
     /// A Spark event the model has no use for (yet), by name.
     Other(&'a str),
 }
@@ -137,6 +139,17 @@ pub struct JobProperties<'a> {
     /// Set when a Databricks job (a scheduled run) started the job, not a person.
     #[serde(rename = "spark.databricks.job.runId", borrow)]
     pub databricks_job_run: Option<Text<'a>>,
+    /// A Structured Streaming micro-batch's query and batch.
+    #[serde(rename = "sql.streaming.queryId", borrow)]
+    pub streaming_query_id: Option<Text<'a>>,
+    #[serde(rename = "streaming.sql.batchId", borrow)]
+    pub streaming_batch_id: Option<Text<'a>>,
+    /// A DStreams output operation's batch time, epoch ms.
+    #[serde(rename = "spark.streaming.internal.batchTime", borrow)]
+    pub dstream_batch_time: Option<Text<'a>>,
+    /// Comma-separated job tags (Spark 3.5+), Spark Connect's operation tag among them.
+    #[serde(rename = "spark.job.tags", borrow)]
+    pub job_tags: Option<Text<'a>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -797,6 +810,15 @@ pub fn parse_event(line: &[u8]) -> Result<Event<'_>, ParseFailure<'_>> {
         }
         "SparkListenerEnvironmentUpdate" => {
             Event::EnvironmentUpdate(serde_json::from_str(line).map_err(fail)?)
+        }
+        _ if name.starts_with(crate::streaming::PREFIX) => {
+            match crate::streaming::parse(&name[crate::streaming::PREFIX.len()..], line) {
+                Some(event) => Event::StreamingQuery(event.map_err(fail)?),
+                None => {
+                    serde_json::from_str::<serde::de::IgnoredAny>(line).map_err(fail)?;
+                    Event::Other(name)
+                }
+            }
         }
         _ => match name.strip_prefix(SQL_PREFIX) {
             Some("SparkListenerSQLExecutionStart") => {

@@ -30,6 +30,7 @@ pub mod events;
 mod extract;
 mod layout;
 mod read;
+pub mod streaming;
 
 use std::fmt;
 

@@ -159,6 +159,17 @@ impl ApplicationBuilder {
                 sql.final_plan_description = Some(e.physical_plan_description.into_owned());
                 sql.final_plan = e.spark_plan_info;
             }
+            Event::StreamingQuery(e) => {
+                if let sparkdiag_eventlog::streaming::QueryEvent::Progress(p) = &e
+                    && let Some(t) = p
+                        .timestamp
+                        .as_deref()
+                        .and_then(crate::streaming::parse_iso_ms)
+                {
+                    self.seen(t);
+                }
+                self.app.streaming.on_query_event(e, self.app.last_event_ms);
+            }
             Event::Other(_) => {}
         }
     }
@@ -218,6 +229,17 @@ impl ApplicationBuilder {
                 props.databricks_notebook.as_ref().map(|p| p.to_string());
         }
         self.app.databricks_job_run |= props.databricks_job_run.is_some();
+        self.app.streaming.on_job_start(
+            e.job_id,
+            &crate::streaming::JobStreamingProps {
+                query_id: props.streaming_query_id.as_deref(),
+                batch_id: props.streaming_batch_id.as_deref(),
+                job_group: props.job_group.as_deref(),
+                description: props.description.as_deref(),
+                dstream_batch_time: props.dstream_batch_time.as_deref(),
+                job_tags: props.job_tags.as_deref(),
+            },
+        );
         let stage_ids = if e.stage_ids.is_empty() {
             e.stage_infos.iter().map(|s| s.stage_id).collect()
         } else {

@@ -26,6 +26,7 @@ mod call_site;
 mod model;
 pub mod plan_graph;
 pub mod quantile;
+pub mod streaming;
 mod tasks;
 pub mod units;
 
@@ -33,3 +34,4 @@ pub use build::ApplicationBuilder;
 pub use model::*;
 pub use plan_graph::PlanGraph;
 pub use sparkdiag_eventlog::events::{ExecutorMetrics, SparkPlanInfo};
+pub use streaming::Workload;

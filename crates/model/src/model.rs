@@ -142,6 +142,8 @@ pub struct Application {
     pub databricks_notebook: Option<String>,
     /// A Databricks job run (a scheduled or API-submitted run) started jobs.
     pub databricks_job_run: bool,
+    /// Structured Streaming queries, DStreams batches and Spark Connect operations.
+    pub streaming: crate::streaming::Streaming,
 }
 
 /// No event for this long is a clock jump (or days of nothing), not time the application used.
@@ -398,6 +400,14 @@ impl Application {
                     .filter(|j| j.completion_ms.is_some())
                     .max_by_key(|j| (j.completion_ms, j.job_id));
                 match last {
+                    // A job the program's own stop cancelled (`StreamingContext.stop()` under
+                    // a batch) ends the run, it does not fail it.
+                    Some(job)
+                        if job.status == JobStatus::Failed
+                            && self.stopped_by_program(job.job_id) =>
+                    {
+                        AppStatus::Succeeded
+                    }
                     Some(job) if job.status == JobStatus::Failed => AppStatus::Failed,
                     _ => AppStatus::Succeeded,
                 }

@@ -192,7 +192,11 @@ fn application(out: &mut String, report: &Report, view: &ViewData) {
              The last section says what is missing.</p>\n",
         );
     }
+    if let Some(line) = crate::streaming::workload_line(report) {
+        let _ = writeln!(out, "<p class=\"meta\">{}</p>", escape(&line));
+    }
     findings(out, report);
+    out.push_str(&crate::streaming::html(report));
     summary(out, report);
     if let Some(w) = &report.what_if {
         out.push_str(&crate::whatif::html(w));

@@ -17,6 +17,7 @@ pub mod format;
 pub mod html;
 pub mod markdown;
 pub mod plan;
+pub mod streaming;
 pub mod text;
 pub mod whatif;
 

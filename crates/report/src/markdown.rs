@@ -56,6 +56,10 @@ pub fn render(report: &Report) -> String {
         }
     );
 
+    if let Some(line) = crate::streaming::workload_line(report) {
+        let _ = writeln!(out, "{}\n", inline(&line));
+    }
+    out.push_str(&crate::streaming::markdown(report));
     out.push_str("## Findings, most recoverable time first\n\n");
     if report.findings.is_empty() {
         out.push_str("No findings: nothing here crossed a detector's threshold.\n\n");

@@ -170,9 +170,13 @@ fn view(report: &Report, opts: Options) -> String {
             " · INCOMPLETE (see warnings)"
         }
     );
+    if let Some(line) = crate::streaming::workload_line(report) {
+        let _ = writeln!(out, "{line}");
+    }
     out.push('\n');
 
     out.push_str(&findings_section(report, opts));
+    out.push_str(&crate::streaming::text(report));
 
     let mut table = new_table(opts, presets::NOTHING);
     let rows = summary_rows(s);

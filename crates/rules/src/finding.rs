@@ -17,6 +17,8 @@ pub enum Category {
     Config,
     Exchanges,
     Plan,
+    /// Structured Streaming, DStreams and Spark Connect: batches, state, sessions.
+    Streaming,
 }
 
 impl Category {
@@ -32,6 +34,7 @@ impl Category {
             Category::Config => "config",
             Category::Exchanges => "exchanges",
             Category::Plan => "plan",
+            Category::Streaming => "streaming",
         }
     }
 }

@@ -14,8 +14,11 @@ use std::collections::BTreeMap;
 use crate::{Context, Finding, Severity};
 
 /// Rules whose severity says what happened to the run (a job failed, executors died, the log
-/// stops), not how much time a fix would save.
-const OWN_SEVERITY: &[&str] = &["FA001", "FA003", "FA005"];
+/// stops), not how much time a fix would save; and the streaming rules whose severity says how
+/// the stream fares (behind, failed, state without bound): a stream has no end to bring forward.
+const OWN_SEVERITY: &[&str] = &[
+    "FA001", "FA003", "FA005", "ST001", "ST003", "ST004", "ST007",
+];
 
 /// The finding's impact is time the run lost (a failed job's work), an outcome rather than a
 /// saving: views say "lost", and the what-if's fixes do not count it.

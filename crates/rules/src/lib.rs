@@ -32,6 +32,7 @@ mod impact;
 pub mod rules;
 mod stage_facts;
 pub mod stage_shape;
+mod workload;
 
 pub use config::{Config, ConfigError};
 pub use context::{Context, PlanInput, StageStats, peak_cores};
@@ -255,7 +256,13 @@ fn run(context: &Context, config: &Config, wanted: impl Fn(&Rule) -> bool) -> Ve
     let mut findings: Vec<Finding> = all_rules()
         .iter()
         .filter(|rule| config.enabled(rule) && wanted(rule))
-        .flat_map(|rule| (rule.check)(context, &Thresholds { rule, config }))
+        .filter(|rule| workload::applies(rule, context.app))
+        .flat_map(|rule| {
+            workload::keep(
+                context.app,
+                (rule.check)(context, &Thresholds { rule, config }),
+            )
+        })
         .collect();
     sort(&mut findings);
     findings

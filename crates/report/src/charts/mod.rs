@@ -37,6 +37,7 @@ mod busy;
 mod durations;
 mod gc;
 mod spill;
+mod streaming;
 mod timeline;
 
 pub(crate) use axis::round_step;
@@ -46,6 +47,7 @@ use busy::{Busy, cores_busy};
 use durations::{Strips, task_durations};
 use gc::{GcBars, gc_share};
 use spill::{SpillBars, spill};
+pub use streaming::query_chart;
 use timeline::{Timeline, stage_timeline};
 
 /// One chart: its SVG, or why there is none.

@@ -8,6 +8,7 @@ mod data_skew;
 mod default_shuffle_partitions;
 mod driver_time;
 mod executor_wait;
+mod dstreams_falling_behind;
 mod failed_job;
 mod filter_not_pushed;
 mod gc_pressure;
@@ -28,6 +29,14 @@ mod smj_could_broadcast;
 mod sort_before_write;
 mod spill;
 mod straggler;
+mod streaming_batch_overhead;
+mod streaming_common;
+mod streaming_falling_behind;
+mod streaming_idle_triggers;
+mod streaming_late_rows;
+mod streaming_query_failed;
+mod streaming_state_partitions;
+mod streaming_state_unbounded;
 mod task_failures;
 mod tiny_tasks;
 mod too_few_cores;
@@ -74,4 +83,12 @@ pub static ALL: &[&Rule] = &[
     &repeated_scans::REPEATED_SCANS,
     &sort_before_write::SORT_BEFORE_WRITE,
     &filter_not_pushed::FILTER_NOT_PUSHED,
+    &streaming_falling_behind::STREAMING_FALLING_BEHIND,
+    &streaming_batch_overhead::STREAMING_BATCH_OVERHEAD,
+    &streaming_query_failed::STREAMING_QUERY_FAILED,
+    &streaming_state_unbounded::STREAMING_STATE_UNBOUNDED,
+    &streaming_state_partitions::STREAMING_STATE_PARTITIONS,
+    &streaming_late_rows::STREAMING_LATE_ROWS,
+    &dstreams_falling_behind::DSTREAMS_FALLING_BEHIND,
+    &streaming_idle_triggers::STREAMING_IDLE_TRIGGERS,
 ];

@@ -1,0 +1,58 @@
+//! What the streaming rules share: medians, the batches worth judging, source-specific advice.
+
+use sparkdiag_model::streaming::{MicroBatch, StreamingQuery};
+
+/// The median of some numbers (the upper one of an even count); `None` when empty.
+pub fn median<T: Copy + PartialOrd>(values: impl IntoIterator<Item = T>) -> Option<T> {
+    let mut v: Vec<T> = values.into_iter().collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    Some(v[v.len() / 2])
+}
+
+/// The batches that read rows, without the run's first batch: it starts the Python workers,
+/// plans the query for the first time and, on a restart, replays what the last run left, so it
+/// says nothing about the steady state.
+pub fn steady_batches(q: &StreamingQuery) -> Vec<&MicroBatch> {
+    let first = q.batches.first().map(|b| b.batch_id);
+    q.batches
+        .iter()
+        .filter(|b| b.input_rows > 0 && Some(b.batch_id) != first)
+        .collect()
+}
+
+/// The setting that bounds each batch of this source, when it has one.
+pub fn source_limit(description: &str) -> Option<&'static str> {
+    let d = description.to_ascii_lowercase();
+    if d.contains("kafka") {
+        Some("`maxOffsetsPerTrigger` (Kafka)")
+    } else if d.contains("filestreamsource") || d.contains("filesource") {
+        Some("`maxFilesPerTrigger` / `maxBytesPerTrigger` (files)")
+    } else if d.contains("delta") {
+        Some("`maxFilesPerTrigger` / `maxBytesPerTrigger` (Delta)")
+    } else if d.contains("kinesis") {
+        Some("`maxRecordsPerFetch` / `maxFetchDuration` (Kinesis)")
+    } else {
+        None
+    }
+}
+
+/// The rate source is a load generator: its rows arrive by the clock whatever the query does.
+pub fn is_rate_source(description: &str) -> bool {
+    description.starts_with("RateStream") || description.starts_with("RateSource")
+}
+
+/// A rate for people: `40 rows/s`, `1.2k rows/s`.
+pub fn rate(r: f64) -> String {
+    if r >= 10_000.0 {
+        format!("{:.0}k rows/s", r / 1000.0)
+    } else if r >= 1000.0 {
+        format!("{:.1}k rows/s", r / 1000.0)
+    } else if r >= 10.0 {
+        format!("{r:.0} rows/s")
+    } else {
+        format!("{r:.1} rows/s")
+    }
+}
