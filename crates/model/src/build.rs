@@ -463,6 +463,7 @@ impl ApplicationBuilder {
                 reason: reason.to_string(),
                 exception_class: r.class_name.as_ref().map(|c| c.to_string()),
                 message,
+                root_cause: r.full_stack_trace.as_deref().and_then(innermost_cause),
             });
         }
         self.app.tasks.push(Task {
@@ -570,6 +571,15 @@ impl ApplicationBuilder {
             self.app.sql.len() - 1
         })
     }
+}
+
+/// The last `Caused by:` line of a Java stack trace: the exception at the root of the chain.
+fn innermost_cause(stack: &str) -> Option<String> {
+    stack
+        .lines()
+        .rev()
+        .find_map(|l| l.trim_start().strip_prefix("Caused by:"))
+        .map(|l| truncate(l.trim(), 1000))
 }
 
 fn raise(peak: &mut Option<events::ExecutorMetrics>, metrics: &events::ExecutorMetrics) {
