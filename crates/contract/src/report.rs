@@ -25,6 +25,10 @@ pub struct Report {
     /// tasks); absent when the log has no application start or no tasks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub what_if: Option<sparkdiag_whatif::WhatIf>,
+    /// Each executor's and the driver's memory peaks against the memory configured (additive,
+    /// see docs/memory.md); absent when the log has no executor memory metrics.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<sparkdiag_rules::memory_figures::MemoryFigures>,
 }
 
 /// A finding as the report shows it: the rule's finding, plus its cost when a price is known.
@@ -313,6 +317,7 @@ impl Report {
                 })
                 .collect(),
             what_if: sparkdiag_whatif::what_if_with_stage_stats(app, stats),
+            memory: sparkdiag_rules::memory_figures::MemoryFigures::of(app),
         }
     }
 }

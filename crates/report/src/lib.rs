@@ -16,6 +16,7 @@ pub mod fleet;
 pub mod format;
 pub mod html;
 pub mod markdown;
+pub mod memory;
 pub mod plan;
 pub mod text;
 pub mod whatif;

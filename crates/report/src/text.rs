@@ -184,6 +184,9 @@ fn view(report: &Report, opts: Options) -> String {
         let width = opts.terminal.then(|| usize::from(opts.columns()));
         out.push_str(&crate::whatif::text(w, width));
     }
+    if let Some(m) = &report.memory {
+        out.push_str(&crate::memory::text(m));
+    }
 
     let stages = report.longest_stages();
     if !stages.is_empty() {

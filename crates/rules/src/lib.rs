@@ -28,6 +28,7 @@ mod config;
 mod context;
 mod finding;
 mod impact;
+pub mod memory_figures;
 pub mod memory_limits;
 pub mod memory_region;
 pub mod rules;
