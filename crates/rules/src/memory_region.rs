@@ -454,23 +454,37 @@ pub fn data_cause(
         .filter(|s| s.stage_id == stage_id)
         .collect();
     let num_tasks = attempts.iter().map(|s| s.num_tasks).max().unwrap_or(0);
-    // Each partition's bytes: the largest any attempt of it read (a failure may report none).
-    let mut by_partition: std::collections::BTreeMap<u32, u64> = Default::default();
-    let mut failing_index = None;
-    for stage in &attempts {
+    // A task's index is its place in its own attempt's task set (a retry runs only the missing
+    // partitions, numbered from 0 again), so partitions are compared within one attempt: the
+    // failing task's, and the attempt that measured the most partitions for the median.
+    let sizes_of = |stage: &StageAttempt| -> std::collections::BTreeMap<u32, u64> {
+        let mut sizes: std::collections::BTreeMap<u32, u64> = Default::default();
         for t in app.stage_tasks(stage).iter() {
-            if t.task_id == task_id {
-                failing_index = Some(t.index);
+            if t.has_metrics && t.outcome != TaskOutcome::Killed {
+                let entry = sizes.entry(t.index).or_default();
+                *entry = (*entry).max(crate::context::data_bytes(t));
             }
-            if !t.has_metrics || t.outcome == TaskOutcome::Killed {
-                continue;
-            }
-            let b = crate::context::data_bytes(t);
-            let entry = by_partition.entry(t.index).or_default();
-            *entry = (*entry).max(b);
+        }
+        sizes
+    };
+    let mut task_bytes = None;
+    let mut by_partition: std::collections::BTreeMap<u32, u64> = Default::default();
+    for stage in &attempts {
+        let tasks = app.stage_tasks(stage);
+        if let Some(failing) = tasks.iter().find(|t| t.task_id == task_id) {
+            let own = sizes_of(stage);
+            task_bytes = if failing.has_metrics {
+                Some(crate::context::data_bytes(failing))
+            } else {
+                own.get(&failing.index).copied()
+            };
+        }
+        let sizes = sizes_of(stage);
+        if sizes.len() > by_partition.len() {
+            by_partition = sizes;
         }
     }
-    let task_bytes = *by_partition.get(&failing_index?)?;
+    let task_bytes = task_bytes?;
     if task_bytes < MIN_CAUSE_BYTES {
         return None;
     }
