@@ -437,7 +437,12 @@ impl Lost {
         if self.stage_retries > 0 {
             parts.push(format!("{} stage re-run(s)", self.stage_retries));
         }
-        parts.push(format!("{} failed task attempt(s)", self.failed_attempts));
+        if self.failed_attempts > 0 {
+            parts.push(format!("{} failed task attempt(s)", self.failed_attempts));
+        }
+        if parts.is_empty() {
+            return String::new();
+        }
         format!(" → {}", parts.join(" → "))
     }
 
