@@ -22,6 +22,17 @@ fn share(v: Option<f64>) -> String {
 
 fn limits_line(m: &MemoryFigures) -> String {
     let l = &m.limits;
+    if m.local_mode {
+        return format!(
+            "local mode, the driver's JVM runs the tasks: spark.driver.memory {} (maxResultSize {}) · unified pool {} (spark.memory.fraction {})",
+            human_bytes(l.driver_memory_bytes as i64),
+            human_bytes(l.driver_max_result_bytes as i64),
+            human_bytes(
+                (l.driver_memory_bytes.saturating_sub(300 << 20) as f64 * l.memory_fraction) as i64
+            ),
+            l.memory_fraction
+        );
+    }
     let mut parts = vec![
         format!(
             "spark.executor.memory {}{}",

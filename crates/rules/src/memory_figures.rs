@@ -20,6 +20,8 @@ pub struct MemoryFigures {
     pub executor_peak: Option<ExecutorMemory>,
     /// What the log does not hold, and why (a setting that was off, a Spark too old).
     pub missing: Vec<String>,
+    /// Local mode: the driver's JVM ran the tasks, so only the driver's memory applies.
+    pub local_mode: bool,
 }
 
 /// One JVM's peaks in bytes (GC in counts and milliseconds); `None` where the log has none.
@@ -159,13 +161,18 @@ impl MemoryFigures {
             ));
         }
         if !prop("spark.eventLog.logStageExecutorMetrics") {
-            missing.push("per-stage peaks and the driver's own: spark.eventLog.logStageExecutorMetrics is off, so the peaks are those the task ends carried".to_string());
+            missing.push(if local {
+                "per-stage peaks: spark.eventLog.logStageExecutorMetrics is off, so the peaks are those the task ends carried".to_string()
+            } else {
+                "per-stage peaks and the driver's own: spark.eventLog.logStageExecutorMetrics is off, so the peaks are those the task ends carried".to_string()
+            });
         }
         Some(MemoryFigures {
             limits,
             executors,
             executor_peak,
             missing,
+            local_mode: local,
         })
     }
 }
