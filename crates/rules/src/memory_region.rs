@@ -56,6 +56,9 @@ pub enum Kind {
     Metaspace,
     /// SIGTERM (143): memory only when the heap was not the limit; also preemption.
     Sigterm,
+    /// A bare SIGKILL (137) with no word of memory: the OOM killer under YARN and Kubernetes,
+    /// but anyone's `kill -9` elsewhere.
+    Sigkill,
     PythonWorker,
     Arrow,
     DriverResults,
@@ -225,19 +228,19 @@ pub const PATTERNS: &[Pattern] = &[
     p(
         C("exit code 137"),
         R::ContainerOverhead,
-        K::ContainerKilled,
+        K::Sigkill,
         "SIGKILL (137) is what the kernel's OOM killer and the cluster manager send at the memory limit",
     ),
     p(
         C("exited with code 137"),
         R::ContainerOverhead,
-        K::ContainerKilled,
+        K::Sigkill,
         "SIGKILL (137) is what the kernel's OOM killer and the cluster manager send at the memory limit",
     ),
     p(
         C("Exit status: 137"),
         R::ContainerOverhead,
-        K::ContainerKilled,
+        K::Sigkill,
         "SIGKILL (137) is what the kernel's OOM killer and the cluster manager send at the memory limit",
     ),
     p(
@@ -331,6 +334,14 @@ fn truncate(text: &str, max: usize) -> String {
     }
 }
 
+/// Whether a pattern's words mean memory under this application's cluster manager: a bare exit
+/// code 137 or 143 does under YARN and Kubernetes, whose memory limits send those signals, but
+/// not under standalone or local mode, where it is most often someone's kill.
+fn means_memory_here(app: &Application, kind: Kind) -> bool {
+    !matches!(kind, Kind::Sigkill | Kind::Sigterm)
+        || matches!(app.cluster_manager(), Some("yarn") | Some("kubernetes"))
+}
+
 /// A memory failure found in the log: where it ran out, the words that say so, and where they
 /// were written.
 #[derive(Debug, Clone)]
@@ -372,6 +383,9 @@ pub fn of_task_failure(app: &Application, f: &TaskFailure) -> Option<MemoryFailu
         removal,
     ];
     let (pattern, evidence) = classify(texts.iter().flatten().copied())?;
+    if !means_memory_here(app, pattern.kind) {
+        return None;
+    }
     // On the driver (local mode) every heap is the driver's.
     let region = if executor.id == "driver" && pattern.region == Region::ExecutorHeap {
         Region::Driver
@@ -397,11 +411,15 @@ pub fn of_task_failure(app: &Application, f: &TaskFailure) -> Option<MemoryFailu
 /// A memory failure named only by a message with no task behind it: a stage's or job's failure
 /// reason (`spark.driver.maxResultSize`), or an executor's removal reason.
 pub fn of_message(
+    app: &Application,
     message: &str,
     source: String,
     executor: Option<String>,
 ) -> Option<MemoryFailure> {
     let (pattern, evidence) = classify([message])?;
+    if !means_memory_here(app, pattern.kind) {
+        return None;
+    }
     Some(MemoryFailure {
         region: pattern.region,
         kind: pattern.kind,
@@ -656,6 +674,9 @@ impl MemoryFailure {
                     ", Spark's default of max(384m, 10 % of the heap)"
                 }
             ),
+            Kind::Sigkill => format!(
+                "The executor was SIGKILLed (137), which under YARN and Kubernetes is the container's memory limit: the heap is not what filled. Raise spark.executor.memoryOverhead to {doubled_overhead} (now {overhead}); the usual users of it are Python workers, Arrow buffers, native libraries and netty's direct buffers."
+            ),
             Kind::Sigterm => format!(
                 "The executor got SIGTERM (143) from the cluster manager: on YARN and Kubernetes that is the container's memory limit or a preemption. If the node was not preempted, raise spark.executor.memoryOverhead to {doubled_overhead} (now {overhead}); the heap was not what filled."
             ),
@@ -828,6 +849,26 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(region(text), *want, "{text}");
         }
+    }
+
+    #[test]
+    fn a_bare_sigkill_is_memory_only_under_yarn_and_kubernetes() {
+        let app = |master: &str| Application {
+            spark_properties: [("spark.master".to_string(), master.to_string())].into(),
+            ..Default::default()
+        };
+        let lost = "Command exited with code 137";
+        assert_eq!(
+            region(lost),
+            Some((Region::ContainerOverhead, Kind::Sigkill))
+        );
+        assert!(of_message(&app("spark://host:7077"), lost, String::new(), None).is_none());
+        assert!(of_message(&app("local-cluster[2,1,1024]"), lost, String::new(), None).is_none());
+        let yarn = of_message(&app("yarn"), lost, String::new(), None).unwrap();
+        assert_eq!(yarn.region, Region::ContainerOverhead);
+        // Words of memory are memory anywhere.
+        let killed = "Container killed by YARN for exceeding memory limits. 5.5 GB of 5.5 GB physical memory used.";
+        assert!(of_message(&app("spark://host:7077"), killed, String::new(), None).is_some());
     }
 
     #[test]

@@ -317,6 +317,7 @@ fn memory_root(
     removed.sort_by_key(|e| e.removed_ms);
     if let Some(found) = removed.iter().find_map(|e| {
         memory_region::of_message(
+            app,
             e.removed_reason.as_deref()?,
             format!("executor {}'s removal", e.id),
             Some(e.id.clone()),
@@ -329,14 +330,19 @@ fn memory_root(
         .filter(|s| s.job_ids.contains(&job.job_id) && s.status == StageStatus::Failed)
         .filter_map(|s| {
             let reason = s.failure_reason.as_deref()?;
-            let mut m =
-                memory_region::of_message(reason, format!("stage {}'s failure", s.stage_id), None)?;
+            let mut m = memory_region::of_message(
+                app,
+                reason,
+                format!("stage {}'s failure", s.stage_id),
+                None,
+            )?;
             m.stage = Some((s.stage_id, s.attempt_id));
             Some(m)
         })
         .next()
         .or_else(|| {
             memory_region::of_message(
+                app,
                 job.failure.as_deref()?,
                 format!("job {}'s failure", job.job_id),
                 None,

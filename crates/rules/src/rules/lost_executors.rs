@@ -138,10 +138,10 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         .evidence("failed_task_ms", wasted_ms)
         .evidence(
             "memory_region",
-            crate::memory_region::of_message(&reason_line, String::new(), None)
+            crate::memory_region::of_message(ctx.app, &reason_line, String::new(), None)
                 .map(|m| serde_json::to_value(m.region).unwrap_or_default()),
         )
-        .recommend(format!("{}Read the removal reason: exit code 137 or \"exceeding memory limits\" needs more spark.executor.memoryOverhead (or memory) and smaller partitions; 143 is a SIGTERM from the cluster manager (preemption or a node drain); heartbeat timeouts point to GC pauses (GC001) or overloaded nodes. To lose less when one goes: {}.", memory_lead(&reason_line), super::common::keep_shuffle_output(ctx)));
+        .recommend(format!("{}Read the removal reason: exit code 137 or \"exceeding memory limits\" needs more spark.executor.memoryOverhead (or memory) and smaller partitions; 143 is a SIGTERM from the cluster manager (preemption or a node drain); heartbeat timeouts point to GC pauses (GC001) or overloaded nodes. To lose less when one goes: {}.", memory_lead(ctx.app, &reason_line), super::common::keep_shuffle_output(ctx)));
     for (s, e) in windows {
         finding = finding.during(s, e);
     }
@@ -150,8 +150,8 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
 
 /// "The executor JVM heap ran out (52 is Spark's own exit code ...): FA001 names the fix. ", when
 /// the removal reason names a memory.
-fn memory_lead(reason: &str) -> String {
-    crate::memory_region::of_message(reason, String::new(), None)
+fn memory_lead(app: &sparkdiag_model::Application, reason: &str) -> String {
+    crate::memory_region::of_message(app, reason, String::new(), None)
         .map(|m| {
             format!(
                 "The {} ran out ({}); the failed job's finding (FA001) gives the fix for it. ",
