@@ -667,6 +667,34 @@ mod real_logs {
         assert!(!f.recommendation.contains("failing record"));
     }
 
+    /// The advice, proved: `heap-oom-wide-fixed` is the same script rerun with exactly the
+    /// partition count FA001 recommended for `heap-oom-wide`, and it succeeds.
+    #[test]
+    fn the_wide_heap_oom_rerun_with_the_recommended_partitions_succeeds() {
+        let f = memory_finding("heap-oom-wide");
+        let suggested = f.evidence["data_cause"]["suggested_partitions"]
+            .as_i64()
+            .unwrap();
+        let fixed = &crate::rules::testing::apps("logs/memory/heap-oom-wide-fixed")[0];
+        assert_eq!(
+            fixed.spark_properties["spark.sql.shuffle.partitions"],
+            suggested.to_string()
+        );
+        assert_eq!(
+            fixed.spark_properties["spark.executor.memory"], "512m",
+            "the same heap"
+        );
+        assert_eq!(fixed.status(), sparkdiag_model::AppStatus::Succeeded);
+        assert!(
+            fixed
+                .jobs
+                .iter()
+                .all(|j| j.status == sparkdiag_model::JobStatus::Succeeded)
+        );
+        assert!(fixed.task_failures.is_empty(), "{:?}", fixed.task_failures);
+        assert_quiet(&on_log(&FAILED_JOB, "memory/heap-oom-wide-fixed", &[]));
+    }
+
     #[test]
     fn a_heap_oom_from_one_hot_key_leads_with_the_data() {
         let f = memory_finding("heap-oom-hot-key");
