@@ -639,6 +639,35 @@ impl DataCause {
 }
 
 impl MemoryFailure {
+    /// The settings the memory fix changes, as `--conf` pairs (none where the fix is code).
+    pub fn settings(&self, limits: &MemoryLimits) -> Vec<(String, String)> {
+        let pair = |k: &str, v: u64| vec![(k.to_string(), setting(v))];
+        match self.kind {
+            Kind::Heap | Kind::ExecutionPool => {
+                pair("spark.executor.memory", limits.executor_memory_bytes * 2)
+            }
+            Kind::ContainerKilled
+            | Kind::Sigkill
+            | Kind::Sigterm
+            | Kind::DirectBuffers
+            | Kind::NativeThreads
+            | Kind::Metaspace => pair(
+                "spark.executor.memoryOverhead",
+                limits.executor_overhead_bytes * 2,
+            ),
+            Kind::PythonWorker | Kind::Arrow => match limits.pyspark_memory_bytes {
+                Some(b) => pair("spark.executor.pyspark.memory", b * 2),
+                None => pair(
+                    "spark.executor.memoryOverhead",
+                    limits.executor_overhead_bytes * 2,
+                ),
+            },
+            Kind::DriverHeap => pair("spark.driver.memory", limits.driver_memory_bytes * 2),
+            Kind::Gpu => vec![("spark.rapids.sql.concurrentGpuTasks".into(), "1".into())],
+            Kind::RecordTooLarge | Kind::DriverResults | Kind::DriverBroadcast => Vec::new(),
+        }
+    }
+
     /// The fix that fits the memory that ran out, with this application's settings in it.
     pub fn advice(&self, ctx: &crate::Context, limits: &MemoryLimits) -> String {
         let prop = |k: &str| {

@@ -117,6 +117,13 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
             .flatten()
         });
         let lost = memory.as_ref().map(|_| what_was_lost(app, job, end));
+        // The first change to try: the data's settings when the data is the cause, else the
+        // memory's.
+        let conf: Vec<(String, String)> = match (&memory, &data) {
+            (_, Some(d)) if !d.settings().is_empty() => d.settings(),
+            (Some(m), None) => m.settings(&limits),
+            _ => Vec::new(),
+        };
         if let (Some(m), Some(lost)) = (&memory, &lost) {
             cause = format!(
                 "{} ran out: {} ({}{}){}",
@@ -203,11 +210,12 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
                     _ => "This job was stopped because the application was shut down while it ran, and no job failed before it: find what stopped the application (a cancel, the driver's own shutdown, or a failure outside Spark's jobs in the driver's log).".to_string(),
                 },
                 (Some(m), Some(d)) => format!(
-                    "{} Only then, if it still fails: {}",
+                    "{} Only then, if it still fails: {}{}",
                     d.advice(ctx),
-                    m.advice(ctx, &limits)
+                    m.advice(ctx, &limits),
+                    paste(&conf)
                 ),
-                (Some(m), None) => m.advice(ctx, &limits),
+                (Some(m), None) => format!("{}{}", m.advice(ctx, &limits), paste(&conf)),
                 (None, _) => recommendation(ctx, first.copied(), origin.is_some()),
             });
         if let Some(m) = &memory {
@@ -231,6 +239,14 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         }
         if let Some(d) = &data {
             finding = finding.evidence("data_cause", d.json());
+        }
+        if !conf.is_empty() {
+            finding = finding.evidence(
+                "conf",
+                conf.iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>(),
+            );
         }
         if let Some(s) = stage {
             finding = finding
@@ -259,6 +275,18 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         findings.push(finding);
     }
     findings
+}
+
+/// " First change to try: --conf k=v --conf k2=v2", or nothing.
+fn paste(conf: &[(String, String)]) -> String {
+    if conf.is_empty() {
+        return String::new();
+    }
+    let list: Vec<String> = conf
+        .iter()
+        .map(|(k, v)| format!("--conf {k}={v}"))
+        .collect();
+    format!(" First change to try: {}", list.join(" "))
 }
 
 /// The job's stage attempts (every attempt of each of its stages).
