@@ -57,7 +57,7 @@ pub fn parse_size(text: &str, default_unit: u64) -> Option<u64> {
         "t" => 1 << 40,
         _ => return None,
     };
-    (n >= 0.0).then(|| (n * scale as f64) as u64)
+    (n >= 0.0).then_some((n * scale as f64) as u64)
 }
 
 impl MemoryLimits {
@@ -131,7 +131,7 @@ impl MemoryLimits {
 
 /// `n` bytes as a Spark setting: whole gibibytes as `4g`, else mebibytes rounded up (`1536m`).
 pub fn setting(n: u64) -> String {
-    if n >= 1 << 30 && n % (1 << 30) == 0 {
+    if n >= 1 << 30 && n.is_multiple_of(1 << 30) {
         format!("{}g", n >> 30)
     } else {
         format!("{}m", n.div_ceil(MIB))
