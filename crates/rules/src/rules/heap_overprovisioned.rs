@@ -284,6 +284,32 @@ mod real_logs {
     }
 
     #[test]
+    fn suggests_a_smaller_heap_for_4g_executors_doing_light_work() {
+        let found = on_log(&HEAP_OVERPROVISIONED, "memory/overprovisioned", &[]);
+        assert_fires(&found, HEAP_OVERPROVISIONED.code);
+        let f = &found[0];
+        let suggested = f.evidence["suggested_executor_memory_bytes"]
+            .as_u64()
+            .unwrap();
+        let peak = f.evidence["peak_heap_bytes"].as_u64().unwrap();
+        // Never under Spark's floor, always over the peak with the margin, far under 4 GiB.
+        assert!(
+            suggested >= 450 << 20 && suggested as f64 >= 1.5 * peak as f64,
+            "{f:#?}"
+        );
+        assert!(suggested <= 1 << 30, "{f:#?}");
+        assert!(f.evidence["gb_hours_saved"].as_f64().unwrap() > 0.0);
+        assert!(
+            f.recommendation.contains(&format!(
+                "--conf spark.executor.memory={}",
+                crate::memory_limits::setting(suggested)
+            )),
+            "{}",
+            f.recommendation
+        );
+    }
+
+    #[test]
     fn is_quiet_where_executors_ran_out_of_heap() {
         assert_quiet(&on_log(
             &HEAP_OVERPROVISIONED,
