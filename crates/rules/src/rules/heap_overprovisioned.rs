@@ -309,6 +309,68 @@ mod real_logs {
         );
     }
 
+    /// The advice, proved: `overprovisioned-fixed` is the same script rerun with exactly the
+    /// heap GC002 suggested. It succeeds with containers a fifth the size, a smaller process
+    /// tree, and no more CPU (CPU time, not wall time: the machine's load moved between runs).
+    #[test]
+    fn the_rerun_with_the_suggested_heap_uses_less_memory_and_no_more_cpu() {
+        use crate::memory_limits::MemoryLimits;
+        let found = on_log(&HEAP_OVERPROVISIONED, "memory/overprovisioned", &[]);
+        let suggested = found[0].evidence["suggested_executor_memory_bytes"]
+            .as_u64()
+            .unwrap();
+        let before = &crate::rules::testing::apps("logs/memory/overprovisioned")[0];
+        let after = &crate::rules::testing::apps("logs/memory/overprovisioned-fixed")[0];
+        assert_eq!(
+            super::parse_memory(&after.spark_properties["spark.executor.memory"]),
+            Some(suggested)
+        );
+        assert_eq!(after.status(), sparkdiag_model::AppStatus::Succeeded);
+        assert!(after.task_failures.is_empty(), "{:?}", after.task_failures);
+        assert_eq!(after.tasks.len(), before.tasks.len(), "the same work");
+        assert!(
+            MemoryLimits::of(after).container_bytes() * 4
+                < MemoryLimits::of(before).container_bytes()
+        );
+        let peak = |app: &sparkdiag_model::Application,
+                    f: fn(&sparkdiag_model::ExecutorMetrics) -> i64| {
+            app.executors
+                .iter()
+                .filter(|e| e.id != "driver")
+                .filter_map(|e| e.peak_metrics.as_ref().map(f))
+                .max()
+                .unwrap_or(0)
+        };
+        let rss = |m: &sparkdiag_model::ExecutorMetrics| m.process_tree_jvm_rss_memory;
+        assert!(
+            peak(after, rss) < peak(before, rss),
+            "a smaller process tree"
+        );
+        let heap = |m: &sparkdiag_model::ExecutorMetrics| m.jvm_heap_memory;
+        assert!(
+            (peak(after, heap) as u64) < suggested,
+            "the peak fits the new heap"
+        );
+        let cpu = |app: &sparkdiag_model::Application| -> u64 {
+            app.stages
+                .iter()
+                .map(|s| s.totals.executor_cpu_time.max(0) as u64)
+                .sum()
+        };
+        assert!(
+            cpu(after) as f64 <= 1.25 * cpu(before) as f64,
+            "CPU {} ns after, {} ns before",
+            cpu(after),
+            cpu(before)
+        );
+        // And the rerun is no longer over-provisioned.
+        assert_quiet(&on_log(
+            &HEAP_OVERPROVISIONED,
+            "memory/overprovisioned-fixed",
+            &[],
+        ));
+    }
+
     #[test]
     fn is_quiet_where_executors_ran_out_of_heap() {
         assert_quiet(&on_log(
