@@ -141,35 +141,60 @@ const HEADERS: [&str; 9] = [
     "minor GC",
 ];
 
-pub fn text(m: &MemoryFigures) -> String {
+/// The text view: prose wrapped to `width` (a terminal's), the table laid out by `table` (the
+/// text view's own, which knows the width).
+pub fn text(m: &MemoryFigures, mut table: comfy_table::Table, width: Option<usize>) -> String {
     let mut out = String::from("Memory peaks (Spark's executor metrics)\n");
-    let _ = writeln!(out, "  configured: {}", limits_line(m));
-    let table: Vec<[String; 9]> = rows(m).into_iter().map(cells).collect();
-    let widths: Vec<usize> = (0..9)
-        .map(|i| {
-            table
+    out.push_str(&wrap(&format!("configured: {}", limits_line(m)), width));
+    if width.is_some_and(|w| w < WIDE_TABLE) {
+        // Nine columns do not fit: one wrapped line per JVM, each figure kept on one line
+        // with its unit (a no-break space joins them).
+        for r in rows(m).into_iter().map(cells) {
+            let figures: Vec<String> = HEADERS[1..]
                 .iter()
-                .map(|r| r[i].chars().count())
-                .chain([HEADERS[i].len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |cols: Vec<&str>| {
-        let mut l = String::from(" ");
-        for (i, c) in cols.iter().enumerate() {
-            let _ = write!(l, " {c:<w$}", w = widths[i]);
+                .zip(&r[1..])
+                .map(|(h, v)| format!("{h} {}", v.replace(' ', "\u{a0}")))
+                .collect();
+            out.push_str(&wrap(&format!("{}: {}", r[0], figures.join(" · ")), width));
         }
-        l.trim_end().to_string()
-    };
-    let _ = writeln!(out, "{}", line(HEADERS.to_vec()));
-    for r in &table {
-        let _ = writeln!(out, "{}", line(r.iter().map(String::as_str).collect()));
+    } else {
+        table.set_header(HEADERS.to_vec());
+        for r in rows(m).into_iter().map(cells) {
+            table.add_row(r.to_vec());
+        }
+        let _ = writeln!(out, "{table}");
     }
     for note in &m.missing {
-        let _ = writeln!(out, "  not in the log: {note}");
+        out.push_str(&wrap(&format!("not in the log: {note}"), width));
     }
     out.push('\n');
+    out
+}
+
+/// Below this many columns the text view lists each JVM on its own lines instead of a table.
+const WIDE_TABLE: usize = 150;
+
+/// `text` indented by two spaces and wrapped at spaces (not no-break spaces) to `width` (unwrapped without).
+fn wrap(text: &str, width: Option<usize>) -> String {
+    let Some(width) = width else {
+        return format!("  {text}\n");
+    };
+    let room = width.saturating_sub(4).max(20);
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > room {
+            let _ = writeln!(out, "  {line}");
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        let _ = writeln!(out, "  {line}");
+    }
     out
 }
 

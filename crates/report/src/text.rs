@@ -185,7 +185,12 @@ fn view(report: &Report, opts: Options) -> String {
         out.push_str(&crate::whatif::text(w, width));
     }
     if let Some(m) = &report.memory {
-        out.push_str(&crate::memory::text(m));
+        let width = opts.terminal.then(|| usize::from(opts.columns()));
+        out.push_str(&crate::memory::text(
+            m,
+            new_table(opts, presets::NOTHING),
+            width,
+        ));
     }
 
     let stages = report.longest_stages();

@@ -463,6 +463,7 @@ pub const MIN_CAUSE_BYTES: u64 = 32 << 20;
 pub fn data_cause(
     app: &Application,
     stage_id: i64,
+    stage_attempt: i64,
     task_id: i64,
     limits: &MemoryLimits,
 ) -> Option<DataCause> {
@@ -475,9 +476,9 @@ pub fn data_cause(
     // A task's index is its place in its own attempt's task set (a retry runs only the missing
     // partitions, numbered from 0 again), so partitions are compared within one attempt: the
     // failing task's, and the attempt that measured the most partitions for the median.
-    let sizes_of = |stage: &StageAttempt| -> std::collections::BTreeMap<u32, u64> {
+    let sizes_of = |tasks: &[sparkdiag_model::Task]| -> std::collections::BTreeMap<u32, u64> {
         let mut sizes: std::collections::BTreeMap<u32, u64> = Default::default();
-        for t in app.stage_tasks(stage).iter() {
+        for t in tasks {
             if t.has_metrics && t.outcome != TaskOutcome::Killed {
                 let entry = sizes.entry(t.index).or_default();
                 *entry = (*entry).max(crate::context::data_bytes(t));
@@ -485,23 +486,32 @@ pub fn data_cause(
         }
         sizes
     };
-    let mut task_bytes = None;
-    let mut by_partition: std::collections::BTreeMap<u32, u64> = Default::default();
-    for stage in &attempts {
-        let tasks = app.stage_tasks(stage);
-        if let Some(failing) = tasks.iter().find(|t| t.task_id == task_id) {
-            let own = sizes_of(stage);
-            task_bytes = if failing.has_metrics {
-                Some(crate::context::data_bytes(failing))
+    // Two looks at most (a folded stage is unfolded for each): the failing task's attempt, and
+    // the attempt that ended the most tasks, for the median.
+    let failing = attempts.iter().find(|s| s.attempt_id == stage_attempt)?;
+    let widest = attempts
+        .iter()
+        .max_by_key(|s| (s.completed_tasks + s.failed_tasks, -s.attempt_id))?;
+    let (task_bytes, own) = {
+        let tasks = app.stage_tasks(failing);
+        let own = sizes_of(&tasks);
+        let bytes = tasks.iter().find(|t| t.task_id == task_id).and_then(|t| {
+            if t.has_metrics {
+                Some(crate::context::data_bytes(t))
             } else {
-                own.get(&failing.index).copied()
-            };
-        }
-        let sizes = sizes_of(stage);
-        if sizes.len() > by_partition.len() {
-            by_partition = sizes;
-        }
-    }
+                own.get(&t.index).copied()
+            }
+        });
+        (bytes, own)
+    };
+    // The failing attempt's own partitions are enough when it measured a few; a retry that ran
+    // only the lost partitions borrows the widest attempt's.
+    let by_partition = if own.len() >= 4 || std::ptr::eq(*widest, *failing) {
+        own
+    } else {
+        let wide = sizes_of(&app.stage_tasks(widest));
+        if wide.len() >= own.len() { wide } else { own }
+    };
     let task_bytes = task_bytes?;
     if task_bytes < MIN_CAUSE_BYTES {
         return None;

@@ -105,7 +105,7 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         // attempt died of.
         let memory = memory_root(app, job, end);
         let data = memory.as_ref().and_then(|m| {
-            let (stage_id, _) = m.stage?;
+            let (stage_id, stage_attempt) = m.stage?;
             matches!(
                 m.region,
                 Region::ExecutorHeap
@@ -113,7 +113,7 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
                     | Region::PythonWorker
                     | Region::Gpu
             )
-            .then(|| memory_region::data_cause(app, stage_id, m.task_id?, &limits))
+            .then(|| memory_region::data_cause(app, stage_id, stage_attempt, m.task_id?, &limits))
             .flatten()
         });
         let lost = memory.as_ref().map(|_| what_was_lost(app, job, end));
