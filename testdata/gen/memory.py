@@ -25,6 +25,8 @@ written by real Spark (pyspark 4.3); nothing is edited.
   spark.driver.maxResultSize").
 * python-worker-memory: a Python `mapPartitions` that builds a 400 MB list under
   `spark.executor.pyspark.memory=128m`: the worker's address-space limit raises `MemoryError`.
+* corrupt-parquet: a Parquet folder holding one file that is not Parquet: the task fails in a
+  wrapper exception whose innermost `Caused by:` names the file (not memory: the failure chain).
 * overprovisioned: 4 GiB executors (`local-cluster[2,1,4608]`) for a few small aggregations
   that peak at tens of MiB of heap, with process-tree metrics on.
 
@@ -79,6 +81,9 @@ SCENARIOS = {
         "spark.executor.memory": "512m",
         "spark.executor.pyspark.memory": "128m",
         "spark.executor.processTreeMetrics.enabled": "true",
+    }),
+    "corrupt-parquet": (SMALL, {
+        "spark.executor.memory": "512m",
     }),
     "overprovisioned": (BIG, {
         "spark.executor.memory": "4g",
@@ -179,6 +184,21 @@ def overprovisioned(spark):
         facts.where(F.col("d") == i % 7).groupBy("d").count().collect()
 
 
+def corrupt_parquet(spark):
+    """A Parquet folder with one file that is not Parquet: the task fails in a wrapper
+    exception whose `Caused by:` names the file."""
+    import os
+
+    path = os.path.join(str(common.WORK), "memory", "corrupt-parquet-data")
+    spark.range(0, 1000, 1, 2).write.mode("overwrite").parquet(path)
+    with open(os.path.join(path, "part-99999-broken.parquet"), "wb") as fh:
+        fh.write(b"this is not a parquet file" * 100)
+    try:
+        print("rows:", spark.read.parquet(path).count(), flush=True)
+    except Exception as e:
+        print("failed:", str(e).splitlines()[0], flush=True)
+
+
 WORKLOADS = {
     "heap-oom-wide": heap_oom_wide,
     "heap-oom-wide-healthy": heap_oom_wide_healthy,
@@ -186,6 +206,7 @@ WORKLOADS = {
     "driver-max-result": driver_max_result,
     "python-worker-memory": python_worker_memory,
     "overprovisioned": overprovisioned,
+    "corrupt-parquet": corrupt_parquet,
 }
 
 

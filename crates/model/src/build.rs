@@ -596,3 +596,21 @@ fn truncate(text: &str, max: usize) -> String {
     }
     format!("{}…", &text[..end])
 }
+
+#[cfg(test)]
+mod caused_by {
+    #[test]
+    fn the_innermost_cause_is_the_last_caused_by() {
+        let stack = "org.apache.spark.SparkException: Exception thrown in awaitResult: \n\tat org.apache.spark.util.SparkThreadUtils$.awaitResult(SparkThreadUtils.scala:56)\nCaused by: java.util.concurrent.ExecutionException: boom\n\tat x.y(Z.java:1)\nCaused by: java.io.IOException: Could not read footer for file: file:/data/part-0001.parquet\n\tat a.b(C.java:2)\n\t... 20 more\n";
+        assert_eq!(
+            super::innermost_cause(stack).as_deref(),
+            Some(
+                "java.io.IOException: Could not read footer for file: file:/data/part-0001.parquet"
+            )
+        );
+        assert_eq!(
+            super::innermost_cause("java.lang.RuntimeException: x\n\tat a.b(C.java:1)"),
+            None
+        );
+    }
+}

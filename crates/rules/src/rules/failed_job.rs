@@ -265,6 +265,7 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
                     "task_id": f.task_id, "stage_id": f.stage_id, "stage_attempt": f.stage_attempt_id,
                     "executor": executor.id, "host": executor.host, "reason": f.reason,
                     "exception_class": f.exception_class, "message": f.message.as_deref().map(|m| truncate(m, 1000)),
+                    "root_cause": f.root_cause,
                 }));
         }
         let mut seen = std::collections::HashSet::new();
@@ -641,6 +642,37 @@ fn recommendation(
     }
 }
 
+#[cfg(test)]
+mod wrapped_exceptions {
+    /// "Exception thrown in awaitResult" is a wrapper: the title leads with the root cause.
+    #[test]
+    fn the_root_cause_leads_a_wrapped_exception() {
+        let failure = sparkdiag_model::TaskFailure {
+            task_id: 7,
+            stage_id: 1,
+            stage_attempt_id: 0,
+            executor: 0,
+            finish_ms: 0,
+            reason: "ExceptionFailure".into(),
+            exception_class: Some("org.apache.spark.SparkException".into()),
+            message: Some("Exception thrown in awaitResult: ".into()),
+            root_cause: Some(
+                "java.io.IOException: Could not read footer for file: file:/data/part-0001.parquet"
+                    .into(),
+            ),
+        };
+        let line = super::describe_failure(&&failure);
+        assert!(
+            line.starts_with("java.io.IOException: Could not read footer"),
+            "{line}"
+        );
+        assert!(
+            line.contains("under org.apache.spark.SparkException"),
+            "{line}"
+        );
+    }
+}
+
 /// The rule alone on real Spark output: a log where it fires, and one where it must not.
 #[cfg(test)]
 mod real_logs {
@@ -779,6 +811,25 @@ mod real_logs {
         assert!(
             found[0].recommendation.contains("failing record"),
             "{found:#?}"
+        );
+    }
+
+    #[test]
+    fn a_wrapped_exception_is_named_by_its_root_cause() {
+        let f = memory_finding("corrupt-parquet");
+        assert!(!f.evidence.contains_key("memory_failure"), "{f:#?}");
+        assert!(
+            f.title
+                .contains("part-99999-broken.parquet is not a Parquet file")
+                && f.title.contains("(under org.apache.spark.SparkException"),
+            "{}",
+            f.title
+        );
+        assert!(
+            f.recommendation
+                .contains("spark.sql.files.ignoreCorruptFiles=true"),
+            "{}",
+            f.recommendation
         );
     }
 
