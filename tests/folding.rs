@@ -141,8 +141,22 @@ fn an_analysis_unfolds_each_folded_stage_once_and_once_for_the_views() {
             .iter()
             .filter(|s| named_slow.contains(&s.stage_id))
             .count();
+        // A failed job's memory post-mortem (FA001) looks at the failing task's stage attempt,
+        // and at most one more of the same stage for its median partition, once more.
+        let post_mortems: usize = 2 * analysis
+            .report
+            .findings
+            .iter()
+            .filter(|f| f.finding.rule == "FA001")
+            .filter(|f| {
+                f.finding
+                    .evidence
+                    .get("memory_failure")
+                    .is_some_and(|m| !m["task_id"].is_null())
+            })
+            .count();
         assert!(
-            app.tasks.unfolds() <= UNFOLDS_A_STAGE * with_tasks + attempts_named,
+            app.tasks.unfolds() <= UNFOLDS_A_STAGE * with_tasks + attempts_named + post_mortems,
             "{}: {} unfolds for {with_tasks} stages with tasks, {attempts_named} named for slow tasks",
             input.display,
             app.tasks.unfolds()

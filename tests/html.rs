@@ -109,9 +109,9 @@ fn of_a_skewed_join_has_every_chart_and_stands_alone() {
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert_balanced(&html);
     assert_self_contained(&html);
-    // The skewed join spills too, so all five charts have data, and the what-if section has its
+    // The skewed join spills too, so all six charts have data, and the what-if section has its
     // chart of predicted wall clock by cores.
-    assert_eq!(html.matches("<svg").count(), 6, "six inline charts");
+    assert_eq!(html.matches("<svg").count(), 7, "seven inline charts");
     assert!(html.contains("aria-label=\"predicted wall clock by executor cores\""));
     for title in [
         "Stage timeline",
@@ -119,6 +119,7 @@ fn of_a_skewed_join_has_every_chart_and_stands_alone() {
         "Task durations of the worst stages",
         "GC share per executor",
         "Spill per stage",
+        "Memory peaks against limits",
     ] {
         assert!(html.contains(title), "chart {title}");
     }
@@ -135,8 +136,8 @@ fn says_why_a_chart_is_missing() {
     let html = page_of(&pattern("gc-pressure"), &[]);
     assert_balanced(&html);
     assert_self_contained(&html);
-    // Four of the five charts, and the what-if chart.
-    assert_eq!(html.matches("<svg").count(), 5);
+    // Five of the six charts, and the what-if chart.
+    assert_eq!(html.matches("<svg").count(), 6);
     assert!(html.contains("No stage spilled"));
     assert!(html.contains("GC001"));
 }

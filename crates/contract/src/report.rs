@@ -29,6 +29,10 @@ pub struct Report {
     /// the Spark Connect sessions and operations; absent for other workloads.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub streaming: Option<crate::streaming::StreamingOut>,
+    /// Each executor's and the driver's memory peaks against the memory configured (additive,
+    /// see docs/memory.md); absent when the log has no executor memory metrics.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<sparkdiag_rules::memory_figures::MemoryFigures>,
 }
 
 /// A finding as the report shows it: the rule's finding, plus its cost when a price is known.
@@ -385,6 +389,7 @@ impl Report {
                 .collect(),
             what_if,
             streaming: crate::streaming::streaming_out(app),
+            memory: sparkdiag_rules::memory_figures::MemoryFigures::of(app),
         }
     }
 }

@@ -420,6 +420,7 @@ impl TaskEndReason<'_> {
             reason: owned(self.reason),
             class_name: self.class_name.map(owned),
             description: self.description.map(owned),
+            full_stack_trace: self.full_stack_trace.map(owned),
             kill_reason: self.kill_reason.map(owned),
             message: self.message.map(owned),
             executor_id: self.executor_id.map(owned),
@@ -440,6 +441,9 @@ pub struct TaskEndReason<'a> {
     pub class_name: Option<Text<'a>>,
     #[serde(rename = "Description", borrow)]
     pub description: Option<Text<'a>>,
+    /// The exception's whole stack trace with its `Caused by:` chain (ExceptionFailure).
+    #[serde(rename = "Full Stack Trace", borrow)]
+    pub full_stack_trace: Option<Text<'a>>,
     #[serde(rename = "Kill Reason", borrow)]
     pub kill_reason: Option<Text<'a>>,
     #[serde(rename = "Message", borrow)]

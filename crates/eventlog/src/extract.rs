@@ -420,6 +420,8 @@ spark_struct!(TaskEndReason<'a> {
     "Shuffle ID" => shuffle_id,
     "Class Name" => class_name,
     "Description" => description,
+    "Stack Trace" => _,
+    "Full Stack Trace" => full_stack_trace,
     "Kill Reason" => kill_reason,
     "Message" => message,
     "Executor ID" => executor_id,

@@ -485,6 +485,7 @@ impl ApplicationBuilder {
                 reason: reason.to_string(),
                 exception_class: r.class_name.as_ref().map(|c| c.to_string()),
                 message,
+                root_cause: r.full_stack_trace.as_deref().and_then(innermost_cause),
             });
         }
         self.app.tasks.push(Task {
@@ -594,6 +595,15 @@ impl ApplicationBuilder {
     }
 }
 
+/// The last `Caused by:` line of a Java stack trace: the exception at the root of the chain.
+fn innermost_cause(stack: &str) -> Option<String> {
+    stack
+        .lines()
+        .rev()
+        .find_map(|l| l.trim_start().strip_prefix("Caused by:"))
+        .map(|l| truncate(l.trim(), 1000))
+}
+
 fn raise(peak: &mut Option<events::ExecutorMetrics>, metrics: &events::ExecutorMetrics) {
     peak.get_or_insert_with(Default::default).raise_to(metrics);
 }
@@ -607,4 +617,22 @@ fn truncate(text: &str, max: usize) -> String {
         end -= 1;
     }
     format!("{}…", &text[..end])
+}
+
+#[cfg(test)]
+mod caused_by {
+    #[test]
+    fn the_innermost_cause_is_the_last_caused_by() {
+        let stack = "org.apache.spark.SparkException: Exception thrown in awaitResult: \n\tat org.apache.spark.util.SparkThreadUtils$.awaitResult(SparkThreadUtils.scala:56)\nCaused by: java.util.concurrent.ExecutionException: boom\n\tat x.y(Z.java:1)\nCaused by: java.io.IOException: Could not read footer for file: file:/data/part-0001.parquet\n\tat a.b(C.java:2)\n\t... 20 more\n";
+        assert_eq!(
+            super::innermost_cause(stack).as_deref(),
+            Some(
+                "java.io.IOException: Could not read footer for file: file:/data/part-0001.parquet"
+            )
+        );
+        assert_eq!(
+            super::innermost_cause("java.lang.RuntimeException: x\n\tat a.b(C.java:1)"),
+            None
+        );
+    }
 }

@@ -735,6 +735,10 @@ pub struct TaskFailure {
     pub exception_class: Option<String>,
     /// The exception message, kill reason, fetch-failure message or executor-loss reason.
     pub message: Option<String>,
+    /// The innermost `Caused by:` of the exception's full stack trace, without that prefix
+    /// (`java.io.IOException: Could not read footer for file ...` under a wrapper such as
+    /// `SparkException: Exception thrown in awaitResult`); `None` when nothing wraps it.
+    pub root_cause: Option<String>,
 }
 
 #[derive(Debug, Clone, Default)]

@@ -201,6 +201,9 @@ fn application(out: &mut String, report: &Report, view: &ViewData) {
     if let Some(w) = &report.what_if {
         out.push_str(&crate::whatif::html(w));
     }
+    if let Some(m) = &report.memory {
+        out.push_str(&crate::memory::html(m));
+    }
     out.push_str("<h2>Charts</h2>\n");
     for chart in charts::render_all(report, view) {
         match &chart.svg {

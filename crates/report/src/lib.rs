@@ -16,6 +16,7 @@ pub mod fleet;
 pub mod format;
 pub mod html;
 pub mod markdown;
+pub mod memory;
 pub mod plan;
 pub mod streaming;
 pub mod text;

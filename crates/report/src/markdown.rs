@@ -114,6 +114,9 @@ pub fn render(report: &Report) -> String {
     if let Some(w) = &report.what_if {
         out.push_str(&crate::whatif::markdown(w));
     }
+    if let Some(m) = &report.memory {
+        out.push_str(&crate::memory::markdown(m));
+    }
 
     let stages = report.longest_stages();
     if !stages.is_empty() {

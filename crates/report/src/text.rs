@@ -188,6 +188,14 @@ fn view(report: &Report, opts: Options) -> String {
         let width = opts.terminal.then(|| usize::from(opts.columns()));
         out.push_str(&crate::whatif::text(w, width));
     }
+    if let Some(m) = &report.memory {
+        let width = opts.terminal.then(|| usize::from(opts.columns()));
+        out.push_str(&crate::memory::text(
+            m,
+            new_table(opts, presets::NOTHING),
+            width,
+        ));
+    }
 
     let stages = report.longest_stages();
     if !stages.is_empty() {

@@ -36,6 +36,7 @@ mod axis;
 mod busy;
 mod durations;
 mod gc;
+mod memory;
 mod spill;
 mod streaming;
 mod timeline;
@@ -46,6 +47,7 @@ use axis::{Axis, Unit, stage_label};
 use busy::{Busy, cores_busy};
 use durations::{Strips, task_durations};
 use gc::{GcBars, gc_share};
+use memory::{MemoryBars, memory_peaks};
 use spill::{SpillBars, spill};
 pub use streaming::query_chart;
 use timeline::{Timeline, stage_timeline};
@@ -69,6 +71,7 @@ enum Plot {
     Strips(Strips),
     GcBars(GcBars),
     SpillBars(SpillBars),
+    MemoryBars(MemoryBars),
 }
 
 impl Plot {
@@ -79,6 +82,7 @@ impl Plot {
             Plot::Strips(p) => p.height(),
             Plot::GcBars(p) => p.height(),
             Plot::SpillBars(p) => p.height(),
+            Plot::MemoryBars(p) => p.height(),
         }
     }
 
@@ -94,6 +98,7 @@ impl Plot {
             Plot::Strips(p) => p.draw(root)?,
             Plot::GcBars(p) => p.draw(root)?,
             Plot::SpillBars(p) => p.draw(root)?,
+            Plot::MemoryBars(p) => p.draw(root)?,
         }
         root.present()?;
         Ok(())
@@ -228,6 +233,7 @@ pub fn render_all(report: &Report, view: &ViewData) -> Vec<Chart> {
         task_durations(report, view, &focus, &names),
         gc_share(report),
         spill(report, &focus, &names),
+        memory_peaks(report),
     ]
 }
 
@@ -427,6 +433,7 @@ impl Chart {
             Some(Plot::Strips(p)) => vec![p.x.labels()],
             Some(Plot::GcBars(p)) => vec![p.x.labels()],
             Some(Plot::SpillBars(p)) => vec![p.x.labels()],
+            Some(Plot::MemoryBars(p)) => vec![p.x.labels()],
             None => Vec::new(),
         }
     }
@@ -438,6 +445,7 @@ impl Chart {
             Some(Plot::Strips(p)) => p.strips.iter().map(|s| s.label.clone()).collect(),
             Some(Plot::GcBars(p)) => p.rows.iter().map(|r| r.0.clone()).collect(),
             Some(Plot::SpillBars(p)) => p.rows.iter().map(|r| r.label.clone()).collect(),
+            Some(Plot::MemoryBars(p)) => p.rows.iter().map(|r| r.label.clone()).collect(),
             Some(Plot::Busy(_)) | None => Vec::new(),
         }
     }

@@ -1,8 +1,10 @@
 //! FA001 failed-job: the post-mortem of each failed job — which stage, task and exception.
 
 use super::common::duration;
+use crate::memory_limits::MemoryLimits;
+use crate::memory_region::{self, MemoryFailure, Region};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule};
-use sparkdiag_model::{AppStatus, JobStatus, StageStatus};
+use sparkdiag_model::{AppStatus, JobStatus, Removal, StageStatus};
 
 declare_rule! {
     /// ## What it does
@@ -39,6 +41,7 @@ declare_rule! {
 
 fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
     let app = ctx.app;
+    let limits = MemoryLimits::of(app);
     let end = app.effective_end_ms().unwrap_or(0);
     let last_finished = app
         .jobs
@@ -96,6 +99,46 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         let origin = fetch.and_then(|f| executor_loss_before(app, f.finish_ms));
         if let (Some(origin), Some(fetch)) = (&origin, fetch) {
             cause = format!("{origin} → {}", describe_failure(fetch));
+        }
+        // Memory that ran out anywhere in the job is the root of the chain it started (the
+        // executor it killed, the fetch failures after it, the retries), whatever the last
+        // attempt died of.
+        let memory = memory_root(app, job, end);
+        let data = memory.as_ref().and_then(|m| {
+            let (stage_id, stage_attempt) = m.stage?;
+            matches!(
+                m.region,
+                Region::ExecutorHeap
+                    | Region::ContainerOverhead
+                    | Region::PythonWorker
+                    | Region::Gpu
+            )
+            .then(|| memory_region::data_cause(app, stage_id, stage_attempt, m.task_id?, &limits))
+            .flatten()
+        });
+        let lost = memory.as_ref().map(|_| what_was_lost(app, job, end));
+        // The first change to try: the data's settings when the data is the cause, else the
+        // memory's.
+        let conf: Vec<(String, String)> = match (&memory, &data) {
+            (_, Some(d)) if !d.settings().is_empty() => d.settings(),
+            (Some(m), None) => m.settings(&limits),
+            _ => Vec::new(),
+        };
+        if let (Some(m), Some(lost)) = (&memory, &lost) {
+            cause = format!(
+                "{} ran out: {} ({}{}){}",
+                m.region.name(),
+                m.evidence,
+                m.source,
+                m.executor
+                    .as_ref()
+                    .map(|e| format!(" on executor {e}"))
+                    .unwrap_or_default(),
+                lost.chain()
+            );
+            if let Some(d) = &data {
+                cause = format!("{cause}; {}", d.headline());
+            }
         }
         let same_cause = first.map_or(0, |f| {
             failures
@@ -159,11 +202,52 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
             .evidence("failed_at_ms", job.completion_ms.unwrap_or(end))
             .evidence("started_by", origin.clone())
             .evidence("job_failure", job.failure.as_deref().map(first_line))
-            .recommend(if cascade {
-                "This job was stopped because the application was shutting down: fix the first failure (the finding's lead job) and it will run.".to_string()
-            } else {
-                recommendation(ctx, first.copied(), origin.is_some())
+            .recommend(match (&memory, &data) {
+                _ if cascade => match root_job {
+                    Some(root) if root != job.job_id => format!(
+                        "This job was stopped because the application was shutting down after job {root} failed: fix that failure (the finding's lead job) and this job will run."
+                    ),
+                    _ => "This job was stopped because the application was shut down while it ran, and no job failed before it: find what stopped the application (a cancel, the driver's own shutdown, or a failure outside Spark's jobs in the driver's log).".to_string(),
+                },
+                (Some(m), Some(d)) => format!(
+                    "{} Only then, if it still fails: {}{}",
+                    d.advice(ctx),
+                    m.advice(ctx, &limits),
+                    paste(&conf)
+                ),
+                (Some(m), None) => format!("{}{}", m.advice(ctx, &limits), paste(&conf)),
+                (None, _) => recommendation(ctx, first.copied(), origin.is_some()),
             });
+        if let Some(m) = &memory {
+            finding = finding.evidence(
+                "memory_failure",
+                serde_json::json!({
+                    "region": m.region, "kind": m.kind, "evidence": m.evidence, "why": m.why,
+                    "source": m.source, "task_id": m.task_id,
+                    "stage_id": m.stage.map(|s| s.0), "stage_attempt": m.stage.map(|s| s.1),
+                    "executor": m.executor,
+                    "executor_memory_bytes": limits.executor_memory_bytes,
+                    "executor_overhead_bytes": limits.executor_overhead_bytes,
+                    "pyspark_memory_bytes": limits.pyspark_memory_bytes,
+                    "driver_memory_bytes": limits.driver_memory_bytes,
+                    "lost": lost.as_ref().map(Lost::json),
+                }),
+            );
+            if let Some(executor) = &m.executor {
+                finding = finding.executors([executor.clone()]);
+            }
+        }
+        if let Some(d) = &data {
+            finding = finding.evidence("data_cause", d.json());
+        }
+        if !conf.is_empty() {
+            finding = finding.evidence(
+                "conf",
+                conf.iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>(),
+            );
+        }
         if let Some(s) = stage {
             finding = finding
                 .stages([s.stage_id])
@@ -181,16 +265,244 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
                     "task_id": f.task_id, "stage_id": f.stage_id, "stage_attempt": f.stage_attempt_id,
                     "executor": executor.id, "host": executor.host, "reason": f.reason,
                     "exception_class": f.exception_class, "message": f.message.as_deref().map(|m| truncate(m, 1000)),
+                    "root_cause": f.root_cause,
                 }));
         }
+        let mut seen = std::collections::HashSet::new();
+        finding
+            .scope
+            .executor_ids
+            .retain(|id| seen.insert(id.clone()));
         findings.push(finding);
     }
     findings
 }
 
+/// " First change to try: --conf k=v --conf k2=v2", or nothing.
+fn paste(conf: &[(String, String)]) -> String {
+    if conf.is_empty() {
+        return String::new();
+    }
+    let list: Vec<String> = conf
+        .iter()
+        .map(|(k, v)| format!("--conf {k}={v}"))
+        .collect();
+    format!(" First change to try: {}", list.join(" "))
+}
+
+/// The job's stage attempts (every attempt of each of its stages).
+fn job_stage_ids(app: &sparkdiag_model::Application, job: &sparkdiag_model::Job) -> Vec<i64> {
+    let mut ids: Vec<i64> = app
+        .stages
+        .iter()
+        .filter(|s| s.job_ids.contains(&job.job_id))
+        .map(|s| s.stage_id)
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+/// The first memory failure of a job, in time order: a task's (its exception, its root cause,
+/// or the removal of the executor it was lost with), then an executor lost while the job ran,
+/// then the stage's or the job's own failure message (the driver's limits have no task).
+fn memory_root(
+    app: &sparkdiag_model::Application,
+    job: &sparkdiag_model::Job,
+    end: i64,
+) -> Option<MemoryFailure> {
+    let stages = job_stage_ids(app, job);
+    let from = job.submission_ms.unwrap_or(i64::MIN);
+    let to = job.completion_ms.unwrap_or(end);
+    let mut failures: Vec<&sparkdiag_model::TaskFailure> = app
+        .task_failures
+        .iter()
+        .filter(|f| stages.contains(&f.stage_id))
+        .filter(|f| {
+            !matches!(
+                f.reason.as_str(),
+                "TaskKilled" | "TaskCommitDenied" | "Resubmitted"
+            )
+        })
+        .collect();
+    failures.sort_by_key(|f| (f.finish_ms, f.task_id));
+    if let Some(found) = failures
+        .iter()
+        .find_map(|f| memory_region::of_task_failure(app, f))
+    {
+        return Some(found);
+    }
+    let mut removed: Vec<&sparkdiag_model::Executor> = app
+        .executors
+        .iter()
+        .filter(|e| e.removed_ms.is_some_and(|r| r >= from && r <= to))
+        .filter(|e| {
+            matches!(
+                app.removal(e),
+                Removal::Lost | Removal::KilledByClusterManager
+            )
+        })
+        .collect();
+    removed.sort_by_key(|e| e.removed_ms);
+    if let Some(found) = removed.iter().find_map(|e| {
+        memory_region::of_message(
+            app,
+            e.removed_reason.as_deref()?,
+            format!("executor {}'s removal", e.id),
+            Some(e.id.clone()),
+        )
+    }) {
+        return Some(found);
+    }
+    app.stages
+        .iter()
+        .filter(|s| s.job_ids.contains(&job.job_id) && s.status == StageStatus::Failed)
+        .filter_map(|s| {
+            let reason = s.failure_reason.as_deref()?;
+            let mut m = memory_region::of_message(
+                app,
+                reason,
+                format!("stage {}'s failure", s.stage_id),
+                None,
+            )?;
+            m.stage = Some((s.stage_id, s.attempt_id));
+            Some(m)
+        })
+        .next()
+        .or_else(|| {
+            memory_region::of_message(
+                app,
+                job.failure.as_deref()?,
+                format!("job {}'s failure", job.job_id),
+                None,
+            )
+        })
+}
+
+/// What a memory failure cost the job: the executors it took, the shuffle output they held,
+/// the retries.
+struct Lost {
+    /// (executor id, removal reason's first line).
+    executors: Vec<(String, String)>,
+    fetch_failures: usize,
+    failed_attempts: usize,
+    /// Stage attempts after the first of a stage: re-runs.
+    stage_retries: usize,
+}
+
+fn what_was_lost(app: &sparkdiag_model::Application, job: &sparkdiag_model::Job, end: i64) -> Lost {
+    let stages = job_stage_ids(app, job);
+    let from = job.submission_ms.unwrap_or(i64::MIN);
+    let to = job.completion_ms.unwrap_or(end);
+    let mut executors: Vec<(i64, String, String)> = app
+        .executors
+        .iter()
+        .filter(|e| e.removed_ms.is_some_and(|r| r >= from && r <= to))
+        .filter(|e| {
+            matches!(
+                app.removal(e),
+                Removal::Lost | Removal::KilledByClusterManager
+            )
+        })
+        .map(|e| {
+            (
+                e.removed_ms.unwrap_or_default(),
+                e.id.clone(),
+                e.removed_reason
+                    .as_deref()
+                    .and_then(|r| r.lines().next())
+                    .unwrap_or("no reason recorded")
+                    .to_string(),
+            )
+        })
+        .collect();
+    executors.sort();
+    let failures = app
+        .task_failures
+        .iter()
+        .filter(|f| stages.contains(&f.stage_id))
+        .filter(|f| {
+            !matches!(
+                f.reason.as_str(),
+                "TaskKilled" | "TaskCommitDenied" | "Resubmitted"
+            )
+        });
+    let (mut fetch_failures, mut failed_attempts) = (0, 0);
+    for f in failures {
+        failed_attempts += 1;
+        fetch_failures += usize::from(f.reason == "FetchFailed");
+    }
+    Lost {
+        executors: executors.into_iter().map(|(_, id, r)| (id, r)).collect(),
+        fetch_failures,
+        failed_attempts,
+        stage_retries: app
+            .stages
+            .iter()
+            .filter(|s| stages.contains(&s.stage_id) && s.attempt_id > 0)
+            .count(),
+    }
+}
+
+impl Lost {
+    /// " → executors 0, 1 lost (Command exited with code 52) → 2 fetch failures → 1 stage re-run, 6 failed attempts".
+    fn chain(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.executors.is_empty() {
+            let ids: Vec<&str> = self.executors.iter().map(|(id, _)| id.as_str()).collect();
+            parts.push(format!(
+                "{} {} lost with {} ({})",
+                if ids.len() == 1 {
+                    "executor"
+                } else {
+                    "executors"
+                },
+                ids.join(", "),
+                if ids.len() == 1 {
+                    "its shuffle output"
+                } else {
+                    "their shuffle output"
+                },
+                self.executors[0].1
+            ));
+        }
+        if self.fetch_failures > 0 {
+            parts.push(format!("{} fetch failure(s)", self.fetch_failures));
+        }
+        if self.stage_retries > 0 {
+            parts.push(format!("{} stage re-run(s)", self.stage_retries));
+        }
+        if self.failed_attempts > 0 {
+            parts.push(format!("{} failed task attempt(s)", self.failed_attempts));
+        }
+        if parts.is_empty() {
+            return String::new();
+        }
+        format!(" → {}", parts.join(" → "))
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "executors": self.executors.iter().map(|(id, reason)| serde_json::json!({"executor_id": id, "reason": reason})).collect::<Vec<_>>(),
+            "fetch_failures": self.fetch_failures,
+            "failed_task_attempts": self.failed_attempts,
+            "stage_retries": self.stage_retries,
+        })
+    }
+}
+
 /// One line naming the failure: `ExceptionFailure: java.lang.OutOfMemoryError: Java heap space`.
 pub fn describe_failure(f: &&sparkdiag_model::TaskFailure) -> String {
     let message = f.message.as_deref().map(key_line).unwrap_or_default();
+    // A wrapper (`Exception thrown in awaitResult`) names the wrong exception: lead with the
+    // root of the `Caused by:` chain.
+    if let Some(root) = f.root_cause.as_deref().filter(|r| !message.contains(*r)) {
+        let root = truncate(root, 300);
+        return match &f.exception_class {
+            Some(class) => format!("{root} (under {class}: {})", truncate(&message, 120)),
+            None => format!("{root} (under {})", truncate(&message, 120)),
+        };
+    }
     match &f.exception_class {
         Some(class) if message.contains(class.as_str()) => message,
         Some(class) => format!("{class}: {message}"),
@@ -309,15 +621,15 @@ fn recommendation(
         return "Read the job's failure message; the log holds no failed task for it.".into();
     };
     let text = format!(
-        "{} {}",
+        "{} {} {}",
         f.exception_class.as_deref().unwrap_or(""),
-        f.message.as_deref().unwrap_or("")
+        f.message.as_deref().unwrap_or(""),
+        f.root_cause.as_deref().unwrap_or("")
     );
-    if text.contains("OutOfMemoryError")
-        || text.contains("exceeding memory limits")
-        || text.contains("exit code 137")
-    {
-        "Out of memory: raise spark.executor.memory or spark.executor.memoryOverhead, use smaller partitions (more shuffle partitions), and check for a skewed partition (SK001).".into()
+    if text.contains("Could not read footer") || text.contains("is not a Parquet file") {
+        "A file the job reads is damaged or not Parquet (the root cause names it): remove or rewrite that file, or skip such files with spark.sql.files.ignoreCorruptFiles=true.".into()
+    } else if text.contains("FileNotFoundException") {
+        "A file the job planned to read was gone when its task ran: something rewrote or deleted the table's files during the job; run it when the writer is done, or REFRESH TABLE first if Spark cached the file list.".into()
     } else if f.reason == "FetchFailed" {
         format!(
             "Shuffle output was lost with its executor: find why that executor died (FA003), and {}.",
@@ -327,6 +639,37 @@ fn recommendation(
         "The executor running the task was lost: see FA003 for its removal reason (memory limits, preemption, heartbeat timeouts).".into()
     } else {
         "The task failed in the job's own code: fix the error the message names (the failing record or UDF), or filter out the bad input.".into()
+    }
+}
+
+#[cfg(test)]
+mod wrapped_exceptions {
+    /// "Exception thrown in awaitResult" is a wrapper: the title leads with the root cause.
+    #[test]
+    fn the_root_cause_leads_a_wrapped_exception() {
+        let failure = sparkdiag_model::TaskFailure {
+            task_id: 7,
+            stage_id: 1,
+            stage_attempt_id: 0,
+            executor: 0,
+            finish_ms: 0,
+            reason: "ExceptionFailure".into(),
+            exception_class: Some("org.apache.spark.SparkException".into()),
+            message: Some("Exception thrown in awaitResult: ".into()),
+            root_cause: Some(
+                "java.io.IOException: Could not read footer for file: file:/data/part-0001.parquet"
+                    .into(),
+            ),
+        };
+        let line = super::describe_failure(&&failure);
+        assert!(
+            line.starts_with("java.io.IOException: Could not read footer"),
+            "{line}"
+        );
+        assert!(
+            line.contains("under org.apache.spark.SparkException"),
+            "{line}"
+        );
     }
 }
 
@@ -344,5 +687,175 @@ mod real_logs {
     #[test]
     fn is_quiet_on_the_healthy_run() {
         assert_quiet(&on_log(&FAILED_JOB, "patterns/healthy", &[]));
+    }
+
+    /// The one failed job's finding in a `testdata/logs/memory/` log.
+    fn memory_finding(log: &str) -> crate::Finding {
+        let found = on_log(&FAILED_JOB, &format!("memory/{log}"), &[]);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        found.into_iter().next().unwrap()
+    }
+
+    fn region(f: &crate::Finding) -> &str {
+        f.evidence["memory_failure"]["region"]
+            .as_str()
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_heap_oom_from_two_wide_partitions_leads_with_the_partition_count() {
+        let f = memory_finding("heap-oom-wide");
+        assert_eq!(region(&f), "executor_heap", "{f:#?}");
+        assert!(
+            f.title
+                .contains("java.lang.OutOfMemoryError: Java heap space"),
+            "{}",
+            f.title
+        );
+        // The chain: the executors the OOM killed (Spark's exit code 52) and the fetch failures.
+        let lost = &f.evidence["memory_failure"]["lost"];
+        assert!(lost["executors"].as_array().unwrap().len() >= 2, "{lost}");
+        assert!(lost["fetch_failures"].as_u64().unwrap() >= 1, "{lost}");
+        assert_eq!(f.evidence["data_cause"]["kind"], "few_partitions", "{f:#?}");
+        assert_eq!(f.evidence["data_cause"]["partitions"], 2);
+        assert!(
+            f.recommendation.starts_with("Caused by the partitioning")
+                && f.recommendation.contains("spark.sql.shuffle.partitions=8"),
+            "{}",
+            f.recommendation
+        );
+        assert!(!f.recommendation.contains("failing record"));
+    }
+
+    /// The advice, proved: `heap-oom-wide-fixed` is the same script rerun with exactly the
+    /// partition count FA001 recommended for `heap-oom-wide`, and it succeeds.
+    #[test]
+    fn the_wide_heap_oom_rerun_with_the_recommended_partitions_succeeds() {
+        let f = memory_finding("heap-oom-wide");
+        let suggested = f.evidence["data_cause"]["suggested_partitions"]
+            .as_i64()
+            .unwrap();
+        let fixed = &crate::rules::testing::apps("logs/memory/heap-oom-wide-fixed")[0];
+        assert_eq!(
+            fixed.spark_properties["spark.sql.shuffle.partitions"],
+            suggested.to_string()
+        );
+        assert_eq!(
+            fixed.spark_properties["spark.executor.memory"], "512m",
+            "the same heap"
+        );
+        assert_eq!(fixed.status(), sparkdiag_model::AppStatus::Succeeded);
+        assert!(
+            fixed
+                .jobs
+                .iter()
+                .all(|j| j.status == sparkdiag_model::JobStatus::Succeeded)
+        );
+        assert!(fixed.task_failures.is_empty(), "{:?}", fixed.task_failures);
+        assert_quiet(&on_log(&FAILED_JOB, "memory/heap-oom-wide-fixed", &[]));
+    }
+
+    #[test]
+    fn a_heap_oom_from_one_hot_key_leads_with_the_data() {
+        let f = memory_finding("heap-oom-hot-key");
+        assert_eq!(region(&f), "executor_heap", "{f:#?}");
+        assert_eq!(f.evidence["data_cause"]["kind"], "skew", "{f:#?}");
+        assert!(
+            f.recommendation.starts_with("Caused by the data") && f.recommendation.contains("salt"),
+            "{}",
+            f.recommendation
+        );
+        // Memory comes after the data fix, not before it.
+        let data = f.recommendation.find("salt").unwrap();
+        let memory = f.recommendation.find("spark.executor.memory").unwrap();
+        assert!(data < memory, "{}", f.recommendation);
+    }
+
+    #[test]
+    fn a_python_worker_over_its_limit_is_told_about_pyspark_memory() {
+        let f = memory_finding("python-worker-memory");
+        assert_eq!(region(&f), "python_worker", "{f:#?}");
+        assert!(
+            f.recommendation
+                .contains("spark.executor.pyspark.memory to 256m (now 128m)")
+                && f.recommendation
+                    .contains("raising spark.executor.memory does not help"),
+            "{}",
+            f.recommendation
+        );
+    }
+
+    #[test]
+    fn a_collect_over_max_result_size_is_the_drivers() {
+        let f = memory_finding("driver-max-result");
+        assert_eq!(region(&f), "driver", "{f:#?}");
+        assert_eq!(f.evidence["memory_failure"]["kind"], "driver_results");
+        assert!(
+            f.recommendation
+                .contains("spark.driver.maxResultSize (now 4m)"),
+            "{}",
+            f.recommendation
+        );
+    }
+
+    #[test]
+    fn the_healthy_twin_and_a_udf_error_are_not_memory() {
+        assert_quiet(&on_log(&FAILED_JOB, "memory/heap-oom-wide-healthy", &[]));
+        let found = on_log(&FAILED_JOB, "failed", &[]);
+        assert!(
+            found
+                .iter()
+                .all(|f| !f.evidence.contains_key("memory_failure")),
+            "{found:#?}"
+        );
+        assert!(
+            found[0].recommendation.contains("failing record"),
+            "{found:#?}"
+        );
+    }
+
+    #[test]
+    fn a_wrapped_exception_is_named_by_its_root_cause() {
+        let f = memory_finding("corrupt-parquet");
+        assert!(!f.evidence.contains_key("memory_failure"), "{f:#?}");
+        assert!(
+            f.title
+                .contains("part-99999-broken.parquet is not a Parquet file")
+                && f.title.contains("(under org.apache.spark.SparkException"),
+            "{}",
+            f.title
+        );
+        assert!(
+            f.recommendation
+                .contains("spark.sql.files.ignoreCorruptFiles=true"),
+            "{}",
+            f.recommendation
+        );
+    }
+
+    #[test]
+    fn a_cascade_names_the_job_that_failed_first() {
+        let found = on_log(&FAILED_JOB, "trust/cascade", &[]);
+        let cascade = found
+            .iter()
+            .find(|f| f.evidence["consequence_of_another_failure"] == true)
+            .expect("the cancelled job");
+        let root = found
+            .iter()
+            .find(|f| f.evidence["consequence_of_another_failure"] == false)
+            .expect("the failing job");
+        let root_job = root.evidence["job_id"].as_i64().unwrap();
+        assert!(
+            cascade
+                .recommendation
+                .contains(&format!("after job {root_job} failed")),
+            "{}",
+            cascade.recommendation
+        );
+        assert!(
+            !root.recommendation.contains("lead job"),
+            "{}",
+            root.recommendation
+        );
     }
 }

@@ -1,6 +1,9 @@
 //! GC002 heap-overprovisioned: executors asked for far more heap than they ever used.
 
 use super::common::{bytes, ratio};
+use crate::memory_limits::{
+    MIN_HEAP_BYTES, MIN_OVERHEAD_BYTES, MemoryLimits, RESERVED_BYTES, setting,
+};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 
 pub const MAX_GC_SHARE: Threshold = threshold(
@@ -37,8 +40,11 @@ declare_rule! {
     /// executors per node, or smaller (cheaper) nodes. Information only.
     ///
     /// ## How to fix it
-    /// Lower `spark.executor.memory` towards the peak in the finding plus a margin (the finding
-    /// suggests 1.5x the peak), or raise `spark.executor.cores` to use the heap with more tasks.
+    /// Lower `spark.executor.memory` to the finding's suggestion: 1.5x the peak heap, enough for
+    /// 1.5x the unified pool's peak, never under Spark's 450 MiB floor, in 256 MiB steps; the
+    /// finding gives the headroom, the GB-hours saved and a pasteable `--conf` list, and what
+    /// the change means on Databricks (a node type), Kubernetes (the pod) or YARN (containers).
+    /// Or raise `spark.executor.cores` to use the heap with more tasks.
     ///
     /// ## Threshold and its source
     /// GC under `max_gc_share` = 5 % of task time (Dr. Elephant's "low GC means over-provisioned"
@@ -86,6 +92,15 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     else {
         return Vec::new();
     };
+    // A run that ran out of memory anywhere is no place to suggest less of it.
+    if ctx
+        .app
+        .task_failures
+        .iter()
+        .any(|f| crate::memory_region::of_task_failure(ctx.app, f).is_some())
+    {
+        return Vec::new();
+    }
     let idle: Vec<(&sparkdiag_model::Executor, i64)> = ctx
         .app
         .executors
@@ -98,24 +113,144 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let Some(peak) = idle.iter().map(|(_, p)| *p).max() else {
         return Vec::new();
     };
-    let suggested = (peak as f64 * 1.5) as i64;
+    let sizing = right_size(ctx, peak as u64);
     let title = format!(
-        "{} executor(s) peaked at {} of heap or less out of spark.executor.memory={}",
+        "{} executor(s) peaked at {} of heap or less out of spark.executor.memory={}: {} would do, saving {:.2} GB-hours",
         idle.len(),
         bytes(peak),
-        bytes(memory as i64)
+        bytes(memory as i64),
+        setting(sizing.heap),
+        sizing.gb_hours_saved
     );
     vec![
         Finding::new(&HEAP_OVERPROVISIONED, Severity::Info, title, 0)
             .executors(idle.iter().map(|(e, _)| e.id.clone()))
             .evidence("executor_memory_bytes", memory)
             .evidence("peak_heap_bytes", peak)
-            .evidence("suggested_executor_memory_bytes", suggested)
-            .recommend(format!(
-                "Lower spark.executor.memory towards {}m (1.5x the peak heap), or run more cores per executor.",
-                suggested >> 20
-            )),
+            .evidence("suggested_executor_memory_bytes", sizing.heap)
+            .evidence("suggested_executor_memory_overhead_bytes", sizing.overhead)
+            .evidence("peak_unified_memory_bytes", sizing.peak_unified)
+            .evidence("headroom_share", sizing.headroom)
+            .evidence("executor_hours", sizing.executor_hours)
+            .evidence("gb_hours_saved", sizing.gb_hours_saved)
+            .evidence("conf", sizing.conf.clone())
+            .recommend(sizing.advice(ctx)),
     ]
+}
+
+/// A smaller executor that still holds what the run used, with the margin stated.
+struct Sizing {
+    heap: u64,
+    overhead: u64,
+    peak_heap: u64,
+    peak_unified: u64,
+    /// Share of the suggested heap the peak leaves free.
+    headroom: f64,
+    executor_hours: f64,
+    gb_hours_saved: f64,
+    /// `--conf` settings, pasteable.
+    conf: Vec<String>,
+}
+
+/// The margin over the peaks the suggestion keeps: a run's peaks move with its data.
+const MARGIN: f64 = 1.5;
+
+fn right_size(ctx: &Context, peak_heap: u64) -> Sizing {
+    let app = ctx.app;
+    let limits = MemoryLimits::of(app);
+    let executors = || app.executors.iter().filter(|e| e.id != "driver");
+    // What the unified pool held at its peak (execution plus storage), which the smaller heap's
+    // pool must still hold with the margin.
+    let peak_unified = executors()
+        .filter_map(|e| e.peak_metrics)
+        .map(|p| (p.on_heap_execution_memory + p.on_heap_storage_memory).max(0) as u64)
+        .max()
+        .unwrap_or(0);
+    let for_pool =
+        RESERVED_BYTES + (peak_unified as f64 * MARGIN / limits.memory_fraction.max(0.1)) as u64;
+    let needed = ((peak_heap as f64 * MARGIN) as u64)
+        .max(for_pool)
+        .max(MIN_HEAP_BYTES);
+    // Whole 256 MiB steps, never above what it was.
+    let step = 256 << 20;
+    let heap = needed.div_ceil(step) * step;
+    let heap = heap.min(limits.executor_memory_bytes);
+    let overhead = if limits.executor_overhead_set {
+        limits.executor_overhead_bytes
+    } else {
+        ((heap as f64 * limits.overhead_factor) as u64).max(MIN_OVERHEAD_BYTES)
+    };
+    let end = app.effective_end_ms().unwrap_or(0);
+    let executor_ms: i64 = executors()
+        .filter_map(|e| Some(e.removed_ms.unwrap_or(end) - e.added_ms?))
+        .map(|ms| ms.max(0))
+        .sum();
+    let executor_hours = executor_ms as f64 / 3_600_000.0;
+    let saved_bytes = limits.container_bytes().saturating_sub(
+        heap + overhead
+            + limits.off_heap_bytes.unwrap_or(0)
+            + limits.pyspark_memory_bytes.unwrap_or(0),
+    );
+    let mut conf = vec![format!("spark.executor.memory={}", setting(heap))];
+    if limits.executor_overhead_set {
+        conf.push(format!(
+            "spark.executor.memoryOverhead={}",
+            setting(overhead)
+        ));
+    }
+    for key in [
+        "spark.executor.cores",
+        "spark.executor.instances",
+        "spark.sql.shuffle.partitions",
+    ] {
+        if let Some(v) = app.spark_properties.get(key) {
+            conf.push(format!("{key}={}", v.trim()));
+        }
+    }
+    Sizing {
+        heap,
+        overhead,
+        peak_heap,
+        peak_unified,
+        headroom: 1.0 - peak_heap as f64 / heap.max(1) as f64,
+        executor_hours,
+        gb_hours_saved: saved_bytes as f64 / (1u64 << 30) as f64 * executor_hours,
+        conf,
+    }
+}
+
+impl Sizing {
+    fn advice(&self, ctx: &Context) -> String {
+        let platform = match (ctx.app.platform(), ctx.app.cluster_manager()) {
+            (sparkdiag_model::Platform::Databricks, _) => format!(
+                " On Databricks memory comes with the node type: pick a node with less memory per core (a general-purpose or compute-optimized type instead of a memory-optimized one), about {} per executor core.",
+                setting(
+                    ((self.heap + self.overhead) as f64
+                        / MemoryLimits::of(ctx.app).executor_cores.max(1) as f64)
+                        as u64
+                )
+            ),
+            (_, Some("kubernetes")) => format!(
+                " On Kubernetes the executor pod's memory request and limit become {} (heap plus overhead).",
+                setting(self.heap + self.overhead)
+            ),
+            (_, Some("yarn")) => format!(
+                " On YARN each container shrinks to {} (heap plus overhead, rounded up to yarn.scheduler.minimum-allocation-mb).",
+                setting(self.heap + self.overhead)
+            ),
+            _ => String::new(),
+        };
+        format!(
+            "Lower the executor memory to {} (peak heap {} plus a {MARGIN}x margin, {:.0}% of it left free; never under Spark's 450 MiB floor, and room for the unified pool's peak of {}): {:.2} GB-hours less over {:.2} executor-hours.{platform} Keep the cores and shuffle partitions as they are unless another finding says otherwise: --conf {}",
+            setting(self.heap),
+            bytes(self.peak_heap as i64),
+            self.headroom * 100.0,
+            bytes(self.peak_unified as i64),
+            self.gb_hours_saved,
+            self.executor_hours,
+            self.conf.join(" --conf ")
+        )
+    }
 }
 
 #[cfg(test)]
@@ -146,6 +281,103 @@ mod real_logs {
             ),
             HEAP_OVERPROVISIONED.code,
         );
+    }
+
+    #[test]
+    fn suggests_a_smaller_heap_for_4g_executors_doing_light_work() {
+        let found = on_log(&HEAP_OVERPROVISIONED, "memory/overprovisioned", &[]);
+        assert_fires(&found, HEAP_OVERPROVISIONED.code);
+        let f = &found[0];
+        let suggested = f.evidence["suggested_executor_memory_bytes"]
+            .as_u64()
+            .unwrap();
+        let peak = f.evidence["peak_heap_bytes"].as_u64().unwrap();
+        // Never under Spark's floor, always over the peak with the margin, far under 4 GiB.
+        assert!(
+            suggested >= 450 << 20 && suggested as f64 >= 1.5 * peak as f64,
+            "{f:#?}"
+        );
+        assert!(suggested <= 1 << 30, "{f:#?}");
+        assert!(f.evidence["gb_hours_saved"].as_f64().unwrap() > 0.0);
+        assert!(
+            f.recommendation.contains(&format!(
+                "--conf spark.executor.memory={}",
+                crate::memory_limits::setting(suggested)
+            )),
+            "{}",
+            f.recommendation
+        );
+    }
+
+    /// The advice, proved: `overprovisioned-fixed` is the same script rerun with exactly the
+    /// heap GC002 suggested. It succeeds with containers a fifth the size, a smaller process
+    /// tree, and no more CPU (CPU time, not wall time: the machine's load moved between runs).
+    #[test]
+    fn the_rerun_with_the_suggested_heap_uses_less_memory_and_no_more_cpu() {
+        use crate::memory_limits::MemoryLimits;
+        let found = on_log(&HEAP_OVERPROVISIONED, "memory/overprovisioned", &[]);
+        let suggested = found[0].evidence["suggested_executor_memory_bytes"]
+            .as_u64()
+            .unwrap();
+        let before = &crate::rules::testing::apps("logs/memory/overprovisioned")[0];
+        let after = &crate::rules::testing::apps("logs/memory/overprovisioned-fixed")[0];
+        assert_eq!(
+            super::parse_memory(&after.spark_properties["spark.executor.memory"]),
+            Some(suggested)
+        );
+        assert_eq!(after.status(), sparkdiag_model::AppStatus::Succeeded);
+        assert!(after.task_failures.is_empty(), "{:?}", after.task_failures);
+        assert_eq!(after.tasks.len(), before.tasks.len(), "the same work");
+        assert!(
+            MemoryLimits::of(after).container_bytes() * 4
+                < MemoryLimits::of(before).container_bytes()
+        );
+        let peak = |app: &sparkdiag_model::Application,
+                    f: fn(&sparkdiag_model::ExecutorMetrics) -> i64| {
+            app.executors
+                .iter()
+                .filter(|e| e.id != "driver")
+                .filter_map(|e| e.peak_metrics.as_ref().map(f))
+                .max()
+                .unwrap_or(0)
+        };
+        let rss = |m: &sparkdiag_model::ExecutorMetrics| m.process_tree_jvm_rss_memory;
+        assert!(
+            peak(after, rss) < peak(before, rss),
+            "a smaller process tree"
+        );
+        let heap = |m: &sparkdiag_model::ExecutorMetrics| m.jvm_heap_memory;
+        assert!(
+            (peak(after, heap) as u64) < suggested,
+            "the peak fits the new heap"
+        );
+        let cpu = |app: &sparkdiag_model::Application| -> u64 {
+            app.stages
+                .iter()
+                .map(|s| s.totals.executor_cpu_time.max(0) as u64)
+                .sum()
+        };
+        assert!(
+            cpu(after) as f64 <= 1.25 * cpu(before) as f64,
+            "CPU {} ns after, {} ns before",
+            cpu(after),
+            cpu(before)
+        );
+        // And the rerun is no longer over-provisioned.
+        assert_quiet(&on_log(
+            &HEAP_OVERPROVISIONED,
+            "memory/overprovisioned-fixed",
+            &[],
+        ));
+    }
+
+    #[test]
+    fn is_quiet_where_executors_ran_out_of_heap() {
+        assert_quiet(&on_log(
+            &HEAP_OVERPROVISIONED,
+            "memory/heap-oom-hot-key",
+            &["GC002.min_run_s=1"],
+        ));
     }
 
     #[test]

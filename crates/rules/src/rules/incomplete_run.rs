@@ -100,8 +100,33 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
                         .collect(),
                 ),
             )
-            .recommend("Look at the stage that was running and its tasks' progress, and at the driver's own log for its last error; a driver killed while collecting results needs more spark.driver.memory / spark.driver.maxResultSize or no large collect()."),
+            .evidence("driver_heap_share", driver_heap_share(ctx))
+            .recommend(format!("{}Look at the stage that was running and its tasks' progress, and at the driver's own log for its last error; a driver killed while collecting results needs more spark.driver.memory / spark.driver.maxResultSize or no large collect().", driver_lead(ctx))),
     ]
+}
+
+/// A driver whose heap peak came this close to `spark.driver.memory` most likely died of it.
+const DRIVER_FULL_SHARE: f64 = 0.9;
+
+/// The driver's peak heap over `spark.driver.memory`, when the log has the driver's peaks.
+fn driver_heap_share(ctx: &Context) -> Option<f64> {
+    let driver = ctx.app.executors.iter().find(|e| e.id == "driver")?;
+    let heap = driver.peak_metrics?.jvm_heap_memory;
+    let limit = crate::memory_limits::MemoryLimits::of(ctx.app).driver_memory_bytes;
+    (heap > 0).then(|| heap as f64 / limit.max(1) as f64)
+}
+
+fn driver_lead(ctx: &Context) -> String {
+    match driver_heap_share(ctx) {
+        Some(share) if share >= DRIVER_FULL_SHARE => format!(
+            "The driver's heap peaked at {:.0}% of spark.driver.memory ({}): the log most likely stops because the driver ran out of memory; raise spark.driver.memory and keep large results off the driver (write them out instead of collect/toPandas). ",
+            share * 100.0,
+            crate::memory_limits::setting(
+                crate::memory_limits::MemoryLimits::of(ctx.app).driver_memory_bytes
+            )
+        ),
+        _ => String::new(),
+    }
 }
 
 /// The rule alone on real Spark output: a log where it fires, and one where it must not.

@@ -136,11 +136,30 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         .evidence("removals_by_kind", serde_json::to_value(&kinds).unwrap_or_default())
         .evidence("dynamic_allocation", app.dynamic_allocation())
         .evidence("failed_task_ms", wasted_ms)
-        .recommend(format!("Read the removal reason: exit code 137 or \"exceeding memory limits\" needs more spark.executor.memoryOverhead (or memory) and smaller partitions; 143 is a SIGTERM from the cluster manager (preemption or a node drain); heartbeat timeouts point to GC pauses (GC001) or overloaded nodes. To lose less when one goes: {}.", super::common::keep_shuffle_output(ctx)));
+        .evidence(
+            "memory_region",
+            crate::memory_region::of_message(ctx.app, &reason_line, String::new(), None)
+                .map(|m| serde_json::to_value(m.region).unwrap_or_default()),
+        )
+        .recommend(format!("{}Read the removal reason: exit code 137 or \"exceeding memory limits\" needs more spark.executor.memoryOverhead (or memory) and smaller partitions; 143 is a SIGTERM from the cluster manager (preemption or a node drain); heartbeat timeouts point to GC pauses (GC001) or overloaded nodes. To lose less when one goes: {}.", memory_lead(ctx.app, &reason_line), super::common::keep_shuffle_output(ctx)));
     for (s, e) in windows {
         finding = finding.during(s, e);
     }
     vec![finding]
+}
+
+/// "The executor JVM heap ran out (52 is Spark's own exit code ...): FA001 names the fix. ", when
+/// the removal reason names a memory.
+fn memory_lead(app: &sparkdiag_model::Application, reason: &str) -> String {
+    crate::memory_region::of_message(app, reason, String::new(), None)
+        .map(|m| {
+            format!(
+                "The {} ran out ({}); the failed job's finding (FA001) gives the fix for it. ",
+                m.region.name(),
+                m.why
+            )
+        })
+        .unwrap_or_default()
 }
 
 /// The rule alone on real Spark output: a log where it fires, and one where it must not.

@@ -3,7 +3,7 @@
 mod aqe_disabled;
 mod back_to_back_shuffles;
 mod broadcast_disabled;
-mod common;
+pub(crate) mod common;
 mod data_skew;
 mod default_shuffle_partitions;
 mod driver_time;

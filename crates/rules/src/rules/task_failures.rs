@@ -131,6 +131,10 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         top.len(),
         duration(wasted)
     );
+    // The memory the failures name, from the first that names one: FA001 has its fix.
+    let memory = failed
+        .iter()
+        .find_map(|f| crate::memory_region::of_task_failure(app, f));
     let mut severity = Severity::from_share(impact, ctx.app_ms);
     if serious {
         severity = severity.at_least(Severity::Medium);
@@ -149,7 +153,22 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .evidence("task_attempts", app.tasks.len())
             .evidence("wasted_task_ms", wasted)
             .evidence("groups", serde_json::Value::Array(summary))
-            .recommend("Fix the largest group first: memory errors need more memory per task or smaller partitions, fetch failures a stable executor or the external shuffle service, exceptions in user code a fix in the code or its input."),
+            .evidence(
+                "memory_region",
+                memory
+                    .as_ref()
+                    .map(|m| serde_json::to_value(m.region).unwrap_or_default()),
+            )
+            .recommend(format!(
+                "{}Fix the largest group first: memory errors need the memory that ran out raised or less data per task, fetch failures a stable executor or the external shuffle service, exceptions in user code a fix in the code or its input.",
+                memory
+                    .map(|m| format!(
+                        "The {} ran out ({}); the failed job's finding (FA001) gives its fix. ",
+                        m.region.name(),
+                        m.evidence
+                    ))
+                    .unwrap_or_default()
+            )),
     ]
 }
 

@@ -1,0 +1,195 @@
+//! The memory an application asked for, as Spark computes it from the settings: the executor heap,
+//! the overhead beside it, off-heap and Python memory, the unified pool's share, and the driver's.
+//! The out-of-memory diagnosis and the memory figures set what ran out, and the peaks, against it.
+
+use sparkdiag_model::Application;
+
+const MIB: u64 = 1 << 20;
+
+/// Spark's reserved memory (`RESERVED_SYSTEM_MEMORY_BYTES`): heap the unified pool never gets.
+pub const RESERVED_BYTES: u64 = 300 * MIB;
+
+/// The least overhead Spark gives an executor (`MEMORY_OVERHEAD_MIN_MIB`, 384 MiB).
+pub const MIN_OVERHEAD_BYTES: u64 = 384 * MIB;
+
+/// The smallest heap worth recommending: 1.5x the reserve, as Spark's own check asks
+/// (`UnifiedMemoryManager` refuses a heap under 450 MiB).
+pub const MIN_HEAP_BYTES: u64 = 450 * MIB;
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MemoryLimits {
+    /// `spark.executor.memory` (Spark's default 1g when unset).
+    pub executor_memory_bytes: u64,
+    pub executor_memory_set: bool,
+    /// `spark.executor.memoryOverhead`, or Spark's `max(384 MiB, factor x memory)`.
+    pub executor_overhead_bytes: u64,
+    pub executor_overhead_set: bool,
+    /// `spark.executor.memoryOverheadFactor` (0.1 unless set).
+    pub overhead_factor: f64,
+    /// `spark.memory.offHeap.size` when `spark.memory.offHeap.enabled=true`.
+    pub off_heap_bytes: Option<u64>,
+    /// `spark.executor.pyspark.memory`: the Python workers' own limit, when set.
+    pub pyspark_memory_bytes: Option<u64>,
+    /// `spark.memory.fraction` (0.6): the unified pool's share of the heap after the reserve.
+    pub memory_fraction: f64,
+    /// Cores per executor: `spark.executor.cores`, or what the executors registered with.
+    pub executor_cores: i64,
+    /// `spark.driver.memory` (1g when unset).
+    pub driver_memory_bytes: u64,
+    /// `spark.driver.maxResultSize` (1g when unset; 0 means no limit).
+    pub driver_max_result_bytes: u64,
+}
+
+/// A Spark size setting in bytes: `4g`, `4096m`, `512k`, `1.5gb`; a bare number is in `default_unit`.
+pub fn parse_size(text: &str, default_unit: u64) -> Option<u64> {
+    let text = text.trim().to_ascii_lowercase();
+    let (number, unit) = match text.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => (&text[..i], &text[i..]),
+        None => (text.as_str(), ""),
+    };
+    let n: f64 = number.trim().parse().ok()?;
+    let scale: u64 = match unit.trim_end_matches('b') {
+        "" if unit.is_empty() => default_unit,
+        "" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        "t" => 1 << 40,
+        _ => return None,
+    };
+    (n >= 0.0).then_some((n * scale as f64) as u64)
+}
+
+impl MemoryLimits {
+    pub fn of(app: &Application) -> MemoryLimits {
+        let prop = |k: &str| app.spark_properties.get(k).map(|v| v.trim());
+        let mib = |k: &str| prop(k).and_then(|v| parse_size(v, MIB));
+        let executor_memory = mib("spark.executor.memory");
+        let heap = executor_memory.unwrap_or(1 << 30);
+        let overhead_factor = prop("spark.executor.memoryOverheadFactor")
+            .or(prop("spark.kubernetes.memoryOverheadFactor"))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.1);
+        let overhead =
+            mib("spark.executor.memoryOverhead").or(mib("spark.yarn.executor.memoryOverhead"));
+        let off_heap = prop("spark.memory.offHeap.enabled")
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+            .then(|| prop("spark.memory.offHeap.size").and_then(|v| parse_size(v, 1)))
+            .flatten();
+        let cores = prop("spark.executor.cores")
+            .and_then(|v| v.parse().ok())
+            .or_else(|| {
+                app.executors
+                    .iter()
+                    .filter(|e| e.id != "driver")
+                    .filter_map(|e| e.cores)
+                    .max()
+            })
+            .unwrap_or(1)
+            .max(1);
+        MemoryLimits {
+            executor_memory_bytes: heap,
+            executor_memory_set: executor_memory.is_some(),
+            executor_overhead_bytes: overhead.unwrap_or_else(|| {
+                ((heap as f64 * overhead_factor) as u64).max(MIN_OVERHEAD_BYTES)
+            }),
+            executor_overhead_set: overhead.is_some(),
+            overhead_factor,
+            off_heap_bytes: off_heap.filter(|b| *b > 0),
+            pyspark_memory_bytes: mib("spark.executor.pyspark.memory"),
+            memory_fraction: prop("spark.memory.fraction")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0.6),
+            executor_cores: cores,
+            driver_memory_bytes: mib("spark.driver.memory").unwrap_or(1 << 30),
+            driver_max_result_bytes: prop("spark.driver.maxResultSize")
+                .and_then(|v| parse_size(v, 1))
+                .unwrap_or(1 << 30),
+        }
+    }
+
+    /// What the cluster manager holds an executor to: heap, overhead, off-heap and Python memory
+    /// (YARN's container, Kubernetes' pod limit).
+    pub fn container_bytes(&self) -> u64 {
+        self.executor_memory_bytes
+            + self.executor_overhead_bytes
+            + self.off_heap_bytes.unwrap_or(0)
+            + self.pyspark_memory_bytes.unwrap_or(0)
+    }
+
+    /// The unified (execution plus storage) pool of one executor's heap.
+    pub fn unified_pool_bytes(&self) -> u64 {
+        (self.executor_memory_bytes.saturating_sub(RESERVED_BYTES) as f64 * self.memory_fraction)
+            as u64
+    }
+
+    /// What one task can count on from the heap's pool when every core runs a task.
+    pub fn pool_per_task_bytes(&self) -> u64 {
+        self.unified_pool_bytes() / self.executor_cores.max(1) as u64
+    }
+}
+
+/// `n` bytes as a Spark setting: whole gibibytes as `4g`, else mebibytes rounded up (`1536m`).
+pub fn setting(n: u64) -> String {
+    if n >= 1 << 30 && n.is_multiple_of(1 << 30) {
+        format!("{}g", n >> 30)
+    } else {
+        format!("{}m", n.div_ceil(MIB))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(props: &[(&str, &str)]) -> MemoryLimits {
+        let app = Application {
+            spark_properties: props
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..Default::default()
+        };
+        MemoryLimits::of(&app)
+    }
+
+    #[test]
+    fn reads_sizes_as_spark_does() {
+        assert_eq!(parse_size("4g", MIB), Some(4 << 30));
+        assert_eq!(parse_size("2048", MIB), Some(2048 << 20));
+        assert_eq!(parse_size("1.5gb", MIB), Some(3 << 29));
+        assert_eq!(parse_size("4m", 1), Some(4 << 20));
+        assert_eq!(parse_size("1024", 1), Some(1024));
+        assert_eq!(parse_size("lots", 1), None);
+    }
+
+    #[test]
+    fn defaults_and_overhead_follow_spark() {
+        let l = limits(&[]);
+        assert_eq!(l.executor_memory_bytes, 1 << 30);
+        assert_eq!(l.executor_overhead_bytes, MIN_OVERHEAD_BYTES);
+        assert_eq!(l.driver_max_result_bytes, 1 << 30);
+        let l = limits(&[
+            ("spark.executor.memory", "8g"),
+            ("spark.executor.cores", "4"),
+        ]);
+        assert_eq!(l.executor_overhead_bytes, (8u64 << 30) / 10);
+        assert_eq!(
+            l.pool_per_task_bytes(),
+            (((8u64 << 30) - RESERVED_BYTES) as f64 * 0.6) as u64 / 4
+        );
+        let l = limits(&[
+            ("spark.executor.memory", "4g"),
+            ("spark.executor.memoryOverhead", "1g"),
+            ("spark.executor.pyspark.memory", "512m"),
+            ("spark.memory.offHeap.enabled", "true"),
+            ("spark.memory.offHeap.size", "2g"),
+        ]);
+        assert_eq!(
+            l.container_bytes(),
+            (4u64 << 30) + (1 << 30) + (512 << 20) + (2 << 30)
+        );
+        assert_eq!(setting(4 << 30), "4g");
+        assert_eq!(setting(1536 << 20), "1536m");
+    }
+}
