@@ -43,6 +43,17 @@ pub struct Habits {
 }
 
 impl ColorChoice {
+    /// The terminal library under the tables honours `NO_COLOR` itself, and `--color always`
+    /// is to win over it (no-color.org): it is taken out of this process's environment. Call
+    /// before any thread starts.
+    pub fn before_threads(self) {
+        if self == ColorChoice::Always {
+            // SAFETY: called first thing in `analyze`, before the analysis starts a thread;
+            // nothing else reads or writes the environment at the same time.
+            unsafe { std::env::remove_var("NO_COLOR") };
+        }
+    }
+
     /// The text view's layout and colour for where the text goes (`to_file` for `-o FILE`).
     pub fn text_options(self, to_file: bool) -> sparkdiag_report::text::Options {
         let mut opts = if to_file {

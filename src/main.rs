@@ -382,6 +382,7 @@ fn rules(code: Option<&str>, format: RulesFormat) -> anyhow::Result<ExitCode> {
 
 fn analyze(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     config::apply_to_analyze(&mut args, &config::Found::here())?;
+    args.habits.color.unwrap_or_default().before_threads();
     let format = args.format.unwrap_or(Format::Text);
     let config = args.rules.config()?;
     let fail_on = args.fail_on.as_deref().and_then(Severity::parse);
