@@ -2,10 +2,11 @@
 //! one out, its command still parses and says how to get it, rather than clap's "unrecognized
 //! subcommand", which would read as a typo.
 
-use std::ffi::OsString;
-use std::process::ExitCode;
+#[cfg(not(all(feature = "tables", feature = "serve")))]
+use std::{ffi::OsString, process::ExitCode};
 
 /// Whatever was typed after a command this build does not have: read, never used.
+#[cfg(not(all(feature = "tables", feature = "serve")))]
 #[derive(clap::Args)]
 pub struct Missing {
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
@@ -13,6 +14,7 @@ pub struct Missing {
 }
 
 /// `sparkdiag COMMAND` in a build without `feature`: the error and how to get it, exit 2.
+#[cfg(not(all(feature = "tables", feature = "serve")))]
 pub fn missing(command: &str, feature: &str) -> anyhow::Result<ExitCode> {
     eprintln!(
         "sparkdiag: `sparkdiag {command}` needs the `{feature}` feature, which this build leaves out: \
