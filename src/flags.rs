@@ -1,6 +1,10 @@
 //! Values of the command line's flags that clap has no parser for: sizes and durations with
 //! their units.
 
+// Sizes and durations are parsed for `serve` and `batch` only; a build without them has no use
+// for some of these.
+#![cfg_attr(not(all(feature = "tables", feature = "serve")), allow(dead_code))]
+
 use std::time::Duration;
 
 /// A size as `--max-upload` takes it: bytes, or a number with K, M, G, T (powers of 1024,

@@ -1,21 +1,27 @@
 //! `sparkdiag`: the command line. It only wires arguments to the library crates.
 
+#[cfg(feature = "tables")]
 mod batch;
+mod config;
 mod diff;
+mod features;
 mod flags;
+mod habits;
+mod shell;
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use sparkdiag_rules::{Config, Severity};
 
 #[derive(Parser)]
 #[command(
     name = "sparkdiag",
     version,
+    long_version = features::LONG_VERSION,
     about = "Diagnose slow and failed Apache Spark jobs from their event logs.",
     long_about = "Diagnose slow and failed Apache Spark jobs from their event logs.\n\n\
         sparkdiag reads the event logs Spark already writes — plain, zstd, lz4, snappy, lzf or gzip; \
@@ -105,6 +111,17 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: RulesFormat,
     },
+    /// Print the shell completion script: bash, zsh, fish, powershell or elvish.
+    #[command(after_help = "Examples:\n  \
+        sparkdiag completions bash > ~/.local/share/bash-completion/completions/sparkdiag\n  \
+        sparkdiag completions zsh > ~/.zfunc/_sparkdiag\n  \
+        sparkdiag completions fish > ~/.config/fish/completions/sparkdiag.fish")]
+    Completions {
+        #[arg(value_enum)]
+        shell: shell::Shell,
+    },
+    /// Print the man page (roff): sparkdiag man > ~/.local/share/man/man1/sparkdiag.1
+    Man,
     /// A Model Context Protocol server on stdin/stdout for AI assistants: the analysis of local logs, read-only, inside --root.
     #[command(after_help = "Examples:\n  \
         sparkdiag mcp --root /var/log/spark-events\n  \
@@ -134,8 +151,9 @@ struct AnalyzeArgs {
     paths: Vec<String>,
     /// Output format: a summary for people, the versioned JSON report (schema sparkdiag/report/v1),
     /// Markdown for an issue or pull request, or one self-contained HTML page with charts.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    format: Format,
+    /// [default: text]
+    #[arg(long, value_enum)]
+    format: Option<Format>,
     /// Also write the report's charts into DIR (created if missing), each as NAME.svg and NAME.png.
     #[arg(long, value_name = "DIR")]
     charts: Option<PathBuf>,
@@ -150,12 +168,15 @@ struct AnalyzeArgs {
     /// Also give each finding's recoverable time in money, at this price per core-hour.
     #[arg(long, value_name = "PRICE")]
     price_per_core_hour: Option<f64>,
+    #[command(flatten)]
+    habits: habits::Habits,
 }
 
 /// The rules' configuration flags that `analyze`, `batch` and `diff` share.
 #[derive(clap::Args)]
 struct RuleFlags {
-    /// Threshold overrides and disabled rules (TOML). Default: ./sparkdiag.toml when it exists.
+    /// Threshold overrides and disabled rules (TOML). Default: sparkdiag.toml or .sparkdiag.toml
+    /// here or in the nearest folder above, else $XDG_CONFIG_HOME/sparkdiag/config.toml.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Override one threshold, e.g. --set SK001.ratio=4 (repeatable; `sparkdiag rules CODE` lists the keys).
@@ -166,6 +187,12 @@ struct RuleFlags {
     disable: Vec<String>,
 }
 
+#[cfg(not(feature = "tables"))]
+type BatchCommand = features::Missing;
+#[cfg(not(feature = "serve"))]
+type ServeCommand = features::Missing;
+
+#[cfg(feature = "tables")]
 #[derive(clap::Args)]
 struct BatchCommand {
     #[command(flatten)]
@@ -182,6 +209,7 @@ struct DiffCommand {
     rules: RuleFlags,
 }
 
+#[cfg(feature = "serve")]
 #[derive(clap::Args)]
 struct ServeCommand {
     /// The address to listen on. Anything but loopback also needs --allow-remote.
@@ -263,14 +291,23 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Analyze(args) => analyze(args),
         Command::Rules { code, format } => rules(code.as_deref(), format),
+        Command::Completions { shell } => shell::completions(shell, Cli::command()),
+        Command::Man => shell::man(Cli::command()),
         Command::Plan(args) => plan(args),
+        #[cfg(feature = "tables")]
         Command::Batch(args) => batch::run(args.batch, args.rules.config()?),
+        #[cfg(not(feature = "tables"))]
+        Command::Batch(_) => features::missing("batch", "tables"),
         Command::Diff(args) => diff::run(args.diff, args.rules.config()?),
+        #[cfg(feature = "serve")]
         Command::Serve(args) => serve(args),
         Command::Mcp(args) => mcp(args),
+        #[cfg(not(feature = "serve"))]
+        Command::Serve(_) => features::missing("serve", "serve"),
     }
 }
 
+#[cfg(feature = "serve")]
 fn serve(args: ServeCommand) -> anyhow::Result<ExitCode> {
     let data_dir = args
         .data_dir
@@ -308,8 +345,9 @@ impl RuleFlags {
     /// The rules' configuration: `--config`, else `./sparkdiag.toml` when it exists, then the
     /// command line's overrides.
     fn config(&self) -> anyhow::Result<Config> {
+        let found = config::Found::here();
         Ok(Config::load(
-            self.config.as_deref(),
+            self.config.as_deref().or(found.rules_file()),
             &self.set,
             &self.disable,
         )?)
@@ -372,16 +410,25 @@ fn rules(code: Option<&str>, format: RulesFormat) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
+fn analyze(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
+    config::apply_to_analyze(&mut args, &config::Found::here())?;
+    args.habits.color.unwrap_or_default().before_threads();
+    let format = args.format.unwrap_or(Format::Text);
     let config = args.rules.config()?;
     let fail_on = args.fail_on.as_deref().and_then(Severity::parse);
     let mut failing = false;
     let mut reports = Vec::new();
     // Only the charts and the HTML plan trees need the per-task view data; keep it only for them.
-    let keep_views = matches!(args.format, Format::Html) || args.charts.is_some();
+    let keep_views = matches!(format, Format::Html) || args.charts.is_some() || args.habits.open;
     let mut views = Vec::new();
+    let mut ui_links = Vec::new();
     for path in &args.paths {
         for input in sparkdiag_eventlog::discover(path)? {
+            if !args.habits.quiet {
+                for passed_over in &input.skipped {
+                    eprintln!("sparkdiag: warning: {passed_over}");
+                }
+            }
             let progress = Progress::start(&input);
             let options = sparkdiag_analysis::Options {
                 config: &config,
@@ -395,32 +442,45 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             if keep_views {
                 views.push(analysis.view_data());
             }
-            let report = analysis.report;
+            let mut report = analysis.report;
             failing |= fail_on.is_some_and(|threshold| {
                 report
                     .findings
                     .iter()
                     .any(|f| f.finding.severity <= threshold)
             });
+            habits::keep_top(&mut report, args.habits.top);
+            ui_links.push(habits::add_ui_links(
+                args.habits.ui_url.as_deref(),
+                &mut report,
+            ));
             reports.push(report);
         }
     }
     if let Some(dir) = &args.charts {
         sparkdiag_report::charts::write_files(dir, &reports, &views)?;
     }
-    let rendered = match args.format {
+    let rendered = match format {
+        _ if args.habits.quiet => reports.iter().map(habits::quiet_lines).collect(),
+        Format::Text if reports.len() >= habits::MANY_APPLICATIONS => {
+            habits::summary_lines(&reports)
+        }
         Format::Json if reports.len() == 1 => serde_json::to_string_pretty(&reports[0])? + "\n",
         Format::Json => serde_json::to_string_pretty(&reports)? + "\n",
         Format::Text => {
             // Terminal width and colour only when the text goes to a terminal; `-o FILE` and
             // pipes get the plain view.
-            let opts = match args.output {
-                Some(_) => sparkdiag_report::text::Options::default(),
-                None => sparkdiag_report::text::Options::for_stdout(),
-            };
+            let opts = args
+                .habits
+                .color
+                .unwrap_or_default()
+                .text_options(args.output.is_some());
             reports
                 .iter()
-                .map(|r| sparkdiag_report::text::render_with(r, opts))
+                .zip(&ui_links)
+                .map(|(r, links)| {
+                    sparkdiag_report::text::render_with(r, opts) + &habits::ui_section(links)
+                })
                 .collect::<Vec<_>>()
                 .join("\n────────\n\n")
         }
@@ -433,6 +493,16 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             sparkdiag_report::html::render(&reports.iter().zip(&views).collect::<Vec<_>>())
         }
     };
+    if args.habits.open {
+        let page = match format {
+            Format::Html => rendered.clone(),
+            _ => sparkdiag_report::html::render(&reports.iter().zip(&views).collect::<Vec<_>>()),
+        };
+        let file = habits::open_in_browser(&page)?;
+        if !args.habits.quiet {
+            eprintln!("sparkdiag: opened {}", file.display());
+        }
+    }
     match &args.output {
         Some(file) => std::fs::write(file, rendered)
             .with_context(|| format!("cannot write {}", file.display()))?,

@@ -199,6 +199,7 @@ fn skipped_stages_do_not_read_as_the_stages_that_ran() {
 }
 
 /// Copies a log into `dir` under the application name `name`, as another run of it would be.
+#[cfg(feature = "tables")]
 fn copy_named(log: &Path, dir: &Path, file: &str, name: &str) {
     let text = std::fs::read(log).unwrap();
     let decoded = if log.extension().is_some_and(|e| e == "zstd") {
@@ -223,6 +224,7 @@ fn copy_named(log: &Path, dir: &Path, file: &str, name: &str) {
     std::fs::write(dir.join(file), renamed + "\n").unwrap();
 }
 
+#[cfg(feature = "tables")]
 #[test]
 fn a_night_puts_failed_applications_first_and_lists_what_it_skipped() {
     let tmp = tempfile::tempdir().unwrap();
@@ -307,6 +309,7 @@ fn a_night_puts_failed_applications_first_and_lists_what_it_skipped() {
     );
 }
 
+#[cfg(feature = "tables")]
 #[test]
 fn batch_stops_on_a_missing_directory_and_an_impossible_date() {
     let tmp = tempfile::tempdir().unwrap();
@@ -347,6 +350,7 @@ fn batch_stops_on_a_missing_directory_and_an_impossible_date() {
     }
 }
 
+#[cfg(feature = "tables")]
 #[test]
 fn an_unreadable_log_in_a_night_names_its_path_once() {
     let tmp = tempfile::tempdir().unwrap();
@@ -551,6 +555,7 @@ fn the_readme_crate_graph_is_the_manifests() {
     assert_eq!(drawn, manifests);
 }
 
+#[cfg(feature = "tables")]
 #[test]
 fn a_night_read_by_a_reader_that_stops_early_ends_quietly() {
     let tmp = tempfile::tempdir().unwrap();

@@ -1,6 +1,7 @@
 //! Integration tests, one binary (each test binary costs a link).
 
 /// `sparkdiag batch` over two nights of real logs.
+#[cfg(feature = "tables")]
 mod batch;
 /// Every chart of every bundled log: round unique ticks, file:line labels, the marked stage.
 mod charts;
@@ -13,6 +14,7 @@ mod damage;
 /// `sparkdiag diff` on real before/after pairs, checked against each run's own report.
 mod diff;
 /// A night spread over Spark executors (PySpark, local mode) against one `sparkdiag batch`.
+#[cfg(feature = "tables")]
 mod distributed;
 /// The real Spark 4.3 logs of every codec and layout in testdata/.
 mod fixtures;
@@ -20,6 +22,12 @@ mod fixtures;
 mod folding;
 /// The Markdown and text views of real logs against the files in tests/golden/.
 mod golden;
+/// What a new user meets first: features left out of a build, colour, completions, the man
+/// page, --open, --quiet and --top, config files, many applications at once, UI links.
+mod habits;
+/// The logs people actually have: pretty-printed JSON, logs compressed by hand (bzip2, xz,
+/// zstd), and folders holding files that are not logs.
+mod handmade;
 /// Hostile and broken input: bounded time and memory, nothing read outside (issue 11).
 mod hostile;
 /// The HTML report: structure, escaping, charts, and headless Chromium.
@@ -33,6 +41,7 @@ mod rules;
 /// What a fix saves: each finding's replayed change against the what-if, money apart from time.
 mod savings;
 /// `sparkdiag serve` over loopback: uploads, refusals, escaping, deletion, and Chromium.
+#[cfg(feature = "serve")]
 mod serve;
 /// Structured Streaming, DStreams and Spark Connect applications (issue 24).
 mod streaming;

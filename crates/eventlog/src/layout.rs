@@ -313,13 +313,39 @@ impl Walk {
                 display,
                 Some(0),
                 format!(
-                    "not a Spark event log: expected JSON lines or a zstd, lz4, snappy, lzf or gzip stream, found bytes {}{}",
+                    "not a Spark event log: expected JSON lines or a zstd, lz4, snappy, lzf, gzip, bzip2 or xz stream, found bytes {}{}",
                     hex(&head[..head.len().min(8)]),
                     guess_format(&head)
                 ),
             )),
-            None => Ok(()),
+            // Passed over, but named: a log the user expected to see (compressed with a tool
+            // Spark does not use, or a driver log mistaken for an event log) must not vanish.
+            None => {
+                self.skipped.push(format!(
+                    "{display}: not a Spark event log{}, so it was not read",
+                    describe_non_log(&head)
+                ));
+                Ok(())
+            }
         }
+    }
+}
+
+/// What a file inside a folder is when it is not a log: a known format, else its first line.
+fn describe_non_log(head: &[u8]) -> String {
+    let known = guess_format(head);
+    if !known.is_empty() {
+        return known.to_string();
+    }
+    let first_line = head.split(|&b| b == b'\n').next().unwrap_or_default();
+    match std::str::from_utf8(first_line) {
+        Ok(text) if !text.trim().is_empty() && !text.contains('\0') => {
+            let text = text.trim();
+            let shown: String = text.chars().take(60).collect();
+            let cut = if shown.len() < text.len() { "…" } else { "" };
+            format!(" (text, not JSON events; it begins `{shown}{cut}`: a driver or executor log?)")
+        }
+        _ => format!(" (found bytes {})", hex(&head[..head.len().min(8)])),
     }
 }
 
@@ -940,10 +966,6 @@ fn guess_format(head: &[u8]) -> &'static str {
         " (a PNG image)"
     } else if head.starts_with(b"%PDF") {
         " (a PDF document)"
-    } else if head.starts_with(b"BZh") {
-        " (bzip2, which Spark does not write)"
-    } else if head.starts_with(&[0xFD, b'7', b'z', b'X', b'Z']) {
-        " (xz, which Spark does not write)"
     } else if head.starts_with(&[0x04, 0x22, 0x4D, 0x18]) {
         " (the standard LZ4 frame format; Spark writes lz4-java's LZ4Block framing)"
     } else if head.starts_with(b"\xFF\x06\x00\x00sNaPpY") {

@@ -29,6 +29,7 @@ pub mod codec;
 pub mod events;
 mod extract;
 mod layout;
+mod pretty;
 mod read;
 pub mod streaming;
 

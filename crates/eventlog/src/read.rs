@@ -524,7 +524,13 @@ fn read_part(
     };
     let (to_parser, chunks) = mpsc::sync_channel::<Chunk>(IN_FLIGHT);
     let (recycle, recycled) = mpsc::sync_channel::<Vec<u8>>(IN_FLIGHT);
-    let decoder = codec.decoder(raw);
+    let (decoder, pretty) = crate::pretty::one_event_a_line(codec.decoder(raw));
+    if pretty {
+        report.warnings.push(format!(
+            "{}: pretty-printed JSON (each event over many lines, where Spark writes one a line); it was read event by event, so line numbers below count events",
+            part.display
+        ));
+    }
     let budget = Budget::new();
     // The last line of the previous chunk, to notice a line repeated across the cut.
     let mut previous_line: Vec<u8> = Vec::new();

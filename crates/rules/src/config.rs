@@ -39,6 +39,9 @@ struct File {
     disable: Vec<String>,
     #[serde(default)]
     rules: BTreeMap<String, BTreeMap<String, f64>>,
+    /// The command line's defaults (`format`, `fail_on`, ...), read by the binary itself.
+    #[serde(default, rename = "defaults")]
+    _defaults: Option<serde::de::IgnoredAny>,
 }
 
 impl Config {

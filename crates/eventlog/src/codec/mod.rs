@@ -26,6 +26,10 @@ pub enum Codec {
     Lzf,
     /// gzip, possibly several members (Databricks roll files).
     Gzip,
+    /// bzip2, which Spark does not write but users do (`bzip2 app-1`), possibly several streams.
+    Bzip2,
+    /// xz, likewise written by hand (`xz app-1`), possibly several streams.
+    Xz,
 }
 
 impl Codec {
@@ -37,6 +41,8 @@ impl Codec {
             Codec::Snappy => "snappy",
             Codec::Lzf => "lzf",
             Codec::Gzip => "gzip",
+            Codec::Bzip2 => "bzip2",
+            Codec::Xz => "xz",
         }
     }
 
@@ -60,6 +66,10 @@ impl Codec {
             Some(Codec::Zstd)
         } else if head.starts_with(&[0x1F, 0x8B]) {
             Some(Codec::Gzip)
+        } else if head.len() >= 4 && head.starts_with(b"BZh") && (b'1'..=b'9').contains(&head[3]) {
+            Some(Codec::Bzip2)
+        } else if head.starts_with(&[0xFD, b'7', b'z', b'X', b'Z', 0x00]) {
+            Some(Codec::Xz)
         } else if head.starts_with(b"LZ4Block") {
             Some(Codec::Lz4)
         } else if head.starts_with(snappy::MAGIC) {
@@ -83,6 +93,8 @@ impl Codec {
             Some("snappy") => Some(Codec::Snappy),
             Some("lzf") => Some(Codec::Lzf),
             Some("gz") => Some(Codec::Gzip),
+            Some("bz2") => Some(Codec::Bzip2),
+            Some("xz") => Some(Codec::Xz),
             Some("json" | "jsonl" | "log") | None => Some(Codec::Plain),
             _ => None,
         }
@@ -97,6 +109,8 @@ impl Codec {
             Codec::Snappy => Box::new(Blocks::new(XerialSnappyReader::new(raw))),
             Codec::Lzf => Box::new(Blocks::new(LzfReader::new(raw))),
             Codec::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(raw)),
+            Codec::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(raw)),
+            Codec::Xz => Box::new(lzma_rust2::XzReader::new(raw, true)),
         }
     }
 }

@@ -1,0 +1,176 @@
+//! Where a config file is looked for, as ruff, cargo and git users expect: `sparkdiag.toml` or
+//! `.sparkdiag.toml` in the current folder or the nearest folder above it (the project's), else
+//! `$XDG_CONFIG_HOME/sparkdiag/config.toml` (`~/.config/sparkdiag/config.toml`), the user's.
+//!
+//! The file is the rules' (`disable`, `[rules.CODE]`) with, beside them, the flags' defaults:
+//!
+//! ```toml
+//! [defaults]
+//! format = "markdown"          # text, json, markdown, html
+//! fail_on = "high"
+//! price_per_core_hour = 0.45
+//! top = 5
+//! ui_url = "http://history.example.com:18080"
+//! color = "never"              # auto, always, never
+//! ```
+//!
+//! A flag on the command line wins over the file; the project's file wins over the user's,
+//! key by key for `[defaults]`, and wholly for the rules.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+/// The flags a config file may give defaults for.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Defaults {
+    pub format: Option<String>,
+    pub fail_on: Option<String>,
+    pub price_per_core_hour: Option<f64>,
+    pub top: Option<usize>,
+    pub ui_url: Option<String>,
+    pub color: Option<String>,
+}
+
+impl Defaults {
+    /// `self`, with each key it lacks taken from `other`.
+    fn or(self, other: Defaults) -> Defaults {
+        Defaults {
+            format: self.format.or(other.format),
+            fail_on: self.fail_on.or(other.fail_on),
+            price_per_core_hour: self.price_per_core_hour.or(other.price_per_core_hour),
+            top: self.top.or(other.top),
+            ui_url: self.ui_url.or(other.ui_url),
+            color: self.color.or(other.color),
+        }
+    }
+}
+
+/// Only the `[defaults]` table; the rest of the file is the rules', read by `sparkdiag-rules`.
+#[derive(serde::Deserialize)]
+struct File {
+    #[serde(default)]
+    defaults: Defaults,
+}
+
+/// The config files found, the project's first.
+pub struct Found {
+    pub files: Vec<PathBuf>,
+}
+
+impl Found {
+    /// Looks from `cwd` up, then in the user's config folder.
+    pub fn search(cwd: &Path) -> Found {
+        let mut files = Vec::new();
+        'up: for dir in cwd.ancestors() {
+            for name in ["sparkdiag.toml", ".sparkdiag.toml"] {
+                let file = dir.join(name);
+                if file.is_file() {
+                    files.push(file);
+                    break 'up;
+                }
+            }
+        }
+        if let Some(file) = user_file().filter(|f| f.is_file()) {
+            files.push(file);
+        }
+        Found { files }
+    }
+
+    pub fn here() -> Found {
+        match std::env::current_dir() {
+            Ok(cwd) => Found::search(&cwd),
+            Err(_) => Found { files: Vec::new() },
+        }
+    }
+
+    /// The file the rules' thresholds come from when `--config` is not given.
+    pub fn rules_file(&self) -> Option<&Path> {
+        self.files.first().map(PathBuf::as_path)
+    }
+
+    /// Every file's `[defaults]`, the project's winning key by key.
+    pub fn defaults(&self) -> anyhow::Result<Defaults> {
+        let mut merged = Defaults::default();
+        for file in &self.files {
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
+            let parsed: File =
+                toml::from_str(&text).with_context(|| format!("{}", file.display()))?;
+            merged = merged.or(parsed.defaults);
+        }
+        Ok(merged)
+    }
+}
+
+/// `$XDG_CONFIG_HOME/sparkdiag/config.toml`, else `~/.config/sparkdiag/config.toml`.
+fn user_file() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|home| PathBuf::from(home).join(".config"))
+        })?;
+    Some(base.join("sparkdiag").join("config.toml"))
+}
+
+/// Fills the flags of `analyze` that were not given from the config files' `[defaults]`.
+pub fn apply_to_analyze(args: &mut crate::AnalyzeArgs, found: &Found) -> anyhow::Result<()> {
+    use clap::ValueEnum;
+    let defaults = found.defaults()?;
+    let origin = || {
+        found
+            .files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" or ")
+    };
+    if args.format.is_none()
+        && let Some(format) = &defaults.format
+    {
+        args.format = Some(crate::Format::from_str(format, true).map_err(|_| {
+            anyhow::anyhow!(
+                "{}: [defaults] format = \"{format}\": expected text, json, markdown or html",
+                origin()
+            )
+        })?);
+    }
+    if args.fail_on.is_none()
+        && let Some(fail_on) = &defaults.fail_on
+    {
+        if sparkdiag_rules::Severity::parse(fail_on).is_none() {
+            anyhow::bail!(
+                "{}: [defaults] fail_on = \"{fail_on}\": expected critical, high, medium, low or info",
+                origin()
+            );
+        }
+        args.fail_on = Some(fail_on.clone());
+    }
+    if args.price_per_core_hour.is_none() {
+        args.price_per_core_hour = defaults.price_per_core_hour;
+    }
+    let habits = &mut args.habits;
+    if habits.top.is_none() {
+        habits.top = defaults.top;
+    }
+    if habits.ui_url.is_none() {
+        habits.ui_url = defaults.ui_url;
+    }
+    if habits.color.is_none()
+        && let Some(color) = &defaults.color
+    {
+        habits.color = Some(
+            crate::habits::ColorChoice::from_str(color, true).map_err(|_| {
+                anyhow::anyhow!(
+                    "{}: [defaults] color = \"{color}\": expected auto, always or never",
+                    origin()
+                )
+            })?,
+        );
+    }
+    Ok(())
+}
