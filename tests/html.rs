@@ -518,8 +518,8 @@ fn renders_in_headless_chromium_without_console_errors() {
     );
     assert_eq!(
         dom.matches("<svg").count(),
-        6,
-        "each chart's <svg> (five charts and the what-if chart) is in the DOM"
+        7,
+        "each chart's <svg> (six charts and the what-if chart) is in the DOM"
     );
     for title in [
         "Stage timeline",
@@ -527,10 +527,11 @@ fn renders_in_headless_chromium_without_console_errors() {
         "Task durations of the worst stages",
         "GC share per executor",
         "Spill per stage",
+        "Memory peaks against limits",
     ] {
         assert!(dom.contains(title), "chart {title}");
     }
-    assert!(dom.contains("Query plans") && dom.contains("node hot sev-medium"));
+    assert!(dom.contains("Query plans") && dom.contains("node hot sev-low"));
     // The page has no script, so any console message at all is a fault. (Chromium logs
     // console.error() as INFO:CONSOLE, so "CONSOLE" alone is matched, not "CONSOLE" + "ERROR".)
     let faults: Vec<&str> = stderr

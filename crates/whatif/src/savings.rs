@@ -180,8 +180,46 @@ pub fn replay_findings(
     }
     let mut recoverable_ms = 0;
     if !replayed.is_empty() {
-        let (predicted_ms, cores) = Applied::of(&replayed).replay(graph, cores_today);
+        // Two fixes of one stage can exclude each other: merging a stage leaves no skew to
+        // cut, and on few cores the cut may be worth more. So the fixes together are the best
+        // of every change applied, of the cuts kept where they compete with a merge, and of
+        // each fix alone, never worse than the best single fix.
+        let cut_stages: Vec<i64> = replayed
+            .iter()
+            .flat_map(|c| match c {
+                Change::CutSkewToMedian { stages } => stages.clone(),
+                _ => Vec::new(),
+            })
+            .collect();
+        let cuts_first: Vec<Change> = replayed
+            .iter()
+            .filter(|c| match c {
+                Change::MergePartitions { stages, .. } | Change::SplitPartitions { stages, .. } => {
+                    !stages.iter().any(|s| cut_stages.contains(s))
+                }
+                _ => true,
+            })
+            .cloned()
+            .collect();
+        let mut candidates: Vec<Vec<Change>> = vec![replayed.clone()];
+        if cuts_first.len() < replayed.len() {
+            candidates.push(cuts_first);
+        }
+        candidates.extend(replayed.iter().map(|c| vec![c.clone()]));
+        let (set, (predicted_ms, cores)) = candidates
+            .into_iter()
+            .map(|set| {
+                let replay = Applied::of(&set).replay(graph, cores_today);
+                (set, replay)
+            })
+            .min_by_key(|(set, (ms, _))| (*ms, std::cmp::Reverse(set.len())))
+            .expect("at least one fix");
         recoverable_ms = (today_ms - predicted_ms).clamp(0, wall_ms);
+        let findings = scenarios
+            .iter()
+            .filter(|s| s.change.as_ref().is_some_and(|c| set.contains(c)))
+            .flat_map(|s| s.findings.clone())
+            .collect();
         scenarios.push(Scenario {
             label: "every fix applied".into(),
             cores,
@@ -190,7 +228,7 @@ pub fn replay_findings(
             predicted_ms,
             change_vs_today: change_vs_today(predicted_ms),
             change: None,
-            findings: scenarios.iter().flat_map(|s| s.findings.clone()).collect(),
+            findings,
             every_fix: true,
         });
     }
