@@ -110,7 +110,7 @@ impl Codec {
             Codec::Lzf => Box::new(Blocks::new(LzfReader::new(raw))),
             Codec::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(raw)),
             Codec::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(raw)),
-            Codec::Xz => Box::new(lzma_rust2::XzReader::new(raw, true)),
+            Codec::Xz => Box::new(xz_decoder(raw, XZ_MEMORY_LIMIT_KIB)),
         }
     }
 }
@@ -163,6 +163,18 @@ impl<D: BlockDecoder> Read for Blocks<D> {
 /// writes level-1 frames with windows of a few MiB; a frame asking for more is refused rather
 /// than allowed to reserve gigabytes.
 pub const ZSTD_WINDOW_LOG_MAX: u32 = 27;
+
+/// Most memory an xz block's dictionary may ask for, in KiB: 128 MiB, as for zstd's window.
+/// `xz -9` asks for 64 MiB; a header claiming gigabytes is refused rather than allocated.
+pub const XZ_MEMORY_LIMIT_KIB: u32 = 128 << 10;
+
+/// An xz reader over every stream of the file, refusing blocks that need more than `limit_kib`.
+fn xz_decoder<'r>(
+    raw: impl io::BufRead + Send + 'r,
+    limit_kib: u32,
+) -> lzma_rust2::XzReader<impl io::BufRead + Send + 'r> {
+    lzma_rust2::XzReader::new_mem_limit(raw, true, limit_kib)
+}
 
 /// zstd's largest block (`ZSTD_BLOCKSIZE_MAX`).
 const ZSTD_BLOCK: usize = 128 << 10;
@@ -383,6 +395,39 @@ fn invalid(offset: u64, message: String) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An xz stream whose dictionary needs more than the limit is an error, not an allocation.
+    #[test]
+    fn an_xz_dictionary_past_the_limit_is_refused() {
+        let line = b"{\"Event\":\"SparkListenerLogStart\",\"Spark Version\":\"4.3.0\"}\n";
+        let mut child = match std::process::Command::new("xz")
+            .args(["-6", "-c"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+        {
+            Ok(child) => child,
+            Err(_) if std::env::var_os("CI").is_none() => {
+                eprintln!("skipped: no xz on PATH to make the stream");
+                return;
+            }
+            Err(e) => panic!("xz is needed under CI: {e}"),
+        };
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(line).unwrap();
+        let xz = child.wait_with_output().unwrap().stdout;
+        // `xz -6` writes an 8 MiB dictionary.
+        let mut out = Vec::new();
+        let refused = xz_decoder(&xz[..], 1024).read_to_end(&mut out);
+        assert!(
+            refused.is_err(),
+            "read {} bytes under a 1 MiB limit",
+            out.len()
+        );
+        out.clear();
+        Codec::Xz.decoder(&xz[..]).read_to_end(&mut out).unwrap();
+        assert_eq!(out, line);
+    }
 
     #[test]
     fn magic_bytes_win_over_the_file_name() {
