@@ -153,7 +153,7 @@ fn analyze_once(log: &Path, unfolded: bool) {
     let peak_with_views_mb = peak_rss_mb();
     // Taken again, after the peak was reached: what the rules' per-stage facts hold while the
     // rules and the report run.
-    let facts_bytes: usize = sparkdiag_rules::stage_stats(app)
+    let facts_bytes: usize = sparkdiag_facts::stage_stats(app)
         .iter()
         .map(|s| s.facts.heap_bytes())
         .sum();

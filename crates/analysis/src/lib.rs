@@ -1,6 +1,6 @@
 //! The one analysis step that every sparkdiag command shares (`analyze`, `batch`, `diff`, the
-//! tests, the examples and the benchmarks): read one input, build the model, run the rules and
-//! build the report contract.
+//! tests, the examples and the benchmarks): read one input, build the model, run the rules, replay
+//! their changes in the what-if and build the report contract.
 //!
 //! ```no_run
 //! let config = sparkdiag_rules::Config::default();
@@ -14,8 +14,9 @@
 
 use sparkdiag_contract::{Report, ViewData};
 use sparkdiag_eventlog::{LogInput, ReadError, SourceReport};
+use sparkdiag_facts::PlanInput;
 use sparkdiag_model::{Application, ApplicationBuilder};
-use sparkdiag_rules::{Config, PlanInput};
+use sparkdiag_rules::Config;
 
 mod pick;
 mod plan_text;
@@ -87,7 +88,9 @@ pub fn analyze_model(
     options: &Options,
 ) -> Analysis {
     let analysed = sparkdiag_rules::analyze_keeping_all(&app, options.config);
-    let cores = sparkdiag_rules::peak_cores(&app);
+    // The what-if replays each finding's change before the report is built from them.
+    let replayed = sparkdiag_whatif::replayed(&app, &analysed.stages, analysed.findings);
+    let cores = sparkdiag_facts::peak_cores(&app);
     let inputs = if options.inputs.is_empty() {
         vec![input.display.clone()]
     } else {
@@ -97,7 +100,7 @@ pub fn analyze_model(
         &inputs,
         &source,
         &app,
-        analysed.findings,
+        replayed,
         cores,
         options.price_per_core_hour,
         &analysed.stages,

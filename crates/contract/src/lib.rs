@@ -5,7 +5,8 @@
 //! fleet's Parquet tables in `sparkdiag-tables`, and both read only these types.
 //!
 //! [`Report::new`] takes the model ([`sparkdiag_model::Application`]), the reading account
-//! ([`sparkdiag_eventlog::SourceReport`]) and the rules' findings. Its field names are a public
+//! ([`sparkdiag_eventlog::SourceReport`]), the rules' findings as the what-if replay left them
+//! and the stages' facts; it runs neither the rules nor the replay. Its field names are a public
 //! API: adding a field is compatible, renaming or dropping one is a new schema version.
 //!
 //! ```no_run
@@ -15,9 +16,10 @@
 //! let source = sparkdiag_eventlog::read_log(input, |event| builder.on_event(event))?;
 //! let app = builder.finish();
 //! let analysed = sparkdiag_rules::analyze_keeping_all(&app, &config);
-//! let cores = sparkdiag_rules::peak_cores(&app);
+//! let replayed = sparkdiag_whatif::replayed(&app, &analysed.stages, analysed.findings);
+//! let cores = sparkdiag_facts::peak_cores(&app);
 //! let report = sparkdiag_contract::Report::new(
-//!     &[], &source, &app, analysed.findings, cores, None, &analysed.stages,
+//!     &[], &source, &app, replayed, cores, None, &analysed.stages,
 //! );
 //! assert_eq!(report.schema, sparkdiag_contract::SCHEMA);
 //! # Ok::<(), sparkdiag_eventlog::ReadError>(())
@@ -31,3 +33,6 @@ mod view;
 pub use plan::*;
 pub use report::*;
 pub use view::*;
+
+/// The report's `memory` section is the facts layer's figures as they are.
+pub use sparkdiag_facts::memory_figures::{ExecutorMemory, MemoryFigures};

@@ -2,10 +2,12 @@
 
 use serde::Serialize;
 use sparkdiag_eventlog::SourceReport;
+use sparkdiag_facts::StageStats;
 use sparkdiag_model::{
     AppStatus, Application, JobStatus, Platform, SparkPlanInfo, StageAttempt, StageStatus,
 };
-use sparkdiag_rules::{Finding, StageStats};
+use sparkdiag_rules::Finding;
+use sparkdiag_whatif::Replayed;
 
 pub const SCHEMA: &str = "sparkdiag/report/v1";
 
@@ -32,7 +34,7 @@ pub struct Report {
     /// Each executor's and the driver's memory peaks against the memory configured (additive,
     /// see docs/memory.md); absent when the log has no executor memory metrics.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub memory: Option<sparkdiag_rules::memory_figures::MemoryFigures>,
+    pub memory: Option<sparkdiag_facts::memory_figures::MemoryFigures>,
 }
 
 /// A finding as the report shows it: the rule's finding, plus its cost when a price is known.
@@ -299,16 +301,18 @@ pub struct ExchangeStagesOut {
 }
 
 impl Report {
-    /// `cores` is the application's peak executor cores, which turns recoverable wall-clock time
-    /// into core-hours (and, with `price_per_core_hour`, money). `stats` are the stages'
-    /// statistics the rules took (indexed like `app.stages`; [`sparkdiag_rules::stage_stats`]
-    /// without the rules): the report and its what-if read those rather than every stage's tasks
-    /// again.
+    /// `replayed` holds the rules' findings as the what-if replay left them, with that replay
+    /// (`sparkdiag_whatif::replayed`; the caller runs it, so building the report computes
+    /// nothing a rule or the replay decides). `cores` is the application's peak executor cores,
+    /// which turns recoverable wall-clock time into core-hours (and, with `price_per_core_hour`,
+    /// money). `stats` are the stages' statistics the rules took (indexed like `app.stages`;
+    /// [`sparkdiag_facts::stage_stats`] without the rules): the report reads those rather than
+    /// every stage's tasks again.
     pub fn new(
         inputs: &[String],
         source: &SourceReport,
         app: &Application,
-        mut findings: Vec<Finding>,
+        replayed: Replayed,
         cores: i64,
         price_per_core_hour: Option<f64>,
         stats: &[StageStats],
@@ -318,11 +322,11 @@ impl Report {
             app.stages.len(),
             "statistics of another application"
         );
-        let (what_if, replayed_ms) =
-            match sparkdiag_whatif::what_if_with_findings(app, stats, &mut findings) {
-                Some((w, recoverable)) => (Some(w), recoverable),
-                None => (None, 0),
-            };
+        let Replayed {
+            mut findings,
+            what_if,
+            recoverable_ms: replayed_ms,
+        } = replayed;
         // Ranked again by the replayed savings.
         findings.sort_by(|a, b| {
             b.impact_ms
@@ -389,7 +393,7 @@ impl Report {
                 .collect(),
             what_if,
             streaming: crate::streaming::streaming_out(app),
-            memory: sparkdiag_rules::memory_figures::MemoryFigures::of(app),
+            memory: sparkdiag_facts::memory_figures::MemoryFigures::of(app),
         }
     }
 }

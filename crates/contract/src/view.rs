@@ -6,8 +6,8 @@
 //! for byte what it was. It is built once, in the analysis step, from the model; the views then
 //! need only the [`crate::Report`] and this.
 
+use sparkdiag_facts::Varints;
 use sparkdiag_model::{Application, SparkPlanInfo, TaskOutcome};
-use sparkdiag_rules::Varints;
 
 /// Per-task and plan-shape data for the charts and the HTML view of one application.
 #[derive(Debug, Default, Clone)]

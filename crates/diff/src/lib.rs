@@ -49,8 +49,8 @@ mod work;
 use std::collections::BTreeMap;
 
 use sparkdiag_contract::Report;
+use sparkdiag_facts::PlanInput;
 use sparkdiag_model::{AppStatus, Application, StageStatus};
-use sparkdiag_rules::PlanInput;
 
 pub use contract::*;
 pub use work::mask_numbers;
@@ -135,7 +135,7 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
         status: run.app.status(),
         complete: run.report.source.complete,
         duration_ms: run.app.duration_ms(),
-        cores: sparkdiag_rules::peak_cores(run.app),
+        cores: sparkdiag_facts::peak_cores(run.app),
         projection,
         timeline: timeline(run.app, groups_pairs),
     };

@@ -4,9 +4,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use sparkdiag_facts::PlanInput;
 use sparkdiag_model::{Application, SparkPlanInfo, SqlExecution};
 use sparkdiag_plan::{Operator, Plan};
-use sparkdiag_rules::PlanInput;
 
 use crate::contract::{PlanFacts, StageGroupOut, StageMatch, WorkMatch, WorkSide};
 use crate::outputs::Write;

@@ -3,8 +3,8 @@
 
 use std::fmt::Write;
 
+use sparkdiag_contract::{ExecutorMemory, MemoryFigures};
 use sparkdiag_model::units::human_bytes;
-use sparkdiag_rules::memory_figures::{ExecutorMemory, MemoryFigures};
 
 use crate::format::escape;
 

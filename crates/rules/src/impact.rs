@@ -11,29 +11,18 @@
 
 use std::collections::BTreeMap;
 
-use crate::{Context, Finding, Severity};
+use crate::{Claim, Context, Finding, Lead, Severity};
 
-/// Rules whose severity says what happened to the run (a job failed, executors died, the log
-/// stops), not how much time a fix would save; and the streaming rules whose severity says how
-/// the stream fares (behind, failed, state without bound): a stream has no end to bring forward.
-const OWN_SEVERITY: &[&str] = &[
-    "FA001", "FA003", "FA005", "ST001", "ST003", "ST004", "ST007",
-];
+/// What the rule of `code` claims, as its file declares ([`crate::Rule::claims`]).
+fn claim_of(code: &str) -> Claim {
+    crate::rule_of(code).map_or(Claim::Saving, |r| r.claims)
+}
 
 /// The finding's impact is time the run lost (a failed job's work), an outcome rather than a
 /// saving: views say "lost", and the what-if's fixes do not count it.
 pub fn is_outcome(rule: &str) -> bool {
-    OWN_SEVERITY.contains(&rule)
+    claim_of(rule) == Claim::Outcome
 }
-
-/// Symptoms rather than causes: no job ran (DR001), cores sat idle (UT001). They claim time
-/// after every finding that names a cause (a driver loop, skew, tiny tasks), so a gap between
-/// a loop's jobs is the loop's.
-const SYMPTOMS: &[&str] = &["DR001", "UT001"];
-
-/// Rules whose findings are ordered by cause (evidence `consequence_of_another_failure`, then
-/// `failed_at_ms`) rather than by size: the failure that started a chain heads the group.
-const ORDERED: &[&str] = &["FA001"];
 
 /// How many repeats a grouped finding lists in its evidence.
 const MAX_OCCURRENCES: usize = 50;
@@ -55,10 +44,11 @@ pub(crate) fn settle(ctx: &Context, findings: Vec<Finding>) -> Vec<Finding> {
             (merge(group), estimate)
         })
         .collect();
+    // Symptoms claim time after every finding that names a cause.
+    let symptom = |f: &Finding| claim_of(f.rule) == Claim::Symptom;
     merged.sort_by(|(a, ea), (b, eb)| {
-        SYMPTOMS
-            .contains(&a.rule)
-            .cmp(&SYMPTOMS.contains(&b.rule))
+        symptom(a)
+            .cmp(&symptom(b))
             .then(eb.cmp(ea))
             .then(a.severity.cmp(&b.severity))
             .then(a.rule.cmp(b.rule))
@@ -95,7 +85,7 @@ pub(crate) fn settle(ctx: &Context, findings: Vec<Finding>) -> Vec<Finding> {
             }
         }
         f.impact_ms = impact;
-        f.severity = if OWN_SEVERITY.contains(&f.rule) {
+        f.severity = if claim_of(f.rule) == Claim::Outcome {
             f.severity
         } else if estimate == 0 {
             // Nothing measured to save: a configuration or plan smell, never above medium.
@@ -166,7 +156,8 @@ fn merge(mut group: Vec<Finding>) -> Finding {
     if group.len() == 1 {
         return group.pop().unwrap();
     }
-    if ORDERED.contains(&group[0].rule) {
+    let leader = crate::rule_of(group[0].rule).map_or(Lead::Largest, |r| r.lead);
+    if leader == Lead::FirstCause {
         // Causes before consequences, then in time: the failure that started it leads.
         group.sort_by_key(|f| {
             (

@@ -8,6 +8,10 @@
 //! prints. The rules and their thresholds are the registry: `sparkdiag rules --format json`
 //! serialises it, overrides are checked against it, and tests hold the doc prose and the README's
 //! detector table to it. Each threshold is a `const` the rule reads through [`Thresholds::get`].
+//! Each rule also declares what its findings claim ([`Claim`]: a saving, a symptom's saving or
+//! an outcome) and how its repeats merge ([`Lead`]), which is all the impact model needs to know
+//! about it. The rules read the facts of the application and its stages from `sparkdiag_facts`
+//! through a [`Context`], and decide which of them make a finding.
 //! [`analyze`] runs every rule over an [`Application`] with a
 //! [`Config`] (threshold overrides from the command line or a `sparkdiag.toml`) and returns the
 //! [`Finding`]s ranked by `impact_ms`, the estimated wall-clock time that fixing each would save.
@@ -24,28 +28,26 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#[cfg(test)]
+mod checklist;
 mod config;
 mod context;
 mod counterfactual;
 mod finding;
 mod impact;
-pub mod memory_figures;
-pub mod memory_limits;
 pub mod memory_region;
 pub mod rules;
-mod stage_facts;
-pub mod stage_shape;
 mod workload;
 
 pub use config::{Config, ConfigError};
-pub use context::{Context, PlanInput, StageStats, peak_cores};
+pub use context::Context;
 pub use counterfactual::{Change, Counterfactual};
 pub use finding::{Category, Finding, Scope, Severity};
 pub use impact::is_outcome;
-pub use stage_facts::{
-    ExecutorTasks, FailedOn, StageTaskFacts, TaskFigure, Varints, of_application as stage_stats,
-};
 
+// The facts the rules read, under the names the rule files give them (`crate::StageStats`,
+// `crate::stage_shape::…`); their one home is `sparkdiag_facts`.
+use sparkdiag_facts::{PlanInput, StageStats, memory_limits, stage_shape};
 use sparkdiag_model::Application;
 
 /// One detector: its identity, documentation, thresholds and check.
@@ -61,6 +63,42 @@ pub struct Rule {
     pub doc: &'static str,
     pub thresholds: &'static [Threshold],
     pub check: fn(&Context, &Thresholds) -> Vec<Finding>,
+    /// What its findings' `impact_ms` claims: a saving, a symptom's saving, or an outcome.
+    pub claims: Claim,
+    /// Which finding leads when its repeats become one.
+    pub lead: Lead,
+    /// It describes a batch program's shape (job trains, driver gaps, idle cores) and stands
+    /// down on a stream or a Spark Connect server, whose jobs come from triggers or clients.
+    pub batch_only: bool,
+    /// Its finding is a shuffle partition count to set, which a stateful streaming query cannot
+    /// take (the count is in its checkpoint): its findings on such a query's stages are dropped.
+    pub advises_shuffle_partitions: bool,
+}
+
+/// What a rule's findings claim, which decides where the impact model ranks them and how the
+/// views and the what-if count them (see the impact model in `impact.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    /// A cause, and the wall-clock time fixing it would save: its findings claim time in the
+    /// order of their estimates, and their severity is the share of the application saved.
+    Saving,
+    /// A symptom of causes other rules name (no job ran, cores sat idle): it claims only the time
+    /// left once every cause has claimed its own, so a gap between a loop's jobs is the loop's.
+    Symptom,
+    /// What happened to the run (a job failed, executors died, the log stops) or how a stream
+    /// fares (behind, failed, state without bound): time lost, not a saving. Its severity is its
+    /// own, views say "lost", and the what-if's fixes do not count it.
+    Outcome,
+}
+
+/// Which of a rule's findings leads when its repeats become one finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lead {
+    /// The one with the largest impact.
+    Largest,
+    /// The cause before its consequences (evidence `consequence_of_another_failure`), then the
+    /// earliest (`failed_at_ms`): the failure that started a chain heads it.
+    FirstCause,
 }
 
 impl Rule {
@@ -158,7 +196,24 @@ impl Thresholds<'_> {
     }
 }
 
-/// Declares a rule; its doc comment becomes the text `sparkdiag rules CODE` prints.
+/// Declares a rule; its doc comment becomes the text `sparkdiag rules CODE` prints. The fields
+/// come in this order; `lead`, `batch_only` and `advises_shuffle_partitions` may be left out
+/// (`Largest`, `false`, `false`).
+///
+/// ```ignore
+/// declare_rule! {
+///     /// ## What it does … ## Why is this bad? … ## How to fix it … ## Threshold and its source …
+///     pub static DATA_SKEW = {
+///         code: "SK001",
+///         name: "data-skew",
+///         category: Skew,
+///         claims: Saving,
+///         summary: "A task far longer than its stage's median, with more data",
+///         thresholds: &[RATIO] as &[Threshold],
+///         check: check,
+///     };
+/// }
+/// ```
 #[macro_export]
 macro_rules! declare_rule {
     (
@@ -167,9 +222,14 @@ macro_rules! declare_rule {
             code: $code:expr,
             name: $name:expr,
             category: $category:ident,
+            claims: $claims:ident,
             summary: $summary:expr,
             thresholds: $thresholds:expr,
-            check: $check:path $(,)?
+            check: $check:path
+            $(, lead: $lead:ident)?
+            $(, batch_only: $batch_only:literal)?
+            $(, advises_shuffle_partitions: $advises_shuffle_partitions:literal)?
+            $(,)?
         };
     ) => {
         pub static $NAME: $crate::Rule = $crate::Rule {
@@ -180,7 +240,20 @@ macro_rules! declare_rule {
             doc: concat!($($doc, "\n"),*),
             thresholds: $thresholds,
             check: $check,
+            claims: $crate::Claim::$claims,
+            lead: $crate::declare_rule!(@lead $($lead)?),
+            batch_only: $crate::declare_rule!(@flag $($batch_only)?),
+            advises_shuffle_partitions: $crate::declare_rule!(@flag $($advises_shuffle_partitions)?),
         };
+    };
+    (@lead) => { $crate::Lead::Largest };
+    (@lead $lead:ident) => { $crate::Lead::$lead };
+    (@flag) => { false };
+    (@flag $value:literal) => { $value };
+    ($($anything:tt)*) => {
+        compile_error!(
+            "declare_rule! wants the rule's doc (## What it does, ## Why is this bad?, ## How to fix it, ## Threshold and its source), then `pub static NAME = { code, name, category, claims, summary, thresholds, check };` in that order. `claims` is what its impact is: `Saving` (a cause, time a fix saves), `Symptom` (claims only time no cause claimed) or `Outcome` (a failure or a stream's health: time lost). After `check` it may add `lead: FirstCause`, `batch_only: true`, `advises_shuffle_partitions: true`. See CONTRIBUTING.md, \"Adding a detector\"."
+        );
     };
 }
 
@@ -194,6 +267,11 @@ pub fn find_rule(code_or_name: &str) -> Option<&'static Rule> {
     all_rules().iter().copied().find(|r| {
         r.code.eq_ignore_ascii_case(code_or_name) || r.name.eq_ignore_ascii_case(code_or_name)
     })
+}
+
+/// The rule of a finding, by its exact code.
+pub(crate) fn rule_of(code: &str) -> Option<&'static Rule> {
+    all_rules().iter().copied().find(|r| r.code == code)
 }
 
 /// Runs every enabled rule and returns the findings, most recoverable time first, with each
@@ -226,7 +304,7 @@ pub fn analyze_keeping_all(app: &Application, config: &Config) -> Analysed {
         return Analysed {
             findings: Vec::new(),
             plans: Vec::new(),
-            stages: stage_stats(app),
+            stages: sparkdiag_facts::stage_stats(app),
         };
     }
     let context = Context::new(app);
@@ -285,7 +363,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_rule_has_a_unique_code_and_a_complete_doc() {
+    fn every_rule_has_a_unique_code_and_is_found_by_its_name() {
         let mut codes = std::collections::BTreeSet::new();
         for rule in all_rules() {
             assert!(codes.insert(rule.code), "duplicate code {}", rule.code);
@@ -297,26 +375,7 @@ mod tests {
                 "{}",
                 rule.code
             );
-            for section in [
-                "## What it does",
-                "## Why is this bad?",
-                "## How to fix it",
-                "## Threshold and its source",
-            ] {
-                assert!(
-                    rule.doc.contains(section),
-                    "{} lacks `{section}`",
-                    rule.code
-                );
-            }
-            for t in rule.thresholds {
-                assert!(
-                    rule.doc.contains(&format!("`{}`", t.key)),
-                    "{}'s doc does not explain threshold `{}`",
-                    rule.code,
-                    t.key
-                );
-            }
+            // The doc's parts and its thresholds: `checklist`, with what to write.
             assert_eq!(find_rule(rule.name).map(|r| r.code), Some(rule.code));
         }
     }

@@ -481,7 +481,7 @@ pub fn data_cause(
         for t in tasks {
             if t.has_metrics && t.outcome != TaskOutcome::Killed {
                 let entry = sizes.entry(t.index).or_default();
-                *entry = (*entry).max(crate::context::data_bytes(t));
+                *entry = (*entry).max(sparkdiag_facts::data_bytes(t));
             }
         }
         sizes
@@ -497,7 +497,7 @@ pub fn data_cause(
         let own = sizes_of(&tasks);
         let bytes = tasks.iter().find(|t| t.task_id == task_id).and_then(|t| {
             if t.has_metrics {
-                Some(crate::context::data_bytes(t))
+                Some(sparkdiag_facts::data_bytes(t))
             } else {
                 own.get(&t.index).copied()
             }
@@ -920,5 +920,33 @@ mod tests {
             classify(["  MemoryError"]).map(|(_, l)| l),
             Some("MemoryError".into())
         );
+    }
+}
+
+#[cfg(test)]
+mod healthy_twin {
+    use crate::rules::testing::apps;
+    use crate::{Category, Config, Severity};
+
+    /// The same script as the wide heap OOM at a size that fits: every rule together says
+    /// nothing at medium or above about memory (failures, GC, spill, partitions too big).
+    #[test]
+    fn the_healthy_twin_gets_nothing_about_memory_at_medium_or_above() {
+        let app = &apps("logs/memory/heap-oom-wide-healthy")[0];
+        let findings = crate::analyze(app, &Config::default());
+        let memory: Vec<_> = findings
+            .iter()
+            // Severities order from Critical down: medium or above is `<= Medium`.
+            .filter(|f| f.severity <= Severity::Medium)
+            .filter(|f| {
+                matches!(
+                    f.category,
+                    Category::Failure | Category::Gc | Category::Spill
+                ) || f.rule == "PA002"
+                    || f.title.to_lowercase().contains("memory")
+                    || f.recommendation.contains("spark.executor.memory")
+            })
+            .collect();
+        assert!(memory.is_empty(), "{memory:#?}");
     }
 }

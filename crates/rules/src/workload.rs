@@ -5,20 +5,17 @@
 //! run of small jobs there is the scheduler or the clients, not a loop in the program to fold
 //! into one job (DR002); time with no job running is waiting for data or requests (DR001); and
 //! cores idle between triggers are the price of low latency, said by the streaming rules in
-//! their own terms (UT001). The shell and notebook sessions have their own wording inside
-//! those rules, so they are not gated here.
+//! their own terms (UT001). Each of those rules says so itself ([`Rule::batch_only`]). The shell
+//! and notebook sessions have their own wording inside those rules, so they are not gated here.
 
 use sparkdiag_model::{Application, Workload};
 
 use crate::{Finding, Rule};
 
-/// Codes of the rules that describe a batch program's shape and do not apply to a stream or a
-/// Connect server.
-const BATCH_ONLY: &[&str] = &["DR001", "DR002", "UT001"];
-
-/// Whether `rule` runs at all on this application.
+/// Whether `rule` runs at all on this application: a rule that describes a batch program's
+/// shape ([`Rule::batch_only`]) does not on a stream or a Connect server.
 pub(crate) fn applies(rule: &Rule, app: &Application) -> bool {
-    !(gated(app.workload()) && BATCH_ONLY.contains(&rule.code))
+    !(gated(app.workload()) && rule.batch_only)
 }
 
 /// A rule's findings, less those about jobs the program's own stop cancelled (a query's
@@ -45,7 +42,7 @@ pub(crate) fn keep(app: &Application, findings: Vec<Finding>) -> Vec<Finding> {
         // A stateful query's partition count is in its checkpoint: "set
         // spark.sql.shuffle.partitions" does nothing on a restart. ST005 says what does.
         .filter(|f| {
-            !(STATE_PARTITION_RULES.contains(&f.rule)
+            !(crate::rule_of(f.rule).is_some_and(|r| r.advises_shuffle_partitions)
                 && !f.scope.stage_ids.is_empty()
                 && f.scope.stage_ids.iter().all(|s| stateful.contains(s)))
         })
@@ -101,9 +98,6 @@ fn name_the_batches(app: &Application, mut f: Finding) -> Finding {
         .insert("streaming_batches".into(), serde_json::Value::Array(named));
     f
 }
-
-/// Rules that advise a shuffle partition count, which a stateful query cannot take.
-const STATE_PARTITION_RULES: &[&str] = &["PA001", "CF002"];
 
 /// The stages run by micro-batches: of the queries that keep state, or of all queries.
 fn query_stages(app: &Application, stateful_only: bool) -> std::collections::HashSet<i64> {

@@ -109,16 +109,46 @@ pub const ASSUMPTIONS: [&str; 5] = [
 
 /// The what-if analysis of `app`, or `None` when the log has no start or no tasks.
 pub fn what_if(app: &Application) -> Option<WhatIf> {
-    what_if_with_stage_stats(app, &sparkdiag_rules::stage_stats(app))
+    what_if_with_stage_stats(app, &sparkdiag_facts::stage_stats(app))
 }
 
 /// [`what_if`] from the stages' statistics the rules already took (indexed like `app.stages`),
 /// without looking at the tasks again.
 pub fn what_if_with_stage_stats(
     app: &Application,
-    stats: &[sparkdiag_rules::StageStats],
+    stats: &[sparkdiag_facts::StageStats],
 ) -> Option<WhatIf> {
     what_if_with_findings(app, stats, &mut []).map(|(w, _)| w)
+}
+
+/// The rules' findings after the replay of their changes, with the replay: what the report is
+/// built from.
+pub struct Replayed {
+    /// Each time-saving finding's `impact_ms` is its replayed saving where its change was
+    /// replayed ([`savings::replay_findings`]); in the rules' order, not yet ranked again.
+    pub findings: Vec<sparkdiag_rules::Finding>,
+    /// `None` when the log has no start or no tasks.
+    pub what_if: Option<WhatIf>,
+    /// Every replayed change applied together, against today's replay (0 when none was
+    /// replayed, or without a what-if).
+    pub recoverable_ms: i64,
+}
+
+/// [`what_if_with_findings`], keeping the findings with the result.
+pub fn replayed(
+    app: &Application,
+    stats: &[sparkdiag_facts::StageStats],
+    mut findings: Vec<sparkdiag_rules::Finding>,
+) -> Replayed {
+    let (what_if, recoverable_ms) = match what_if_with_findings(app, stats, &mut findings) {
+        Some((w, recoverable)) => (Some(w), recoverable),
+        None => (None, 0),
+    };
+    Replayed {
+        findings,
+        what_if,
+        recoverable_ms,
+    }
 }
 
 /// [`what_if_with_stage_stats`], also replaying each finding's change: each time-saving
@@ -127,14 +157,14 @@ pub fn what_if_with_stage_stats(
 /// scenario's saving against today's replay (0 when no change was replayed).
 pub fn what_if_with_findings(
     app: &Application,
-    stats: &[sparkdiag_rules::StageStats],
+    stats: &[sparkdiag_facts::StageStats],
     findings: &mut [sparkdiag_rules::Finding],
 ) -> Option<(WhatIf, i64)> {
     let graph = Graph::with_stage_stats(app, stats)?;
     if graph.max_parallelism() == 0 || app.tasks.is_empty() {
         return None;
     }
-    let cores_today = sparkdiag_rules::peak_cores(app).max(1);
+    let cores_today = sparkdiag_facts::peak_cores(app).max(1);
     let wall_ms = graph.wall_ms();
     let replay = |slots: Option<usize>, cut_skew: bool, remove_driver_gaps: bool| {
         graph.replay(ReplayOptions {
@@ -514,7 +544,7 @@ fn memory_advice(app: &Application) -> Option<Advice> {
     let reserved = app
         .spark_properties
         .get("spark.executor.memory")
-        .and_then(|m| sparkdiag_rules::rules::parse_memory(m));
+        .and_then(|m| sparkdiag_facts::settings::parse_memory(m));
     let peak = executors
         .iter()
         .filter_map(|e| e.peak_metrics.map(|m| m.jvm_heap_memory))

@@ -5,8 +5,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use sparkdiag_facts::{StageStats, Varints};
 use sparkdiag_model::{Application, StageStatus};
-use sparkdiag_rules::{StageStats, Varints};
 
 /// What to change in a replay.
 #[derive(Debug, Clone, Copy)]
@@ -124,7 +124,7 @@ pub struct Graph {
 
 impl Graph {
     pub fn new(app: &Application) -> Option<Graph> {
-        Graph::with_stage_stats(app, &sparkdiag_rules::stage_stats(app))
+        Graph::with_stage_stats(app, &sparkdiag_facts::stage_stats(app))
     }
 
     /// [`Graph::new`] from the stages' statistics the rules already took (indexed like

@@ -560,8 +560,9 @@ pub(crate) fn report_of(app: &sparkdiag_model::Application) -> Report {
         ignored_events: Default::default(),
         warnings: Vec::new(),
     };
-    let stats = sparkdiag_rules::stage_stats(app);
-    Report::new(&[], &source, app, Vec::new(), 0, None, &stats)
+    let stats = sparkdiag_facts::stage_stats(app);
+    let replayed = sparkdiag_whatif::replayed(app, &stats, Vec::new());
+    Report::new(&[], &source, app, replayed, 0, None, &stats)
 }
 
 #[cfg(test)]

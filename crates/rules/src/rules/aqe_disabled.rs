@@ -33,6 +33,7 @@ declare_rule! {
         code: "CF001",
         name: "aqe-disabled",
         category: Config,
+        claims: Saving,
         summary: "Shuffles ran with Adaptive Query Execution switched off",
         thresholds: &[
             MEDIUM_SHUFFLE_SHARE,

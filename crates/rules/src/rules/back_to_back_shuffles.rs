@@ -27,6 +27,7 @@ declare_rule! {
         code: "EX002",
         name: "back-to-back-shuffles",
         category: Exchanges,
+        claims: Saving,
         summary: "A shuffle's output is shuffled again on other keys before anything uses it",
         thresholds: &[] as &[Threshold],
         check: check,

@@ -26,6 +26,7 @@ declare_rule! {
         code: "CF003",
         name: "broadcast-disabled",
         category: Config,
+        claims: Saving,
         summary: "Broadcast joins switched off while sort-merge joins ran",
         thresholds: &[] as &[Threshold],
         check: check_broadcast,

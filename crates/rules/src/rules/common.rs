@@ -2,6 +2,7 @@
 
 use sparkdiag_model::StageAttempt;
 
+use sparkdiag_facts::settings::spark_seconds_setting_ms;
 pub use sparkdiag_model::units::{duration, human_bytes as bytes};
 
 /// How much sooner a stage would end if no task ran longer than its successful tasks' median:
@@ -160,26 +161,6 @@ pub fn release_idle_executors(ctx: &crate::Context) -> String {
     }
 }
 
-/// A Spark time setting in milliseconds: `60s`, `5min`, `2h`, `100ms`, or a bare number in
-/// seconds (the unit of the dynamic-allocation timeouts), as Spark's `timeStringAsSec` reads it.
-pub fn spark_seconds_setting_ms(text: &str) -> Option<i64> {
-    let text = text.trim().to_ascii_lowercase();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let number: i64 = text[..split].parse().ok()?;
-    let scale = match text[split..].trim() {
-        "" | "s" | "sec" | "secs" => 1_000,
-        "ms" => 1,
-        "us" => return Some(number / 1_000),
-        "m" | "min" | "mins" => 60_000,
-        "h" => 3_600_000,
-        "d" => 86_400_000,
-        _ => return None,
-    };
-    number.checked_mul(scale)
-}
-
 /// An idle timeout longer than this keeps executors through gaps worth releasing them for.
 const LONG_IDLE_TIMEOUT_MS: i64 = 60_000;
 
@@ -319,16 +300,5 @@ mod tests {
             idle.contains("short idle timeouts") && !idle.contains("IdleTimeout"),
             "{idle}"
         );
-    }
-
-    #[test]
-    fn spark_time_settings_read_as_spark_reads_them() {
-        assert_eq!(spark_seconds_setting_ms("60s"), Some(60_000));
-        assert_eq!(spark_seconds_setting_ms("150"), Some(150_000));
-        assert_eq!(spark_seconds_setting_ms(" 5min"), Some(300_000));
-        assert_eq!(spark_seconds_setting_ms("2h"), Some(7_200_000));
-        assert_eq!(spark_seconds_setting_ms("100ms"), Some(100));
-        assert_eq!(spark_seconds_setting_ms("infinity"), None);
-        assert_eq!(spark_seconds_setting_ms("9223372036854775807d"), None);
     }
 }

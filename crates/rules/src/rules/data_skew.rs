@@ -45,6 +45,7 @@ declare_rule! {
         code: "SK001",
         name: "data-skew",
         category: Skew,
+        claims: Saving,
         summary: "A task ran far longer than its stage's median because its partition held far more data",
         thresholds: SKEW_THRESHOLDS,
         check: check_data_skew,

@@ -49,6 +49,7 @@ declare_rule! {
         code: "CF002",
         name: "default-shuffle-partitions",
         category: Config,
+        claims: Saving,
         summary: "spark.sql.shuffle.partitions left at 200 on shuffles it does not fit",
         thresholds: &[
             MIN_AVG_MB,
@@ -56,6 +57,7 @@ declare_rule! {
             TARGET_MB,
         ] as &[Threshold],
         check: check_default_partitions,
+        advises_shuffle_partitions: true,
     };
 }
 

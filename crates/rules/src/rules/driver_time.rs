@@ -60,6 +60,7 @@ declare_rule! {
         code: "DR001",
         name: "driver-only-time",
         category: DriverBound,
+        claims: Symptom,
         summary: "Much of the application's time passed with no Spark job running",
         thresholds: &[
             MIN_SHARE,
@@ -67,6 +68,7 @@ declare_rule! {
             GAP_S,
         ] as &[Threshold],
         check: check,
+        batch_only: true,
     };
 }
 

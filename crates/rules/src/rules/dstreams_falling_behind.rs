@@ -48,6 +48,7 @@ declare_rule! {
         code: "ST007",
         name: "dstreams-falling-behind",
         category: Streaming,
+        claims: Outcome,
         summary: "DStreams batches take longer than the batch interval: the scheduling delay grows",
         thresholds: &[MIN_BATCHES, MIN_OVER_SHARE],
         check: check,

@@ -54,6 +54,7 @@ declare_rule! {
         code: "UT003",
         name: "waiting-for-executors",
         category: Utilization,
+        claims: Saving,
         summary: "The first job waited for executors to register before any task could run",
         thresholds: &[MIN_WAIT_S, MIN_DESERIALIZE_S] as &[Threshold],
         check: check,

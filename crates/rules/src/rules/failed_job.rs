@@ -33,9 +33,11 @@ declare_rule! {
         code: "FA001",
         name: "failed-job",
         category: Failure,
+        claims: Outcome,
         summary: "A job failed: the stage, task and exception that killed it",
         thresholds: &[] as &[Threshold],
         check: check,
+        lead: FirstCause,
     };
 }
 

@@ -29,6 +29,7 @@ declare_rule! {
         code: "PL006",
         name: "filter-not-pushed",
         category: Plan,
+        claims: Saving,
         summary: "A filter above a scan was not pushed down to the data source",
         thresholds: &[] as &[Threshold],
         check: check,

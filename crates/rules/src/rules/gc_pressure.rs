@@ -72,6 +72,7 @@ declare_rule! {
         code: "GC001",
         name: "gc-pressure",
         category: Gc,
+        claims: Saving,
         summary: "Executors spend a large share of their task time in JVM garbage collection",
         thresholds: &[
             WARN_SHARE,

@@ -1,5 +1,7 @@
 //! GC002 heap-overprovisioned: executors asked for far more heap than they ever used.
 
+use sparkdiag_facts::settings::parse_memory;
+
 use super::common::{bytes, ratio};
 use crate::memory_limits::{
     MIN_HEAP_BYTES, MIN_OVERHEAD_BYTES, MemoryLimits, RESERVED_BYTES, setting,
@@ -54,6 +56,7 @@ declare_rule! {
         code: "GC002",
         name: "heap-overprovisioned",
         category: Gc,
+        claims: Saving,
         summary: "Executors used far less heap than they reserved (information)",
         thresholds: &[
             MAX_GC_SHARE,
@@ -62,25 +65,6 @@ declare_rule! {
         ] as &[Threshold],
         check: check,
     };
-}
-
-/// `spark.executor.memory` in bytes: `4g`, `4096m`, `4096` (MiB, Spark's default unit).
-pub fn parse_memory(text: &str) -> Option<u64> {
-    let text = text.trim().to_ascii_lowercase();
-    let (number, unit) = match text.find(|c: char| c.is_ascii_alphabetic()) {
-        Some(i) => (&text[..i], &text[i..]),
-        None => (text.as_str(), "m"),
-    };
-    let n: f64 = number.trim().parse().ok()?;
-    let scale: u64 = match unit.trim_end_matches('b') {
-        "" => 1,
-        "k" => 1 << 10,
-        "m" => 1 << 20,
-        "g" => 1 << 30,
-        "t" => 1 << 40,
-        _ => return None,
-    };
-    Some((n * scale as f64) as u64)
 }
 
 fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
@@ -250,18 +234,6 @@ impl Sizing {
             self.executor_hours,
             self.conf.join(" --conf ")
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn parses_spark_memory_strings() {
-        assert_eq!(super::parse_memory("4g"), Some(4 << 30));
-        assert_eq!(super::parse_memory("512m"), Some(512 << 20));
-        assert_eq!(super::parse_memory("2048"), Some(2048 << 20));
-        assert_eq!(super::parse_memory("1.5gb"), Some(3 << 29));
-        assert_eq!(super::parse_memory("lots"), None);
     }
 }
 

@@ -61,6 +61,7 @@ declare_rule! {
         code: "UT001",
         name: "idle-cores",
         category: Utilization,
+        claims: Symptom,
         summary: "Most of the executor core time the application held was idle",
         thresholds: &[
             MIN_IDLE_SHARE,
@@ -69,6 +70,7 @@ declare_rule! {
             HIGH_CORE_H,
         ] as &[Threshold],
         check: check,
+        batch_only: true,
     };
 }
 

@@ -28,6 +28,7 @@ declare_rule! {
         code: "FA005",
         name: "incomplete-run",
         category: Failure,
+        claims: Outcome,
         summary: "The application never ended in this log: what was running when it stopped",
         thresholds: &[] as &[Threshold],
         check: check,

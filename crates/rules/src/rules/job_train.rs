@@ -75,6 +75,7 @@ declare_rule! {
         code: "DR002",
         name: "job-train",
         category: DriverBound,
+        claims: Saving,
         summary: "A long train of small jobs from a driver loop or thread pool",
         thresholds: &[
             MIN_JOBS,
@@ -83,6 +84,7 @@ declare_rule! {
             INTERACTIVE_GAP_S,
         ] as &[Threshold],
         check: check,
+        batch_only: true,
     };
 }
 

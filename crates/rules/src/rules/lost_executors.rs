@@ -36,6 +36,7 @@ declare_rule! {
         code: "FA003",
         name: "lost-executors",
         category: Failure,
+        claims: Outcome,
         summary: "Executors died while the application ran, and why",
         thresholds: &[] as &[Threshold],
         check: check,

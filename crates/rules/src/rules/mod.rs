@@ -49,8 +49,6 @@ pub(crate) mod testing;
 
 use crate::Rule;
 
-pub use heap_overprovisioned::parse_memory;
-
 pub static ALL: &[&Rule] = &[
     &data_skew::DATA_SKEW,
     &straggler::STRAGGLER,

@@ -25,6 +25,7 @@ declare_rule! {
         code: "EX004",
         name: "nested-loop-join",
         category: Exchanges,
+        claims: Saving,
         summary: "A join compares every row with every row (Cartesian or nested-loop)",
         thresholds: &[] as &[Threshold],
         check: check,

@@ -84,6 +84,7 @@ declare_rule! {
         code: "PA002",
         name: "oversized-partitions",
         category: Partitions,
+        claims: Saving,
         summary: "Partitions of gigabytes, or a large stage in fewer tasks than cores",
         thresholds: &[
             MAX_PARTITION_GB,

@@ -25,6 +25,7 @@ declare_rule! {
         code: "PL001",
         name: "python-udf",
         category: Plan,
+        claims: Saving,
         summary: "Rows are shipped to Python workers for a UDF",
         thresholds: &[] as &[Threshold],
         check: check,

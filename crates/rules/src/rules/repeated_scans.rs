@@ -35,6 +35,7 @@ declare_rule! {
         code: "PL004",
         name: "repeated-scans",
         category: Plan,
+        claims: Saving,
         summary: "The same table is scanned several times in one query",
         thresholds: &[MIN_REPEATS] as &[Threshold],
         check: check,

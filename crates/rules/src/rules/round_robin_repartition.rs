@@ -23,6 +23,7 @@ declare_rule! {
         code: "PL003",
         name: "round-robin-repartition",
         category: Plan,
+        claims: Saving,
         summary: "repartition(n) without columns shuffles every row just to change the partition count",
         thresholds: &[] as &[Threshold],
         check: check,

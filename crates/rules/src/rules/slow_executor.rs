@@ -80,6 +80,7 @@ declare_rule! {
         code: "SK003",
         name: "slow-executor",
         category: Skew,
+        claims: Saving,
         summary: "An executor whose tasks are consistently slower than their stages' medians, with the same data",
         thresholds: &[
             RATIO,

@@ -40,6 +40,7 @@ declare_rule! {
         code: "EX003",
         name: "sort-merge-join-could-broadcast",
         category: Exchanges,
+        claims: Saving,
         summary: "A sort-merge join shuffled both sides although one was small enough to broadcast",
         thresholds: &[MAX_BROADCAST_MB] as &[Threshold],
         check: check,

@@ -26,6 +26,7 @@ declare_rule! {
         code: "PL005",
         name: "sort-before-write",
         category: Plan,
+        claims: Saving,
         summary: "A global sort (ORDER BY) right before a write shuffles and sorts everything written",
         thresholds: &[] as &[Threshold],
         check: check,

@@ -53,6 +53,7 @@ declare_rule! {
         code: "SP001",
         name: "spill",
         category: Spill,
+        claims: Saving,
         summary: "Tasks ran out of execution memory and spilled to disk",
         thresholds: &[
             MIN_DISK_MB,

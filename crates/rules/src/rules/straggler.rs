@@ -34,6 +34,7 @@ declare_rule! {
         code: "SK002",
         name: "straggler-task",
         category: Skew,
+        claims: Saving,
         summary: "A task ran far longer than its stage's median with no more data than the others",
         thresholds: SKEW_THRESHOLDS,
         check: check_straggler,

@@ -58,6 +58,7 @@ declare_rule! {
         code: "ST002",
         name: "streaming-batch-overhead",
         category: Streaming,
+        claims: Saving,
         summary: "A streaming query's batches spend most of their time on offsets, planning or commits",
         thresholds: &[MIN_BATCHES, MIN_SHARE, MIN_MEDIAN_MS],
         check: check,
@@ -130,4 +131,30 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         );
     }
     findings
+}
+
+/// The rule alone on real Spark output: a healthy stream at its defaults, and the same stream
+/// with the bar lowered until its ordinary overhead counts.
+#[cfg(test)]
+mod real_logs {
+    use super::STREAMING_BATCH_OVERHEAD;
+    use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    #[test]
+    fn is_quiet_on_a_healthy_stream_and_splits_the_overhead_once_the_bar_is_low() {
+        assert_quiet(&on_log(&STREAMING_BATCH_OVERHEAD, "streaming/healthy", &[]));
+        let found = on_log(
+            &STREAMING_BATCH_OVERHEAD,
+            "streaming/healthy",
+            &["ST002.min_share=0.1", "ST002.min_median_ms=0"],
+        );
+        assert_fires(&found, "ST002");
+        for f in &found {
+            let ms = |key: &str| f.evidence[key].as_i64().unwrap();
+            let overhead = ms("offsets_ms") + ms("planning_ms") + ms("commit_ms");
+            assert!(overhead > 0 && overhead <= ms("batch_ms"), "{f:?}");
+            assert!(10 * overhead >= ms("batch_ms"), "under min_share: {f:?}");
+            assert!(f.title.contains("batches spend"), "{}", f.title);
+        }
+    }
 }

@@ -60,6 +60,7 @@ declare_rule! {
         code: "ST001",
         name: "streaming-falling-behind",
         category: Streaming,
+        claims: Outcome,
         summary: "A streaming query processes slower than its input arrives, or overruns its trigger",
         thresholds: &[MIN_BATCHES, MIN_BEHIND_SHARE, RATE_MARGIN],
         check: check,

@@ -41,6 +41,7 @@ declare_rule! {
         code: "ST008",
         name: "streaming-idle-triggers",
         category: Streaming,
+        claims: Saving,
         summary: "A streaming query mostly finds no new data when it triggers",
         thresholds: &[MIN_IDLE, MIN_IDLE_SHARE],
         check: check,

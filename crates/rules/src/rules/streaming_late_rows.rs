@@ -33,6 +33,7 @@ declare_rule! {
         code: "ST006",
         name: "streaming-late-rows",
         category: Streaming,
+        claims: Saving,
         summary: "Rows behind the watermark were dropped by a stateful streaming query",
         thresholds: &[HIGH_SHARE],
         check: check,

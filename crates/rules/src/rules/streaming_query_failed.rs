@@ -25,6 +25,7 @@ declare_rule! {
         code: "ST003",
         name: "streaming-query-failed",
         category: Failure,
+        claims: Outcome,
         summary: "A streaming query terminated with an exception",
         thresholds: &[] as &[Threshold],
         check: check,

@@ -46,6 +46,7 @@ declare_rule! {
         code: "ST005",
         name: "streaming-state-partitions",
         category: Streaming,
+        claims: Saving,
         summary: "Every micro-batch runs hundreds of state partitions for a few rows",
         thresholds: &[MIN_PARTITIONS, MAX_ROWS_PER_PARTITION],
         check: check,

@@ -58,6 +58,7 @@ declare_rule! {
         code: "ST004",
         name: "streaming-state-unbounded",
         category: Streaming,
+        claims: Outcome,
         summary: "A streaming query's state grows every batch with no watermark to expire it",
         thresholds: &[MIN_BATCHES, MIN_GROWTH, MIN_GROWING_SHARE],
         check: check,

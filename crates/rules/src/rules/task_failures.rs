@@ -46,6 +46,7 @@ declare_rule! {
         code: "FA002",
         name: "task-failures",
         category: Failure,
+        claims: Saving,
         summary: "Task attempts failed: grouped by end reason and exception, with the time they wasted",
         thresholds: &[
             MAX_FAILURE_SHARE,

@@ -76,6 +76,7 @@ declare_rule! {
         code: "PA001",
         name: "tiny-tasks",
         category: Partitions,
+        claims: Saving,
         summary: "Many tasks of a few milliseconds or a few megabytes: the data is cut into too many partitions",
         thresholds: &[
             MIN_TASKS,
@@ -85,6 +86,7 @@ declare_rule! {
             TARGET_MB,
         ] as &[Threshold],
         check: check,
+        advises_shuffle_partitions: true,
     };
 }
 

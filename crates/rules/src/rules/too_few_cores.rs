@@ -55,6 +55,7 @@ declare_rule! {
         code: "UT002",
         name: "too-few-cores",
         category: Utilization,
+        claims: Saving,
         summary: "The application ran all its tasks on one core, one after another",
         thresholds: &[MAX_CORES, MIN_TASKS, MIN_APP_SHARE] as &[Threshold],
         check: check,

@@ -41,6 +41,7 @@ declare_rule! {
         code: "EX001",
         name: "too-many-exchanges",
         category: Exchanges,
+        claims: Saving,
         summary: "A query shuffles its data more times than it probably needs to",
         thresholds: &[MAX_EXCHANGES] as &[Threshold],
         check: check,

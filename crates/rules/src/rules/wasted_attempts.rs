@@ -35,6 +35,7 @@ declare_rule! {
         code: "FA004",
         name: "wasted-attempts",
         category: Failure,
+        claims: Saving,
         summary: "Task time thrown away by killed speculative copies and re-run stage attempts",
         thresholds: &[MIN_WASTED_S] as &[Threshold],
         check: check,

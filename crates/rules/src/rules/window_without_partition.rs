@@ -25,6 +25,7 @@ declare_rule! {
         code: "PL002",
         name: "window-without-partition",
         category: Plan,
+        claims: Saving,
         summary: "A window function without partitionBy moves every row into one task",
         thresholds: &[] as &[Threshold],
         check: check,

@@ -4,7 +4,7 @@
 
 use sparkdiag_model::Application;
 
-const MIB: u64 = 1 << 20;
+use crate::settings::{MIB, parse_size};
 
 /// Spark's reserved memory (`RESERVED_SYSTEM_MEMORY_BYTES`): heap the unified pool never gets.
 pub const RESERVED_BYTES: u64 = 300 * MIB;
@@ -38,26 +38,6 @@ pub struct MemoryLimits {
     pub driver_memory_bytes: u64,
     /// `spark.driver.maxResultSize` (1g when unset; 0 means no limit).
     pub driver_max_result_bytes: u64,
-}
-
-/// A Spark size setting in bytes: `4g`, `4096m`, `512k`, `1.5gb`; a bare number is in `default_unit`.
-pub fn parse_size(text: &str, default_unit: u64) -> Option<u64> {
-    let text = text.trim().to_ascii_lowercase();
-    let (number, unit) = match text.find(|c: char| c.is_ascii_alphabetic()) {
-        Some(i) => (&text[..i], &text[i..]),
-        None => (text.as_str(), ""),
-    };
-    let n: f64 = number.trim().parse().ok()?;
-    let scale: u64 = match unit.trim_end_matches('b') {
-        "" if unit.is_empty() => default_unit,
-        "" => 1,
-        "k" => 1 << 10,
-        "m" => 1 << 20,
-        "g" => 1 << 30,
-        "t" => 1 << 40,
-        _ => return None,
-    };
-    (n >= 0.0).then_some((n * scale as f64) as u64)
 }
 
 impl MemoryLimits {
@@ -151,16 +131,6 @@ mod tests {
             ..Default::default()
         };
         MemoryLimits::of(&app)
-    }
-
-    #[test]
-    fn reads_sizes_as_spark_does() {
-        assert_eq!(parse_size("4g", MIB), Some(4 << 30));
-        assert_eq!(parse_size("2048", MIB), Some(2048 << 20));
-        assert_eq!(parse_size("1.5gb", MIB), Some(3 << 29));
-        assert_eq!(parse_size("4m", 1), Some(4 << 20));
-        assert_eq!(parse_size("1024", 1), Some(1024));
-        assert_eq!(parse_size("lots", 1), None);
     }
 
     #[test]

@@ -7,9 +7,6 @@
 //! the plan operators whose SQL metrics its tasks updated, its jobs' descriptions and the
 //! application's settings and executors — not from its tasks, so they cost no unfolding. The
 //! rules read them to choose their advice; which finding to make stays in each rule.
-//!
-//! Nothing here depends on the rules: the layer could move below them (`crates/model` or a
-//! facts crate) with `stage_facts.rs`.
 
 use std::collections::HashMap;
 
@@ -423,12 +420,12 @@ fn nodes_of_stage<'a>(
 }
 
 fn app_shape(app: &Application) -> AppShape {
-    let executors: Vec<&sparkdiag_model::Executor> = crate::context::task_executors(app).collect();
+    let executors: Vec<&sparkdiag_model::Executor> = crate::task_executors(app).collect();
     AppShape {
         gpu: gpu_setting(app),
         executors: executors.len(),
         cores_per_executor: executors.iter().filter_map(|e| e.cores).max().unwrap_or(1),
-        total_cores: crate::context::peak_cores(app),
+        total_cores: crate::peak_cores(app),
         interactive: app.interactive(),
     }
 }
@@ -478,7 +475,7 @@ mod tests {
         assert!(source_pushes_filters("csv"));
     }
 
-    use crate::rules::testing::apps;
+    use crate::testing::apps;
 
     /// Each stage of a real log with its shape: (stage id, tasks, shape).
     fn shapes(rel: &str) -> Vec<(i64, i64, StageShape, AppShape)> {

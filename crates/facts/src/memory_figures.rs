@@ -180,7 +180,7 @@ impl MemoryFigures {
 #[cfg(test)]
 mod real_logs {
     use super::MemoryFigures;
-    use crate::rules::testing::apps;
+    use crate::testing::apps;
 
     #[test]
     fn peaks_sit_under_the_heap_and_process_tree_figures_appear_only_when_enabled() {
@@ -242,33 +242,5 @@ mod real_logs {
                 .iter()
                 .any(|s| s.contains("logStageExecutorMetrics"))
         );
-    }
-}
-
-#[cfg(test)]
-mod healthy_twin {
-    use crate::rules::testing::apps;
-    use crate::{Category, Config, Severity};
-
-    /// The same script as the wide heap OOM at a size that fits: every rule together says
-    /// nothing at medium or above about memory (failures, GC, spill, partitions too big).
-    #[test]
-    fn the_healthy_twin_gets_nothing_about_memory_at_medium_or_above() {
-        let app = &apps("logs/memory/heap-oom-wide-healthy")[0];
-        let findings = crate::analyze(app, &Config::default());
-        let memory: Vec<_> = findings
-            .iter()
-            // Severities order from Critical down: medium or above is `<= Medium`.
-            .filter(|f| f.severity <= Severity::Medium)
-            .filter(|f| {
-                matches!(
-                    f.category,
-                    Category::Failure | Category::Gc | Category::Spill
-                ) || f.rule == "PA002"
-                    || f.title.to_lowercase().contains("memory")
-                    || f.recommendation.contains("spark.executor.memory")
-            })
-            .collect();
-        assert!(memory.is_empty(), "{memory:#?}");
     }
 }

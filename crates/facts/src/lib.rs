@@ -1,0 +1,44 @@
+//! The facts layer: what an application and its stages *were*, computed once from the model and
+//! read by everything above it — the rules, the what-if replay, the report contract, `diff`.
+//!
+//! # Brief overview
+//! Nothing here decides anything. A fact is a figure or a classification that holds whatever a
+//! rule later makes of it: each stage attempt's task statistics taken in one walk of its tasks
+//! ([`StageStats`], packed as [`Varints`]), what each stage is and where its partition count
+//! came from ([`stage_shape`]), each SQL execution's parsed plan with what the log measured for
+//! it ([`PlanInput`]), the most cores the application had ([`peak_cores`]), the memory it asked
+//! for and used ([`memory_limits`], [`memory_figures`]) and Spark's size and time settings read
+//! as Spark reads them ([`settings`]). Which of these make a finding, with which thresholds and
+//! which advice, stays in `sparkdiag-rules`, one rule per file.
+//!
+//! A completed stage's tasks are kept folded in the model, and each look at them unfolds the
+//! stage again: [`stage_stats`] is the one look, and the rules, the what-if and the report share
+//! what it took.
+//!
+//! # Example
+//! ```no_run
+//! # let app = sparkdiag_model::Application::default();
+//! let stats = sparkdiag_facts::stage_stats(&app);
+//! for (stage, s) in app.stages.iter().zip(&stats) {
+//!     println!("stage {}: median task {} ms", stage.stage_id, s.median_ms);
+//! }
+//! println!("{} cores at the peak", sparkdiag_facts::peak_cores(&app));
+//! ```
+
+mod application;
+pub mod memory_figures;
+pub mod memory_limits;
+mod packed;
+mod plans;
+pub mod settings;
+mod stage_facts;
+pub mod stage_shape;
+#[cfg(test)]
+mod testing;
+
+pub use application::{data_bytes, data_records, peak_cores, task_executors};
+pub use packed::Varints;
+pub use plans::{PlanInput, sql_plans};
+pub use stage_facts::{
+    ExecutorTasks, FailedOn, StageStats, StageTaskFacts, TaskFigure, of_application as stage_stats,
+};

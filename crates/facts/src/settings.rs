@@ -1,0 +1,81 @@
+//! Spark's size and time settings read as Spark reads them: `4g`, `512m`, `60s`, `5min`.
+
+/// A mebibyte: the unit of a bare number in Spark's memory settings.
+pub const MIB: u64 = 1 << 20;
+
+/// A Spark size setting in bytes: `4g`, `4096m`, `512k`, `1.5gb`; a bare number is in `default_unit`.
+pub fn parse_size(text: &str, default_unit: u64) -> Option<u64> {
+    let text = text.trim().to_ascii_lowercase();
+    let (number, unit) = match text.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => (&text[..i], &text[i..]),
+        None => (text.as_str(), ""),
+    };
+    let n: f64 = number.trim().parse().ok()?;
+    let scale: u64 = match unit.trim_end_matches('b') {
+        "" if unit.is_empty() => default_unit,
+        "" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        "t" => 1 << 40,
+        _ => return None,
+    };
+    (n >= 0.0).then_some((n * scale as f64) as u64)
+}
+
+/// `spark.executor.memory` (or any memory setting whose bare number is in MiB) in bytes: `4g`,
+/// `4096m`, `4096`.
+pub fn parse_memory(text: &str) -> Option<u64> {
+    parse_size(text, MIB)
+}
+
+/// A Spark time setting in milliseconds: `60s`, `5min`, `2h`, `100ms`, or a bare number in
+/// seconds (the unit of the dynamic-allocation timeouts), as Spark's `timeStringAsSec` reads it.
+pub fn spark_seconds_setting_ms(text: &str) -> Option<i64> {
+    let text = text.trim().to_ascii_lowercase();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let number: i64 = text[..split].parse().ok()?;
+    let scale = match text[split..].trim() {
+        "" | "s" | "sec" | "secs" => 1_000,
+        "ms" => 1,
+        "us" => return Some(number / 1_000),
+        "m" | "min" | "mins" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => return None,
+    };
+    number.checked_mul(scale)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_sizes_as_spark_does() {
+        assert_eq!(parse_size("4g", MIB), Some(4 << 30));
+        assert_eq!(parse_size("2048", MIB), Some(2048 << 20));
+        assert_eq!(parse_size("1.5gb", MIB), Some(3 << 29));
+        assert_eq!(parse_size("4m", 1), Some(4 << 20));
+        assert_eq!(parse_size("1024", 1), Some(1024));
+        assert_eq!(parse_size("lots", 1), None);
+        assert_eq!(parse_memory("4g"), Some(4 << 30));
+        assert_eq!(parse_memory("512m"), Some(512 << 20));
+        assert_eq!(parse_memory("2048"), Some(2048 << 20));
+        assert_eq!(parse_memory("1.5gb"), Some(3 << 29));
+        assert_eq!(parse_memory("lots"), None);
+    }
+
+    #[test]
+    fn reads_times_as_spark_does() {
+        assert_eq!(spark_seconds_setting_ms("60s"), Some(60_000));
+        assert_eq!(spark_seconds_setting_ms("150"), Some(150_000));
+        assert_eq!(spark_seconds_setting_ms(" 5min"), Some(300_000));
+        assert_eq!(spark_seconds_setting_ms("2h"), Some(7_200_000));
+        assert_eq!(spark_seconds_setting_ms("100ms"), Some(100));
+        assert_eq!(spark_seconds_setting_ms("infinity"), None);
+        assert_eq!(spark_seconds_setting_ms("9223372036854775807d"), None);
+    }
+}

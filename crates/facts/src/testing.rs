@@ -1,0 +1,24 @@
+//! Reads a real log from `testdata/`, so each fact can be checked on what Spark wrote.
+
+use std::path::PathBuf;
+
+use sparkdiag_model::{Application, ApplicationBuilder};
+
+/// Every application in a log (a file, a rolling directory or an archive) under `testdata/`.
+pub fn apps(rel: &str) -> Vec<Application> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata")
+        .join(rel);
+    let inputs = sparkdiag_eventlog::discover(path.to_str().unwrap())
+        .unwrap_or_else(|e| panic!("{rel}: {e}"));
+    assert!(!inputs.is_empty(), "{rel}: no event log");
+    inputs
+        .iter()
+        .map(|input| {
+            let mut builder = ApplicationBuilder::default();
+            sparkdiag_eventlog::read_log(input, |e| builder.on_event(e))
+                .unwrap_or_else(|e| panic!("{rel}: {e}"));
+            builder.finish()
+        })
+        .collect()
+}
