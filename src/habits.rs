@@ -45,11 +45,12 @@ pub struct Habits {
 impl ColorChoice {
     /// The terminal library under the tables honours `NO_COLOR` itself, and `--color always`
     /// is to win over it (no-color.org): it is taken out of this process's environment. Call
-    /// before any thread starts.
+    /// before the analysis starts its threads.
     pub fn before_threads(self) {
         if self == ColorChoice::Always {
-            // SAFETY: called first thing in `analyze`, before the analysis starts a thread;
-            // nothing else reads or writes the environment at the same time.
+            // SAFETY: called first thing in `analyze`, before the analysis starts a thread; the
+            // one thread already running, the signal watcher (`process.rs`), never touches the
+            // environment, so nothing else reads or writes it at the same time.
             unsafe { std::env::remove_var("NO_COLOR") };
         }
     }

@@ -7,6 +7,7 @@ mod diff;
 mod features;
 mod flags;
 mod habits;
+mod process;
 mod shell;
 
 use std::io::Write;
@@ -273,7 +274,7 @@ enum Format {
 }
 
 fn main() -> ExitCode {
-    sparkdiag_analysis::release_large_blocks();
+    process::set_up();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,

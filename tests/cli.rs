@@ -523,12 +523,12 @@ fn sparkdiag_dependencies(manifest: &Path) -> Vec<String> {
 }
 
 #[test]
-fn the_readme_crate_graph_is_the_manifests() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let graph = readme
+fn the_architecture_pages_crate_graph_is_the_manifests() {
+    let page = std::fs::read_to_string(repo().join("docs/architecture.md")).unwrap();
+    let graph = page
         .split("```text\neventlog, plan")
         .nth(1)
-        .expect("README's Layout of the code draws the crate graph")
+        .expect("docs/architecture.md draws the crate graph")
         .split("```")
         .next()
         .unwrap();

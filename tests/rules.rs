@@ -498,7 +498,7 @@ fn plans_findings(path: &std::path::Path) -> Vec<Value> {
         .collect()
 }
 
-/// The numbers in a README table cell, outside code spans, as the registry writes them: "50 %" is
+/// The numbers in a detector-table cell, outside code spans, as the registry writes them: "50 %" is
 /// 0.5, "5x" is 5.
 fn numbers_in(cell: &str) -> Vec<f64> {
     let prose: String = cell.split('`').step_by(2).collect::<Vec<_>>().join(" ");
@@ -528,14 +528,14 @@ fn numbers_in(cell: &str) -> Vec<f64> {
 }
 
 #[test]
-fn the_readme_detector_table_says_what_the_registry_says() {
+fn the_detector_table_says_what_the_registry_says() {
     let registry = json_of(&["rules", "--format", "json"]);
     let rules = registry["rules"].as_array().unwrap();
-    let readme = std::fs::read_to_string(crate::util::repo().join("README.md")).unwrap();
-    let section = readme
-        .split("### Detectors")
+    let page = std::fs::read_to_string(crate::util::repo().join("docs/detectors.md")).unwrap();
+    let section = page
+        .split("# Detectors")
         .nth(1)
-        .expect("README has a Detectors section");
+        .expect("docs/detectors.md starts with its Detectors heading");
     let rows: Vec<Vec<&str>> = section
         .lines()
         .skip_while(|l| !l.starts_with("| code |"))
@@ -545,7 +545,10 @@ fn the_readme_detector_table_says_what_the_registry_says() {
         .collect();
     let codes: Vec<&str> = rows.iter().map(|r| r[0]).collect();
     let registered: Vec<&str> = rules.iter().map(|r| r["code"].as_str().unwrap()).collect();
-    assert_eq!(codes, registered, "README rows against the catalogue order");
+    assert_eq!(
+        codes, registered,
+        "docs/detectors.md rows against the catalogue order"
+    );
     // Numbers in the "finds" column that are not thresholds: Spark's own defaults the rule looks
     // for, not limits it applies.
     let not_thresholds: &[(&str, f64)] = &[("CF002", 200.0)];
@@ -570,14 +573,14 @@ fn the_readme_detector_table_says_what_the_registry_says() {
             });
             assert!(
                 exact,
-                "{code}: the README says `{}` where the registry says {mention}",
+                "{code}: docs/detectors.md says `{}` where the registry says {mention}",
                 row[3]
             );
         }
         if thresholds.is_empty() {
             assert!(
                 row[3] == "—" || row[3].starts_with("presence"),
-                "{code} has no thresholds but the README lists `{}`",
+                "{code} has no thresholds but docs/detectors.md lists `{}`",
                 row[3]
             );
         }
@@ -586,7 +589,7 @@ fn the_readme_detector_table_says_what_the_registry_says() {
                 || not_thresholds.contains(&(code, n));
             assert!(
                 known,
-                "{code}: the README's `{}` says {n}, which is none of its defaults {defaults:?}",
+                "{code}: docs/detectors.md's `{}` says {n}, which is none of its defaults {defaults:?}",
                 row[2]
             );
         }

@@ -45,7 +45,7 @@ fn error(predicted: i64, measured: i64) -> f64 {
     (predicted - measured) as f64 / measured as f64
 }
 
-/// The documented accuracy (README, "What bounds a run"): within 15 % on the sleep-bound
+/// The documented accuracy (docs/whatif.md): within 15 % on the sleep-bound
 /// workload with 2 executors, 20 % with 4 (four executor JVMs on the 2-core machine made the
 /// tasks themselves 8-14 % slower, which a replay of fixed task durations cannot know).
 #[test]

@@ -32,6 +32,8 @@ use sparkdiag_model::ApplicationBuilder;
 
 #[path = "shared/cpu.rs"]
 mod cpu;
+#[path = "shared/malloc.rs"]
+mod malloc;
 
 /// Tasks of one stage running at once in the generated logs.
 const SLOTS: usize = 8;
@@ -117,7 +119,7 @@ fn measure(log: &Path, tasks: usize, stages: usize, unfolded: bool) {
 /// The child: reads, models, runs the rules and builds and serialises the report.
 fn analyze_once(log: &Path, unfolded: bool) {
     // As `sparkdiag` itself starts.
-    sparkdiag_analysis::release_large_blocks();
+    malloc::release_large_blocks();
     let started = Instant::now();
     let input = &sparkdiag_eventlog::discover(log.to_str().unwrap()).unwrap()[0];
     let mut builder = if unfolded {

@@ -21,6 +21,8 @@ use serde_json::Value;
 
 #[path = "shared/cpu.rs"]
 mod cpu;
+#[path = "shared/malloc.rs"]
+mod malloc;
 use cpu::cpu_seconds;
 
 /// Runs of each measurement; `SPARKDIAG_BENCH_RUNS=1` suits a profiler (callgrind).
@@ -30,7 +32,7 @@ const PLAIN_LIMIT_MB: u64 = 2048;
 
 fn main() {
     // As `sparkdiag` itself starts.
-    sparkdiag_analysis::release_large_blocks();
+    malloc::release_large_blocks();
     let target_mb: u64 = std::env::var("SPARKDIAG_BENCH_MB")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -137,18 +137,3 @@ fn model_with_progress(
 /// Events between two progress calls.
 pub const PROGRESS_EVERY: u64 = 100_000;
 
-/// Has glibc hand blocks of 1 MiB or more straight back to the system when they are freed.
-///
-/// A folded stage is unfolded into one large block (192 bytes a task: 19 MB for 100,000 tasks)
-/// for each look at it. glibc's default raises its threshold for such blocks to the largest one
-/// freed, and from then on serves them from its heap, where a stage's block and the smaller
-/// figures taken from it fragment the heap: on 10M tasks in 100 stages, 15 MB of peak memory
-/// held and not used (167.6 MB against 152.7 MB with the threshold fixed, memory bench).
-/// Called once, first thing, by every program that analyses logs; elsewhere it does nothing.
-pub fn release_large_blocks() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: `mallopt` only sets one of malloc's parameters, under malloc's own lock.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
-    }
-}

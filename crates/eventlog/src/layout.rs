@@ -535,8 +535,9 @@ fn is_tar_header(block: &[u8]) -> bool {
 }
 
 /// An unpacked archive's temporary folder, removed when the last input found in it is dropped,
-/// and also when the process is stopped by SIGINT, SIGTERM or SIGHUP. A folder left by a run
-/// killed outright (SIGKILL) is removed by the next run that unpacks an archive.
+/// and by [`remove_unpacked_archives`], which a program calls from its own signal handling. A
+/// folder left by a run killed outright (SIGKILL) is removed by the next run that unpacks an
+/// archive.
 #[derive(Debug)]
 pub struct Extracted {
     dir: tempfile::TempDir,
@@ -554,20 +555,29 @@ impl Drop for Extracted {
     }
 }
 
-/// Removal of unpacked folders on every way out of the process that can be caught.
+/// Removes every archive this process has unpacked and not yet dropped.
+///
+/// For a program's own signal handler (SIGINT, SIGTERM, SIGHUP): a process that dies of a
+/// signal runs no destructors, so the folders would stay in the temporary folder until a later
+/// run finds them. Which signals to catch, and how to end the process, is the program's choice;
+/// this library installs no handler. Safe to call from any thread, and more than once.
+pub fn remove_unpacked_archives() {
+    cleanup::remove_live();
+}
+
+/// The unpacked folders still in use, so that a way out of the process that skips destructors
+/// can remove them.
 mod cleanup {
     use std::path::{Path, PathBuf};
-    use std::sync::{Mutex, Once};
+    use std::sync::Mutex;
 
     static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-    static HANDLER: Once = Once::new();
 
     /// The prefix of every unpacked folder; the process id follows it, so a later run can tell
     /// the folders of dead runs from those of live ones.
     pub const PREFIX: &str = "sparkdiag-archive-";
 
     pub fn remember(dir: &Path) {
-        HANDLER.call_once(install);
         LIVE.lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(dir.to_path_buf());
@@ -579,26 +589,11 @@ mod cleanup {
             .retain(|d| d != dir);
     }
 
-    #[cfg(unix)]
-    fn install() {
-        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
-            return;
-        };
-        std::thread::spawn(move || {
-            if let Some(signal) = signals.forever().next() {
-                for dir in LIVE.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
-                    let _ = std::fs::remove_dir_all(dir);
-                }
-                // Then die of the signal as if nothing had caught it.
-                let _ = signal_hook::low_level::emulate_default_handler(signal);
-                std::process::exit(128 + signal);
-            }
-        });
+    pub fn remove_live() {
+        for dir in LIVE.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
-
-    #[cfg(not(unix))]
-    fn install() {}
 
     /// Removes the unpacked folders of runs that no longer exist (killed with SIGKILL).
     #[cfg(target_os = "linux")]
@@ -986,5 +981,22 @@ mod tests {
         assert!(is_databricks_stamp("2026-11-29--10-00"));
         assert!(!is_databricks_stamp("2026-11-29-10-00"));
         assert!(!is_databricks_stamp("latest"));
+    }
+
+    #[test]
+    fn the_cleanup_hook_removes_an_archive_still_in_use() {
+        let archive = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../testdata/logs/archives/eventlog_v2_local-1796049428891.tar.gz"
+        );
+        let into = tempfile::tempdir().unwrap();
+        let inputs = discover_unpacking_into(archive, into.path()).unwrap();
+        let part = inputs[0].parts[0].path.clone().unwrap();
+        assert!(part.starts_with(into.path()) && part.exists(), "{part:?}");
+        remove_unpacked_archives();
+        // The inputs are still alive, as in a process stopped mid-run: the hook alone removed it.
+        assert!(!part.exists(), "{part:?} left behind");
+        assert_eq!(std::fs::read_dir(into.path()).unwrap().count(), 0);
+        drop(inputs);
     }
 }

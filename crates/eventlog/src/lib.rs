@@ -39,7 +39,7 @@ pub use codec::Codec;
 pub use events::Event;
 pub use layout::{
     ArchiveLimits, ArchiveRefusal, Layout, LogInput, LogList, Part, discover, discover_list,
-    discover_unpacking_into,
+    discover_unpacking_into, remove_unpacked_archives,
 };
 pub use read::{FileReport, SourceReport, read_log};
 
