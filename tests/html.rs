@@ -111,8 +111,25 @@ fn of_a_skewed_join_has_every_chart_and_stands_alone() {
     assert_self_contained(&html);
     // The skewed join spills too, so all six charts have data, and the what-if section has its
     // chart of predicted wall clock by cores.
-    assert_eq!(html.matches("<svg").count(), 7, "seven inline charts");
-    assert!(html.contains("aria-label=\"predicted wall clock by executor cores\""));
+    // Each is drawn twice, for a wide page and for a phone, and the style shows one.
+    assert_eq!(
+        html.matches("<svg").count(),
+        14,
+        "seven inline charts, twice"
+    );
+    assert_eq!(html.matches("<div class=\"chart narrow\">").count(), 7);
+    assert!(html.contains("aria-label=\"Predicted wall clock by executor cores\""));
+    // Every chart says what it is to a screen reader.
+    assert_eq!(
+        html.matches("<svg role=\"img\" aria-label=\"").count(),
+        14,
+        "each <svg> has a role and a label"
+    );
+    assert_eq!(
+        html.matches("<title>").count(),
+        15,
+        "the page's and each chart's"
+    );
     for title in [
         "Stage timeline",
         "Executor cores busy over time",
@@ -518,8 +535,8 @@ fn renders_in_headless_chromium_without_console_errors() {
     );
     assert_eq!(
         dom.matches("<svg").count(),
-        7,
-        "each chart's <svg> (six charts and the what-if chart) is in the DOM"
+        14,
+        "each chart's two <svg> (six charts and the what-if chart) are in the DOM"
     );
     for title in [
         "Stage timeline",
@@ -541,4 +558,166 @@ fn renders_in_headless_chromium_without_console_errors() {
         })
         .collect();
     assert!(faults.is_empty(), "console errors:\n{}", faults.join("\n"));
+}
+
+/// What the probe script measures of the page as laid out at one window width.
+const LAYOUT_PROBE: &str = r#"<script>
+const vw = document.documentElement.clientWidth;
+const shown = (e) => e.getClientRects().length > 0;
+const report = { innerWidth: window.innerWidth, viewport: vw,
+  scrollWidth: document.documentElement.scrollWidth, cards: 0, clipped: [], charts: [],
+  boxes: [], overflowing: [] };
+for (const card of document.querySelectorAll("article.finding, .numbers > div")) {
+  report.cards += 1;
+  const r = card.getBoundingClientRect();
+  if (card.scrollWidth > card.clientWidth + 1 || r.left < -0.5 || r.right > vw + 0.5) {
+    report.clipped.push(card.textContent.trim().slice(0, 80));
+  }
+}
+for (const svg of document.querySelectorAll("figure svg")) {
+  if (!shown(svg)) continue;
+  const r = svg.getBoundingClientRect();
+  let smallest = Infinity;
+  for (const t of svg.querySelectorAll("text")) {
+    if (!t.textContent.trim()) continue;
+    smallest = Math.min(smallest, t.getBoundingClientRect().height);
+  }
+  report.charts.push({ label: svg.getAttribute("aria-label"), left: r.left, right: r.right,
+    smallestText: smallest });
+}
+for (const box of document.querySelectorAll(".scroll, details.plan, pre")) {
+  if (!shown(box)) continue;
+  const r = box.getBoundingClientRect();
+  report.boxes.push({ what: box.className || box.tagName, left: r.left, right: r.right });
+}
+for (const e of document.querySelectorAll("main *")) {
+  if (!shown(e) || e.closest(".scroll, details.plan, pre, svg")) continue;
+  const r = e.getBoundingClientRect();
+  if (r.right > vw + 0.5) report.overflowing.push(e.tagName + "." + e.className);
+}
+const pre = document.createElement("pre");
+pre.id = "layout-probe";
+pre.textContent = JSON.stringify(report);
+document.body.appendChild(pre);
+</script>"#;
+
+/// The report at `width` CSS pixels as headless Chromium lays it out, measured by
+/// [`LAYOUT_PROBE`] (appended to a copy of the page; the report itself has no script).
+fn layout_at(browser: &Path, page: &Path, width: u32) -> serde_json::Value {
+    let html = std::fs::read_to_string(page).unwrap();
+    let probe = page.with_file_name(format!("probe-{width}.html"));
+    std::fs::write(
+        &probe,
+        html.replace("</body>", &format!("{LAYOUT_PROBE}\n</body>")),
+    )
+    .unwrap();
+    let profile = page.with_file_name(format!("profile-{width}"));
+    let mut cmd = std::process::Command::new(browser);
+    cmd.args(CHROMIUM_QUIET);
+    cmd.args([
+        &format!("--user-data-dir={}", profile.display()),
+        &format!("--window-size={width},900"),
+        "--hide-scrollbars",
+        "--virtual-time-budget=2000",
+        "--dump-dom",
+        &format!("file://{}", probe.display()),
+    ]);
+    let out = output_within(cmd, std::time::Duration::from_secs(120));
+    assert!(
+        out.status.success(),
+        "{} exited with {}: {}",
+        browser.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dom = String::from_utf8(out.stdout).expect("the DOM is UTF-8");
+    let start = dom
+        .find("<pre id=\"layout-probe\">")
+        .unwrap_or_else(|| panic!("the probe did not run at {width} px"))
+        + "<pre id=\"layout-probe\">".len();
+    let json = &dom[start..start + dom[start..].find("</pre>").unwrap()];
+    // The DOM dump escapes the text as HTML.
+    let json = json
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
+}
+
+/// At a phone's 420 px the report fits its width: nothing but the boxes meant to scroll
+/// (tables, plans, stack traces) is wider than the screen, no card's text runs out of it, and
+/// each chart is drawn to the screen's width with its smallest label at least 8 px tall; at a
+/// desktop's 1280 px the wide drawings show with their labels at full size.
+#[test]
+fn reads_at_phone_width_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let log = pattern("skew-join");
+    let run = sparkdiag(&[
+        "analyze",
+        log.to_str().unwrap(),
+        "--format",
+        "html",
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    for (width, smallest_label) in [(420, 8.0), (1280, 11.0)] {
+        let at = layout_at(&browser, &page, width);
+        let num = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+        assert_eq!(
+            num(&at["innerWidth"]),
+            f64::from(width),
+            "the window is {width} px"
+        );
+        let viewport = num(&at["viewport"]);
+        assert!(
+            num(&at["scrollWidth"]) <= viewport,
+            "{width} px: the page scrolls sideways: {at}"
+        );
+        assert!(
+            num(&at["cards"]) >= 5.0,
+            "{width} px: findings and tiles: {at}"
+        );
+        assert_eq!(
+            at["clipped"],
+            serde_json::json!([]),
+            "{width} px: cards cut off"
+        );
+        assert_eq!(
+            at["overflowing"],
+            serde_json::json!([]),
+            "{width} px: elements past the right edge"
+        );
+        let charts = at["charts"].as_array().unwrap();
+        assert_eq!(
+            charts.len(),
+            7,
+            "{width} px: one drawing of each chart shows: {at}"
+        );
+        for chart in charts {
+            assert!(
+                num(&chart["left"]) >= 0.0 && num(&chart["right"]) <= viewport,
+                "{width} px: a chart is wider than the screen: {chart}"
+            );
+            assert!(
+                num(&chart["smallestText"]) >= smallest_label,
+                "{width} px: a chart's label is too small to read: {chart}"
+            );
+        }
+        for b in at["boxes"].as_array().unwrap() {
+            assert!(
+                num(&b["left"]) >= 0.0 && num(&b["right"]) <= viewport,
+                "{width} px: a scrolling box is wider than the screen: {b}"
+            );
+        }
+    }
 }

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value, json};
 use sparkdiag_analysis::Analysis;
 use sparkdiag_eventlog::LogInput;
+use sparkdiag_model::units::{duration, share};
 
 use crate::fit::{MAX_TEXT_BYTES, fit};
 use crate::roots::Roots;
@@ -1075,10 +1076,10 @@ impl Tools {
             what.push_str(", the driver's gaps removed");
         }
         let verdict = format!(
-            "With {what} (today {cores_today}), the replay predicts {} against {} for today's cores: {:.0} % {}.",
+            "With {what} (today {cores_today}), the replay predicts {} against {} for today's cores: {} {}.",
             duration(predicted),
             duration(today),
-            (change.abs() * 100.0).round(),
+            share(change.abs(), 0),
             if change <= 0.0 { "faster" } else { "slower" }
         );
         Ok(json!({
@@ -1438,15 +1439,4 @@ fn id_ranges(ids: &[i64]) -> String {
         runs.push(format!("… {n} more"));
     }
     runs.join(", ")
-}
-
-/// `83_400` as `1m 23s`.
-fn duration(ms: i64) -> String {
-    let s = ms / 1000;
-    match s {
-        0 => format!("{ms} ms"),
-        1..60 => format!("{:.1} s", ms as f64 / 1000.0),
-        60..3600 => format!("{}m {:02}s", s / 60, s % 60),
-        _ => format!("{}h {:02}m", s / 3600, (s % 3600) / 60),
-    }
 }

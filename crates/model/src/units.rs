@@ -1,34 +1,48 @@
-//! Durations and sizes written for people.
+//! Durations, sizes and cut text written for people: the one implementation of each.
+//!
+//! They live here, below the contract, rather than in the rendering crate's `format`, because
+//! the rules write durations, sizes and quoted log text into a finding's message and evidence,
+//! and the rules may not depend on a view. `sparkdiag_report::format` re-exports them beside
+//! the formatters only views need (thousands, percentages, HTML and Markdown escapes), so a view
+//! imports every formatter from one place and a rule's message prints a number exactly as the
+//! page around it does.
 
-/// A duration for people: milliseconds under a second, then seconds, minutes, hours.
+/// A duration for people: milliseconds under a second, then seconds, minutes, hours. A
+/// negative one (a change, a clock that went back) keeps its sign.
 ///
 /// ```
 /// use sparkdiag_model::units::duration;
 /// assert_eq!(duration(950), "950 ms");
 /// assert_eq!(duration(125_000), "2m 05s");
 /// assert_eq!(duration(126 * 3_600_000), "126h 00m");
+/// assert_eq!(duration(-125_000), "-2m 05s");
 /// ```
 pub fn duration(ms: i64) -> String {
-    let ms = ms.max(0);
+    let sign = if ms < 0 { "-" } else { "" };
+    let ms = ms.unsigned_abs();
     if ms < 1000 {
-        return format!("{ms} ms");
+        return format!("{sign}{ms} ms");
     }
     let secs = ms / 1000;
     match secs {
-        0..60 => format!("{:.1} s", ms as f64 / 1000.0),
-        60..3600 => format!("{}m {:02}s", secs / 60, secs % 60),
-        _ => format!("{}h {:02}m", secs / 3600, (secs % 3600) / 60),
+        0..60 => format!("{sign}{:.1} s", ms as f64 / 1000.0),
+        60..3600 => format!("{sign}{}m {:02}s", secs / 60, secs % 60),
+        _ => format!("{sign}{}h {:02}m", secs / 3600, (secs % 3600) / 60),
     }
 }
 
-/// Bytes in binary units, as Spark's UI shows them.
+/// Bytes in binary units, as Spark's UI shows them; a negative size (a change) keeps its sign.
 ///
 /// ```
-/// assert_eq!(sparkdiag_model::units::human_bytes(1536), "1.5 KiB");
+/// use sparkdiag_model::units::human_bytes;
+/// assert_eq!(human_bytes(1536), "1.5 KiB");
+/// assert_eq!(human_bytes(-(3 << 30)), "-3.0 GiB");
+/// assert_eq!(human_bytes(i64::MIN), "-8.0 EiB");
 /// ```
 pub fn human_bytes(bytes: i64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut value = bytes.max(0) as f64;
+    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let sign = if bytes < 0 { "-" } else { "" };
+    let mut value = bytes.unsigned_abs() as f64;
     let mut unit = 0;
     while value >= 1024.0 && unit + 1 < UNITS.len() {
         value /= 1024.0;
@@ -37,7 +51,44 @@ pub fn human_bytes(bytes: i64) -> String {
     if unit == 0 {
         format!("{bytes} B")
     } else {
-        format!("{value:.1} {}", UNITS[unit])
+        format!("{sign}{value:.1} {}", UNITS[unit])
+    }
+}
+
+/// A fraction as a percentage with `decimals` places: `0.687` as `69%` or `68.7%`.
+///
+/// ```
+/// use sparkdiag_model::units::share;
+/// assert_eq!(share(0.687, 0), "69%");
+/// assert_eq!(share(0.687, 1), "68.7%");
+/// ```
+pub fn share(fraction: f64, decimals: usize) -> String {
+    format!("{:.decimals$}%", fraction * 100.0)
+}
+
+/// A relative change as a signed whole percentage: `0.12` as `+12%`, `-0.54` as `-54%`.
+///
+/// ```
+/// use sparkdiag_model::units::share_change;
+/// assert_eq!(share_change(0.12), "+12%");
+/// assert_eq!(share_change(-0.54), "-54%");
+/// ```
+pub fn share_change(fraction: f64) -> String {
+    format!("{:+.0}%", fraction * 100.0)
+}
+
+/// The first `max` characters of `text`, every line of it, with an ellipsis when cut: how a
+/// message quotes a log's text without letting a 40-line stack trace through.
+///
+/// ```
+/// use sparkdiag_model::units::clip;
+/// assert_eq!(clip("ab\ncd", 10), "ab\ncd");
+/// assert_eq!(clip("ééé", 2), "éé…");
+/// ```
+pub fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
     }
 }
 

@@ -6,8 +6,6 @@
 //! application with its latest earlier run by key (the application name unless configured) and
 //! says what got worse: runtime or wasted time up by more than a threshold, new findings.
 
-use std::fmt::Write;
-
 use serde::{Deserialize, Serialize};
 
 use crate::format::{duration, escape};
@@ -287,7 +285,7 @@ h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.15em;margin-top:1.8em;borde
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35em .6em;border-bottom:1px solid #eee;vertical-align:top}
 th{color:#555;font-weight:600}td.n{text-align:right;font-variant-numeric:tabular-nums}.muted{color:#777}
 .reg{color:#b3261e}.imp{color:#1e7b34}.sev{font-size:.8em;font-weight:700;padding:.1em .45em;border-radius:3px;color:#fff}
-.critical,.high{background:#c4452d}.medium{background:#c99a0e}.low,.info{background:#5b7db1}svg text{font:11px sans-serif;fill:#444}";
+.critical,.high{background:#c4452d}.medium{background:#c99a0e}.low,.info{background:#5b7db1}figure{margin:1em 0}figure svg{display:block;max-width:100%;height:auto}";
 
 /// The fleet's index page: regressions first, applications ranked by recoverable time, the
 /// worst findings across the fleet, unreadable logs, and runtime and findings over the nights
@@ -469,7 +467,7 @@ pub fn write_index<A: std::borrow::Borrow<NightApp>>(
         .map(|n| (n.date.clone(), n.findings as f64))
         .collect();
     out.write_all(
-        bars("Total runtime per night", unit, &runtime, 0.0, &|v| {
+        bars("Total runtime per night", unit, &runtime, false, &|v| {
             duration((v * unit_ms).round() as i64)
         })
         .as_bytes(),
@@ -479,7 +477,7 @@ pub fn write_index<A: std::borrow::Borrow<NightApp>>(
             "Findings at medium severity or above per night",
             "findings",
             &findings,
-            1.0,
+            true,
             &|n| format!("{n:.0}"),
         )
         .as_bytes(),
@@ -497,86 +495,19 @@ pub fn ranked_apps(night: &Night) -> Vec<&NightApp> {
     apps
 }
 
-/// Widest a night's bar is drawn: with one or two nights a bar is a bar, not the whole chart.
-const MAX_NIGHT_BAR: f64 = 48.0;
-
-/// A small bar chart as inline SVG: one bar per night, labelled with its date and its value
-/// (as `value` writes it), on a round y axis whose step is at least `min_step` (1 for counts,
-/// which come whole).
+/// A chart of one value per night, drawn as the report's charts are ([`crate::charts`]).
 fn bars(
-    title: &str,
+    title: &'static str,
     unit: &str,
     values: &[(String, f64)],
-    min_step: f64,
+    whole: bool,
     value: &dyn Fn(f64) -> String,
 ) -> String {
-    let (w, h, left, bottom, top_pad) = (760.0, 220.0, 56.0, 48.0, 34.0);
-    let max = values.iter().map(|v| v.1).fold(0.0f64, f64::max);
-    // Headroom above the tallest bar for its value label.
-    let reach = if max > 0.0 { max * 1.12 } else { 1.0 };
-    let step = crate::charts::round_step(reach, 4).max(min_step);
-    let top = ((reach / step).ceil() * step).max(step);
-    let plot_h = h - bottom - top_pad;
-    let y_of = |v: f64| h - bottom - plot_h * v / top;
-    let slot = ((w - left - 10.0) / values.len().max(1) as f64).min(MAX_NIGHT_BAR / 0.7);
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" role=\"img\" aria-label=\"{t}\"><text x=\"{left}\" y=\"16\" font-weight=\"600\">{t}</text>\
-         <text x=\"12\" y=\"{ym}\" transform=\"rotate(-90 12 {ym})\" text-anchor=\"middle\">{u}</text>",
-        t = escape(title),
-        u = escape(unit),
-        ym = top_pad + plot_h / 2.0,
-    );
-    let decimals = if step >= 1.0 {
-        0
-    } else {
-        (-step.log10()).ceil() as usize
-    };
-    let mut tick = 0.0;
-    while tick <= top + step * 1e-9 {
-        let y = y_of(tick);
-        let _ = write!(
-            svg,
-            "<line x1=\"{left}\" y1=\"{y:.1}\" x2=\"{w}\" y2=\"{y:.1}\" stroke=\"{}\"/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{tick:.decimals$}</text>",
-            if tick == 0.0 { "#999" } else { "#eee" },
-            left - 6.0,
-            y + 4.0,
-        );
-        tick += step;
+    let chart = crate::charts::night_bars(title, unit, values, whole, value);
+    match chart.svg {
+        Some(svg) => format!("<figure>{svg}</figure>\n"),
+        None => format!("<p class=\"muted\">{}</p>\n", escape(&chart.caption)),
     }
-    let label_every = (values.len() / 10).max(1);
-    for (i, (date, v)) in values.iter().enumerate() {
-        let bh = h - bottom - y_of(*v);
-        let x = left + i as f64 * slot + slot * 0.15;
-        let centre = x + slot * 0.35;
-        let _ = write!(
-            svg,
-            "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{bh:.1}\" fill=\"#5b7db1\"><title>{}: {}</title></rect>",
-            h - bottom - bh,
-            slot * 0.7,
-            escape(date),
-            escape(&value(*v)),
-        );
-        // Every bar says its value when there are few; with many, the latest night does.
-        if values.len() <= 12 || i + 1 == values.len() {
-            let _ = write!(
-                svg,
-                "<text x=\"{centre:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-                h - bottom - bh - 4.0,
-                escape(&value(*v)),
-            );
-        }
-        if i % label_every == 0 || i + 1 == values.len() {
-            let _ = write!(
-                svg,
-                "<text x=\"{centre:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-                h - bottom + 16.0,
-                escape(date.get(5..).unwrap_or(date))
-            );
-        }
-    }
-    svg.push_str("</svg>\n");
-    svg
 }
 
 #[cfg(test)]
@@ -686,36 +617,52 @@ mod tests {
         assert!(html.contains("class=\"reg\">runtime 10m 00s → 15m 00s (+50%)"));
     }
 
+    /// The text of each `<text>` of an SVG, as plotters writes them (on lines of their own).
+    fn texts(svg: &str) -> Vec<String> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| Some(t[t.find('>')? + 1..t.find("</text>")?].trim().to_string()))
+            .collect()
+    }
+
     #[test]
     fn one_night_is_a_short_labelled_bar_on_a_round_axis() {
         let now = night("2026-11-29", vec![app("etl", 754_000, &["DR002"])]);
         let html = render_index(&now, &[NightTotals::of(&now)], &[]);
         let chart = &html[html.find("aria-label=\"Total runtime per night\"").unwrap()..];
         let chart = &chart[..chart.find("</svg>").unwrap()];
-        let width: f64 = chart
+        // The bar is the one rectangle in the bars' blue (plotters writes colours in upper case).
+        let bar = chart
             .split("<rect")
+            .find(|r| r.contains("fill=\"#4673B4\""))
+            .expect("one bar");
+        let width: f64 = bar
+            .split("width=\"")
             .nth(1)
-            .and_then(|r| r.split("width=\"").nth(1))
             .and_then(|w| w.split('"').next())
             .and_then(|w| w.parse().ok())
-            .expect("one bar");
+            .expect("its width");
         assert!(
-            width <= MAX_NIGHT_BAR,
+            width <= crate::charts::MAX_NIGHT_BAR,
             "one night is not one giant bar: {width}"
         );
+        let labels = texts(chart);
         assert!(
-            chart.contains(">12m 34s</text>"),
-            "the bar says its value: {chart}"
+            labels.iter().any(|t| t == "12m 34s"),
+            "the bar says its value: {labels:?}"
         );
         // 12.6 minutes on an axis of round steps, its top labelled.
-        for tick in [">0</text>", ">5</text>", ">10</text>", ">15</text>"] {
-            assert!(chart.contains(tick), "{tick}: {chart}");
+        for tick in ["0", "5", "10", "15"] {
+            assert!(labels.iter().any(|t| t == tick), "{tick}: {labels:?}");
         }
-        assert!(chart.contains(">11-29</text>"));
+        assert!(labels.iter().any(|t| t == "11-29"), "{labels:?}");
         // One finding is counted on whole ticks, not 0.0 0.5 1.0.
         let findings = &html[html.find("aria-label=\"Findings at").unwrap()..];
-        let findings = &findings[..findings.find("</svg>").unwrap()];
-        assert!(findings.contains(">1</text>") && findings.contains(">2</text>"));
-        assert!(!findings.contains(">0.5</text>"), "{findings}");
+        let findings = texts(&findings[..findings.find("</svg>").unwrap()]);
+        assert!(
+            findings.iter().any(|t| t == "1") && findings.iter().any(|t| t == "2"),
+            "{findings:?}"
+        );
+        assert!(!findings.iter().any(|t| t == "0.5"), "{findings:?}");
     }
 }

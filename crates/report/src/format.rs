@@ -1,9 +1,25 @@
 //! How every view writes numbers, durations, sizes, enum names and cut text, and how it escapes
 //! text from the log for HTML and Markdown: one definition each, so the terminal, Markdown and
-//! HTML views (and the charts' labels) print the same value the same way.
+//! HTML views, the charts' labels, `diff`, `serve` and `mcp` print the same value the same way.
+//!
+//! | what | function | looks like |
+//! | --- | --- | --- |
+//! | a duration in ms | [`duration`] | `950 ms`, `20.4 s`, `3m 05s`, `2h 10m`, `-3m 05s` |
+//! | a size in bytes, binary units | [`human_bytes`] | `512 B`, `1.5 KiB`, `2.0 GiB` |
+//! | a count | [`thousands`] | `1,234,567` |
+//! | a share | [`percent`] (of a whole), [`share`] (of a fraction) | `12.5%`, `-` without a whole, `69%` |
+//! | a relative change | [`share_change`] | `+12%`, `-54%` |
+//! | text cut to a length | [`clip`], [`truncate`] (first line only) | `Caused by: …` |
+//! | HTML text or attribute | [`escape`] | `&lt;b&gt; &amp; &quot;` |
+//! | a Markdown table cell | [`markdown_cell`] | `a \| b` |
+//!
+//! [`duration`], [`human_bytes`], [`share`], [`share_change`] and [`clip`] are implemented in `sparkdiag_model::units` and
+//! re-exported here: the rules write durations, sizes and quoted log text into findings, and
+//! a rule may not depend on a view, so the one implementation sits below the contract where
+//! both can reach it. Everything only views need is implemented here.
 
 pub use sparkdiag_contract::enum_name;
-pub use sparkdiag_model::units::{duration, human_bytes};
+pub use sparkdiag_model::units::{clip, duration, human_bytes, share, share_change};
 
 /// `1234567` as `1,234,567`; `i64::MIN` too.
 pub fn thousands(n: i64) -> String {
@@ -23,7 +39,7 @@ pub fn percent(part: i64, whole: i64) -> String {
     if whole <= 0 {
         "-".into()
     } else {
-        format!("{:.1}%", 100.0 * part as f64 / whole as f64)
+        share(part as f64 / whole as f64, 1)
     }
 }
 
@@ -33,19 +49,7 @@ pub fn truncate(s: &str, max: usize) -> String {
     if line.chars().count() <= max {
         line.to_string()
     } else {
-        format!(
-            "{}…",
-            line.chars().take(max.saturating_sub(1)).collect::<String>()
-        )
-    }
-}
-
-/// The first `max` characters of `text`, every line of it, with an ellipsis when cut.
-pub fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_string()
-    } else {
-        format!("{}…", text.chars().take(max).collect::<String>())
+        clip(line, max.saturating_sub(1))
     }
 }
 
@@ -124,12 +128,6 @@ mod tests {
         assert_eq!(truncate("ééééé", 3), "éé…");
         assert_eq!(truncate("short\nsecond line", 10), "short");
         assert_eq!(truncate("anything", 0), "…");
-    }
-
-    #[test]
-    fn clip_keeps_lines_and_cuts_at_characters() {
-        assert_eq!(clip("ab\ncd", 10), "ab\ncd");
-        assert_eq!(clip("ééé", 2), "éé…");
     }
 }
 

@@ -72,10 +72,11 @@ h3 { font-size: 16px; margin: 0 0 4px; }
 .meta { color: var(--muted); margin: 0; }
 .meta .bad { color: var(--critical); }
 .warn { background: #fff6e0; border-left: 4px solid var(--medium); padding: 8px 12px; margin: 12px 0; }
-.finding { display: grid; grid-template-columns: 36px 1fr; gap: 4px 12px; padding: 12px 14px;
+.finding { display: grid; grid-template-columns: 36px minmax(0, 1fr); gap: 4px 12px; padding: 12px 14px;
   margin: 10px 0; background: var(--panel); border-left: 5px solid var(--info); border-radius: 3px; }
 .finding .rank { font-size: 20px; color: var(--muted); text-align: right; }
 .finding p { margin: 2px 0; }
+.finding h3, .finding p { overflow-wrap: anywhere; }
 .sev { display: inline-block; min-width: 64px; padding: 0 6px; margin-right: 6px; border-radius: 3px;
   color: #fff; font-size: 12px; text-align: center; text-transform: uppercase; vertical-align: 2px; }
 .rule { color: var(--muted); font-weight: normal; font-size: 13px; }
@@ -92,6 +93,9 @@ h3 { font-size: 16px; margin: 0 0 4px; }
 figure { margin: 18px 0 28px; }
 figcaption { color: var(--muted); font-size: 14px; margin-bottom: 6px; }
 figure svg { display: block; max-width: 100%; height: auto; border: 1px solid var(--rule); }
+.chart.narrow { display: none; }
+.scroll { max-width: 100%; overflow-x: auto; margin: 8px 0; }
+.scroll > table { margin: 0; }
 .empty { color: var(--muted); font-style: italic; }
 table { border-collapse: collapse; width: 100%; font-size: 13px; margin: 8px 0; }
 th, td { padding: 4px 8px; border-bottom: 1px solid var(--rule); text-align: left; vertical-align: top; }
@@ -101,7 +105,8 @@ td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space:
 tr.failed td { color: var(--critical); }
 .name { word-break: break-word; }
 pre { background: var(--panel); padding: 8px 12px; overflow-x: auto; font-size: 12px; white-space: pre-wrap; word-break: break-word; }
-details.plan { margin: 6px 0; border: 1px solid var(--rule); border-radius: 3px; padding: 4px 10px; }
+details.plan { margin: 6px 0; border: 1px solid var(--rule); border-radius: 3px; padding: 4px 10px;
+  overflow-x: auto; }
 details.plan > summary { cursor: pointer; }
 details.plan .qfail { color: var(--critical); }
 details.plan > summary .sev, .node .sev { min-width: 0; margin: 0 0 0 6px; }
@@ -116,6 +121,19 @@ ul.tree li { border-left: 1px solid var(--rule); padding: 1px 0 1px 8px; }
 .node.sev-medium.hot { background: #fdf6dc; }
 .node.sev-low.hot, .node.sev-info.hot { background: #eaf1f9; }
 footer { margin-top: 48px; color: var(--muted); font-size: 12px; }
+/* A phone: the page's own margins give way to the content, cards keep their text inside,
+   wide tables scroll in their box (.scroll) and each chart's narrow drawing replaces the wide
+   one, whose labels would shrink past reading. */
+@media (max-width: 640px) {
+  main { padding: 16px 12px 48px; }
+  h1 { font-size: 22px; }
+  h2 { margin-top: 32px; }
+  .finding { grid-template-columns: 22px minmax(0, 1fr); gap: 4px 8px; padding: 10px; }
+  .finding .rank { font-size: 16px; }
+  .numbers { grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); }
+  .chart.wide { display: none; }
+  .chart.narrow { display: block; }
+}
 "#;
 
 /// One page for one or more applications (one section each), in the order given.
@@ -207,14 +225,7 @@ fn application(out: &mut String, report: &Report, view: &ViewData) {
     out.push_str("<h2>Charts</h2>\n");
     for chart in charts::render_all(report, view) {
         match &chart.svg {
-            // The SVG carries its own title; the caption says how to read it.
-            Some(svg) => {
-                let _ = writeln!(
-                    out,
-                    "<figure>\n<figcaption>{}</figcaption>\n{svg}</figure>",
-                    escape(&chart.caption)
-                );
-            }
+            Some(_) => out.push_str(&figure(&chart)),
             None => {
                 let _ = writeln!(
                     out,
@@ -239,6 +250,30 @@ fn application(out: &mut String, report: &Report, view: &ViewData) {
         out.push_str("</ul>\n");
     }
     out.push_str("</section>\n");
+}
+
+/// A drawn chart as a figure: its caption (how to read it; the SVG carries its own title),
+/// the chart drawn for a wide page, and, where there is one, the same chart drawn
+/// [`charts::NARROW_WIDTH`] wide, which the style shows instead on a phone.
+pub(crate) fn figure(chart: &charts::Chart) -> String {
+    let Some(svg) = &chart.svg else {
+        return String::new();
+    };
+    let mut out = format!(
+        "<figure>\n<figcaption>{}</figcaption>\n",
+        escape(&chart.caption)
+    );
+    match chart.narrow_svg() {
+        Some(narrow) => {
+            let _ = write!(
+                out,
+                "<div class=\"chart wide\">{svg}</div>\n<div class=\"chart narrow\">{narrow}</div>\n"
+            );
+        }
+        None => out.push_str(svg),
+    }
+    out.push_str("</figure>\n");
+    out
 }
 
 fn findings(out: &mut String, report: &Report) {
@@ -309,7 +344,7 @@ fn stages(out: &mut String, report: &Report) {
         return;
     }
     out.push_str(
-        "<h2>Longest stages</h2>\n<table>\n<thead><tr><th>stage</th><th>status</th>\
+        "<h2>Longest stages</h2>\n<div class=\"scroll\"><table>\n<thead><tr><th>stage</th><th>status</th>\
          <th class=\"n\">tasks</th><th class=\"n\">duration</th><th class=\"n\">median task</th>\
          <th class=\"n\">max task</th><th class=\"n\">shuffle read</th>\
          <th class=\"n\">shuffle write</th><th class=\"n\">spill (disk)</th><th class=\"n\">GC</th>\
@@ -344,7 +379,7 @@ fn stages(out: &mut String, report: &Report) {
             with_path_breaks(&escape(&charts::short_name(&st.name, 60))),
         );
     }
-    out.push_str("</tbody>\n</table>\n");
+    out.push_str("</tbody>\n</table></div>\n");
     more(out, stages.len(), "stages");
 }
 
@@ -359,7 +394,7 @@ fn executors(out: &mut String, report: &Report) {
     }
     executors.sort_by_key(|e| std::cmp::Reverse(e.task_time_ms));
     out.push_str(
-        "<h2>Executors</h2>\n<table>\n<thead><tr><th>executor</th><th>host</th>\
+        "<h2>Executors</h2>\n<div class=\"scroll\"><table>\n<thead><tr><th>executor</th><th>host</th>\
          <th class=\"n\">cores</th><th class=\"n\">tasks</th><th class=\"n\">failed</th>\
          <th class=\"n\">task time</th><th class=\"n\">GC</th><th class=\"n\">spill (disk)</th>\
          <th>removed</th></tr></thead>\n<tbody>\n",
@@ -384,7 +419,7 @@ fn executors(out: &mut String, report: &Report) {
             )),
         );
     }
-    out.push_str("</tbody>\n</table>\n");
+    out.push_str("</tbody>\n</table></div>\n");
     more(out, executors.len(), "executors");
 }
 
@@ -414,7 +449,7 @@ fn sql(out: &mut String, report: &Report) {
         return;
     }
     out.push_str(
-        "<h2>SQL executions</h2>\n<table>\n<thead><tr><th class=\"n\">id</th>\
+        "<h2>SQL executions</h2>\n<div class=\"scroll\"><table>\n<thead><tr><th class=\"n\">id</th>\
          <th class=\"n\">duration</th><th class=\"n\">jobs</th><th class=\"n\">exchanges</th>\
          <th>description</th><th>error</th></tr></thead>\n<tbody>\n",
     );
@@ -436,7 +471,7 @@ fn sql(out: &mut String, report: &Report) {
             )),
         );
     }
-    out.push_str("</tbody>\n</table>\n");
+    out.push_str("</tbody>\n</table></div>\n");
     more(out, report.sql.len(), "SQL executions");
 }
 

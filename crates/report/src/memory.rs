@@ -17,7 +17,7 @@ fn b(v: Option<i64>) -> String {
 }
 
 fn share(v: Option<f64>) -> String {
-    v.map_or("-".into(), |s| format!("{:.0}%", s * 100.0))
+    v.map_or("-".into(), |s| crate::format::share(s, 0))
 }
 
 fn limits_line(m: &MemoryFigures) -> String {
@@ -220,7 +220,7 @@ pub fn html(m: &MemoryFigures) -> String {
     let mut out = String::from("<h2>Memory peaks</h2>\n");
     let _ = writeln!(
         out,
-        "<p class=\"meta\">Configured: {}.</p>\n<table>\n<thead><tr>{}</tr></thead>\n<tbody>",
+        "<p class=\"meta\">Configured: {}.</p>\n<div class=\"scroll\"><table>\n<thead><tr>{}</tr></thead>\n<tbody>",
         escape(&limits_line(m)),
         HEADERS
             .iter()
@@ -246,7 +246,7 @@ pub fn html(m: &MemoryFigures) -> String {
                 .collect::<String>()
         );
     }
-    out.push_str("</tbody>\n</table>\n");
+    out.push_str("</tbody>\n</table></div>\n");
     if !m.missing.is_empty() {
         out.push_str("<ul>\n");
         for note in &m.missing {

@@ -290,7 +290,7 @@ pub fn html(report: &Report) -> String {
                 escape(&chart.caption)
             );
         }
-        out.push_str("<table><thead><tr><th>batch</th><th>duration</th><th>addBatch</th><th>planning</th><th>offsets</th><th>commit</th><th>input rows</th><th>input/s</th><th>processed/s</th><th>state rows</th><th>state memory</th><th>jobs</th></tr></thead><tbody>\n");
+        out.push_str("<div class=\"scroll\"><table><thead><tr><th>batch</th><th>duration</th><th>addBatch</th><th>planning</th><th>offsets</th><th>commit</th><th>input rows</th><th>input/s</th><th>processed/s</th><th>state rows</th><th>state memory</th><th>jobs</th></tr></thead><tbody>\n");
         for b in q.batches.iter().take(200) {
             let part = |k: &str| b.duration_parts_ms.get(k).copied();
             let offsets = [part("latestOffset"), part("getOffset"), part("getBatch")]
@@ -322,7 +322,7 @@ pub fn html(report: &Report) -> String {
                     .join(" ")
             );
         }
-        out.push_str("</tbody></table>\n");
+        out.push_str("</tbody></table></div>\n");
     }
     if s.dstreams.is_some() || s.connect.is_some() {
         let mut text = String::new();

@@ -1,13 +1,13 @@
 //! The "what bounds this run, and what would more cores change" section, in every view: one bar
 //! splitting the wall clock, the predicted wall clock at ¼x to 8x today's cores and without the
-//! skewed tasks or the driver's gaps, and the sizing advice.
+//! skewed tasks or the driver's gaps, and the sizing advice. The HTML view's chart of predicted
+//! wall clock by cores is drawn with the other charts ([`crate::charts::scenario_chart`]).
 
 use std::fmt::Write;
 
-use crate::format::duration;
 use sparkdiag_whatif::{WhatIf, cores};
 
-use crate::format::escape;
+use crate::format::{duration, escape, share, share_change};
 
 /// The bar's three parts: label, share of the wall clock, the character the text bar uses.
 fn parts(w: &WhatIf) -> [(&'static str, i64, char); 3] {
@@ -19,9 +19,10 @@ fn parts(w: &WhatIf) -> [(&'static str, i64, char); 3] {
     ]
 }
 
-fn share(ms: i64, wall: i64) -> f64 {
+/// `ms` as a fraction of the wall clock `wall`.
+fn fraction(ms: i64, wall: i64) -> f64 {
     if wall > 0 {
-        ms as f64 * 100.0 / wall as f64
+        ms as f64 / wall as f64
     } else {
         0.0
     }
@@ -31,7 +32,7 @@ fn change(c: f64) -> String {
     if c.abs() < 0.005 {
         "same".into()
     } else {
-        format!("{:+.0} %", c * 100.0)
+        share_change(c)
     }
 }
 
@@ -67,30 +68,38 @@ fn scenario_rows(w: &WhatIf) -> Vec<(String, String, String)> {
         .collect()
 }
 
-/// Holds a number and its unit ("9.3 s", "6 %") together while a line is wrapped.
+/// Holds a number and its unit ("9.3 s", "1.2 GiB") and a duration's two parts ("3m 05s")
+/// together while a line is wrapped.
 const NO_BREAK: char = '\u{a0}';
 
-/// `text` with the space between a number and its unit turned from `from` into `to`.
+/// `text` with the space inside a number with its unit turned from `from` into `to`.
 fn unit_spaces(text: &str, from: char, to: char) -> String {
-    const UNITS: [&str; 10] = ["ms", "s", "min", "h", "%", "B", "KiB", "MiB", "GiB", "TiB"];
+    const UNITS: [&str; 9] = ["ms", "s", "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     let mut out = String::with_capacity(text.len());
-    let mut previous: Option<char> = None;
+    let (mut before, mut previous): (Option<char>, Option<char>) = (None, None);
     for (i, c) in text.char_indices() {
-        let unit_follows = || {
+        let next_word = || {
             let rest = &text[i + c.len_utf8()..];
             let word = rest
                 .split(|ch: char| ch.is_whitespace() || ch == NO_BREAK)
                 .next()
                 .unwrap_or("");
-            let word = word.trim_end_matches(|ch: char| ",.;:)".contains(ch));
-            UNITS.contains(&word)
+            word.trim_end_matches(|ch: char| ",.;:)".contains(ch))
         };
-        if c == from && previous.is_some_and(|p| p.is_ascii_digit()) && unit_follows() {
-            out.push(to);
-        } else {
-            out.push(c);
-        }
-        previous = Some(c);
+        let digit = |ch: Option<char>| ch.is_some_and(|p| p.is_ascii_digit());
+        // `3m 05s`, `2h 10m`: the minutes or seconds after an hour or minute count.
+        let second_part = |word: &str| {
+            word.len() == 3
+                && word[..2].bytes().all(|b| b.is_ascii_digit())
+                && matches!(&word[2..], "s" | "m")
+        };
+        let joined = c == from
+            && ((digit(previous) && UNITS.contains(&next_word()))
+                || (matches!(previous, Some('m' | 'h'))
+                    && digit(before)
+                    && second_part(next_word())));
+        out.push(if joined { to } else { c });
+        (before, previous) = (previous, Some(c));
     }
     out
 }
@@ -120,7 +129,7 @@ pub fn text(w: &WhatIf, width: Option<usize>) -> String {
     let _ = writeln!(out, "  {bar}");
     let legend: Vec<String> = parts(w)
         .iter()
-        .map(|(label, ms, c)| format!("{c} {label} {:.0} %", share(*ms, w.bounds.wall_ms)))
+        .map(|(label, ms, c)| format!("{c} {label} {}", share(fraction(*ms, w.bounds.wall_ms), 0)))
         .collect();
     let _ = writeln!(out, "  {}", legend.join("  "));
     line(&mut out, &format!("  {}", w.headline));
@@ -159,9 +168,9 @@ pub fn markdown(w: &WhatIf) -> String {
         .iter()
         .map(|(label, ms, _)| {
             format!(
-                "{label} {} ({:.0} %)",
+                "{label} {} ({})",
                 duration(*ms),
-                share(*ms, w.bounds.wall_ms)
+                share(fraction(*ms, w.bounds.wall_ms), 0)
             )
         })
         .collect();
@@ -195,7 +204,7 @@ pub fn html(w: &WhatIf) -> String {
     out.push_str("<h2>What bounds this run</h2>\n<div class=\"bounds\">");
     let colors = ["#c0392b", "#2c3e50", "#95a5a6"];
     for (((label, ms, _), color), _) in parts(w).iter().zip(colors).zip(0..) {
-        let pct = share(*ms, w.bounds.wall_ms);
+        let pct = 100.0 * fraction(*ms, w.bounds.wall_ms);
         if pct <= 0.0 {
             continue;
         }
@@ -210,16 +219,16 @@ pub fn html(w: &WhatIf) -> String {
     for ((label, ms, _), color) in parts(w).iter().zip(colors) {
         let _ = write!(
             out,
-            "<span class=\"key\" style=\"background:{color}\"></span>{} {} ({:.0} %) ",
+            "<span class=\"key\" style=\"background:{color}\"></span>{} {} ({}) ",
             escape(label),
             duration(*ms),
-            share(*ms, w.bounds.wall_ms)
+            share(fraction(*ms, w.bounds.wall_ms), 0)
         );
     }
     let _ = writeln!(out, "</p>\n<p><strong>{}</strong></p>", escape(&w.headline));
-    out.push_str(&chart(w));
+    out.push_str(&crate::html::figure(&crate::charts::scenario_chart(w)));
     out.push_str(
-        "<table>\n<thead><tr><th>predicted run</th><th class=\"n\">wall clock</th>\
+        "<div class=\"scroll\"><table>\n<thead><tr><th>predicted run</th><th class=\"n\">wall clock</th>\
          <th class=\"n\">vs today</th></tr></thead>\n<tbody>\n",
     );
     for (what, wall, change) in scenario_rows(w) {
@@ -231,7 +240,7 @@ pub fn html(w: &WhatIf) -> String {
             escape(&change)
         );
     }
-    out.push_str("</tbody>\n</table>\n<ul>\n");
+    out.push_str("</tbody>\n</table></div>\n<ul>\n");
     for advice in &w.advice {
         let _ = writeln!(out, "<li>{}</li>", escape(&advice.text));
     }
@@ -250,62 +259,18 @@ pub fn html(w: &WhatIf) -> String {
     out
 }
 
-/// Predicted wall clock per core count: one horizontal bar per core scenario, inline SVG.
-fn chart(w: &WhatIf) -> String {
-    let rows: Vec<&sparkdiag_whatif::Scenario> =
-        w.scenarios.iter().filter(|s| !s.is_a_fix()).collect();
-    let longest = rows
-        .iter()
-        .map(|s| s.predicted_ms)
-        .max()
-        .unwrap_or(1)
-        .max(1);
-    let (label_w, bar_w, row_h) = (110.0, 420.0, 22.0);
-    let height = row_h * rows.len() as f64 + 10.0;
-    let mut svg = format!(
-        "<svg class=\"whatif\" role=\"img\" aria-label=\"predicted wall clock by executor cores\" \
-         width=\"{}\" height=\"{height}\" viewBox=\"0 0 {} {height}\" font-family=\"sans-serif\" font-size=\"12\">\n",
-        label_w + bar_w + 90.0,
-        label_w + bar_w + 90.0
-    );
-    for (i, s) in rows.iter().enumerate() {
-        let y = 5.0 + row_h * i as f64;
-        let len = bar_w * s.predicted_ms as f64 / longest as f64;
-        let fill = if s.cores == w.cores_today {
-            "#2c3e50"
-        } else {
-            "#7f8c8d"
-        };
-        let _ = writeln!(
-            svg,
-            "<text x=\"{:.0}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\
-             <rect x=\"{label_w}\" y=\"{y:.1}\" width=\"{len:.1}\" height=\"{:.1}\" fill=\"{fill}\"/>\
-             <text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
-            label_w - 8.0,
-            y + 14.0,
-            cores(s.cores),
-            row_h - 6.0,
-            label_w + len + 6.0,
-            y + 14.0,
-            escape(&duration(s.predicted_ms))
-        );
-    }
-    svg.push_str("</svg>\n");
-    svg
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
     fn a_number_keeps_its_unit_when_the_line_wraps() {
-        let text = "replays today's run in 9.7 s against 9.3 s measured, 6 % faster";
+        let text = "replays today's run in 9.7 s against 9.3 s measured, 2m 05s for 6%, 1.5 GiB";
         let kept = super::unit_spaces(text, ' ', super::NO_BREAK);
         let wrapped = crate::text::wrap(&kept, 38, 4);
         let back = super::unit_spaces(&wrapped, super::NO_BREAK, ' ');
         for line in back.lines() {
             let first = line.split_whitespace().next().unwrap_or("");
             assert!(
-                !["s", "%"].contains(&first),
+                !["s", "05s", "GiB"].contains(&first),
                 "a unit starts a line:\n{back}"
             );
         }

@@ -139,6 +139,6 @@ impl<'a> Context<'a> {
         if self.app_ms <= 0 {
             return "-".into();
         }
-        format!("{:.0}%", 100.0 * part as f64 / self.app_ms as f64)
+        sparkdiag_model::units::share(part as f64 / self.app_ms as f64, 0)
     }
 }

@@ -11,7 +11,7 @@
 use sparkdiag_model::{Application, StageAttempt, TaskFailure, TaskOutcome};
 
 use crate::memory_limits::{MemoryLimits, setting};
-use crate::rules::common::bytes;
+use crate::rules::common::{bytes, clip};
 
 /// The memory that ran out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -321,17 +321,9 @@ pub fn classify<'t>(
                 Match::Contains(needle) => text.lines().find(|l| l.contains(needle)),
                 Match::LineStart(start) => text.lines().find(|l| l.trim_start().starts_with(start)),
             }?;
-            Some((pattern, truncate(line.trim(), 300)))
+            Some((pattern, clip(line.trim(), 300)))
         })
     })
-}
-
-fn truncate(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_string()
-    } else {
-        format!("{}…", text.chars().take(max).collect::<String>())
-    }
 }
 
 /// Whether a pattern's words mean memory under this application's cluster manager: a bare exit

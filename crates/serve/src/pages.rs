@@ -55,13 +55,16 @@ form.diff select { max-width: 360px; }
 "#;
 
 pub use sparkdiag_report::format::escape;
+use sparkdiag_report::format::{duration, human_bytes};
 
 /// `n` bytes for people: 1.5 KiB, 2.0 GiB.
 pub fn bytes(n: u64) -> String {
-    sparkdiag_model::units::human_bytes(i64::try_from(n).unwrap_or(i64::MAX))
+    human_bytes(i64::try_from(n).unwrap_or(i64::MAX))
 }
 
-fn duration(d: Duration) -> String {
+/// The `--keep` setting written back in the unit it was most likely given in (`1d` as `1 day`):
+/// a promise to the uploader, read as a setting, where a measured time uses `format::duration`.
+fn period(d: Duration) -> String {
     let s = d.as_secs();
     match s {
         0 => format!("{} ms", d.as_millis()),
@@ -160,7 +163,7 @@ pub fn index(site: &Site, jobs: &[Job]) -> String {
                 escape(&addr.to_string())
             ),
         },
-        duration(site.keep)
+        period(site.keep)
     );
     out.push_str(UPLOAD_SCRIPT);
     foot(&mut out);
@@ -253,9 +256,9 @@ fn reports_table(out: &mut String, jobs: &[Job]) {
             "<tr><td>{link}</td><td>{app}</td><td>{top}</td><td class=\"num\">{findings}</td>\
              <td class=\"num\">{}</td><td class=\"when\">{} ago</td></tr>",
             bytes(job.bytes),
-            duration(Duration::from_secs(
-                (now.saturating_sub(job.uploaded_ms) / 1000).max(1)
-            ))
+            duration(
+                i64::try_from(now.saturating_sub(job.uploaded_ms).max(1000)).unwrap_or(i64::MAX)
+            )
         );
     }
     out.push_str("</table>\n");
@@ -415,8 +418,8 @@ mod tests {
     #[test]
     fn sizes_read_as_people_write_them() {
         assert_eq!(bytes(2 << 30), "2.0 GiB");
-        assert_eq!(duration(Duration::from_secs(86400)), "1 day");
-        assert_eq!(duration(Duration::from_secs(7200)), "2 hours");
+        assert_eq!(period(Duration::from_secs(86400)), "1 day");
+        assert_eq!(period(Duration::from_secs(7200)), "2 hours");
         assert_eq!(
             escape("<a href='x'>&\"</a>"),
             "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;"

@@ -23,6 +23,8 @@ pub mod savings;
 use replay::{Graph, ReplayOptions, StageChanges};
 use serde::Serialize;
 use sparkdiag_model::Application;
+use sparkdiag_model::units::{duration, human_bytes, share};
+use sparkdiag_rules::memory_limits::setting;
 
 /// Where today's wall clock went; the three parts add up to `wall_ms`.
 #[derive(Debug, Clone, Serialize)]
@@ -296,7 +298,7 @@ pub fn what_if_with_findings(
                 cores_advice.text = format!(
                     "Fix the partitioning first ({}): predicted {} on today's {} ({} faster). With it, {}",
                     which.join("; "),
-                    seconds(merged_today),
+                    duration(merged_today),
                     cores(cores_today),
                     percent(merged_today as f64 / today.max(1) as f64 - 1.0),
                     lowercase_first(&cores_advice.text)
@@ -356,8 +358,9 @@ fn of(scenarios: &[Scenario], cut_skew: bool, gaps: bool) -> Option<&Scenario> {
         .filter(|s| s.cut_skew || s.remove_driver_gaps)
 }
 
+/// A change's size without its sign, which the sentence around it says ("faster", "saves").
 fn percent(change: f64) -> String {
-    format!("{:.0} %", (change.abs() * 100.0).round())
+    share(change.abs(), 0)
 }
 
 /// "Doubling the cluster saves 3 %; removing the driver's gaps saves 70 %."
@@ -461,7 +464,7 @@ fn advise(
                 cores(knee),
                 change(at_knee),
                 cores(cores_today),
-                seconds(at_knee)
+                duration(at_knee)
             ),
         });
     } else if knee > cores_today {
@@ -471,8 +474,8 @@ fn advise(
                 "Up to {} keep shortening the run: predicted {} instead of {} ({} faster) for {:.1}x the cores; \
                  beyond that, the longest tasks and the stages' order bound the run.",
                 cores(knee),
-                seconds(at_knee),
-                seconds(today),
+                duration(at_knee),
+                duration(today),
                 change(at_knee),
                 knee as f64 / cores_today as f64
             ),
@@ -484,7 +487,7 @@ fn advise(
                 "{} is about right: more would save at most {} (the replay with unlimited cores takes {}).",
                 cores(cores_today),
                 change(unlimited),
-                seconds(unlimited)
+                duration(unlimited)
             ),
         });
     }
@@ -521,14 +524,6 @@ pub fn cores(n: i64) -> String {
     }
 }
 
-fn seconds(ms: i64) -> String {
-    if ms >= 120_000 {
-        format!("{:.1} min", ms as f64 / 60_000.0)
-    } else {
-        format!("{:.1} s", ms as f64 / 1000.0)
-    }
-}
-
 /// Executor memory from the measured peaks: short of memory when executors spilled or spent over
 /// 10 % of their time in GC; oversized when no executor's heap came near half of what it reserved.
 fn memory_advice(app: &Application) -> Option<Advice> {
@@ -550,16 +545,15 @@ fn memory_advice(app: &Application) -> Option<Advice> {
         .filter_map(|e| e.peak_metrics.map(|m| m.jvm_heap_memory))
         .max()
         .filter(|&p| p > 0);
-    let gib = |b: f64| format!("{:.1} GiB", b / f64::from(1u32 << 30));
     if gc_share > 0.10 || spill >= 256 << 20 {
-        let more = reserved.map_or("more".to_string(), |r| gib(r as f64 * 1.5));
+        let more = reserved.map_or("more".to_string(), |r| setting(r.saturating_mul(3) / 2));
         return Some(Advice {
             kind: "memory",
             text: format!(
-                "Executors are short of memory ({:.0} % of their run time in GC{}): give each core more heap — spark.executor.memory={more}, or the same memory with fewer spark.executor.cores.",
-                gc_share * 100.0,
+                "Executors are short of memory ({} of their run time in GC{}): give each core more heap — spark.executor.memory={more}, or the same memory with fewer spark.executor.cores.",
+                share(gc_share, 0),
                 if spill > 0 {
-                    format!(", {} spilled to disk", gib(spill as f64))
+                    format!(", {} spilled to disk", human_bytes(spill))
                 } else {
                     String::new()
                 }
@@ -570,11 +564,11 @@ fn memory_advice(app: &Application) -> Option<Advice> {
     (gc_share < 0.05 && (peak as f64) < 0.5 * reserved as f64).then(|| Advice {
         kind: "memory",
         text: format!(
-            "The largest executor heap peaked at {} of spark.executor.memory={} with {:.0} % GC and no spill: {} (1.5x the peak) would do, or more cores per executor.",
-            gib(peak as f64),
-            gib(reserved as f64),
-            gc_share * 100.0,
-            gib(peak as f64 * 1.5)
+            "The largest executor heap peaked at {} of spark.executor.memory={} with {} GC and no spill: {} (1.5x the peak) would do, or more cores per executor.",
+            human_bytes(peak),
+            setting(reserved),
+            share(gc_share, 0),
+            setting(peak.unsigned_abs().saturating_mul(3) / 2)
         ),
     })
 }

@@ -126,6 +126,19 @@ impl Axis {
         }
     }
 
+    /// How the tick at `v` reads on a drawing that is `narrow`, where only every other tick
+    /// (the first included) is labelled, so labels as wide as `10.0 GiB` do not run together.
+    pub(super) fn tick_label(&self, v: f64, narrow: bool) -> String {
+        let index = self
+            .ticks
+            .iter()
+            .position(|t| (t - v).abs() <= f64::EPSILON * t.abs().max(1.0));
+        match index {
+            Some(i) if narrow && i % 2 == 1 => String::new(),
+            _ => self.label(v),
+        }
+    }
+
     /// Every tick's label, in order: what the chart prints along this axis.
     pub(super) fn labels(&self) -> Vec<String> {
         self.ticks.iter().map(|&v| self.label(v)).collect()

@@ -130,17 +130,18 @@ impl Busy {
                 .flat_map(|(i, &v)| [(i as f64 * width, v), ((i + 1) as f64 * width, v)])
                 .collect()
         };
+        let narrow = is_narrow(root);
         let mut c = ChartBuilder::on(root)
             .caption("Executor cores busy over time", (FONT, 18))
             .margin(12)
-            .margin_right(40)
+            .margin_right(if narrow { 20 } else { 40 })
             .x_label_area_size(44)
             .y_label_area_size(60)
             .build_cartesian_2d(x.clone(), y.clone())?;
         c.configure_mesh()
             .bold_line_style(LIGHT)
             .light_line_style(TRANSPARENT)
-            .x_label_formatter(&|v| x.label(*v))
+            .x_label_formatter(&|v| x.tick_label(*v, narrow))
             .y_label_formatter(&|v| y.label(*v))
             .x_desc("seconds since application start")
             .y_desc("task slots (cores)")

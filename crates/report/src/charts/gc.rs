@@ -92,7 +92,7 @@ impl GcBars {
                 colour.filled(),
             )])?;
             c.draw_series([Text::new(
-                format!(" {share:.1}%"),
+                format!(" {}", crate::format::share(*share / 100.0, 1)),
                 (*share, y + 0.5),
                 (FONT, 12)
                     .into_font()

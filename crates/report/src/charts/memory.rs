@@ -121,7 +121,10 @@ impl MemoryBars {
                 colour.filled(),
             )])?;
             c.draw_series([Text::new(
-                format!(" heap {:.0}%", 100.0 * r.heap / r.heap_limit.max(1.0)),
+                format!(
+                    " heap {}",
+                    crate::format::share(r.heap / r.heap_limit.max(1.0), 0)
+                ),
                 (r.heap_limit.max(r.heap), y + 0.67),
                 (FONT, 11)
                     .into_font()

@@ -37,17 +37,24 @@ mod busy;
 mod durations;
 mod gc;
 mod memory;
+mod nights;
+mod scenarios;
 mod spill;
 mod streaming;
 mod timeline;
 
-pub(crate) use axis::round_step;
 pub(crate) use axis::short_name;
 use axis::{Axis, Unit, stage_label};
 use busy::{Busy, cores_busy};
 use durations::{Strips, task_durations};
 use gc::{GcBars, gc_share};
 use memory::{MemoryBars, memory_peaks};
+#[cfg(test)]
+pub(crate) use nights::MAX_NIGHT_BAR;
+use nights::NightBars;
+pub use nights::night_bars;
+use scenarios::ScenarioBars;
+pub use scenarios::scenario_chart;
 use spill::{SpillBars, spill};
 pub use streaming::query_chart;
 use timeline::{Timeline, stage_timeline};
@@ -72,6 +79,8 @@ enum Plot {
     GcBars(GcBars),
     SpillBars(SpillBars),
     MemoryBars(MemoryBars),
+    Scenarios(ScenarioBars),
+    Nights(NightBars),
 }
 
 impl Plot {
@@ -83,6 +92,8 @@ impl Plot {
             Plot::GcBars(p) => p.height(),
             Plot::SpillBars(p) => p.height(),
             Plot::MemoryBars(p) => p.height(),
+            Plot::Scenarios(p) => p.height(),
+            Plot::Nights(p) => p.height(),
         }
     }
 
@@ -99,6 +110,8 @@ impl Plot {
             Plot::GcBars(p) => p.draw(root)?,
             Plot::SpillBars(p) => p.draw(root)?,
             Plot::MemoryBars(p) => p.draw(root)?,
+            Plot::Scenarios(p) => p.draw(root)?,
+            Plot::Nights(p) => p.draw(root)?,
         }
         root.present()?;
         Ok(())
@@ -116,6 +129,16 @@ fn register_font() {
 }
 
 const WIDTH: u32 = 960;
+/// The width each chart is drawn at a second time for a phone (a page under about 640 px
+/// wide shows that drawing instead): scaled into a 400 px column, its 12 px labels still read
+/// at 9 px, where the 960 px drawing's would shrink to 5 px.
+pub const NARROW_WIDTH: u32 = 520;
+
+/// Whether `root` is a narrow drawing: row labels are shortened to fit a smaller label area
+/// and every other axis tick is labelled.
+fn is_narrow<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>) -> bool {
+    root.dim_in_pixel().0 < WIDTH / 4 * 3
+}
 const FONT: &str = "sans-serif";
 
 const BLUE_: RGBColor = RGBColor(70, 115, 180);
@@ -169,24 +192,36 @@ where
     DB::ErrorType: 'static,
 {
     let n = layout.labels.len();
+    let narrow = is_narrow(root);
+    // A narrow drawing gives the labels at most a third of its width, each label shortened
+    // (its call site's `file:line` kept) to the characters that fit.
+    let label_width = if narrow {
+        layout.label_width.min(root.dim_in_pixel().0 / 3).max(80)
+    } else {
+        layout.label_width
+    };
+    let fit = ((label_width.saturating_sub(36)) as f64 / 6.6) as usize;
     let mut c = ChartBuilder::on(root)
         .caption(layout.caption, (FONT, 18))
         .margin(12)
-        .margin_right(40)
+        .margin_right(if narrow { 20 } else { 40 })
         .x_label_area_size(44)
-        .y_label_area_size(layout.label_width)
+        .y_label_area_size(label_width)
         .build_cartesian_2d(x.clone(), Categories::rows(n, layout.visible))?;
     let row_of = |y: f64| n.saturating_sub(1 + y.floor().max(0.0) as usize);
     c.configure_mesh()
         .disable_y_mesh()
         .bold_line_style(LIGHT)
         .light_line_style(TRANSPARENT)
-        .x_label_formatter(&|v| x.label(*v))
+        .x_label_formatter(&|v| x.tick_label(*v, narrow))
         .y_label_formatter(&|y| {
-            layout
-                .labels
-                .get(row_of(*y))
-                .map_or(String::new(), |l| l.to_string())
+            layout.labels.get(row_of(*y)).map_or(String::new(), |l| {
+                if l.chars().count() > fit {
+                    short_name(l, fit)
+                } else {
+                    l.to_string()
+                }
+            })
         })
         .x_desc(layout.x_desc)
         .y_desc(layout.y_desc)
@@ -416,7 +451,7 @@ impl Chart {
             plot.draw(&root).is_ok()
         };
         if ok {
-            self.svg = Some(buf);
+            self.svg = Some(labelled(&buf, self.title));
             self.plot = Some(plot);
         } else {
             self.caption = "This chart could not be drawn.".into();
@@ -434,6 +469,8 @@ impl Chart {
             Some(Plot::GcBars(p)) => vec![p.x.labels()],
             Some(Plot::SpillBars(p)) => vec![p.x.labels()],
             Some(Plot::MemoryBars(p)) => vec![p.x.labels()],
+            Some(Plot::Scenarios(p)) => vec![p.x.labels()],
+            Some(Plot::Nights(p)) => vec![p.y.labels()],
             None => Vec::new(),
         }
     }
@@ -446,7 +483,8 @@ impl Chart {
             Some(Plot::GcBars(p)) => p.rows.iter().map(|r| r.0.clone()).collect(),
             Some(Plot::SpillBars(p)) => p.rows.iter().map(|r| r.label.clone()).collect(),
             Some(Plot::MemoryBars(p)) => p.rows.iter().map(|r| r.label.clone()).collect(),
-            Some(Plot::Busy(_)) | None => Vec::new(),
+            Some(Plot::Scenarios(p)) => p.rows.iter().map(|r| r.label.clone()).collect(),
+            Some(Plot::Busy(_) | Plot::Nights(_)) | None => Vec::new(),
         }
     }
 
@@ -478,6 +516,19 @@ impl Chart {
         ids
     }
 
+    /// The same chart drawn [`NARROW_WIDTH`] wide, for a phone; `None` when there is no chart
+    /// or it could not be drawn.
+    pub fn narrow_svg(&self) -> Option<String> {
+        let plot = self.plot.as_ref()?;
+        let mut buf = String::new();
+        let ok = {
+            let root = SVGBackend::with_string(&mut buf, (NARROW_WIDTH, plot.height()))
+                .into_drawing_area();
+            plot.draw(&root).is_ok()
+        };
+        ok.then(|| labelled(&buf, self.title))
+    }
+
     /// The same chart as a PNG image, with the embedded DejaVu Sans for its text; `None` when
     /// there is no chart or it could not be drawn.
     pub fn png(&self) -> Option<Vec<u8>> {
@@ -497,6 +548,23 @@ impl Chart {
         writer.finish().ok()?;
         Some(out)
     }
+}
+
+/// plotters' SVG with what a screen reader announces: `role="img"` and an `aria-label` on the
+/// `<svg>`, and a `<title>` (which browsers also show on hover) as its first child.
+fn labelled(svg: &str, title: &str) -> String {
+    let title = crate::format::escape(title);
+    let Some(rest) = svg.strip_prefix("<svg ") else {
+        return svg.to_string();
+    };
+    let Some(end) = rest.find('>') else {
+        return svg.to_string();
+    };
+    format!(
+        "<svg role=\"img\" aria-label=\"{title}\" {}>\n<title>{title}</title>{}",
+        &rest[..end],
+        &rest[end + 1..]
+    )
 }
 
 /// An axis of `n` categories, category `i` spanning `i..i + 1`, labelled at the centre of

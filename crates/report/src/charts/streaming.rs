@@ -34,7 +34,7 @@ pub fn query_chart(q: &QueryOut) -> Option<Chart> {
         draw(&root, q, panels as usize).is_ok()
     };
     if ok {
-        chart.svg = Some(buf);
+        chart.svg = Some(labelled(&buf, chart.title));
     } else {
         chart.caption = "This chart could not be drawn.".into();
     }

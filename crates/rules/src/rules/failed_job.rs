@@ -1,6 +1,6 @@
 //! FA001 failed-job: the post-mortem of each failed job — which stage, task and exception.
 
-use super::common::duration;
+use super::common::{clip, duration};
 use crate::memory_limits::MemoryLimits;
 use crate::memory_region::{self, MemoryFailure, Region};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule};
@@ -266,7 +266,7 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
                 .evidence("first_failure", serde_json::json!({
                     "task_id": f.task_id, "stage_id": f.stage_id, "stage_attempt": f.stage_attempt_id,
                     "executor": executor.id, "host": executor.host, "reason": f.reason,
-                    "exception_class": f.exception_class, "message": f.message.as_deref().map(|m| truncate(m, 1000)),
+                    "exception_class": f.exception_class, "message": f.message.as_deref().map(|m| clip(m, 1000)),
                     "root_cause": f.root_cause,
                 }));
         }
@@ -499,10 +499,10 @@ pub fn describe_failure(f: &&sparkdiag_model::TaskFailure) -> String {
     // A wrapper (`Exception thrown in awaitResult`) names the wrong exception: lead with the
     // root of the `Caused by:` chain.
     if let Some(root) = f.root_cause.as_deref().filter(|r| !message.contains(*r)) {
-        let root = truncate(root, 300);
+        let root = clip(root, 300);
         return match &f.exception_class {
-            Some(class) => format!("{root} (under {class}: {})", truncate(&message, 120)),
-            None => format!("{root} (under {})", truncate(&message, 120)),
+            Some(class) => format!("{root} (under {class}: {})", clip(&message, 120)),
+            None => format!("{root} (under {})", clip(&message, 120)),
         };
     }
     match &f.exception_class {
@@ -525,19 +525,11 @@ fn key_line(message: &str) -> String {
         let head = l.split(':').next().unwrap_or_default();
         !l.starts_with("File ") && (head.ends_with("Error") || head.ends_with("Exception"))
     });
-    truncate(python.or(lines.first()).copied().unwrap_or_default(), 300)
+    clip(python.or(lines.first()).copied().unwrap_or_default(), 300)
 }
 
 fn first_line(message: &str) -> String {
-    truncate(message.lines().next().unwrap_or_default(), 300)
-}
-
-fn truncate(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_string()
-    } else {
-        format!("{}…", text.chars().take(max).collect::<String>())
-    }
+    clip(message.lines().next().unwrap_or_default(), 300)
 }
 
 /// A job the driver cancelled because the application was going down, not a failure itself.

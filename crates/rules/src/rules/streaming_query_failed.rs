@@ -1,5 +1,6 @@
 //! ST003 streaming-query-failed: a Structured Streaming query ended with an exception.
 
+use super::common::clip;
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule};
 
 declare_rule! {
@@ -40,7 +41,7 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         let Some(exception) = &end.exception else {
             continue;
         };
-        let cause = truncate(sparkdiag_model::streaming::exception_cause(exception), 300);
+        let cause = clip(sparkdiag_model::streaming::exception_cause(exception), 300);
         let last_reported = q.batches.last().map(|b| b.batch_id);
         // The failing batch is the latest one that ran jobs.
         let failing_batch = s
@@ -73,7 +74,7 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
                 .jobs(jobs)
                 .evidence("query_id", q.id.clone())
                 .evidence("run_id", q.run_id.clone())
-                .evidence("exception", truncate(exception, 2000))
+                .evidence("exception", clip(exception, 2000))
                 .evidence("error_class", end.error_class.clone())
                 .evidence("last_reported_batch", last_reported)
                 .evidence("failing_batch", failing_batch)
@@ -82,11 +83,4 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         );
     }
     findings
-}
-
-fn truncate(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text.to_string(),
-    }
 }
