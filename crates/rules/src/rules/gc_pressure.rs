@@ -137,8 +137,11 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     );
     let mut finding = Finding::new(&GC_PRESSURE, severity, title, impact)
         .proposes(
-            crate::Change::MoreMemoryPerTask,
-            "not replayed: the GC time above the healthy share, spread over the cores",
+            crate::Change::ReduceGc {
+                executors: heavy.iter().map(|(e, _)| e.id.clone()).collect(),
+                healthy_permille: (healthy * 1000.0).round() as i64,
+            },
+            "the GC time above the healthy share, spread over the cores",
         )
         .executors(heavy.iter().map(|(e, _)| e.id.clone()))
         .evidence("gc_time_ms", gc_total)

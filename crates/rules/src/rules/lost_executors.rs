@@ -131,6 +131,12 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         Severity::Medium
     };
     let mut finding = Finding::new(&LOST_EXECUTORS, severity, title, wasted_ms / ctx.cores.max(1))
+        .proposes(
+            crate::Change::RemoveFailedAttempts {
+                executors: lost_ids.clone(),
+            },
+            "the failed attempts on the lost executors' task time spread over the cores",
+        )
         .executors(lost_ids)
         .evidence("executors", serde_json::Value::Array(lost))
         .evidence("removals_by_kind", serde_json::to_value(&kinds).unwrap_or_default())

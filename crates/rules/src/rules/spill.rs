@@ -92,8 +92,11 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         );
         let mut finding = Finding::new(&SPILL, severity, title, impact)
             .proposes(
-                crate::Change::MoreMemoryPerTask,
-                "not replayed: the spilled bytes written and read back at the assumed disk speed, spread over the cores, at most the stage's duration",
+                crate::Change::AvoidSpill {
+                    stages: vec![stage.stage_id],
+                    disk_mb_per_s: t.get(&DISK_MB_PER_S).round() as i64,
+                },
+                "the spilled bytes written and read back at the assumed disk speed, spread over the cores, at most the stage's duration",
             )
             .stages([stage.stage_id])
             .jobs(stage.job_ids.iter().copied())

@@ -145,8 +145,10 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     vec![
         Finding::new(&TASK_FAILURES, severity, title, impact)
             .proposes(
-                crate::Change::RemoveWastedAttempts,
-                "not replayed: the failed attempts' task time spread over the cores",
+                crate::Change::RemoveFailedAttempts {
+                    executors: Vec::new(),
+                },
+                "the failed attempts' task time spread over the cores",
             )
             .stages(stages)
             .evidence("failed_attempts", failed.len())
