@@ -6,7 +6,7 @@
 
 use std::collections::HashSet;
 
-use sparkdiag_model::{Application, StageStatus, Task, TaskOutcome};
+use sparkdiag_model::{Application, JobStatus, StageStatus, Task, TaskOutcome};
 use sparkdiag_rules::{Change, Finding, Severity};
 
 use crate::Scenario;
@@ -73,6 +73,14 @@ impl TaskFixes {
         let (mut superseded, mut rerun) =
             (vec![false; app.stages.len()], vec![false; app.stages.len()]);
         if self.wasted {
+            // As FA004 counts them: re-runs inside a job that failed anyway are what that job
+            // lost, not what avoiding the re-runs saves.
+            let failed_jobs: HashSet<i64> = app
+                .jobs
+                .iter()
+                .filter(|j| j.status == JobStatus::Failed)
+                .map(|j| j.job_id)
+                .collect();
             let mut by_stage: std::collections::HashMap<i64, Vec<usize>> = Default::default();
             for (i, s) in app.stages.iter().enumerate() {
                 by_stage.entry(s.stage_id).or_default().push(i);
@@ -85,7 +93,11 @@ impl TaskFixes {
                         .any(|&j| app.stages[j].attempt_id > me.attempt_id);
                     // A later attempt of a stage none of whose earlier attempts failed was
                     // resubmitted for its lost shuffle output: finished work run again.
+                    let in_failed_job = !me.job_ids.is_empty()
+                        && me.job_ids.iter().all(|j| failed_jobs.contains(j));
+                    superseded[i] &= !in_failed_job;
                     rerun[i] = me.attempt_id > 0
+                        && !in_failed_job
                         && !attempts.iter().any(|&j| {
                             app.stages[j].attempt_id < me.attempt_id
                                 && app.stages[j].status == StageStatus::Failed

@@ -265,7 +265,7 @@ fn databricks_start_up(app: &Application, first_ms: i64) -> String {
     let how = if app.databricks_job_run {
         "start the job cluster from an instance pool (idle instances kept ready, set in the cluster's instance_pool_id), run the task on serverless jobs compute (no cluster to start), or run several tasks of the job on one shared job cluster so that only the first pays for the start"
     } else {
-        "attach to a running cluster, or keep the cluster's nodes ready in an instance pool (or use serverless compute); install libraries in the cluster's image or a pool's preloaded runtime rather than at each start"
+        "attach to a running cluster, keep its nodes ready in an instance pool with the runtime preloaded, or use serverless compute; libraries in a custom container image (Databricks Container Services) rather than installed at each start"
     };
     format!(
         "On Databricks, the {} before the first job is mostly the cluster starting (nodes acquired, the runtime, init scripts and libraries): {how}. That is not driver work to move into Spark.",

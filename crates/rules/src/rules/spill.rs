@@ -46,9 +46,10 @@ declare_rule! {
     ///
     /// ## Threshold and its source
     /// `min_disk_mb` = 256 MB of disk spill in a stage (sparkdiag's default; SparkForensics calls
-    /// 256 MiB medium and 1 GiB high), `high_disk_gb` = 1 GiB is high. The time spilling costs is
-    /// estimated as writing and reading the spilled bytes once at `disk_mb_per_s` = 200 MB/s per
-    /// task, spread over the cores.
+    /// 256 MiB medium and 1 GiB high), `high_disk_gb` = 1 GiB is high. The saving is the
+    /// what-if's replay of the run with each spilling task shorter by writing and reading its
+    /// disk spill once at `disk_mb_per_s` = 200 MB/s, never more than the task's time off the
+    /// CPU (`avoid_spill`).
     pub static SPILL = {
         code: "SP001",
         name: "spill",

@@ -1,7 +1,7 @@
 //! FA004 wasted-attempts: work thrown away by speculation and stage retries.
 
 use super::common::duration;
-use sparkdiag_model::{StageStatus, TaskOutcome};
+use sparkdiag_model::{JobStatus, StageStatus, TaskOutcome};
 
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 
@@ -20,6 +20,8 @@ declare_rule! {
     /// attempt replaced, and every task of a later attempt of a stage that had not failed (its
     /// shuffle output lost, usually after a fetch failure, so finished work ran again). An attempt that
     /// replaced a failed one runs the partitions still missing: that is the work, not waste.
+    /// Re-runs inside a job that failed anyway are left to that job's finding (FA001): what it
+    /// lost includes them, and fixing the re-runs alone would not have saved them.
     ///
     /// ## Why is this bad?
     /// It is work done twice. A little speculation is the price of beating stragglers; a lot
@@ -73,11 +75,26 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     // (they ran again there); and every task of a later attempt of a stage that had not failed
     // (its shuffle output was lost, so finished work ran again). An attempt that replaced a
     // failed one ran the partitions still missing, which is the work, not a waste.
+    // Re-runs inside a job that failed anyway are part of what that job lost (FA001): fixing the
+    // re-runs alone would not have saved them.
+    let failed_jobs: std::collections::HashSet<i64> = app
+        .jobs
+        .iter()
+        .filter(|j| j.status == JobStatus::Failed)
+        .map(|j| j.job_id)
+        .collect();
     let mut speculative: i64 = 0;
     let mut retried_stages = Vec::new();
     let mut retried: i64 = 0;
+    let mut in_failed_jobs: i64 = 0;
     for (stage, stats) in ctx.stage_stats() {
         speculative += stats.facts.killed_speculative_ms;
+        if !stage.job_ids.is_empty() && stage.job_ids.iter().all(|j| failed_jobs.contains(j)) {
+            if stage.attempt_id > 0 {
+                in_failed_jobs += stats.task_time_ms - stats.facts.killed_speculative_ms;
+            }
+            continue;
+        }
         if stage.attempt_id > 0
             && failed_attempt
                 .get(&stage.stage_id)
@@ -117,6 +134,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .stages(retried_stages)
             .evidence("speculative_killed_ms", speculative)
             .evidence("retried_stage_task_ms", retried)
+            .evidence("retried_in_failed_jobs_ms", in_failed_jobs)
             .recommend("For speculation waste raise spark.speculation.multiplier (3) or spark.speculation.quantile (0.9) or fix the skew behind it; for re-run stages fix what lost the shuffle output (lost executors) and enable the external shuffle service."),
     ]
 }
