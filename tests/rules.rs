@@ -376,7 +376,7 @@ const EVERY_RULE: &[(&str, &str, &[&str])] = &[
     (
         "FA004",
         "pattern:executor-lost",
-        &["--set", "FA004.min_wasted_s=1"],
+        &["--set", "FA004.min_wasted_s=0.5"],
     ),
     ("FA005", "logs/killed/single", &[]),
     ("CF001", "pattern:broadcast-disabled", &[]),

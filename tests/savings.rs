@@ -327,3 +327,140 @@ fn merging_tiny_partitions_saves_about_what_the_fixed_run_saved() {
         "PA001 replays a saving of {predicted} ms; the fixed run saved {real} ms ({ratio:.2})"
     );
 }
+
+fn report_with(path: &Path, sets: &[&str]) -> Value {
+    let mut config = sparkdiag_rules::Config::default();
+    for set in sets {
+        config.set_from_arg(set).unwrap();
+    }
+    let inputs = sparkdiag_eventlog::discover(path.to_str().unwrap()).unwrap();
+    let a = analyze(&inputs[0], &Options::new(&config)).unwrap();
+    serde_json::to_value(&a.report).unwrap()
+}
+
+fn finding<'a>(report: &'a Value, rule: &str) -> &'a Value {
+    findings(report)
+        .iter()
+        .find(|f| f["rule"] == rule)
+        .unwrap_or_else(|| panic!("no {rule} among {:?}", findings(report)))
+}
+
+/// GC, spill and failed attempts are replayed: each task less the GC beyond the healthy share
+/// (not all of it), less its disk spill's I/O, or the failed attempts left out; the figure is
+/// the what-if's scenario, and never more than what the rule measured.
+#[test]
+fn gc_spill_and_failed_attempts_are_replayed_not_summed() {
+    let gc = report_of(&pattern_log("gc-pressure"));
+    let gc001 = finding(&gc, "GC001");
+    assert_eq!(gc001["counterfactual"]["change"]["kind"], "reduce_gc");
+    assert_eq!(gc001["counterfactual"]["change"]["healthy_permille"], 50);
+    assert_eq!(gc001["counterfactual"]["replayed"], true);
+    let saved = i(&gc001["evidence"]["replayed_ms"]);
+    assert!(saved > 0, "{gc001}");
+    // Less than all the GC of the heavy executors: the healthy share stays.
+    assert!(saved < i(&gc001["evidence"]["gc_time_ms"]), "{gc001}");
+    check_replayed_findings_agree("gc-pressure", &gc);
+
+    let spill = report_with(&pattern_log("spill"), &["SP001.min_disk_mb=32"]);
+    let sp001 = finding(&spill, "SP001");
+    assert_eq!(sp001["counterfactual"]["change"]["kind"], "avoid_spill");
+    assert_eq!(sp001["counterfactual"]["replayed"], true);
+    let replayed = i(&sp001["evidence"]["replayed_ms"]);
+    // The spill's I/O is bounded by the tasks' time off the CPU: under the rule's estimate.
+    assert!(
+        replayed > 0 && replayed <= i(&sp001["evidence"]["rule_estimate_ms"]),
+        "{sp001}"
+    );
+    check_replayed_findings_agree("spill", &spill);
+
+    let lost = report_of(&pattern_log("executor-lost"));
+    let fa002 = finding(&lost, "FA002");
+    assert_eq!(
+        fa002["counterfactual"]["change"]["kind"],
+        "remove_failed_attempts"
+    );
+    assert_eq!(fa002["counterfactual"]["replayed"], true);
+    // A lost executor's failed work is replayed too, and stays what the run lost.
+    let fa003 = finding(&lost, "FA003");
+    assert_eq!(fa003["impact_kind"], "lost", "{fa003}");
+    assert_eq!(
+        fa003["counterfactual"]["change"]["executors"],
+        serde_json::json!(["1"])
+    );
+    assert!(i(&fa003["impact_ms"]) <= i(&fa003["evidence"]["failed_task_ms"]));
+    let every = scenarios(&lost).iter().find(|s| s["every_fix"] == true);
+    if let Some(every) = every {
+        assert!(
+            !every["findings"]
+                .as_array()
+                .unwrap()
+                .contains(&"FA003".into()),
+            "an outcome is no fix to apply: {every}"
+        );
+    }
+    check_replayed_findings_agree("executor-lost", &lost);
+}
+
+/// UT002's fix is a second core: its saving is the replay on two cores, the same figure as
+/// the what-if's 2x scenario.
+#[test]
+fn one_core_is_replayed_on_two() {
+    let report = report_of(&testdata("logs/shapes/one-core"));
+    let ut002 = finding(&report, "UT002");
+    assert_eq!(
+        ut002["counterfactual"]["change"],
+        serde_json::json!({"kind": "add_cores", "cores": 2})
+    );
+    let mine = scenario_of(&report, ut002).unwrap();
+    let doubled = scenarios(&report)
+        .iter()
+        .find(|s| s["change"].is_null() && s["cores"] == 2 && s["every_fix"] != true)
+        .expect("a 2-core scenario");
+    assert_eq!(mine["predicted_ms"], doubled["predicted_ms"]);
+    assert!(i(&ut002["impact_ms"]) > 0);
+    check_replayed_findings_agree("one-core", &report);
+}
+
+/// A grouped skew finding over a join's stage and a groupBy's keeps both stages' fixes.
+#[test]
+fn a_grouped_skew_finding_keeps_each_stage_shapes_advice() {
+    let report = report_of(&testdata("logs/shapes/groupby-and-join-skew"));
+    let sk001 = finding(&report, "SK001");
+    let advice = sk001["recommendation"].as_str().unwrap();
+    assert!(
+        advice.contains("spark.sql.adaptive.skewJoin.enabled=true"),
+        "{advice}"
+    );
+    assert!(advice.contains("F.rand"), "{advice}");
+    let shapes: Vec<&str> = sk001["evidence"]["advice_by_shape"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["stage_shape"].as_str().unwrap())
+        .collect();
+    assert!(
+        shapes.contains(&"join") && shapes.contains(&"aggregation"),
+        "{shapes:?}"
+    );
+}
+
+/// On Databricks the time before the first job is the cluster starting: the advice is pools
+/// and serverless, not moving driver work into Spark.
+#[test]
+fn databricks_start_up_gets_pool_and_serverless_advice() {
+    let report = report_with(
+        &testdata("logs/databricks/0101-123456-abcdefgh"),
+        &["DR001.min_driver_s=0", "DR001.min_share=0"],
+    );
+    let dr001 = finding(&report, "DR001");
+    let advice = dr001["recommendation"].as_str().unwrap();
+    assert!(advice.starts_with("On Databricks"), "{advice}");
+    assert!(
+        advice.contains("instance pool") && advice.contains("serverless"),
+        "{advice}"
+    );
+    // Elsewhere the same rule leads with the driver's code.
+    let local = report_of(&pattern_log("driver-loop-serial"));
+    let text = finding(&local, "DR001")["recommendation"].as_str().unwrap();
+    assert!(!text.contains("Databricks"), "{text}");
+}

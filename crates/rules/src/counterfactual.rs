@@ -28,11 +28,26 @@ pub enum Change {
     BroadcastSide { stages: Vec<i64> },
     /// A table read once and reused instead of scanned again.
     ScanOnce { stages: Vec<i64> },
-    /// Each task given the memory it needed: no excess GC, no spill to disk.
-    MoreMemoryPerTask,
+    /// Each task on `executors` given the heap it needed: its garbage collection beyond
+    /// `healthy_permille` thousandths of its run time gone (the GC any JVM does stays).
+    ReduceGc {
+        executors: Vec<String>,
+        healthy_permille: i64,
+    },
+    /// Each task of `stages` given the execution memory it needed: its disk spill, written and
+    /// read back once at `disk_mb_per_s`, gone (never more than the task spent off the CPU).
+    AvoidSpill {
+        stages: Vec<i64>,
+        disk_mb_per_s: i64,
+    },
     /// Tasks kept off the slow executors (speculation, or the host fixed).
     AvoidSlowExecutors { executors: Vec<String> },
-    /// The failed, killed or re-run task attempts not needed.
+    /// The failed task attempts (on `executors`; every executor when empty) not needed: their
+    /// retries, which the log has, are the work.
+    RemoveFailedAttempts { executors: Vec<String> },
+    /// The attempts thrown away without failing not needed: killed speculative copies, the
+    /// tasks killed with a stage attempt that was then re-run, and the re-run of a stage that
+    /// had not failed (resubmitted for its lost shuffle output).
     RemoveWastedAttempts,
     /// `cores` executor cores in all, instead of today's.
     AddCores { cores: i64 },
@@ -51,8 +66,10 @@ impl Change {
             Change::DropExchange { .. } => "drop_exchange",
             Change::BroadcastSide { .. } => "broadcast_side",
             Change::ScanOnce { .. } => "scan_once",
-            Change::MoreMemoryPerTask => "more_memory_per_task",
+            Change::ReduceGc { .. } => "reduce_gc",
+            Change::AvoidSpill { .. } => "avoid_spill",
             Change::AvoidSlowExecutors { .. } => "avoid_slow_executors",
+            Change::RemoveFailedAttempts { .. } => "remove_failed_attempts",
             Change::RemoveWastedAttempts => "remove_wasted_attempts",
             Change::AddCores { .. } => "add_cores",
             Change::ReleaseIdleExecutors => "release_idle_executors",
@@ -73,7 +90,10 @@ impl Change {
             | (Change::CutSkewToMedian { stages: a }, Change::CutSkewToMedian { stages: b })
             | (Change::DropExchange { stages: a, .. }, Change::DropExchange { stages: b, .. })
             | (Change::BroadcastSide { stages: a }, Change::BroadcastSide { stages: b })
-            | (Change::ScanOnce { stages: a }, Change::ScanOnce { stages: b }) => (a, b),
+            | (Change::ScanOnce { stages: a }, Change::ScanOnce { stages: b })
+            | (Change::AvoidSpill { stages: a, .. }, Change::AvoidSpill { stages: b, .. }) => {
+                (a, b)
+            }
             _ => return,
         };
         mine.extend(theirs.iter().copied());
@@ -81,8 +101,8 @@ impl Change {
         mine.dedup();
     }
 
-    /// The replay can run the job with this change: it alters only task times, the driver's
-    /// gaps or the number of cores.
+    /// The replay can run the job with this change: it alters only task times (or leaves
+    /// tasks out), the driver's gaps or the number of cores.
     pub fn replayable(&self) -> bool {
         matches!(
             self,
@@ -91,6 +111,10 @@ impl Change {
                 | Change::CutSkewToMedian { .. }
                 | Change::RemoveDriverGaps
                 | Change::AddCores { .. }
+                | Change::ReduceGc { .. }
+                | Change::AvoidSpill { .. }
+                | Change::RemoveFailedAttempts { .. }
+                | Change::RemoveWastedAttempts
         )
     }
 
@@ -123,11 +147,28 @@ impl Change {
                 format!("small join side of {} broadcast", stages(ids))
             }
             Change::ScanOnce { stages: ids } => format!("table of {} scanned once", stages(ids)),
-            Change::MoreMemoryPerTask => "tasks given the memory they needed".to_string(),
+            Change::ReduceGc {
+                executors,
+                healthy_permille,
+            } => format!(
+                "GC on {} executor(s) down to {} % of task time",
+                executors.len(),
+                *healthy_permille as f64 / 10.0
+            ),
+            Change::AvoidSpill { stages: ids, .. } => format!("no disk spill in {}", stages(ids)),
             Change::AvoidSlowExecutors { executors } => {
                 format!("{} slow executor(s) avoided", executors.len())
             }
-            Change::RemoveWastedAttempts => "wasted task attempts removed".to_string(),
+            Change::RemoveFailedAttempts { executors } if executors.is_empty() => {
+                "failed task attempts not needed".to_string()
+            }
+            Change::RemoveFailedAttempts { executors } => format!(
+                "failed task attempts on {} lost executor(s) not needed",
+                executors.len()
+            ),
+            Change::RemoveWastedAttempts => {
+                "killed and re-run task attempts not needed".to_string()
+            }
             Change::AddCores { cores } => format!("{cores} cores"),
             Change::ReleaseIdleExecutors => "idle executors released".to_string(),
         }

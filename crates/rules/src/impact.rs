@@ -197,6 +197,7 @@ fn merge(mut group: Vec<Finding>) -> Finding {
     }
     lead.title = format!("{} ({})", lead.title, more.join("; "));
     lead.severity = severity;
+    keep_advice_by_shape(&mut lead, &rest);
     for f in rest.iter_mut() {
         if let (Some(mine), Some(theirs)) = (lead.counterfactual.as_mut(), &f.counterfactual) {
             mine.change.absorb(&theirs.change);
@@ -226,6 +227,45 @@ fn merge(mut group: Vec<Finding>) -> Finding {
     lead.evidence
         .insert("occurrence_count".into(), count.into());
     lead
+}
+
+/// One fix per stage shape: where a grouped finding's stages are of different shapes (a join's
+/// skew beside a groupBy's), the advice for each other shape follows the lead's, so that the
+/// second stage's fix is not hidden behind the first's.
+fn keep_advice_by_shape(lead: &mut Finding, rest: &[Finding]) {
+    let shape_of = |f: &Finding| {
+        f.evidence
+            .get("stage_shape")
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    };
+    let Some(lead_shape) = shape_of(lead) else {
+        return;
+    };
+    let mut seen = vec![lead_shape.clone()];
+    let mut by_shape = vec![serde_json::json!({"stage_shape": lead_shape,
+        "stage_id": lead.scope.stage_ids.first(), "recommendation": lead.recommendation})];
+    let mut more = Vec::new();
+    for f in rest {
+        let Some(shape) = shape_of(f) else { continue };
+        if seen.contains(&shape) || f.recommendation == lead.recommendation {
+            continue;
+        }
+        seen.push(shape.clone());
+        let stage = f.scope.stage_ids.first().copied();
+        by_shape.push(serde_json::json!({"stage_shape": shape, "stage_id": stage,
+            "recommendation": f.recommendation}));
+        more.push(match stage {
+            Some(id) => format!("For stage {id} ({shape}): {}", f.recommendation),
+            None => format!("Where the stage is {shape}: {}", f.recommendation),
+        });
+    }
+    if more.is_empty() {
+        return;
+    }
+    lead.recommendation = format!("{} {}", lead.recommendation, more.join(" "));
+    lead.evidence
+        .insert("advice_by_shape".into(), serde_json::Value::Array(by_shape));
 }
 
 /// Sorted, merged, without empty intervals.

@@ -237,7 +237,7 @@ pub fn what_if_with_findings(
             every_fix: false,
         });
     }
-    let fixes = savings::replay_findings(&graph, cores_today, today, findings);
+    let fixes = savings::replay_findings(&graph, app, cores_today, today, findings);
     savings::cap_to_runtime(findings, wall_ms);
     scenarios.extend(fixes.scenarios.iter().cloned());
 

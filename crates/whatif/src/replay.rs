@@ -6,7 +6,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use sparkdiag_facts::{StageStats, Varints};
-use sparkdiag_model::{Application, StageStatus};
+use sparkdiag_model::{Application, StageStatus, Task};
 
 /// What to change in a replay.
 #[derive(Debug, Clone, Copy)]
@@ -32,19 +32,26 @@ pub enum StageChange {
 }
 
 /// Per-stage changes, indexed like the graph's stage attempts; built by
-/// [`Graph::stage_changes`].
+/// [`Graph::stage_changes`], with task-level edits added by [`Graph::edit_tasks`].
 #[derive(Debug, Clone, Default)]
 pub struct StageChanges {
     by_node: Vec<Option<StageChange>>,
+    /// A stage attempt's tasks as a fix leaves them, in launch order (a task the fix makes
+    /// unnecessary left out); `None`: as measured.
+    tasks: Vec<Option<std::sync::Arc<[i64]>>>,
 }
 
 impl StageChanges {
     pub fn is_empty(&self) -> bool {
-        self.by_node.iter().all(Option::is_none)
+        self.by_node.iter().all(Option::is_none) && self.tasks.iter().all(Option::is_none)
     }
 
     fn get(&self, node: usize) -> Option<StageChange> {
         self.by_node.get(node).copied().flatten()
+    }
+
+    fn tasks(&self, node: usize) -> Option<&[i64]> {
+        self.tasks.get(node).and_then(|t| t.as_deref())
     }
 }
 
@@ -82,20 +89,26 @@ struct StageNode {
     /// cuts to.
     median_ms: i64,
     stage_id: i64,
+    /// The attempt's index in `Application::stages`.
+    attempt: usize,
     /// What the tasks spent outside their own work, summed over the stage.
     overhead_ms: i64,
 }
 
 impl StageNode {
-    /// The stage's task time in `n` tasks of equal length: every task's measured time, less the
-    /// average overhead of each task that merging removes (plus it for each task splitting adds).
-    fn merged(&self, n: i64) -> Vec<i64> {
-        let count = self.tasks.len() as i64;
+    /// The stage's task time in `n` tasks of equal length: every task's time (`edited`, where a
+    /// fix changed the tasks, else as measured), less the average overhead of each task that
+    /// merging removes (plus it for each task splitting adds).
+    fn merged(&self, n: i64, edited: Option<&[i64]>) -> Vec<i64> {
+        let count = edited.map_or(self.tasks.len(), <[i64]>::len) as i64;
         // Never more tasks than a replay can hold for one stage: a million.
         let n = n.clamp(1, 1 << 20);
-        let total: i64 = self.tasks.iter().sum();
-        let per_task_overhead = if count > 0 {
-            self.overhead_ms / count
+        let total: i64 = match edited {
+            Some(tasks) => tasks.iter().sum(),
+            None => self.tasks.iter().sum(),
+        };
+        let per_task_overhead = if !self.tasks.is_empty() {
+            self.overhead_ms / self.tasks.len() as i64
         } else {
             0
         };
@@ -258,6 +271,7 @@ impl Graph {
                 median_ms: facts.middle_task_ms,
                 tasks: facts.durations_by_launch.clone(),
                 stage_id: stage.stage_id,
+                attempt: index,
                 overhead_ms: facts.overhead_ms.max(0),
             });
             jobs[job].stages.push(node);
@@ -315,14 +329,58 @@ impl Graph {
     /// Every attempt of the named stages given `change`; a later entry for a stage wins.
     pub fn stage_changes(&self, changes: &[(i64, StageChange)]) -> StageChanges {
         let mut by_node = vec![None; self.stages.len()];
+        let tasks = vec![None; self.stages.len()];
         if changes.is_empty() {
-            return StageChanges { by_node };
+            return StageChanges { by_node, tasks };
         }
         let wanted: std::collections::HashMap<i64, StageChange> = changes.iter().copied().collect();
         for (node, stage) in self.stages.iter().enumerate() {
             by_node[node] = wanted.get(&stage.stage_id).copied();
         }
-        StageChanges { by_node }
+        StageChanges { by_node, tasks }
+    }
+
+    /// Each task of the stage attempts `touches` accepts (by index in `app.stages`) as `edit`
+    /// leaves it: its new duration, or `None` for an attempt the fix makes unnecessary. The
+    /// tasks of `app`, the application this graph was built from, are read again only for those
+    /// attempts, and an attempt whose tasks all stay as they were is left as measured.
+    pub fn edit_tasks(
+        &self,
+        app: &Application,
+        changes: &mut StageChanges,
+        touches: impl Fn(usize) -> bool,
+        edit: impl Fn(usize, &Task) -> Option<i64>,
+    ) {
+        changes.tasks.resize(self.stages.len(), None);
+        changes.by_node.resize(self.stages.len(), None);
+        for (node, stage) in self.stages.iter().enumerate() {
+            let Some(attempt) = app
+                .stages
+                .get(stage.attempt)
+                .filter(|_| touches(stage.attempt))
+            else {
+                continue;
+            };
+            let tasks = app.stage_tasks(attempt);
+            // The order the replay places them in: by launch, equal launches shortest first.
+            let mut by_launch: Vec<(i64, u32, Option<i64>)> = tasks
+                .iter()
+                .map(|t| (t.launch_ms, t.duration_ms, edit(stage.attempt, t)))
+                .collect();
+            if by_launch
+                .iter()
+                .all(|(_, d, new)| *new == Some(i64::from(*d)))
+            {
+                continue;
+            }
+            by_launch.sort_unstable_by_key(|(launch, d, _)| (*launch, *d));
+            changes.tasks[node] = Some(
+                by_launch
+                    .into_iter()
+                    .filter_map(|(_, _, new)| new.map(|d| d.max(0)))
+                    .collect(),
+            );
+        }
     }
 
     /// The predicted wall clock under `options`.
@@ -394,8 +452,9 @@ impl Graph {
                     let median = self.stages[s].median_ms;
                     let change = changes.get(s);
                     let cut_skew = options.cut_skew || change == Some(StageChange::CutSkew);
+                    let edited = changes.tasks(s);
                     let merged = match change {
-                        Some(StageChange::Merge(n)) => Some(self.stages[s].merged(n)),
+                        Some(StageChange::Merge(n)) => Some(self.stages[s].merged(n, edited)),
                         _ => None,
                     };
                     let mut place = |d: i64| {
@@ -416,9 +475,10 @@ impl Graph {
                         };
                         last = last.max(start + d);
                     };
-                    match &merged {
-                        Some(tasks) => tasks.iter().copied().for_each(&mut place),
-                        None => self.stages[s].tasks.iter().for_each(&mut place),
+                    match (&merged, edited) {
+                        (Some(tasks), _) => tasks.iter().copied().for_each(&mut place),
+                        (None, Some(tasks)) => tasks.iter().copied().for_each(&mut place),
+                        (None, None) => self.stages[s].tasks.iter().for_each(&mut place),
                     }
                     let end = last + self.stages[s].tail_ms;
                     stage_end[s] = end;

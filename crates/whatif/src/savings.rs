@@ -4,25 +4,156 @@
 //! Findings whose change the replay cannot model (a plan rewrite) keep the rules' bounded
 //! estimate; findings that cost money rather than time are left alone.
 
+use std::collections::HashSet;
+
+use sparkdiag_model::{Application, JobStatus, StageStatus, Task, TaskOutcome};
 use sparkdiag_rules::{Change, Finding, Severity};
 
 use crate::Scenario;
 use crate::replay::{Graph, ReplayOptions, StageChange, StageChanges};
 
 /// A set of changes as one replay.
+#[derive(Default)]
 struct Applied {
     stages: Vec<(i64, StageChange)>,
     remove_driver_gaps: bool,
     cores: Option<i64>,
+    tasks: TaskFixes,
+}
+
+/// The changes that edit single tasks: each task's time less what the fix removes, or the
+/// task left out where the fix makes it unnecessary.
+#[derive(Default)]
+struct TaskFixes {
+    /// Executors (by id) whose tasks keep only the healthy share of their run time in GC.
+    gc_on: Vec<String>,
+    healthy_gc_share: f64,
+    /// Stages whose tasks no longer spill to disk, and the disk speed the spill is taken at.
+    no_spill_in: HashSet<i64>,
+    disk_bytes_per_ms: f64,
+    /// Failed attempts left out: on these executors (by id), or on all when `None`.
+    failed_on: Option<Option<HashSet<String>>>,
+    /// Killed speculative copies, a re-run stage attempt's killed tasks, and the re-runs of
+    /// stages resubmitted for lost shuffle output left out.
+    wasted: bool,
+}
+
+impl TaskFixes {
+    fn is_empty(&self) -> bool {
+        self.gc_on.is_empty()
+            && self.no_spill_in.is_empty()
+            && self.failed_on.is_none()
+            && !self.wasted
+    }
+
+    /// The tasks of `app`'s stage attempts as these fixes leave them, into `changes`.
+    fn apply(&self, graph: &Graph, app: &Application, changes: &mut StageChanges) {
+        if self.is_empty() {
+            return;
+        }
+        let gc_on: HashSet<usize> = app
+            .executors
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| self.gc_on.contains(&e.id))
+            .map(|(i, _)| i)
+            .collect();
+        let failed_on: Option<Option<HashSet<usize>>> = self.failed_on.as_ref().map(|only| {
+            only.as_ref().map(|ids| {
+                app.executors
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, e)| ids.contains(&e.id))
+                    .map(|(i, _)| i)
+                    .collect()
+            })
+        });
+        // Which attempts a later attempt of the same stage replaced, and which re-ran a stage
+        // whose earlier attempt had completed (its shuffle output lost): all of that is re-run.
+        let (mut superseded, mut rerun) =
+            (vec![false; app.stages.len()], vec![false; app.stages.len()]);
+        if self.wasted {
+            // As FA004 counts them: re-runs inside a job that failed anyway are what that job
+            // lost, not what avoiding the re-runs saves.
+            let failed_jobs: HashSet<i64> = app
+                .jobs
+                .iter()
+                .filter(|j| j.status == JobStatus::Failed)
+                .map(|j| j.job_id)
+                .collect();
+            let mut by_stage: std::collections::HashMap<i64, Vec<usize>> = Default::default();
+            for (i, s) in app.stages.iter().enumerate() {
+                by_stage.entry(s.stage_id).or_default().push(i);
+            }
+            for attempts in by_stage.values() {
+                for &i in attempts {
+                    let me = &app.stages[i];
+                    superseded[i] = attempts
+                        .iter()
+                        .any(|&j| app.stages[j].attempt_id > me.attempt_id);
+                    // A later attempt of a stage none of whose earlier attempts failed was
+                    // resubmitted for its lost shuffle output: finished work run again.
+                    let in_failed_job = !me.job_ids.is_empty()
+                        && me.job_ids.iter().all(|j| failed_jobs.contains(j));
+                    superseded[i] &= !in_failed_job;
+                    rerun[i] = me.attempt_id > 0
+                        && !in_failed_job
+                        && !attempts.iter().any(|&j| {
+                            app.stages[j].attempt_id < me.attempt_id
+                                && app.stages[j].status == StageStatus::Failed
+                        });
+                }
+            }
+        }
+        let touches = |i: usize| {
+            let s = &app.stages[i];
+            (!gc_on.is_empty() && s.totals.jvm_gc_time > 0)
+                || (self.no_spill_in.contains(&s.stage_id) && s.totals.disk_bytes_spilled > 0)
+                || (failed_on.is_some() && s.failed_tasks > 0)
+                || (self.wasted && (s.killed_tasks > 0 || rerun[i]))
+        };
+        let edit = |i: usize, t: &Task| -> Option<i64> {
+            let duration = i64::from(t.duration_ms);
+            if t.outcome == TaskOutcome::Failed
+                && failed_on.as_ref().is_some_and(|on| {
+                    on.as_ref()
+                        .is_none_or(|on| on.contains(&(t.executor as usize)))
+                })
+            {
+                return None;
+            }
+            if self.wasted
+                && (rerun[i]
+                    || (t.outcome == TaskOutcome::Killed && (t.speculative || superseded[i])))
+            {
+                return None;
+            }
+            let run = i64::from(t.metrics.run_ms);
+            let mut cut = 0i64;
+            if gc_on.contains(&(t.executor as usize)) {
+                cut += (f64::from(t.metrics.gc_ms) - self.healthy_gc_share * run as f64).max(0.0)
+                    as i64;
+            }
+            if t.metrics.disk_spill > 0 && self.no_spill_in.contains(&app.stages[i].stage_id) {
+                let io =
+                    (2.0 * t.metrics.disk_spill as f64 / self.disk_bytes_per_ms.max(1.0)) as i64;
+                // Spill is disk time, off the CPU: never more than the task spent off it.
+                let off_cpu = if t.metrics.cpu_ns > 0 {
+                    run - (t.metrics.cpu_ns / 1_000_000) as i64
+                } else {
+                    run / 2
+                };
+                cut += io.min(off_cpu.max(0));
+            }
+            Some(duration - cut.clamp(0, run.min(duration)))
+        };
+        graph.edit_tasks(app, changes, touches, edit);
+    }
 }
 
 impl Applied {
     fn of<'a>(changes: impl IntoIterator<Item = &'a Change>) -> Applied {
-        let mut applied = Applied {
-            stages: Vec::new(),
-            remove_driver_gaps: false,
-            cores: None,
-        };
+        let mut applied = Applied::default();
         let mut cut: Vec<i64> = Vec::new();
         for change in changes {
             match change {
@@ -35,6 +166,34 @@ impl Applied {
                 Change::AddCores { cores } => {
                     applied.cores = Some(applied.cores.unwrap_or(0).max(*cores))
                 }
+                Change::ReduceGc {
+                    executors,
+                    healthy_permille,
+                } => {
+                    let fix = &mut applied.tasks;
+                    fix.gc_on.extend(executors.iter().cloned());
+                    fix.healthy_gc_share = *healthy_permille as f64 / 1000.0;
+                }
+                Change::AvoidSpill {
+                    stages,
+                    disk_mb_per_s,
+                } => {
+                    let fix = &mut applied.tasks;
+                    fix.no_spill_in.extend(stages.iter().copied());
+                    fix.disk_bytes_per_ms = *disk_mb_per_s as f64 * 1000.0;
+                }
+                Change::RemoveFailedAttempts { executors } => {
+                    let fix = &mut applied.tasks;
+                    fix.failed_on = match (fix.failed_on.take(), executors.is_empty()) {
+                        (Some(None), _) | (_, true) => Some(None),
+                        (Some(Some(mut on)), false) => {
+                            on.extend(executors.iter().cloned());
+                            Some(Some(on))
+                        }
+                        (None, false) => Some(Some(executors.iter().cloned().collect())),
+                    };
+                }
+                Change::RemoveWastedAttempts => applied.tasks.wasted = true,
                 _ => {}
             }
         }
@@ -49,9 +208,10 @@ impl Applied {
         applied
     }
 
-    fn replay(&self, graph: &Graph, cores_today: i64) -> (i64, i64) {
+    fn replay(&self, graph: &Graph, app: &Application, cores_today: i64) -> (i64, i64) {
         let cores = self.cores.unwrap_or(cores_today).max(1);
-        let changes: StageChanges = graph.stage_changes(&self.stages);
+        let mut changes: StageChanges = graph.stage_changes(&self.stages);
+        self.tasks.apply(graph, app, &mut changes);
         let ms = graph.replay_with(
             ReplayOptions {
                 slots: Some(cores as usize),
@@ -82,6 +242,18 @@ pub fn assumption(change: &Change) -> &'static str {
         Change::AddCores { .. } => {
             "replayed: every task takes the time it measured, on the given number of cores"
         }
+        Change::ReduceGc { .. } => {
+            "replayed: each task on the named executors takes its measured time less its GC beyond the healthy share of its run time (more heap per task removes the excess collection, not all of it); the rest of the run as measured"
+        }
+        Change::AvoidSpill { .. } => {
+            "replayed: each spilling task of the named stages takes its measured time less writing and reading its disk spill once at the stated disk speed, never more than the time it spent off the CPU; the rest of the run as measured"
+        }
+        Change::RemoveFailedAttempts { .. } => {
+            "replayed: the failed task attempts left out (their retries, which the log has, did the work); the rest of the run as measured"
+        }
+        Change::RemoveWastedAttempts => {
+            "replayed: killed speculative copies, the killed tasks of stage attempts that were re-run, and re-runs of stages that had completed left out; the rest of the run as measured"
+        }
         _ => "not replayed",
     }
 }
@@ -102,6 +274,7 @@ pub struct Replayed {
 /// scenarios for the what-if section.
 pub fn replay_findings(
     graph: &Graph,
+    app: &Application,
     cores_today: i64,
     today_ms: i64,
     findings: &mut [Finding],
@@ -117,9 +290,12 @@ pub fn replay_findings(
     let mut scenarios: Vec<Scenario> = Vec::new();
     let mut replayed: Vec<Change> = Vec::new();
     for f in findings.iter_mut() {
-        if f.cost_core_hours.is_some() || sparkdiag_rules::is_outcome(f.rule) {
+        if f.cost_core_hours.is_some() {
             continue;
         }
+        // What a run lost (executors' failed work) is replayed too, as what it cost the run; it
+        // keeps its own severity and is no fix to apply with the others.
+        let outcome = sparkdiag_rules::is_outcome(f.rule);
         let Some(cf) = f.counterfactual.as_mut() else {
             continue;
         };
@@ -142,7 +318,7 @@ pub fn replay_findings(
             f.severity = f.severity.at_most(Severity::Low);
             continue;
         }
-        let (predicted_ms, cores) = Applied::of([&cf.change]).replay(graph, cores_today);
+        let (predicted_ms, cores) = Applied::of([&cf.change]).replay(graph, app, cores_today);
         let saving = (today_ms - predicted_ms).clamp(0, wall_ms);
         f.evidence.insert("replayed_ms".into(), saving.into());
         // Where a larger finding already explained part of this one's time (the settlement
@@ -160,10 +336,12 @@ pub fn replay_findings(
         };
         let saving = (saving as f64 * share.clamp(0.0, 1.0)).round() as i64;
         f.impact_ms = saving;
-        f.severity = Severity::from_saving(saving, wall_ms);
+        if !outcome {
+            f.severity = Severity::from_saving(saving, wall_ms);
+        }
         // A change the replay finds no faster (nine equal partitions on nine cores that arrive
         // at different times) is not a fix to apply with the others.
-        if saving > 0 {
+        if saving > 0 && !outcome {
             replayed.push(cf.change.clone());
         }
         scenarios.push(Scenario {
@@ -209,7 +387,7 @@ pub fn replay_findings(
         let (set, (predicted_ms, cores)) = candidates
             .into_iter()
             .map(|set| {
-                let replay = Applied::of(&set).replay(graph, cores_today);
+                let replay = Applied::of(&set).replay(graph, app, cores_today);
                 (set, replay)
             })
             .min_by_key(|(set, (ms, _))| (*ms, std::cmp::Reverse(set.len())))

@@ -181,7 +181,17 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         )
     };
     advice.push('.');
-    if before_first_executor as f64 >= BEFORE_EXECUTORS_WORTH_SAYING * driver_ms as f64 {
+    let databricks = app.platform() == sparkdiag_model::Platform::Databricks;
+    if databricks && first as f64 >= BEFORE_EXECUTORS_WORTH_SAYING * driver_ms as f64 {
+        // On Databricks the start before the first job is mostly the cluster coming up: capacity
+        // ready in advance shortens it, not a change to the job's code.
+        let start_up = databricks_start_up(app, first);
+        advice = if first * 2 >= driver_ms {
+            format!("{start_up} For the rest: {}", lowercase_first(&advice))
+        } else {
+            format!("{advice} {start_up}")
+        };
+    } else if before_first_executor as f64 >= BEFORE_EXECUTORS_WORTH_SAYING * driver_ms as f64 {
         advice += &format!(
             " {} of the time before the first job passed before any executor had registered: {}.",
             duration(before_first_executor),
@@ -249,6 +259,28 @@ fn core_ms_held_during(app: &Application, windows: &[(i64, i64)], end: i64) -> i
             cores * held
         })
         .sum()
+}
+
+/// The start-up advice that fits Databricks: a job cluster starts from an instance pool or runs
+/// on serverless jobs compute; an all-purpose cluster stays warm in a pool.
+fn databricks_start_up(app: &Application, first_ms: i64) -> String {
+    let how = if app.databricks_job_run {
+        "start the job cluster from an instance pool (idle instances kept ready, set in the cluster's instance_pool_id), run the task on serverless jobs compute (no cluster to start), or run several tasks of the job on one shared job cluster so that only the first pays for the start"
+    } else {
+        "attach to a running cluster, keep its nodes ready in an instance pool with the runtime preloaded, or use serverless compute; libraries in a custom container image (Databricks Container Services) rather than installed at each start"
+    };
+    format!(
+        "On Databricks, the {} before the first job is mostly the cluster starting (nodes acquired, the runtime, init scripts and libraries): {how}. That is not driver work to move into Spark.",
+        duration(first_ms)
+    )
+}
+
+/// "Move driver-side work ..." as the rest of a sentence.
+fn lowercase_first(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map_or(String::new(), |c| c.to_lowercase().chain(chars).collect())
 }
 
 /// What the driver waited on before any executor was there, as far as the settings tell.

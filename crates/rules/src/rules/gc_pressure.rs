@@ -66,8 +66,9 @@ declare_rule! {
     /// GC over `warn_share` = 10 % of task run time (the Spark UI shows it red above 10 %), and
         /// high over `high_share` = 20 % (Dr. Elephant's critical tier), when those executors' tasks
     /// ran at least `min_run_s` = 10 s together (SparkForensics' guard), each at least
-    /// `min_executor_run_s` = 1 s. The recoverable time is the GC above
-    /// a healthy `healthy_share` = 5 %, spread over the executors' cores.
+    /// `min_executor_run_s` = 1 s. The saving is the what-if's replay of the run with each task
+    /// on those executors spending no more than a healthy `healthy_share` = 5 % of its run time
+    /// in GC (`reduce_gc`): more heap per task removes the excess collection, not all of it.
     pub static GC_PRESSURE = {
         code: "GC001",
         name: "gc-pressure",
@@ -138,8 +139,11 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     );
     let mut finding = Finding::new(&GC_PRESSURE, severity, title, impact)
         .proposes(
-            crate::Change::MoreMemoryPerTask,
-            "not replayed: the GC time above the healthy share, spread over the cores",
+            crate::Change::ReduceGc {
+                executors: heavy.iter().map(|(e, _)| e.id.clone()).collect(),
+                healthy_permille: (healthy * 1000.0).round() as i64,
+            },
+            "the GC time above the healthy share, spread over the cores",
         )
         .executors(heavy.iter().map(|(e, _)| e.id.clone()))
         .evidence("gc_time_ms", gc_total)

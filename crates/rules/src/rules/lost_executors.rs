@@ -31,7 +31,8 @@ declare_rule! {
     /// Any executor lost or killed by the cluster manager that cost work: tasks failed on it, or
     /// later tasks hit `FetchFailed` (its shuffle output was gone). From Spark's `ExecutorRemoved`
     /// reason and the task end reasons. High when tasks failed on them,
-    /// medium otherwise; its impact is the failed tasks' time spread over the cores.
+    /// medium otherwise. What the run lost is the what-if's replay of the run without the failed
+    /// attempts on those executors (`remove_failed_attempts`), shown as lost, not as a saving.
     pub static LOST_EXECUTORS = {
         code: "FA003",
         name: "lost-executors",
@@ -132,6 +133,12 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         Severity::Medium
     };
     let mut finding = Finding::new(&LOST_EXECUTORS, severity, title, wasted_ms / ctx.cores.max(1))
+        .proposes(
+            crate::Change::RemoveFailedAttempts {
+                executors: lost_ids.clone(),
+            },
+            "the failed attempts on the lost executors' task time spread over the cores",
+        )
         .executors(lost_ids)
         .evidence("executors", serde_json::Value::Array(lost))
         .evidence("removals_by_kind", serde_json::to_value(&kinds).unwrap_or_default())

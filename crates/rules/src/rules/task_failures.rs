@@ -41,7 +41,8 @@ declare_rule! {
     /// ## Threshold and its source
     /// More than `max_failure_share` = 5 % of task attempts failed with at least `min_failed` = 10
     /// failures (Dr. Elephant's and SparkForensics' 5 % tier), or any out-of-memory, fetch
-    /// failure or lost executor (always worth knowing).
+    /// failure or lost executor (always worth knowing). The saving is the what-if's replay of the
+    /// run without the failed attempts (`remove_failed_attempts`): their retries did the work.
     pub static TASK_FAILURES = {
         code: "FA002",
         name: "task-failures",
@@ -146,8 +147,10 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     vec![
         Finding::new(&TASK_FAILURES, severity, title, impact)
             .proposes(
-                crate::Change::RemoveWastedAttempts,
-                "not replayed: the failed attempts' task time spread over the cores",
+                crate::Change::RemoveFailedAttempts {
+                    executors: Vec::new(),
+                },
+                "the failed attempts' task time spread over the cores",
             )
             .stages(stages)
             .evidence("failed_attempts", failed.len())
