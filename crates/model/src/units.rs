@@ -108,3 +108,25 @@ fn entity(name: &str) -> Option<char> {
         }
     })
 }
+
+/// A fraction as a percentage with `decimals` places: `0.685` as `69%` or `68.5%`.
+///
+/// ```
+/// use sparkdiag_model::units::share;
+/// assert_eq!(share(0.685, 0), "69%");
+/// assert_eq!(share(0.685, 1), "68.5%");
+/// ```
+pub fn share(fraction: f64, decimals: usize) -> String {
+    format!("{:.decimals$}%", fraction * 100.0)
+}
+
+/// A relative change as a signed whole percentage: `0.12` as `+12%`, `-0.54` as `-54%`.
+///
+/// ```
+/// use sparkdiag_model::units::share_change;
+/// assert_eq!(share_change(0.12), "+12%");
+/// assert_eq!(share_change(-0.54), "-54%");
+/// ```
+pub fn share_change(fraction: f64) -> String {
+    format!("{:+.0}%", fraction * 100.0)
+}

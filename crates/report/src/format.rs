@@ -3,7 +3,7 @@
 //! HTML views (and the charts' labels) print the same value the same way.
 
 pub use sparkdiag_contract::enum_name;
-pub use sparkdiag_model::units::{duration, human_bytes};
+pub use sparkdiag_model::units::{duration, human_bytes, share, share_change};
 
 /// `1234567` as `1,234,567`; `i64::MIN` too.
 pub fn thousands(n: i64) -> String {
