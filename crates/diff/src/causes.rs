@@ -204,9 +204,12 @@ pub(crate) fn explain(
         c.share = (beyond_noise && c.explained_ms.signum() == change.signum() && whole > 0)
             .then(|| c.explained_ms.abs() as f64 / whole as f64);
     }
+    // Driver-only time is what a loaded machine or a slow executor start-up inflates first: it
+    // leads only when nothing structural changed.
     causes.sort_by_key(|c| {
         (
             c.explained_ms.signum() != change.signum(),
+            c.kind == "driver_time",
             std::cmp::Reverse(c.explained_ms.abs()),
         )
     });
@@ -278,11 +281,12 @@ fn executor_bound_ms(r: &Report) -> i64 {
 fn data_growth(before: Run, after: Run, _facts: &Facts) -> Option<Cause> {
     let (sb, sa) = (&before.report.summary, &after.report.summary);
     let (rows_b, rows_a) = (input_rows(before.report), input_rows(after.report));
-    // Bytes say how much was read; rows when the source reports none (a generated range).
-    let (b, a) = if sb.input_bytes > 0 && sa.input_bytes > 0 {
-        (sb.input_bytes as f64, sa.input_bytes as f64)
-    } else if rows_b > 0 && rows_a > 0 {
+    // Rows say how much work there was; a Parquet scan's input bytes count only part of what it
+    // read (footers, the columns' pages it decoded), so bytes only when no rows are reported.
+    let (b, a) = if rows_b > 0 && rows_a > 0 {
         (rows_b as f64, rows_a as f64)
+    } else if sb.input_bytes > 0 && sa.input_bytes > 0 {
+        (sb.input_bytes as f64, sa.input_bytes as f64)
     } else {
         return None;
     };
@@ -324,7 +328,7 @@ fn data_growth(before: Run, after: Run, _facts: &Facts) -> Option<Cause> {
     Some(Cause {
         kind: "data_growth",
         title: format!(
-            "the input {word} {:.1}× ({} → {})",
+            "the input {word} {:.1}× ({} → {} read)",
             growth,
             human_bytes(sb.input_bytes),
             human_bytes(sa.input_bytes)
