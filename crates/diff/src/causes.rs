@@ -448,7 +448,8 @@ fn configuration_and_plan(
             properties: properties.clone(),
         }
     });
-    let plan = (!changed.is_empty() && !(plan_properties && config.is_some())).then(|| Cause {
+    let explained_by_config = plan_properties && config.is_some();
+    let plan = (!changed.is_empty() && !explained_by_config).then(|| Cause {
         kind: "plan_change",
         title: format!(
             "the plan changed with no plan setting changed ({})",
@@ -809,12 +810,7 @@ fn verdict(
                 .share
                 .map(|s| format!(" (explains {:.0} %)", s * 100.0))
                 .unwrap_or_default();
-            let word = if runtime == "faster" {
-                "because"
-            } else {
-                "because"
-            };
-            format!(", {word} {}{share}", top.title)
+            format!(", because {}{share}", top.title)
         }
     };
     Verdict {
