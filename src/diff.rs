@@ -37,6 +37,10 @@ pub struct DiffArgs {
     /// vanished).
     #[arg(long)]
     fail_on_output_change: bool,
+    /// Colour the text view's verdict and causes: auto (on a terminal, unless NO_COLOR is
+    /// set), always, or never.
+    #[arg(long, value_enum, value_name = "WHEN")]
+    color: Option<crate::habits::ColorChoice>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -53,6 +57,8 @@ pub fn run(args: DiffArgs, config: Config) -> anyhow::Result<ExitCode> {
     {
         bail!("--fail-on-regression wants a percentage of 0 or more, got {pct}");
     }
+    let color = args.color.unwrap_or_default();
+    color.before_threads();
     let before = read_side("BEFORE", &args.before, &args, &config)?;
     let after = read_side("AFTER", &args.after, &args, &config)?;
     let diff = sparkdiag_diff::compare(
@@ -71,10 +77,13 @@ pub fn run(args: DiffArgs, config: Config) -> anyhow::Result<ExitCode> {
         },
     );
     let rendered = match args.format {
-        DiffFormat::Text => sparkdiag_diff::text::render(&diff),
+        DiffFormat::Text => sparkdiag_report::diff::text::render_with(
+            &diff,
+            color.text_options(args.output.is_some()),
+        ),
         DiffFormat::Json => serde_json::to_string_pretty(&diff)? + "\n",
-        DiffFormat::Markdown => sparkdiag_diff::markdown::render(&diff),
-        DiffFormat::Html => sparkdiag_diff::html::render(&diff),
+        DiffFormat::Markdown => sparkdiag_report::diff::markdown::render(&diff),
+        DiffFormat::Html => sparkdiag_report::diff::html::render(&diff),
     };
     match &args.output {
         Some(file) => std::fs::write(file, rendered)

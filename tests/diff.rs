@@ -832,3 +832,141 @@ fn a_rewritten_query_shows_its_join_strategy_change() {
         exchanges(&ra)
     )));
 }
+
+/// The one log of a testdata/logs/causes/<run>/ folder (testdata/gen/causes.py).
+fn cause_log(run: &str) -> String {
+    let dir = testdata(&format!("logs/causes/{run}"));
+    let logs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .collect();
+    assert_eq!(logs.len(), 1, "one log in {}", dir.display());
+    logs[0].to_string_lossy().into_owned()
+}
+
+fn top_cause(d: &Value) -> &Value {
+    &d["causes"][0]
+}
+
+#[test]
+fn every_planted_cause_is_named_first_with_its_evidence() {
+    let base = cause_log("base");
+    for (run, kind, title_says, evidence_says) in [
+        ("grow", "data_growth", "the input grew", "rows read"),
+        (
+            "partitions",
+            "configuration_change",
+            "spark.sql.shuffle.partitions",
+            "shuffle partitions",
+        ),
+        (
+            "broadcast",
+            "configuration_change",
+            "spark.sql.autoBroadcastJoinThreshold",
+            "SortMergeJoin",
+        ),
+        (
+            "one-executor",
+            "cluster_change",
+            "2 → 1 executor",
+            "replayed",
+        ),
+    ] {
+        let d = diff(&base, &cause_log(run), &[]);
+        let top = top_cause(&d);
+        assert_eq!(top["kind"], kind, "{run}: {:#}", d["causes"]);
+        assert!(
+            top["title"].as_str().unwrap().contains(title_says),
+            "{run}: {}",
+            top["title"]
+        );
+        let evidence = format!("{}{}", top["evidence"], top["facts"]);
+        assert!(evidence.contains(evidence_says), "{run}: {evidence}");
+        assert_ne!(d["verdict"]["runtime"], "faster", "{run}: {}", d["verdict"]);
+        // The verdict's sentence names the top cause.
+        let sentence = d["verdict"]["sentence"].as_str().unwrap();
+        assert!(
+            sentence.contains(top["title"].as_str().unwrap()),
+            "{run}: {sentence}"
+        );
+        // Shares never add up to more than the whole change.
+        let shares: f64 = d["causes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c["share"].as_f64())
+            .sum();
+        assert!(shares <= 1.0 + 1e-9, "{run}: {shares}");
+    }
+}
+
+/// The skew pair (customer 0 holds half the orders) is not named yet: on two task slots a
+/// hot key holding half the rows costs no wall time, and the replay finds no task 5× its
+/// stage's median, so only the (noisy) driver-only time moves.
+#[test]
+#[ignore = "the skew pair's cause is not named yet (issue 26)"]
+fn the_skew_pair_names_new_skew() {
+    let d = diff(&cause_log("base"), &cause_log("skew"), &[]);
+    assert_eq!(
+        top_cause(&d)["kind"],
+        "skew_spill_failures",
+        "{:#}",
+        d["causes"]
+    );
+}
+
+#[test]
+fn the_growth_read_backwards_is_a_shrink() {
+    let d = diff(&cause_log("grow"), &cause_log("base"), &[]);
+    let top = top_cause(&d);
+    assert_eq!(top["kind"], "data_growth", "{:#}", d["causes"]);
+    assert!(top["title"].as_str().unwrap().contains("shrank"));
+    assert!(i(&top["explained_ms"]) < 0);
+}
+
+#[test]
+fn an_identical_rerun_says_nothing_material_changed() {
+    let d = diff(&cause_log("base"), &cause_log("rerun"), &[]);
+    let causes = d["causes"].as_array().unwrap();
+    assert_eq!(causes.len(), 1, "{:#}", d["causes"]);
+    assert_eq!(causes[0]["kind"], "nothing_material");
+    assert_eq!(d["verdict"]["runtime"], "same");
+    assert_eq!(d["verdict"]["output"], "same");
+    assert!(
+        d["verdict"]["sentence"]
+            .as_str()
+            .unwrap()
+            .ends_with("the same output: nothing material changed."),
+        "{}",
+        d["verdict"]
+    );
+}
+
+#[test]
+fn the_text_view_leads_with_the_verdict_in_words_and_colours_on_request() {
+    let (before, after) = (cause_log("base"), cause_log("grow"));
+    let out = sparkdiag_ok(&["diff", &before, &after]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let first = text.lines().next().unwrap();
+    assert!(first.starts_with("Verdict: Slower (+"), "{first}");
+    assert!(first.contains("because the input grew"), "{first}");
+    assert!(!text.contains('\x1b'), "plain into a pipe");
+    // Counts with thousands separators, changes in percent.
+    assert!(
+        text.contains("rows read: 300,000 → 1,200,000 (+300%)"),
+        "{text}"
+    );
+    let coloured = sparkdiag_ok(&["diff", &before, &after, "--color", "always"]);
+    let coloured = String::from_utf8(coloured.stdout).unwrap();
+    assert!(
+        coloured.starts_with("\x1b[31mVerdict: Slower"),
+        "{coloured}"
+    );
+    let md = sparkdiag_ok(&["diff", &before, &after, "--format", "markdown"]);
+    let md = String::from_utf8(md.stdout).unwrap();
+    assert!(md.contains("**Verdict:** Slower"), "{md}");
+    let html = sparkdiag_ok(&["diff", &before, &after, "--format", "html"]);
+    let html = String::from_utf8(html.stdout).unwrap();
+    assert!(html.contains("<p class=\"verdict slower\">"), "{html}");
+}

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use sparkdiag_report::Report;
-use sparkdiag_report::fleet::{NightApp, NightError};
+use sparkdiag_contract::Report;
+use sparkdiag_contract::night::{NightApp, NightError};
 use sparkdiag_rules::{Config, Severity};
 
 use crate::files::write_atomic;
@@ -48,7 +48,7 @@ pub(crate) fn analyse(
         &serde_json::to_string_pretty(&report).unwrap_or_default(),
     )
     .map_err(|e| failed(e.to_string()))?;
-    let medium: Vec<&sparkdiag_report::FindingOut> = report
+    let medium: Vec<&sparkdiag_contract::FindingOut> = report
         .findings
         .iter()
         .filter(|f| f.finding.severity <= Severity::Medium)
@@ -73,7 +73,7 @@ pub(crate) fn analyse(
         key,
         app_id: id,
         name,
-        status: sparkdiag_report::enum_name(report.application.status),
+        status: sparkdiag_contract::enum_name(report.application.status),
         duration_ms: report.application.duration_ms.unwrap_or(0),
         core_ms: report.summary.executor_run_time_ms,
         impact_ms: report.findings.iter().map(|f| f.finding.impact_ms).sum(),

@@ -4,27 +4,33 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::Context;
-use sparkdiag_report::fleet::{NightApp, NightTotals};
+use sparkdiag_contract::night::{NightApp, NightTotals};
 
 use crate::nightfile::read_night;
 
 /// Each of tonight's keys with its latest earlier run: the night it ran, and the run with only
-/// what [`sparkdiag_report::fleet::compare_app`] reads of it.
+/// what [`crate::compare::compare_app`] reads of it.
 pub(crate) type LatestRuns = HashMap<String, (String, NightApp)>;
 
+/// Each of tonight's keys with its earlier nights' runs (the first run of each night), latest
+/// first, at most [`crate::compare::HISTORY_NIGHTS`] of them: what its band is made of.
+pub(crate) type KeyHistory = HashMap<String, Vec<(String, crate::compare::Point)>>;
+
 /// What the index and the comparison need of the nights in `dir`, each streamed one
-/// application at a time: every night's totals (with `tonight`'s own), and the latest earlier
-/// run of each key `is_tonights` may hold. Memory follows tonight's applications that ran
-/// before, not the size of a night or how many nights there are.
+/// application at a time: every night's totals (with `tonight`'s own), the latest earlier
+/// run of each key `is_tonights` may hold, and each such key's recent nights. Memory follows
+/// tonight's applications that ran before and the nights kept per key, not the size of a
+/// night or how many nights there are.
 pub(crate) fn read_history(
     dir: &Path,
     tonight: NightTotals,
     is_tonights: impl Fn(&str) -> bool,
-) -> anyhow::Result<(Vec<NightTotals>, LatestRuns)> {
+) -> anyhow::Result<(Vec<NightTotals>, LatestRuns, KeyHistory)> {
     let own = format!("{}.json", tonight.date);
     let tonight_date = tonight.date.clone();
     let mut totals = vec![tonight];
     let mut latest: LatestRuns = HashMap::new();
+    let mut history: KeyHistory = HashMap::new();
     for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
         let path = entry?.path();
         if path.extension().is_none_or(|e| e != "json")
@@ -52,13 +58,18 @@ pub(crate) fn read_history(
             continue;
         }
         for (key, (_, app)) in firsts {
+            let runs = history.entry(key.clone()).or_default();
+            runs.push((night.date.clone(), crate::compare::Point::of(&app)));
+            // Latest first; only the nights a band is made of are kept.
+            runs.sort_by(|a, b| b.0.cmp(&a.0));
+            runs.truncate(crate::compare::HISTORY_NIGHTS);
             let newer = latest.get(&key).is_none_or(|(date, _)| *date < night.date);
             if newer {
                 latest.insert(key, (night.date.clone(), app));
             }
         }
     }
-    Ok((totals, latest))
+    Ok((totals, latest, history))
 }
 
 /// `app` with only what a comparison reads: its key, runtimes, findings, status and jobs.
@@ -78,7 +89,7 @@ fn compared_part(app: NightApp) -> NightApp {
 mod tests {
     use super::*;
     use crate::files::write_atomic;
-    use sparkdiag_report::fleet::Night;
+    use sparkdiag_contract::night::Night;
 
     /// A run as an earlier night's file holds it (the fields later versions added left out).
     fn run_of(key: &str, duration_ms: i64) -> NightApp {
@@ -118,8 +129,17 @@ mod tests {
             runtime_ms: 18,
             findings: 2,
         };
-        let (mut totals, latest) =
+        let (mut totals, latest, history) =
             read_history(dir.path(), tonight, |key| ["etl", "report"].contains(&key)).unwrap();
+        let etl: Vec<(&str, i64)> = history["etl"]
+            .iter()
+            .map(|(date, p)| (date.as_str(), p.duration_ms))
+            .collect();
+        assert_eq!(
+            etl,
+            [("2026-11-28", 3), ("2026-11-27", 1)],
+            "latest first, earlier only"
+        );
         totals.sort_by(|a, b| a.date.cmp(&b.date));
         let runtimes: Vec<(&str, i64, usize)> = totals
             .iter()

@@ -20,10 +20,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use sparkdiag_report::fleet::{AppTotals, Change, NightApp, NightError};
+use sparkdiag_contract::night::{AppTotals, Change, NightApp, NightError};
 use sparkdiag_rules::Config;
 
 mod app;
+mod compare;
 mod dates;
 mod files;
 mod history;

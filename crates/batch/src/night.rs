@@ -2,7 +2,7 @@
 //! a bounded pool in the order they were found, each application's rows written to the tables
 //! and its line to the night file as soon as it is its turn.
 
-use sparkdiag_report::fleet::NightFinding;
+use sparkdiag_contract::night::NightFinding;
 use sparkdiag_rules::{Config, Severity};
 
 use crate::app::{analyse, night_error};

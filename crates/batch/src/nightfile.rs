@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use sparkdiag_report::fleet::{AppTotals, Night, NightApp, Rank};
+use sparkdiag_contract::night::{AppTotals, Night, NightApp, Rank};
 
 use crate::files::temporary_path;
 
@@ -404,11 +404,11 @@ mod tests {
     fn night_of(apps: Vec<NightApp>) -> Night {
         Night {
             apps,
-            errors: vec![sparkdiag_report::fleet::NightError {
+            errors: vec![sparkdiag_contract::night::NightError {
                 input: "logs/bad".into(),
                 error: "byte 0: not a Spark event log".into(),
             }],
-            worst_findings: vec![sparkdiag_report::fleet::NightFinding {
+            worst_findings: vec![sparkdiag_contract::night::NightFinding {
                 app: "costly".into(),
                 rule: "SK001".into(),
                 severity: "high".into(),

@@ -1,7 +1,9 @@
 //! A whole night made public: the comparison with earlier nights and the index page, both read
 //! from the night file one application at a time.
 
-use sparkdiag_report::fleet::{self, NightTotals};
+use sparkdiag_contract::night::NightTotals;
+// The index page is the one view batch draws itself; its data comes from the contract.
+use sparkdiag_report::fleet;
 
 use crate::files::write_atomic_with;
 use crate::history::read_history;
@@ -13,16 +15,21 @@ use crate::{Options, Published};
 pub(crate) fn publish(options: &Options, mut night: NightFile) -> anyhow::Result<Published> {
     let out = &options.output;
     let tonight = NightTotals::from_totals(&night.night.date, &night.totals);
-    let (history, latest) = read_history(&out.join("nights"), tonight, night.key_filter())?;
+    let (history, latest, runs) = read_history(&out.join("nights"), tonight, night.key_filter())?;
     let min_ms = (options.min_regression_s * 1000.0) as i64;
     let mut changes = Vec::new();
-    // Tonight's applications in the order found, as `fleet::compare` goes through them.
+    // Tonight's applications in the order found, as `compare::compare` goes through them.
     for app in night.apps()? {
         let app = app?;
         if let Some((since, before)) = latest.get(&app.key) {
-            fleet::compare_app(
+            let band: Vec<crate::compare::Point> = runs
+                .get(&app.key)
+                .map(|r| r.iter().map(|(_, p)| p.clone()).collect())
+                .unwrap_or_default();
+            crate::compare::compare_app(
                 &app,
                 (since, before),
+                &band,
                 options.regression_threshold,
                 min_ms,
                 &mut changes,
@@ -30,6 +37,7 @@ pub(crate) fn publish(options: &Options, mut night: NightFile) -> anyhow::Result
         }
     }
     drop(latest);
+    drop(runs);
     let index = out.join("index.html");
     let mut failed = Vec::new();
     night.rank();

@@ -1,6 +1,8 @@
 //! The report contract: the versioned JSON document `sparkdiag/report/v1` ([`Report`]), built
 //! from an analysed application, what the views draw beyond it ([`ViewData`]), and
-//! `sparkdiag/plan/v1` ([`PlanReport`]) for plan text given on its own. Nothing here
+//! `sparkdiag/plan/v1` ([`PlanReport`]) for plan text given on its own, `sparkdiag/diff/v1`
+//! ([`diff::Diff`], two runs compared) and what the nightly batch keeps of a night
+//! ([`night::Night`], `nights/DATE.json`). Nothing here
 //! renders: the text, Markdown and HTML views and the charts live in `sparkdiag-report`, the
 //! fleet's Parquet tables in `sparkdiag-tables`, and both read only these types.
 //!
@@ -25,6 +27,8 @@
 //! # Ok::<(), sparkdiag_eventlog::ReadError>(())
 //! ```
 
+pub mod diff;
+pub mod night;
 mod plan;
 mod report;
 pub mod streaming;

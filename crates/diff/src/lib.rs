@@ -19,10 +19,15 @@
 //!   directories folded into their table), rows read per source; a different row count to the
 //!   same destination is flagged first in the headline. What the logs cannot show (RDD saves, a
 //!   run that did not finish) is said in `notes`;
+//! * **causes** and the **verdict**: why the runtime changed (data growth, a plan or
+//!   configuration change, the cluster, the Spark version, new skew, spill or failures, driver
+//!   time), each measured on the runs and ranked by the share of the change it explains, or
+//!   "nothing material changed" within the noise band; and the answer in one sentence;
 //! * **projection**: a BEFORE that did not finish (killed by hand, still running) whose work is a
 //!   series of similar iterations is projected to its whole length, and compared as that.
 //!
-//! [`text::render`], [`markdown::render`] and [`html::render`] draw a `Diff` for people.
+//! The `Diff` type is `sparkdiag_contract::diff`'s; `sparkdiag_report::diff` draws it for
+//! people (text, Markdown, HTML).
 //!
 //! # Example
 //! ```no_run
@@ -35,16 +40,14 @@
 //! if diff.correctness.status == "changed" {
 //!     eprintln!("{}", diff.headline[0]);
 //! }
-//! print!("{}", sparkdiag_diff::text::render(&diff));
 //! # }
 //! ```
 
-mod contract;
-pub mod html;
-pub mod markdown;
+mod causes;
 mod outputs;
-pub mod text;
 mod work;
+
+pub use causes::{NOISE_FLOOR_MS, NOISE_SHARE, noise_ms};
 
 use std::collections::BTreeMap;
 
@@ -52,7 +55,8 @@ use sparkdiag_contract::Report;
 use sparkdiag_facts::PlanInput;
 use sparkdiag_model::{AppStatus, Application, StageStatus};
 
-pub use contract::*;
+pub use sparkdiag_contract::diff::*;
+use sparkdiag_model::units::duration;
 pub use work::mask_numbers;
 
 /// One analysed run.
@@ -125,6 +129,10 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
         Ok(p) => (p, None),
         Err(why) => (None, Some(why)),
     };
+    let mut correctness = correctness;
+    if let Some(p) = &projection {
+        project_rows(p, &groups_b, &mut correctness);
+    }
     let run_out = |run: Run,
                    projection: Option<Projection>,
                    groups_pairs: &dyn Fn(i64) -> Option<usize>| RunOut {
@@ -156,10 +164,14 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
     let after_out = run_out(after, None, &|job| jobs_a.get(&job).copied());
     let metrics = metrics(before, after, &before_out, &after_out, options);
     let findings = findings(before.report, after.report);
+    let (verdict, causes) =
+        causes::explain(before, after, &metrics, &work, &findings, &correctness);
     let mut diff = Diff {
         schema: SCHEMA,
         before: before_out,
         after: after_out,
+        verdict,
+        causes,
         headline: Vec::new(),
         correctness,
         metrics,
@@ -171,6 +183,26 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
     }
     diff.headline = headline(&diff);
     diff
+}
+
+/// The rows a killed BEFORE's series would have written over its whole length, on each
+/// destination the series wrote to: the rows its finished writes recorded, per write, times the
+/// iterations in all.
+fn project_rows(p: &Projection, groups_b: &[work::Group], correctness: &mut Correctness) {
+    let Some(series) = groups_b.iter().find(|g| series_label(g) == p.work) else {
+        return;
+    };
+    for o in &mut correctness.outputs {
+        if !series.destinations.contains(&o.destination) {
+            continue;
+        }
+        if let Some(side) = o.before.as_mut()
+            && side.writes_recorded > 0
+        {
+            let per_write = side.rows_recorded as f64 / side.writes_recorded as f64;
+            side.rows_projected = Some((per_write * p.iterations_total as f64).round() as i64);
+        }
+    }
 }
 
 /// Projects an unfinished run from its largest series of similar work: the iterations that
@@ -225,9 +257,9 @@ fn project(
         return Ok(None);
     };
     let pace = (last_end - first) as f64 / done as f64;
-    let duration = (first - app_start) + (pace * total as f64).round() as i64;
+    let projected = (first - app_start) + (pace * total as f64).round() as i64;
     Ok(Some(Projection {
-        duration_ms: duration,
+        duration_ms: projected,
         iterations_done: done,
         iterations_total: total,
         total_from,
@@ -237,10 +269,10 @@ fn project(
              the last finished one's end, {} each); {total} at that pace, plus the {} before the \
              first, is {}",
             series_label(series),
-            text::duration(last_end - first),
-            text::duration(pace.round() as i64),
-            text::duration(first - app_start),
-            text::duration(duration)
+            duration(last_end - first),
+            duration(pace.round() as i64),
+            duration(first - app_start),
+            duration(projected)
         ),
     }))
 }
@@ -634,8 +666,8 @@ fn headline(d: &Diff) -> Vec<String> {
         };
         out.push(format!(
             "Runtime {} → {}: {how}{what}.",
-            text::duration(rt.before as i64),
-            text::duration(rt.after as i64)
+            duration(rt.before as i64),
+            duration(rt.after as i64)
         ));
     }
     if let Some(p) = &d.before.projection {
@@ -644,7 +676,7 @@ fn headline(d: &Diff) -> Vec<String> {
             p.iterations_done,
             p.iterations_total,
             p.work,
-            text::duration(p.duration_ms)
+            duration(p.duration_ms)
         ));
     } else if d.before.status == AppStatus::Incomplete {
         out.push("BEFORE did not finish and is compared as observed.".to_string());
@@ -658,8 +690,8 @@ fn headline(d: &Diff) -> Vec<String> {
                 "Work `{}`: {} ({} → {} summed), matched by {}.",
                 w.label,
                 w.summary,
-                text::duration(b.time_ms),
-                text::duration(a.time_ms),
+                duration(b.time_ms),
+                duration(a.time_ms),
                 w.matched_by
             ));
         }
@@ -684,8 +716,8 @@ fn headline(d: &Diff) -> Vec<String> {
         out.push(format!(
             "No counterpart: {nb} kind(s) of work only in BEFORE ({} summed), {na} only in AFTER \
              ({} summed).",
-            text::duration(tb),
-            text::duration(ta)
+            duration(tb),
+            duration(ta)
         ));
     }
     let f = &d.findings;

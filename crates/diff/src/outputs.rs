@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use sparkdiag_model::{AppStatus, Application, SparkPlanInfo, SqlMetricValues};
 
-use crate::contract::{Correctness, InputChange, OutputChange, OutputSide};
+use sparkdiag_contract::diff::{Correctness, InputChange, OutputChange, OutputSide};
 
 /// One write command that ran.
 pub struct Write {
@@ -190,6 +190,9 @@ fn by_destination(writes: &[Write]) -> BTreeMap<String, OutputSide> {
             let side = OutputSide {
                 writes: ws.len(),
                 rows: sum_opt(ws.iter().map(|w| w.rows)),
+                rows_recorded: ws.iter().filter_map(|w| w.rows).sum(),
+                writes_recorded: ws.iter().filter(|w| w.rows.is_some()).count(),
+                rows_projected: None,
                 files: sum_opt(ws.iter().map(|w| w.files)),
                 bytes: sum_opt(ws.iter().map(|w| w.bytes)),
                 partitions: parts.len() as i64

@@ -8,8 +8,8 @@ use sparkdiag_facts::PlanInput;
 use sparkdiag_model::{Application, SparkPlanInfo, SqlExecution};
 use sparkdiag_plan::{Operator, Plan};
 
-use crate::contract::{PlanFacts, StageGroupOut, StageMatch, WorkMatch, WorkSide};
 use crate::outputs::Write;
+use sparkdiag_contract::diff::{PlanFacts, StageGroupOut, StageMatch, WorkMatch, WorkSide};
 
 /// One SQL execution, or one job outside any SQL execution.
 struct Unit {

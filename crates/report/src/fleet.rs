@@ -1,284 +1,14 @@
 //! The nightly fleet: one night's applications, how they compare with earlier nights, and the
 //! fleet's `index.html`.
 //!
-//! A [`Night`] is what `sparkdiag batch` keeps of each night (`OUTDIR/nights/<date>.json`): enough
-//! to rank the applications and to compare the next night with it. [`compare`] matches each
-//! application with its latest earlier run by key (the application name unless configured) and
-//! says what got worse: runtime or wasted time up by more than a threshold, new findings.
+//! A [`Night`] (`sparkdiag_contract::night`) is what `sparkdiag batch` keeps of each night; batch
+//! compares it with the earlier nights and hands the [`Change`]s here to be drawn.
 
-use serde::{Deserialize, Serialize};
+use std::fmt::Write;
+
+use sparkdiag_contract::night::{AppTotals, Change, Night, NightApp, NightTotals};
 
 use crate::format::{duration, escape};
-
-/// One application of a night.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct NightApp {
-    /// What matches runs across nights (the application name unless configured).
-    pub key: String,
-    pub app_id: String,
-    pub name: String,
-    pub status: String,
-    pub duration_ms: i64,
-    /// Executor time the tasks used: what the run cost in compute.
-    #[serde(default)]
-    pub core_ms: i64,
-    /// Sum of the findings' recoverable time.
-    pub impact_ms: i64,
-    /// Codes of findings at medium severity or above.
-    pub findings: Vec<String>,
-    pub worst_severity: Option<String>,
-    pub top_finding: Option<String>,
-    /// The per-application HTML report, relative to the output folder.
-    pub report: String,
-    /// Jobs started, and how many of them failed. A driver that catches a failed job still
-    /// exits 0, so `status` alone can say `succeeded` about a run that lost work.
-    #[serde(default)]
-    pub jobs: usize,
-    #[serde(default)]
-    pub failed_jobs: usize,
-    /// The log it was read from, as found under the batch's directories: what tells apart
-    /// applications that share a name.
-    #[serde(default)]
-    pub input: String,
-}
-
-impl NightApp {
-    /// The application itself failed or did not finish, or one of its jobs failed.
-    pub fn failed(&self) -> bool {
-        self.failed_jobs > 0 || self.status != "succeeded"
-    }
-
-    /// `status` with the jobs that failed: "succeeded, 1 of 5 jobs failed".
-    pub fn outcome(&self) -> String {
-        if self.failed_jobs == 0 {
-            return self.status.clone();
-        }
-        format!(
-            "{}, {} of {} job{} failed",
-            self.status,
-            self.failed_jobs,
-            self.jobs,
-            if self.jobs == 1 { "" } else { "s" }
-        )
-    }
-}
-
-/// Where an application stands in the index's order: those that failed or lost a job first (a
-/// failure is the first thing to look at, however little time it cost), then by recoverable
-/// time, then by runtime; smallest first. A few bytes, so a night too large to hold can rank
-/// its applications by this and read their rows back in that order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Rank {
-    succeeded: bool,
-    recoverable_ms: std::cmp::Reverse<i64>,
-    runtime_ms: std::cmp::Reverse<i64>,
-}
-
-impl NightApp {
-    /// Where this application stands in the index's order ([`ranked_apps`]).
-    pub fn rank(&self) -> Rank {
-        Rank {
-            succeeded: !self.failed(),
-            recoverable_ms: std::cmp::Reverse(self.impact_ms),
-            runtime_ms: std::cmp::Reverse(self.duration_ms),
-        }
-    }
-}
-
-/// What the index's summary line and the chart over the nights need of a night's
-/// applications, added up one application at a time.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct AppTotals {
-    pub apps: usize,
-    /// Applications that failed or lost a job ([`NightApp::failed`]).
-    pub failed: usize,
-    pub runtime_ms: i64,
-    pub recoverable_ms: i64,
-    /// Findings at medium severity or above, over every application.
-    pub findings: usize,
-}
-
-impl AppTotals {
-    pub fn of(apps: &[NightApp]) -> Self {
-        let mut totals = AppTotals::default();
-        apps.iter().for_each(|app| totals.add(app));
-        totals
-    }
-
-    pub fn add(&mut self, app: &NightApp) {
-        self.apps += 1;
-        self.failed += usize::from(app.failed());
-        self.runtime_ms += app.duration_ms;
-        self.recoverable_ms += app.impact_ms;
-        self.findings += app.findings.len();
-    }
-}
-
-/// A log that could not be read, with why.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct NightError {
-    pub input: String,
-    pub error: String,
-}
-
-/// One of the night's worst findings, across applications.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct NightFinding {
-    pub app: String,
-    pub rule: String,
-    pub severity: String,
-    pub title: String,
-    pub impact_ms: i64,
-    pub report: String,
-}
-
-/// What `sparkdiag batch` keeps of one night.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Night {
-    /// `YYYY-MM-DD`.
-    pub date: String,
-    pub apps: Vec<NightApp>,
-    pub errors: Vec<NightError>,
-    pub worst_findings: Vec<NightFinding>,
-    /// Logs still being written, skipped (batch's `--include-in-progress` reads them).
-    #[serde(default)]
-    pub in_progress: Vec<String>,
-}
-
-impl Night {
-    /// A night of `date` with nothing in it yet.
-    pub fn new(date: &str) -> Self {
-        Night {
-            date: date.to_string(),
-            apps: Vec::new(),
-            errors: Vec::new(),
-            worst_findings: Vec::new(),
-            in_progress: Vec::new(),
-        }
-    }
-}
-
-/// What the index's chart over the nights shows of one night: kept instead of the night, so
-/// that drawing 30 nights needs 30 of these, not 30 nights of applications.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NightTotals {
-    pub date: String,
-    /// The applications' runtimes, summed.
-    pub runtime_ms: i64,
-    /// Findings at medium severity or above, over every application.
-    pub findings: usize,
-}
-
-impl NightTotals {
-    pub fn of(night: &Night) -> Self {
-        NightTotals::from_totals(&night.date, &AppTotals::of(&night.apps))
-    }
-
-    /// The totals of the night of `date` whose applications add up to `totals`.
-    pub fn from_totals(date: &str, totals: &AppTotals) -> Self {
-        NightTotals {
-            date: date.to_string(),
-            runtime_ms: totals.runtime_ms,
-            findings: totals.findings,
-        }
-    }
-}
-
-/// How an application changed since its latest earlier run.
-#[derive(Debug, Clone, Serialize)]
-pub struct Change {
-    pub key: String,
-    pub app_id: String,
-    pub regression: bool,
-    pub what: String,
-    /// The earlier night compared with.
-    pub since: String,
-    pub report: String,
-}
-
-/// Compares `night` with the latest earlier run of each application in `earlier` (any order).
-/// A regression is runtime, executor time (what the run cost) or recoverable time up by more
-/// than `threshold` (0.2 = 20 %) and at least `min_ms`, or a new finding at medium severity or above; findings that went away are reported
-/// as improvements.
-pub fn compare(night: &Night, earlier: &[Night], threshold: f64, min_ms: i64) -> Vec<Change> {
-    let mut nights: Vec<&Night> = earlier.iter().filter(|n| n.date < night.date).collect();
-    nights.sort_by(|a, b| b.date.cmp(&a.date));
-    let mut changes = Vec::new();
-    for app in &night.apps {
-        let before = nights.iter().find_map(|n| {
-            n.apps
-                .iter()
-                .find(|a| a.key == app.key)
-                .map(|a| (n.date.as_str(), a))
-        });
-        if let Some(before) = before {
-            compare_app(app, before, threshold, min_ms, &mut changes);
-        }
-    }
-    changes
-}
-
-/// [`compare`] for one application and its latest earlier run `before`, on the night `since`:
-/// pushes what changed onto `changes`.
-pub fn compare_app(
-    app: &NightApp,
-    (since, before): (&str, &NightApp),
-    threshold: f64,
-    min_ms: i64,
-    changes: &mut Vec<Change>,
-) {
-    let mut push = |regression: bool, what: String| {
-        changes.push(Change {
-            key: app.key.clone(),
-            app_id: app.app_id.clone(),
-            regression,
-            what,
-            since: since.to_string(),
-            report: app.report.clone(),
-        })
-    };
-    let grew =
-        |b: i64, a: i64| a - b >= min_ms && (b <= 0 || (a - b) as f64 / b as f64 > threshold);
-    for (what, was, now) in [
-        ("runtime", before.duration_ms, app.duration_ms),
-        ("executor time", before.core_ms, app.core_ms),
-        ("recoverable time", before.impact_ms, app.impact_ms),
-    ] {
-        if grew(was, now) {
-            push(
-                true,
-                format!(
-                    "{what} {} → {} ({})",
-                    duration(was),
-                    duration(now),
-                    percent(was, now)
-                ),
-            );
-        }
-    }
-    for code in app.findings.iter().filter(|c| !before.findings.contains(c)) {
-        push(true, format!("new finding {code}"));
-    }
-    for code in before.findings.iter().filter(|c| !app.findings.contains(c)) {
-        push(false, format!("{code} went away"));
-    }
-    if app.status != before.status && app.status != "succeeded" {
-        push(true, format!("status {} → {}", before.status, app.status));
-    } else if app.failed_jobs > before.failed_jobs {
-        push(
-            true,
-            format!("failed jobs {} → {}", before.failed_jobs, app.failed_jobs),
-        );
-    }
-}
-
-fn percent(before: i64, after: i64) -> String {
-    if before <= 0 {
-        "new".into()
-    } else {
-        format!("{:+.0}%", 100.0 * (after - before) as f64 / before as f64)
-    }
-}
 
 const STYLE: &str = "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
 h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.15em;margin-top:1.8em;border-bottom:1px solid #ddd;padding-bottom:.2em}
@@ -564,57 +294,29 @@ mod tests {
             "{html}"
         );
         assert!(html.contains("<span class=\"reg\">succeeded, 1 of 2 jobs failed</span>"));
-
-        let before = night("2026-11-28", vec![app("lost-a-job", 10_000, &["FA001"])]);
-        let changes = compare(&now, &[before], 0.2, 60_000);
-        assert!(
-            changes
-                .iter()
-                .any(|c| c.regression && c.what == "failed jobs 0 → 1"),
-            "{changes:?}"
-        );
     }
 
     #[test]
-    fn compares_with_each_apps_latest_earlier_run() {
-        let older = night(
-            "2026-11-27",
-            vec![app("etl", 100_000, &[]), app("report", 50_000, &["SK001"])],
-        );
-        let previous = night("2026-11-28", vec![app("etl", 600_000, &["DR002"])]);
-        let now = night(
-            "2026-11-29",
-            vec![
-                app("etl", 900_000, &["DR002", "SK001"]),
-                app("report", 52_000, &[]),
-            ],
-        );
-        let changes = compare(&now, &[previous, older], 0.2, 60_000);
-        let text: Vec<String> = changes
-            .iter()
-            .map(|c| format!("{} {} {} {}", c.key, c.regression, c.what, c.since))
-            .collect();
-        assert!(
-            text.iter()
-                .any(|t| t.starts_with("etl true runtime 10m 00s → 15m 00s (+50%) 2026-11-28")),
-            "{text:?}"
-        );
-        assert!(
-            text.iter()
-                .any(|t| t == "etl true new finding SK001 2026-11-28"),
-            "{text:?}"
-        );
-        assert!(
-            text.iter()
-                .any(|t| t == "report false SK001 went away 2026-11-27"),
-            "{text:?}"
-        );
-        assert!(
-            !text.iter().any(|t| t.starts_with("report true")),
-            "52 s vs 50 s is noise: {text:?}"
-        );
+    fn regressions_come_first_and_improvements_after() {
+        let now = night("2026-11-29", vec![app("etl", 900_000, &["DR002", "SK001"])]);
+        let change = |regression: bool, what: &str| Change {
+            key: "etl".into(),
+            app_id: "id-etl".into(),
+            regression,
+            what: what.into(),
+            since: "2026-11-28".into(),
+            report: "apps/etl.html".into(),
+        };
+        let changes = [
+            change(true, "runtime 10m 00s → 15m 00s (+50%)"),
+            change(false, "SK002 went away"),
+        ];
         let html = render_index(&now, &[NightTotals::of(&now)], &changes);
-        assert!(html.contains("class=\"reg\">runtime 10m 00s → 15m 00s (+50%)"));
+        let worse = html
+            .find("class=\"reg\">runtime 10m 00s → 15m 00s (+50%)")
+            .unwrap();
+        let better = html.find("Better: etl: SK002 went away").unwrap();
+        assert!(worse < better, "{html}");
     }
 
     /// The text of each `<text>` of an SVG, as plotters writes them (on lines of their own).

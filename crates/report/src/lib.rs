@@ -6,12 +6,13 @@
 //! terminal's width and severity colours when standard output is a terminal),
 //! [`markdown::render`] as a Markdown document for an issue or a pull request, and
 //! [`html::render`] as one self-contained HTML page with the [`charts`] inline and each SQL
-//! execution's plan tree, the operators findings point at highlighted. [`fleet`] keeps what the
-//! nightly batch needs of each night, compares nights and renders the fleet's index page.
+//! execution's plan tree, the operators findings point at highlighted. [`fleet`] renders the
+//! nightly batch's index page from its nights, and [`diff`] draws two runs compared.
 //! [`plan::render`] is `sparkdiag plan`'s text view and [`catalogue`] `sparkdiag rules`'.
 
 pub mod catalogue;
 pub mod charts;
+pub mod diff;
 pub mod fleet;
 pub mod format;
 pub mod html;

@@ -194,5 +194,5 @@ pub fn diff(
         price_per_core_hour: None,
     };
     let diff = sparkdiag_diff::compare(run(&before), run(&after), &options);
-    Ok(sparkdiag_diff::html::render(&diff))
+    Ok(sparkdiag_report::diff::html::render(&diff))
 }

@@ -1,15 +1,10 @@
 //! A [`Diff`] as one self-contained HTML page with inline SVG charts: runtime bars, the two
 //! runs' stage timelines on one time axis, and time per matched query.
 
-use crate::contract::{Diff, RunOut, StageSpan};
-use crate::text::{duration, output_side, ratio_words, signed, value};
+use sparkdiag_contract::diff::{Diff, RunOut, StageSpan};
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+use super::text::{cause_line, fact_line, output_side, ratio_words, signed, value};
+use crate::format::{duration, escape as esc};
 
 const BEFORE: &str = "#c0504d";
 const AFTER: &str = "#4f81bd";
@@ -154,6 +149,26 @@ fn timelines(d: &Diff) -> String {
 
 pub fn render(d: &Diff) -> String {
     let mut body = String::new();
+    body.push_str(&format!(
+        "<p class=\"verdict {}\"><b>Verdict:</b> {}</p><h2>Why, ranked by the share of the change each explains</h2><ol class=\"causes\">",
+        esc(d.verdict.runtime),
+        esc(&d.verdict.sentence)
+    ));
+    for (i, c) in d.causes.iter().enumerate() {
+        let line = cause_line(i + 1, c);
+        let line = line
+            .split_once(". ")
+            .map_or(line.as_str(), |(_, rest)| rest);
+        body.push_str(&format!("<li>{}<ul>", esc(line)));
+        for f in &c.facts {
+            body.push_str(&format!("<li>{}</li>", esc(&fact_line(f))));
+        }
+        for e in &c.evidence {
+            body.push_str(&format!("<li>{}</li>", esc(e)));
+        }
+        body.push_str("</ul></li>");
+    }
+    body.push_str("</ol>");
     for h in &d.headline {
         if h.starts_with("OUTPUT CHANGED") {
             body.push_str(&format!("<p class=\"alarm\">{}</p>", esc(h)));
@@ -308,7 +323,7 @@ pub fn render(d: &Diff) -> String {
          table{{border-collapse:collapse;margin:.5em 0 1em}}td,th{{border:1px solid #ddd;padding:3px 6px;font-size:13px;text-align:left}}\
          td.n{{text-align:right}}.alarm{{background:#fde2e1;border:2px solid #c0392b;padding:.6em;font-weight:bold}}\
          tr.changed td,tr.only-before td,tr.only-after td{{background:#fde2e1}}.note{{color:#555}}\
-         .sw{{display:inline-block;width:10px;height:10px;margin-right:4px}}</style></head>\
+         .sw{{display:inline-block;width:10px;height:10px;margin-right:4px}}.verdict{{font-size:1.1em;padding:.5em;border-left:4px solid #888}}.verdict.slower{{border-color:#c0392b}}.verdict.faster{{border-color:#2e7d32}}</style></head>\
          <body><h1>{t}</h1>{body}</body></html>\n",
         t = esc(&title)
     )

@@ -1,4 +1,5 @@
-//! The `sparkdiag/diff/v1` JSON contract. Fields may be added; none is renamed or removed.
+//! The `sparkdiag/diff/v1` JSON contract that `sparkdiag-diff` builds and `sparkdiag-report`
+//! renders. Fields may be added; none is renamed or removed.
 
 use std::collections::BTreeMap;
 
@@ -13,6 +14,12 @@ pub struct Diff {
     pub schema: &'static str,
     pub before: RunOut,
     pub after: RunOut,
+    /// Added in v1: the answer in words, first: faster or slower or the same, whether the
+    /// output is the same, and the top cause.
+    pub verdict: Verdict,
+    /// Added in v1: why the runtime changed, the cause that explains the largest share of the
+    /// change first. One `nothing_material` cause when nothing changed beyond the run's noise.
+    pub causes: Vec<Cause>,
     /// The story in a few sentences, most important first: an output change always leads.
     pub headline: Vec<String>,
     pub correctness: Correctness,
@@ -40,6 +47,71 @@ impl Diff {
     pub fn outputs_changed(&self) -> bool {
         self.correctness.status == "changed"
     }
+}
+
+/// The diff's answer, for a manager.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verdict {
+    /// `faster`, `slower` or `same` (the change is within the noise band).
+    pub runtime: &'static str,
+    /// `same`, `changed` or `unknown`: [`Correctness::status`] in one word (`no-output` is
+    /// `unknown`).
+    pub output: &'static str,
+    /// One sentence: "Slower (+62.4 %) and the same output, because the input grew 4.0×."
+    pub sentence: String,
+    /// The band within which a runtime change is noise, in ms (see `docs/diff-causes.md`).
+    pub noise_ms: i64,
+}
+
+/// One reason the runtime changed, with what shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cause {
+    /// `data_growth`, `plan_change`, `configuration_change`, `cluster_change`,
+    /// `version_change`, `skew_spill_failures`, `driver_time` or `nothing_material`.
+    pub kind: &'static str,
+    /// In words, e.g. "the input grew 4.0× (1.2 GiB → 4.8 GiB)".
+    pub title: String,
+    /// How much of AFTER's runtime minus BEFORE's this cause accounts for; positive is slower.
+    pub explained_ms: i64,
+    /// `explained_ms` as a share of the runtime change (0 to 1; the shares of all causes add up
+    /// to 1 at most); `null` when the runtime did not change beyond the noise.
+    pub share: Option<f64>,
+    /// How `explained_ms` was measured: `replay` (the what-if replay of one run with the
+    /// other's cores or without its skew), `scaled` (BEFORE's executor-bound time scaled by
+    /// the growth), `matched work` (the time change of the work whose plan changed),
+    /// `measured` (a measured difference, e.g. driver-only time) or `not measured`.
+    pub measured_by: &'static str,
+    /// The numbers that show it, before and after (the views write them in their units, with
+    /// the change in percent).
+    pub facts: Vec<Fact>,
+    /// What shows it in words: a plan difference, a property, a new finding.
+    pub evidence: Vec<String>,
+    /// The `spark.*` properties behind the cause (configuration and cluster changes), those
+    /// known to matter first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub properties: Vec<PropertyChange>,
+}
+
+/// One number of a cause, on each side.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Fact {
+    /// E.g. `input read`, `rows read`, `executors`.
+    pub what: String,
+    /// `ms`, `bytes` or `count`.
+    pub unit: &'static str,
+    pub before: f64,
+    pub after: f64,
+}
+
+/// A Spark property that differs between the runs.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PropertyChange {
+    pub key: String,
+    /// `null`: not set (Spark's default).
+    pub before: Option<String>,
+    pub after: Option<String>,
+    /// On sparkdiag's list of properties that change plans, parallelism or memory.
+    pub known_to_matter: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -231,7 +303,16 @@ pub struct OutputChange {
 pub struct OutputSide {
     /// Write commands that wrote here.
     pub writes: usize,
+    /// Rows of every write here; `null` when one of them recorded no count (a write a killed
+    /// run did not finish).
     pub rows: Option<i64>,
+    /// Added in v1: the rows the writes that recorded a count wrote, and how many such writes
+    /// there were: what a killed run did write.
+    pub rows_recorded: i64,
+    pub writes_recorded: usize,
+    /// Added in v1: for a killed BEFORE projected to its whole run, `rows_recorded` at the
+    /// rows each finished iteration wrote, over every iteration (see `Projection`).
+    pub rows_projected: Option<i64>,
     pub files: Option<i64>,
     pub bytes: Option<i64>,
     /// Partitions written: static partition directories plus dynamic partitions.

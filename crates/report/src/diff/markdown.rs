@@ -1,15 +1,13 @@
 //! A [`Diff`] as a pull-request comment: the verdict first, then tables.
 
-use crate::contract::Diff;
-use crate::text::{duration, output_side, ratio_words, signed, value};
+use sparkdiag_contract::diff::{Diff, RunOut, WorkSide};
 
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
+use super::text::{cause_line, fact_line, output_side, ratio_words, signed, value};
+use crate::format::{duration, markdown_cell as cell};
 
 pub fn render(d: &Diff) -> String {
     let mut out = String::new();
-    let name = |r: &crate::contract::RunOut| {
+    let name = |r: &RunOut| {
         format!(
             "{} (`{}`)",
             r.name.as_deref().unwrap_or("?"),
@@ -21,11 +19,23 @@ pub fn render(d: &Diff) -> String {
         name(&d.before),
         name(&d.after)
     ));
+    out.push_str(&format!("**Verdict:** {}\n\n", cell(&d.verdict.sentence)));
     for h in &d.headline {
         if h.starts_with("OUTPUT CHANGED") {
             out.push_str(&format!("> [!CAUTION]\n> **{}**\n\n", cell(h)));
         }
     }
+    out.push_str("### Why, ranked by the share of the change each explains\n\n");
+    for (i, c) in d.causes.iter().enumerate() {
+        out.push_str(&format!("{}\n", cell(&cause_line(i + 1, c))));
+        for f in &c.facts {
+            out.push_str(&format!("   - {}\n", cell(&fact_line(f))));
+        }
+        for e in &c.evidence {
+            out.push_str(&format!("   - {}\n", cell(e)));
+        }
+    }
+    out.push('\n');
     for h in d
         .headline
         .iter()
@@ -93,9 +103,7 @@ pub fn render(d: &Diff) -> String {
     }
     out.push_str("\n### Matched work\n\n| work | matched by | count | summed time | plan |\n|---|---|---|---|---|\n");
     for w in &d.work {
-        let t = |s: &Option<crate::contract::WorkSide>| {
-            s.as_ref().map_or("-".to_string(), |s| duration(s.time_ms))
-        };
+        let t = |s: &Option<WorkSide>| s.as_ref().map_or("-".to_string(), |s| duration(s.time_ms));
         out.push_str(&format!(
             "| {} | {} | {} | {} → {} | {} |\n",
             cell(&w.label),

@@ -1,0 +1,191 @@
+//! What `sparkdiag batch` keeps of each night (`OUTDIR/nights/<date>.json`): enough to rank the
+//! night's applications and to compare a later night with it. `sparkdiag-batch` writes and
+//! compares nights; `sparkdiag-report` draws the fleet's index page from them.
+
+use serde::{Deserialize, Serialize};
+
+/// One application of a night.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NightApp {
+    /// What matches runs across nights (the application name unless configured).
+    pub key: String,
+    pub app_id: String,
+    pub name: String,
+    pub status: String,
+    pub duration_ms: i64,
+    /// Executor time the tasks used: what the run cost in compute.
+    #[serde(default)]
+    pub core_ms: i64,
+    /// Sum of the findings' recoverable time.
+    pub impact_ms: i64,
+    /// Codes of findings at medium severity or above.
+    pub findings: Vec<String>,
+    pub worst_severity: Option<String>,
+    pub top_finding: Option<String>,
+    /// The per-application HTML report, relative to the output folder.
+    pub report: String,
+    /// Jobs started, and how many of them failed. A driver that catches a failed job still
+    /// exits 0, so `status` alone can say `succeeded` about a run that lost work.
+    #[serde(default)]
+    pub jobs: usize,
+    #[serde(default)]
+    pub failed_jobs: usize,
+    /// The log it was read from, as found under the batch's directories: what tells apart
+    /// applications that share a name.
+    #[serde(default)]
+    pub input: String,
+}
+
+impl NightApp {
+    /// The application itself failed or did not finish, or one of its jobs failed.
+    pub fn failed(&self) -> bool {
+        self.failed_jobs > 0 || self.status != "succeeded"
+    }
+
+    /// `status` with the jobs that failed: "succeeded, 1 of 5 jobs failed".
+    pub fn outcome(&self) -> String {
+        if self.failed_jobs == 0 {
+            return self.status.clone();
+        }
+        format!(
+            "{}, {} of {} job{} failed",
+            self.status,
+            self.failed_jobs,
+            self.jobs,
+            if self.jobs == 1 { "" } else { "s" }
+        )
+    }
+}
+
+/// Where an application stands in the index's order: those that failed or lost a job first (a
+/// failure is the first thing to look at, however little time it cost), then by recoverable
+/// time, then by runtime; smallest first. A few bytes, so a night too large to hold can rank
+/// its applications by this and read their rows back in that order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Rank {
+    succeeded: bool,
+    recoverable_ms: std::cmp::Reverse<i64>,
+    runtime_ms: std::cmp::Reverse<i64>,
+}
+
+impl NightApp {
+    /// Where this application stands in the index's order ([`ranked_apps`]).
+    pub fn rank(&self) -> Rank {
+        Rank {
+            succeeded: !self.failed(),
+            recoverable_ms: std::cmp::Reverse(self.impact_ms),
+            runtime_ms: std::cmp::Reverse(self.duration_ms),
+        }
+    }
+}
+
+/// What the index's summary line and the chart over the nights need of a night's
+/// applications, added up one application at a time.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AppTotals {
+    pub apps: usize,
+    /// Applications that failed or lost a job ([`NightApp::failed`]).
+    pub failed: usize,
+    pub runtime_ms: i64,
+    pub recoverable_ms: i64,
+    /// Findings at medium severity or above, over every application.
+    pub findings: usize,
+}
+
+impl AppTotals {
+    pub fn of(apps: &[NightApp]) -> Self {
+        let mut totals = AppTotals::default();
+        apps.iter().for_each(|app| totals.add(app));
+        totals
+    }
+
+    pub fn add(&mut self, app: &NightApp) {
+        self.apps += 1;
+        self.failed += usize::from(app.failed());
+        self.runtime_ms += app.duration_ms;
+        self.recoverable_ms += app.impact_ms;
+        self.findings += app.findings.len();
+    }
+}
+
+/// A log that could not be read, with why.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NightError {
+    pub input: String,
+    pub error: String,
+}
+
+/// One of the night's worst findings, across applications.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NightFinding {
+    pub app: String,
+    pub rule: String,
+    pub severity: String,
+    pub title: String,
+    pub impact_ms: i64,
+    pub report: String,
+}
+
+/// What `sparkdiag batch` keeps of one night.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Night {
+    /// `YYYY-MM-DD`.
+    pub date: String,
+    pub apps: Vec<NightApp>,
+    pub errors: Vec<NightError>,
+    pub worst_findings: Vec<NightFinding>,
+    /// Logs still being written, skipped (batch's `--include-in-progress` reads them).
+    #[serde(default)]
+    pub in_progress: Vec<String>,
+}
+
+impl Night {
+    /// A night of `date` with nothing in it yet.
+    pub fn new(date: &str) -> Self {
+        Night {
+            date: date.to_string(),
+            apps: Vec::new(),
+            errors: Vec::new(),
+            worst_findings: Vec::new(),
+            in_progress: Vec::new(),
+        }
+    }
+}
+
+/// What the index's chart over the nights shows of one night: kept instead of the night, so
+/// that drawing 30 nights needs 30 of these, not 30 nights of applications.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NightTotals {
+    pub date: String,
+    /// The applications' runtimes, summed.
+    pub runtime_ms: i64,
+    /// Findings at medium severity or above, over every application.
+    pub findings: usize,
+}
+
+impl NightTotals {
+    pub fn of(night: &Night) -> Self {
+        NightTotals::from_totals(&night.date, &AppTotals::of(&night.apps))
+    }
+
+    /// The totals of the night of `date` whose applications add up to `totals`.
+    pub fn from_totals(date: &str, totals: &AppTotals) -> Self {
+        NightTotals {
+            date: date.to_string(),
+            runtime_ms: totals.runtime_ms,
+            findings: totals.findings,
+        }
+    }
+}
+
+/// How an application changed since its latest earlier run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Change {
+    pub key: String,
+    pub app_id: String,
+    pub regression: bool,
+    pub what: String,
+    /// The earlier night compared with.
+    pub since: String,
+    pub report: String,
+}

@@ -1,0 +1,860 @@
+//! Why the runtime changed: each candidate cause measured on the two runs, ranked by the share
+//! of the change it explains, and the verdict in words. `docs/diff-causes.md` says how each
+//! cause is measured and why the noise band is what it is.
+
+use std::collections::BTreeSet;
+
+use sparkdiag_contract::Report;
+use sparkdiag_contract::diff::{
+    Cause, Correctness, Fact, FindingsDiff, MetricChange, PropertyChange, Verdict, WorkMatch,
+};
+use sparkdiag_model::units::{duration, human_bytes, share_change};
+use sparkdiag_model::{Application, Removal};
+use sparkdiag_whatif::replay::{Graph, ReplayOptions};
+
+use crate::Run;
+
+/// A runtime change smaller than this share of BEFORE's runtime is noise...
+pub const NOISE_SHARE: f64 = 0.15;
+/// ...or smaller than this, whichever is larger: a small job's runtime moves by seconds from
+/// JVM start-up and scheduling alone.
+pub const NOISE_FLOOR_MS: i64 = 3_000;
+/// Input within this factor of BEFORE's (either way) did not grow or shrink.
+const GROWTH_FACTOR: f64 = 1.10;
+
+/// Properties that change plans, parallelism or memory: listed first when they differ.
+const KNOWN_TO_MATTER: &[&str] = &[
+    "spark.sql.shuffle.partitions",
+    "spark.sql.autoBroadcastJoinThreshold",
+    "spark.sql.adaptive.enabled",
+    "spark.sql.adaptive.coalescePartitions.enabled",
+    "spark.sql.adaptive.autoBroadcastJoinThreshold",
+    "spark.sql.adaptive.skewJoin.enabled",
+    "spark.sql.adaptive.advisoryPartitionSizeInBytes",
+    "spark.sql.adaptive.coalescePartitions.minPartitionSize",
+    "spark.sql.join.preferSortMergeJoin",
+    "spark.sql.files.maxPartitionBytes",
+    "spark.sql.files.openCostInBytes",
+    "spark.sql.codegen.wholeStage",
+    "spark.sql.cbo.enabled",
+    "spark.sql.optimizer.excludedRules",
+    "spark.default.parallelism",
+    "spark.memory.fraction",
+    "spark.memory.storageFraction",
+    "spark.memory.offHeap.enabled",
+    "spark.memory.offHeap.size",
+    "spark.serializer",
+    "spark.speculation",
+    "spark.shuffle.compress",
+    "spark.io.compression.codec",
+    "spark.sql.parquet.compression.codec",
+    "spark.locality.wait",
+    "spark.task.cpus",
+    "spark.databricks.photon.enabled",
+];
+
+/// Properties that change the plan itself: a change in one of them explains a plan change.
+const PLAN_KEYS: &[&str] = &[
+    "spark.sql.shuffle.partitions",
+    "spark.sql.autoBroadcastJoinThreshold",
+    "spark.sql.adaptive.",
+    "spark.sql.join.",
+    "spark.sql.files.",
+    "spark.sql.cbo.",
+    "spark.sql.optimizer.",
+    "spark.sql.codegen.",
+    "spark.default.parallelism",
+];
+
+/// Properties that describe the cluster: a cluster change, not a configuration change.
+const CLUSTER_KEYS: &[&str] = &[
+    "spark.master",
+    "spark.executor.instances",
+    "spark.executor.cores",
+    "spark.executor.memory",
+    "spark.executor.memoryOverhead",
+    "spark.executor.pyspark.memory",
+    "spark.driver.memory",
+    "spark.driver.cores",
+    "spark.cores.max",
+    "spark.dynamicAllocation.",
+    "spark.kubernetes.executor.request.cores",
+    "spark.kubernetes.executor.limit.cores",
+    "spark.databricks.clusterUsageTags.clusterNodeType",
+    "spark.databricks.clusterUsageTags.driverNodeType",
+    "spark.databricks.clusterUsageTags.clusterWorkers",
+    "spark.databricks.clusterUsageTags.clusterMinWorkers",
+    "spark.databricks.clusterUsageTags.clusterMaxWorkers",
+];
+
+/// Properties that name the run, not how it ran: they differ between any two runs.
+const IDENTITY_KEYS: &[&str] = &[
+    "spark.app.id",
+    "spark.app.startTime",
+    "spark.app.submitTime",
+    "spark.app.initial.",
+    "spark.driver.port",
+    "spark.driver.host",
+    "spark.driver.appUIAddress",
+    "spark.driver.extraJavaOptions",
+    "spark.executor.extraJavaOptions",
+    "spark.executor.id",
+    "spark.blockManager.port",
+    "spark.ui.",
+    "spark.repl.",
+    "spark.eventLog.",
+    "spark.history.",
+    "spark.sql.warehouse.dir",
+    "spark.files",
+    "spark.jars",
+    "spark.submit.pyFiles",
+    "spark.yarn.",
+    "spark.kubernetes.driver.pod.name",
+    "spark.databricks.clusterUsageTags.",
+    "spark.databricks.driverNfs.",
+    "spark.hadoop.",
+];
+
+fn matches(key: &str, list: &[&str]) -> bool {
+    list.iter().any(|k| {
+        if k.ends_with('.') {
+            key.starts_with(k)
+        } else {
+            key == *k
+        }
+    })
+}
+
+/// The verdict and the ranked causes of the change from BEFORE to AFTER.
+pub(crate) fn explain(
+    before: Run,
+    after: Run,
+    metrics: &[MetricChange],
+    work: &[WorkMatch],
+    findings: &FindingsDiff,
+    correctness: &Correctness,
+) -> (Verdict, Vec<Cause>) {
+    let runtime = metrics.iter().find(|m| m.metric == "runtime_ms");
+    let (runtime_b, runtime_a) = runtime.map_or((0, 0), |m| (m.before as i64, m.after as i64));
+    let change = runtime_a - runtime_b;
+    let noise = noise_ms(runtime_b);
+    let mut causes = Vec::new();
+    let facts = Facts::of(before, after);
+
+    if let Some(c) = data_growth(before, after, &facts) {
+        causes.push(c);
+    }
+    let (config, plan) = configuration_and_plan(before, after, work);
+    causes.extend(config);
+    causes.extend(plan);
+    if let Some(c) = cluster_change(before, after, &facts) {
+        causes.push(c);
+    }
+    if let Some(c) = version_change(before.report, after.report) {
+        causes.push(c);
+    }
+    if let Some(c) = skew_spill_failures(before, after, findings, &facts) {
+        causes.push(c);
+    }
+    if let Some(c) = driver_time(before.report, after.report, noise) {
+        causes.push(c);
+    }
+
+    // A cause that pushes against the change does not explain it: a slower run is not slower
+    // because its input shrank.
+    let beyond_noise = change.abs() > noise;
+    causes.retain(|c| {
+        c.measured_by == "not measured"
+            || (c.explained_ms.signum() == change.signum() && beyond_noise)
+            || c.explained_ms.abs() > noise
+    });
+    // What no measured cause accounts for goes to the unmeasured ones (a version or a setting
+    // nothing measures), shared evenly: said, not hidden.
+    let measured: i64 = causes
+        .iter()
+        .filter(|c| c.measured_by != "not measured" && c.explained_ms.signum() == change.signum())
+        .map(|c| c.explained_ms)
+        .sum();
+    let unmeasured = causes
+        .iter()
+        .filter(|c| c.measured_by == "not measured")
+        .count() as i64;
+    if unmeasured > 0 {
+        let rest = if beyond_noise && measured.abs() < change.abs() {
+            (change - measured) / unmeasured
+        } else {
+            0
+        };
+        for c in causes
+            .iter_mut()
+            .filter(|c| c.measured_by == "not measured")
+        {
+            c.explained_ms = rest;
+        }
+        // An unmeasured difference that nothing needs to explain is not a cause.
+        causes.retain(|c| c.measured_by != "not measured" || c.explained_ms != 0);
+    }
+    let total: i64 = causes
+        .iter()
+        .filter(|c| c.explained_ms.signum() == change.signum())
+        .map(|c| c.explained_ms.abs())
+        .sum();
+    let whole = total.max(change.abs());
+    for c in &mut causes {
+        c.share = (beyond_noise && c.explained_ms.signum() == change.signum() && whole > 0)
+            .then(|| c.explained_ms.abs() as f64 / whole as f64);
+    }
+    // Driver-only time is what a loaded machine or a slow executor start-up inflates first: it
+    // leads only when nothing structural changed.
+    causes.sort_by_key(|c| {
+        (
+            c.explained_ms.signum() != change.signum(),
+            c.kind == "driver_time",
+            std::cmp::Reverse(c.explained_ms.abs()),
+        )
+    });
+    if causes.is_empty() {
+        causes.push(nothing_material(change, noise, runtime_b, beyond_noise));
+    }
+    let verdict = verdict(change, runtime_b, noise, correctness, &causes);
+    (verdict, causes)
+}
+
+/// The band within which BEFORE's runtime moves between identical runs.
+pub fn noise_ms(runtime_before_ms: i64) -> i64 {
+    ((runtime_before_ms as f64 * NOISE_SHARE).round() as i64).max(NOISE_FLOOR_MS)
+}
+
+/// What several causes read of each run.
+struct Facts {
+    /// Executor cores at the peak.
+    cores: (i64, i64),
+    /// The what-if replay of each run (`None` without tasks).
+    graphs: (Option<Graph>, Option<Graph>),
+}
+
+impl Facts {
+    fn of(before: Run, after: Run) -> Facts {
+        Facts {
+            cores: (
+                sparkdiag_rules::peak_cores(before.app),
+                sparkdiag_rules::peak_cores(after.app),
+            ),
+            graphs: (Graph::new(before.app), Graph::new(after.app)),
+        }
+    }
+}
+
+fn replay(graph: &Graph, cores: i64, cut_skew: bool) -> i64 {
+    graph.replay(ReplayOptions {
+        slots: Some(cores.max(1) as usize),
+        cut_skew,
+        remove_driver_gaps: false,
+    })
+}
+
+fn pct(before: f64, after: f64) -> String {
+    if before == 0.0 {
+        return "new".to_string();
+    }
+    share_change(after / before - 1.0)
+}
+
+fn fact(what: &str, unit: &'static str, before: impl Into<f64>, after: impl Into<f64>) -> Fact {
+    Fact {
+        what: what.to_string(),
+        unit,
+        before: before.into(),
+        after: after.into(),
+    }
+}
+
+fn input_rows(r: &Report) -> i64 {
+    r.stages.iter().map(|s| s.input_records).sum()
+}
+
+fn executor_bound_ms(r: &Report) -> i64 {
+    let total = r.application.duration_ms.unwrap_or(0);
+    (total - r.summary.driver_time_ms).max(0)
+}
+
+fn data_growth(before: Run, after: Run, _facts: &Facts) -> Option<Cause> {
+    let (sb, sa) = (&before.report.summary, &after.report.summary);
+    let (rows_b, rows_a) = (input_rows(before.report), input_rows(after.report));
+    // Rows say how much work there was; a Parquet scan's input bytes count only part of what it
+    // read (footers, the columns' pages it decoded), so bytes only when no rows are reported.
+    let (b, a) = if rows_b > 0 && rows_a > 0 {
+        (rows_b as f64, rows_a as f64)
+    } else if sb.input_bytes > 0 && sa.input_bytes > 0 {
+        (sb.input_bytes as f64, sa.input_bytes as f64)
+    } else {
+        return None;
+    };
+    let growth = a / b;
+    if (1.0 / GROWTH_FACTOR..=GROWTH_FACTOR).contains(&growth) {
+        return None;
+    }
+    let explained = (executor_bound_ms(before.report) as f64 * (growth - 1.0)).round() as i64;
+    let mut facts = vec![fact(
+        "input read",
+        "bytes",
+        sb.input_bytes as f64,
+        sa.input_bytes as f64,
+    )];
+    let mut evidence = Vec::new();
+    if rows_b > 0 || rows_a > 0 {
+        facts.push(fact("rows read", "count", rows_b as f64, rows_a as f64));
+    }
+    let per_gib =
+        |run_ms: i64, bytes: i64| run_ms as f64 / (bytes.max(1) as f64 / (1u64 << 30) as f64);
+    if sb.input_bytes > 0 && sa.input_bytes > 0 {
+        let (tb, ta) = (
+            per_gib(sb.executor_run_time_ms, sb.input_bytes),
+            per_gib(sa.executor_run_time_ms, sa.input_bytes),
+        );
+        facts.push(fact(
+            "executor time per GiB read",
+            "ms",
+            tb.round(),
+            ta.round(),
+        ));
+        if (0.67..=1.5).contains(&(ta / tb.max(1.0))) {
+            evidence.push(
+                "executor time per GiB read is about flat: the work grew with the data".to_string(),
+            );
+        }
+    }
+    let word = if growth > 1.0 { "grew" } else { "shrank" };
+    Some(Cause {
+        kind: "data_growth",
+        title: format!(
+            "the input {word} {:.1}× ({} → {} read)",
+            growth,
+            human_bytes(sb.input_bytes),
+            human_bytes(sa.input_bytes)
+        ),
+        explained_ms: explained,
+        share: None,
+        measured_by: "scaled",
+        facts,
+        evidence,
+        properties: Vec::new(),
+    })
+}
+
+fn property_changes(before: &Application, after: &Application) -> Vec<PropertyChange> {
+    let (pb, pa) = (&before.spark_properties, &after.spark_properties);
+    let keys: BTreeSet<&String> = pb.keys().chain(pa.keys()).collect();
+    let ids = [before.id.as_deref(), after.id.as_deref()];
+    let names_the_run = |v: Option<&String>| {
+        v.is_some_and(|v| {
+            ids.iter()
+                .flatten()
+                .any(|id| !id.is_empty() && v.contains(id))
+        })
+    };
+    let mut out: Vec<PropertyChange> = keys
+        .into_iter()
+        .filter(|k| k.starts_with("spark.") && !matches(k, IDENTITY_KEYS))
+        .filter(|k| pb.get(*k) != pa.get(*k))
+        .filter(|k| !names_the_run(pb.get(*k)) && !names_the_run(pa.get(*k)))
+        .map(|k| PropertyChange {
+            key: k.clone(),
+            before: pb.get(k).cloned(),
+            after: pa.get(k).cloned(),
+            known_to_matter: KNOWN_TO_MATTER.contains(&k.as_str()) || matches(k, CLUSTER_KEYS),
+        })
+        .collect();
+    out.sort_by_key(|p| (!p.known_to_matter, p.key.clone()));
+    out
+}
+
+fn property_line(p: &PropertyChange) -> String {
+    let v = |s: &Option<String>| s.clone().unwrap_or_else(|| "(not set)".to_string());
+    format!("{}: {} → {}", p.key, v(&p.before), v(&p.after))
+}
+
+/// The configuration change (the `spark.*` properties that differ, the cluster's aside) and the
+/// plan change; a plan change that a changed plan property explains is that property's
+/// evidence, not a cause of its own.
+fn configuration_and_plan(
+    before: Run,
+    after: Run,
+    work: &[WorkMatch],
+) -> (Option<Cause>, Option<Cause>) {
+    let properties: Vec<PropertyChange> = property_changes(before.app, after.app)
+        .into_iter()
+        .filter(|p| !matches(&p.key, CLUSTER_KEYS))
+        .collect();
+    let changed: Vec<&WorkMatch> = work
+        .iter()
+        .filter(|w| !w.plan_changes.is_empty() && w.before.is_some() && w.after.is_some())
+        .collect();
+    let plan_ms: i64 = changed
+        .iter()
+        .map(|w| {
+            let (b, a) = (w.before.as_ref().unwrap(), w.after.as_ref().unwrap());
+            a.wall_ms - b.wall_ms
+        })
+        .sum();
+    let plan_evidence: Vec<String> = changed
+        .iter()
+        .flat_map(|w| {
+            let (b, a) = (w.before.as_ref().unwrap(), w.after.as_ref().unwrap());
+            w.plan_changes
+                .iter()
+                .map(|c| format!("`{}`: {c}", w.label))
+                .chain(std::iter::once(format!(
+                    "`{}`: {} → {} wall",
+                    w.label,
+                    duration(b.wall_ms),
+                    duration(a.wall_ms)
+                )))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let plan_properties = properties.iter().any(|p| matches(&p.key, PLAN_KEYS));
+    let config = (!properties.is_empty()).then(|| {
+        let named: Vec<&str> = properties.iter().take(3).map(|p| p.key.as_str()).collect();
+        let more = properties.len().saturating_sub(3);
+        let mut title = format!(
+            "the configuration changed: {}{}",
+            named.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        );
+        let mut evidence: Vec<String> = properties.iter().map(property_line).collect();
+        let (explained, measured_by) = if plan_properties && !changed.is_empty() {
+            title.push_str(&format!(
+                ", which changed the plan ({})",
+                changed[0].plan_changes[0]
+            ));
+            evidence.extend(plan_evidence.iter().cloned());
+            (plan_ms, "matched work")
+        } else {
+            (0, "not measured")
+        };
+        Cause {
+            kind: "configuration_change",
+            title,
+            explained_ms: explained,
+            share: None,
+            measured_by,
+            facts: Vec::new(),
+            evidence,
+            properties: properties.clone(),
+        }
+    });
+    let explained_by_config = plan_properties && config.is_some();
+    let plan = (!changed.is_empty() && !explained_by_config).then(|| Cause {
+        kind: "plan_change",
+        title: format!(
+            "the plan changed with no plan setting changed ({})",
+            changed[0].plan_changes[0]
+        ),
+        explained_ms: plan_ms,
+        share: None,
+        measured_by: "matched work",
+        facts: Vec::new(),
+        evidence: plan_evidence,
+        properties: Vec::new(),
+    });
+    (config, plan)
+}
+
+fn executors_that_ran(app: &Application) -> usize {
+    app.executors.iter().filter(|e| e.id != "driver").count()
+}
+
+fn cluster_change(before: Run, after: Run, run_facts: &Facts) -> Option<Cause> {
+    let properties: Vec<PropertyChange> = property_changes(before.app, after.app)
+        .into_iter()
+        .filter(|p| matches(&p.key, CLUSTER_KEYS))
+        .collect();
+    let (cb, ca) = run_facts.cores;
+    let (eb, ea) = (
+        executors_that_ran(before.app),
+        executors_that_ran(after.app),
+    );
+    let (db, da) = (
+        before.report.application.dynamic_allocation,
+        after.report.application.dynamic_allocation,
+    );
+    if properties.is_empty() && cb == ca && eb == ea && db == da {
+        return None;
+    }
+    let mut evidence = Vec::new();
+    let mut facts = Vec::new();
+    if eb != ea {
+        facts.push(fact("executors", "count", eb as f64, ea as f64));
+    }
+    if cb != ca {
+        facts.push(fact("peak executor cores", "count", cb as f64, ca as f64));
+    }
+    if db != da {
+        let w = |on: bool| if on { "on" } else { "off" };
+        evidence.push(format!("dynamic allocation {} → {}", w(db), w(da)));
+    }
+    evidence.extend(properties.iter().map(property_line));
+    // BEFORE's own tasks replayed on AFTER's cores against BEFORE's cores: the time the cluster
+    // alone accounts for (the replay's own error is in both and cancels).
+    let (explained, measured_by) = match &run_facts.graphs.0 {
+        Some(g) if cb != ca && cb > 0 && ca > 0 => {
+            let own = replay(g, cb, false);
+            let theirs = replay(g, ca, false);
+            facts.push(fact(
+                &format!("BEFORE's tasks replayed on {cb} core(s), then on {ca}"),
+                "ms",
+                own as f64,
+                theirs as f64,
+            ));
+            (theirs - own, "replay")
+        }
+        _ => (0, "not measured"),
+    };
+    let title = if cb != ca || eb != ea {
+        format!("the cluster changed: {eb} → {ea} executor(s), {cb} → {ca} core(s)")
+    } else {
+        format!(
+            "the cluster changed: {}",
+            properties
+                .iter()
+                .map(|p| p.key.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    Some(Cause {
+        kind: "cluster_change",
+        title,
+        explained_ms: explained,
+        share: None,
+        measured_by,
+        facts,
+        evidence,
+        properties,
+    })
+}
+
+fn version_change(before: &Report, after: &Report) -> Option<Cause> {
+    let (ab, aa) = (&before.application, &after.application);
+    let mut evidence = Vec::new();
+    let v = |s: &Option<String>| s.clone().unwrap_or_else(|| "?".to_string());
+    if ab.spark_version != aa.spark_version {
+        evidence.push(format!(
+            "Spark {} → {}",
+            v(&ab.spark_version),
+            v(&ab.spark_version.as_ref().and(aa.spark_version.clone()))
+        ));
+    }
+    if ab.databricks_runtime != aa.databricks_runtime {
+        evidence.push(format!(
+            "Databricks runtime {} → {}",
+            v(&ab.databricks_runtime),
+            v(&aa.databricks_runtime)
+        ));
+    }
+    if evidence.is_empty() {
+        return None;
+    }
+    Some(Cause {
+        kind: "version_change",
+        title: format!("the runtime version changed ({})", evidence.join("; ")),
+        explained_ms: 0,
+        share: None,
+        measured_by: "not measured",
+        facts: Vec::new(),
+        evidence,
+        properties: Vec::new(),
+    })
+}
+
+fn lost_executors(r: &Report) -> usize {
+    r.executors
+        .iter()
+        .filter(|e| matches!(e.removal, Removal::Lost | Removal::KilledByClusterManager))
+        .count()
+}
+
+/// New skew, spill, failed or retried tasks, lost executors: what AFTER's tasks suffered that
+/// BEFORE's did not.
+fn skew_spill_failures(
+    before: Run,
+    after: Run,
+    findings: &FindingsDiff,
+    run_facts: &Facts,
+) -> Option<Cause> {
+    let (sb, sa) = (&before.report.summary, &after.report.summary);
+    let mut evidence = Vec::new();
+    let mut facts = Vec::new();
+    let mut what = Vec::new();
+    // The replay with every task over 5× its stage's median cut to the median, on each run: the
+    // time skew costs there. Its growth is what new skew costs.
+    let skew_cost = |g: &Option<Graph>, cores: i64| {
+        g.as_ref()
+            .map_or(0, |g| replay(g, cores, false) - replay(g, cores, true))
+    };
+    let skew = skew_cost(&run_facts.graphs.1, run_facts.cores.1)
+        - skew_cost(&run_facts.graphs.0, run_facts.cores.0);
+    if skew.abs() > 0 {
+        facts.push(fact(
+            "time skewed tasks cost (replay)",
+            "ms",
+            skew_cost(&run_facts.graphs.0, run_facts.cores.0) as f64,
+            skew_cost(&run_facts.graphs.1, run_facts.cores.1) as f64,
+        ));
+    }
+    let relevant = |rule: &str| ["SK", "SP", "FA", "GC"].iter().any(|p| rule.starts_with(p));
+    let mut findings_ms = 0;
+    for f in findings.new.iter().filter(|f| relevant(f.rule)) {
+        evidence.push(format!(
+            "new {}: {} ({} recoverable)",
+            f.rule,
+            f.title,
+            duration(f.impact_ms_after)
+        ));
+        findings_ms += f.impact_ms_after;
+        what.push(f.rule);
+    }
+    for f in findings.resolved.iter().filter(|f| relevant(f.rule)) {
+        evidence.push(format!("gone {}: {}", f.rule, f.title));
+        findings_ms -= f.impact_ms_before;
+    }
+    if sb.disk_spill_bytes != sa.disk_spill_bytes {
+        facts.push(fact(
+            "disk spill",
+            "bytes",
+            sb.disk_spill_bytes as f64,
+            sa.disk_spill_bytes as f64,
+        ));
+    }
+    if sb.failed_tasks != sa.failed_tasks {
+        facts.push(fact(
+            "failed tasks",
+            "count",
+            sb.failed_tasks as f64,
+            sa.failed_tasks as f64,
+        ));
+    }
+    let (lb, la) = (lost_executors(before.report), lost_executors(after.report));
+    if lb != la {
+        facts.push(fact("executors lost", "count", lb as f64, la as f64));
+    }
+    let explained = if skew.abs() >= findings_ms.abs() {
+        skew
+    } else {
+        findings_ms
+    };
+    if explained == 0 {
+        return None;
+    }
+    let mut words = Vec::new();
+    let has = |p: &str| what.iter().any(|r| r.starts_with(p));
+    if has("SK") || skew > 0 {
+        words.push("skew");
+    }
+    if has("SP") || sa.disk_spill_bytes > sb.disk_spill_bytes {
+        words.push("spill");
+    }
+    if has("FA") || sa.failed_tasks > sb.failed_tasks || la > lb {
+        words.push("failures");
+    }
+    if has("GC") {
+        words.push("GC pressure");
+    }
+    let title = if explained > 0 {
+        format!(
+            "new {} in AFTER",
+            if words.is_empty() {
+                "task trouble".to_string()
+            } else {
+                words.join(", ")
+            }
+        )
+    } else {
+        format!(
+            "less {} in AFTER",
+            if words.is_empty() {
+                "task trouble".to_string()
+            } else {
+                words.join(", ")
+            }
+        )
+    };
+    Some(Cause {
+        kind: "skew_spill_failures",
+        title,
+        explained_ms: explained,
+        share: None,
+        measured_by: if explained == skew {
+            "replay"
+        } else {
+            "findings"
+        },
+        facts,
+        evidence,
+        properties: Vec::new(),
+    })
+}
+
+fn driver_time(before: &Report, after: &Report, noise: i64) -> Option<Cause> {
+    let (b, a) = (before.summary.driver_time_ms, after.summary.driver_time_ms);
+    let change = a - b;
+    if change.abs() <= noise / 2 {
+        return None;
+    }
+    Some(Cause {
+        kind: "driver_time",
+        title: format!(
+            "{} driver-only time (no job running): {} → {}",
+            if change > 0 { "more" } else { "less" },
+            duration(b),
+            duration(a)
+        ),
+        explained_ms: change,
+        share: None,
+        measured_by: "measured",
+        facts: vec![fact("time with no job running", "ms", b as f64, a as f64)],
+        evidence: Vec::new(),
+        properties: Vec::new(),
+    })
+}
+
+fn nothing_material(change: i64, noise: i64, runtime_b: i64, beyond_noise: bool) -> Cause {
+    let moved = format!(
+        "{}{} ({})",
+        if change < 0 { "-" } else { "+" },
+        duration(change.abs()),
+        pct(runtime_b as f64, (runtime_b + change) as f64)
+    );
+    let same = "the same input (within 10 %), plan, configuration, cluster and Spark version, \
+                and no new skew, spill or failures";
+    if beyond_noise {
+        Cause {
+            kind: "unexplained",
+            title: format!(
+                "nothing in the logs explains the change ({moved}): {same}; look at the machine, \
+                 the storage or other jobs sharing them"
+            ),
+            explained_ms: 0,
+            share: None,
+            measured_by: "not measured",
+            facts: Vec::new(),
+            evidence: vec![format!(
+                "runtime moved {moved}, beyond the noise band of ±{}",
+                duration(noise)
+            )],
+            properties: Vec::new(),
+        }
+    } else {
+        Cause {
+            kind: "nothing_material",
+            title: format!("nothing material changed: {same}"),
+            explained_ms: 0,
+            share: None,
+            measured_by: "measured",
+            facts: Vec::new(),
+            evidence: vec![format!(
+                "runtime moved {moved}, within the noise band of ±{}",
+                duration(noise)
+            )],
+            properties: Vec::new(),
+        }
+    }
+}
+
+fn verdict(
+    change: i64,
+    runtime_b: i64,
+    noise: i64,
+    correctness: &Correctness,
+    causes: &[Cause],
+) -> Verdict {
+    let runtime = if change.abs() <= noise {
+        "same"
+    } else if change < 0 {
+        "faster"
+    } else {
+        "slower"
+    };
+    let output = match correctness.status {
+        "equal" => "same",
+        "changed" => "changed",
+        _ => "unknown",
+    };
+    let percent = pct(runtime_b as f64, (runtime_b + change) as f64);
+    let speed = match runtime {
+        "same" => format!(
+            "About as fast ({percent}, within the noise of ±{})",
+            duration(noise)
+        ),
+        "faster" => format!("Faster ({percent})"),
+        _ => format!("Slower ({percent})"),
+    };
+    let out = match (runtime, output) {
+        (_, "same") => "the same output",
+        ("faster", "changed") => "but the output changed",
+        (_, "changed") => "and the output changed",
+        _ => "the output cannot be compared from the logs",
+    };
+    let top = &causes[0];
+    let why = match top.kind {
+        "nothing_material" => ": nothing material changed".to_string(),
+        "unexplained" => ": nothing in the logs explains it".to_string(),
+        _ if runtime == "same" => format!("; but {}", top.title),
+        _ => {
+            let share = top
+                .share
+                .map(|s| format!(" (explains {:.0} %)", s * 100.0))
+                .unwrap_or_default();
+            format!(", because {}{share}", top.title)
+        }
+    };
+    Verdict {
+        runtime,
+        output,
+        sentence: format!("{speed}, {out}{why}."),
+        noise_ms: noise,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_matched_whole_or_by_prefix() {
+        assert!(matches("spark.sql.adaptive.enabled", PLAN_KEYS));
+        assert!(matches("spark.sql.shuffle.partitions", PLAN_KEYS));
+        assert!(!matches("spark.sql.shuffle.partitionsX", PLAN_KEYS));
+        assert!(matches(
+            "spark.dynamicAllocation.maxExecutors",
+            CLUSTER_KEYS
+        ));
+        assert!(matches("spark.app.startTime", IDENTITY_KEYS));
+        assert!(!matches("spark.app.name", IDENTITY_KEYS));
+    }
+
+    #[test]
+    fn the_noise_band_has_a_floor() {
+        assert_eq!(noise_ms(1_000), NOISE_FLOOR_MS);
+        assert_eq!(noise_ms(100_000), 15_000);
+    }
+
+    #[test]
+    fn a_property_line_says_unset() {
+        let p = PropertyChange {
+            key: "spark.sql.autoBroadcastJoinThreshold".into(),
+            before: None,
+            after: Some("-1".into()),
+            known_to_matter: true,
+        };
+        assert_eq!(
+            property_line(&p),
+            "spark.sql.autoBroadcastJoinThreshold: (not set) → -1"
+        );
+    }
+}
