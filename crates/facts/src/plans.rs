@@ -34,7 +34,7 @@ impl PlanInput {
 
 /// Parses each SQL execution's plan text once (the plan that ran is the last adaptive one when AQE
 /// re-planned) and pairs its operators with Spark's structured plan once, by one algorithm
-/// ([`spark_node_ids`]): finding scopes, titles and the Exchanges' measured sizes all use that
+/// (`spark_node_ids`): finding scopes, titles and the Exchanges' measured sizes all use that
 /// pairing. Text that does not parse is left out of the plan rules.
 pub fn sql_plans(app: &Application, stats: &[StageStats]) -> Vec<PlanInput> {
     let values = sparkdiag_model::SqlMetricValues::new(app);
