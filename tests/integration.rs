@@ -32,6 +32,8 @@ mod handmade;
 mod hostile;
 /// The HTML report: structure, escaping, charts, and headless Chromium.
 mod html;
+/// The README and docs/: links and anchors that resolve, the first commands, real samples.
+mod links;
 /// `sparkdiag mcp` over stdio: refusals, roots, the size cap, and the official Python client.
 mod mcp;
 /// `sparkdiag plan` on real plan text, and plan findings inside event logs.
@@ -40,6 +42,8 @@ mod plans;
 mod rules;
 /// What a fix saves: each finding's replayed change against the what-if, money apart from time.
 mod savings;
+/// Every report against the JSON Schema of `sparkdiag/report/v1` (docs/schema/report-v1.json).
+mod schema;
 /// `sparkdiag serve` over loopback: uploads, refusals, escaping, deletion, and Chromium.
 #[cfg(feature = "serve")]
 mod serve;

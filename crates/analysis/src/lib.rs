@@ -136,4 +136,3 @@ fn model_with_progress(
 
 /// Events between two progress calls.
 pub const PROGRESS_EVERY: u64 = 100_000;
-
