@@ -89,10 +89,10 @@ def log_seeds(out_dir, max_len, dirs, needles=None):
 
 
 def mcp_seeds(out_dir):
-    # The folder the target lets the server read (fuzz_targets/mcp.rs) and its one log,
-    # relative to fuzz/, where run.sh runs the targets, so the corpus holds no checkout's path.
-    single = "artifacts/mcp-root"
-    plain_log = "artifacts/mcp-root/app"
+    # The folder the target lets the server read (fuzz_targets/mcp.rs) and its one log; the
+    # server takes a relative path from its first root, so the corpus holds no checkout's path.
+    single = "."
+    plain_log = "app"
     zstd_log = os.path.join(LOGS, "single", "zstd", "local-1796049355449.zstd")
     init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
