@@ -7,7 +7,7 @@
 #               the target for the time left, at most three times, so one bug does not end a run
 #   --cmin      afterwards, minimise each target's corpus (fuzz/corpus/TARGET, committed) with
 #               what it found and its seeds (`cargo fuzz cmin` does the same merge), then keep
-#               its smallest files up to CORPUS_CAP_KB (default 1024)
+#               its smallest files up to CORPUS_CAP_KB (default 512)
 #   --no-build  use the binaries already built
 #
 # Needs cargo-fuzz (`cargo install cargo-fuzz --locked`). On a stable toolchain the nightly
@@ -151,12 +151,12 @@ main() {
                 -timeout="$(timeout_of "$target")" -rss_limit_mb=2048 "$fresh" "$corpus" "${seeds[@]}" \
                 >>"$out/cmin-$stamp.log" 2>&1
             rm -rf "$corpus" && mv "$fresh" "$corpus"
-            # Then the smallest files up to CORPUS_CAP_KB (1 MiB) are kept: they carry most
+            # Then the smallest files up to CORPUS_CAP_KB (512 KiB) are kept: they carry most
             # features for their size, and the committed corpora stay a few MB in all.
             local total=0 size file
             while read -r size file; do
                 total=$((total + size))
-                [ "$total" -le $((${CORPUS_CAP_KB:-1024} * 1024)) ] || rm -f "$file"
+                [ "$total" -le $((${CORPUS_CAP_KB:-512} * 1024)) ] || rm -f "$file"
             done < <(find "$corpus" -type f -printf '%s %p\n' | sort -n)
             echo "$target: corpus minimised to $(find "$corpus" -type f | wc -l) files, $(du -sh "$corpus" | cut -f1)"
         fi
