@@ -41,7 +41,7 @@ pub use layout::{
     ArchiveLimits, ArchiveRefusal, Layout, LogInput, LogList, Part, discover, discover_list,
     discover_unpacking_into, remove_unpacked_archives,
 };
-pub use read::{FileReport, SourceReport, read_log};
+pub use read::{DECODER_THREAD, FileReport, SourceReport, read_log};
 
 /// Input that cannot be read at all, with the file, the byte offset when known, and why.
 #[derive(Debug)]

@@ -16,6 +16,12 @@ pub const MIN_OVERHEAD_BYTES: u64 = 384 * MIB;
 /// (`UnifiedMemoryManager` refuses a heap under 450 MiB).
 pub const MIN_HEAP_BYTES: u64 = 450 * MIB;
 
+/// The largest size read from a setting, 1 EiB: beyond any machine, and small enough that the
+/// limits' sums (heap, overhead, off-heap, Python) and their doublings in advice stay within a
+/// `u64`. A larger one (`16777216t` is 2^64 bytes) overflowed them; Spark itself refuses a size
+/// over a Java long, so such a log is not Spark's.
+pub const MAX_SIZE_BYTES: u64 = 1 << 60;
+
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct MemoryLimits {
     /// `spark.executor.memory` (Spark's default 1g when unset).
@@ -71,7 +77,7 @@ impl MemoryLimits {
             executor_memory_bytes: heap,
             executor_memory_set: executor_memory.is_some(),
             executor_overhead_bytes: overhead.unwrap_or_else(|| {
-                ((heap as f64 * overhead_factor) as u64).max(MIN_OVERHEAD_BYTES)
+                ((heap as f64 * overhead_factor) as u64).clamp(MIN_OVERHEAD_BYTES, MAX_SIZE_BYTES)
             }),
             executor_overhead_set: overhead.is_some(),
             overhead_factor,
@@ -161,5 +167,29 @@ mod tests {
         );
         assert_eq!(setting(4 << 30), "4g");
         assert_eq!(setting(1536 << 20), "1536m");
+    }
+
+    /// Sizes no machine has summed past `u64::MAX` (an overflow panic in a debug build, nonsense
+    /// in a release one); found while writing the `memory` fuzz target (issue 31).
+    #[test]
+    fn a_size_beyond_any_machine_is_not_read() {
+        assert_eq!(parse_size("16777216t", MIB), None);
+        assert_eq!(parse_size("1048576t", MIB), Some(MAX_SIZE_BYTES));
+        let l = limits(&[("spark.executor.memory", "16777216t")]);
+        assert_eq!(
+            l.executor_memory_bytes,
+            1 << 30,
+            "an unreadable size is the default"
+        );
+        let l = limits(&[
+            ("spark.executor.memory", "1048576t"),
+            ("spark.executor.memoryOverheadFactor", "1e300"),
+            ("spark.memory.offHeap.enabled", "true"),
+            ("spark.memory.offHeap.size", "1048576t"),
+            ("spark.executor.pyspark.memory", "1073741824g"),
+        ]);
+        assert_eq!(l.executor_overhead_bytes, MAX_SIZE_BYTES);
+        assert_eq!(l.container_bytes(), 4 * MAX_SIZE_BYTES);
+        assert_eq!(setting(l.executor_memory_bytes * 2), "2147483648g");
     }
 }

@@ -20,7 +20,10 @@ pub fn parse_size(text: &str, default_unit: u64) -> Option<u64> {
         "t" => 1 << 40,
         _ => return None,
     };
-    (n >= 0.0).then_some((n * scale as f64) as u64)
+    // A size past any machine (`16777216t` is 2^64 bytes) is a typo, and would overflow every
+    // sum and doubling made of it.
+    let bytes = n * scale as f64;
+    (n >= 0.0 && bytes <= crate::memory_limits::MAX_SIZE_BYTES as f64).then_some(bytes as u64)
 }
 
 /// `spark.executor.memory` (or any memory setting whose bare number is in MiB) in bytes: `4g`,

@@ -1,0 +1,45 @@
+//! A read leaves no thread of its own behind: the decoder thread has exited, not only finished
+//! its work, when `read_log` returns. The fuzzer's LeakSanitizer saw a thread still tearing down
+//! its thread-locals after a read as a leak (issue 31), which stopped the `model` and `read_log`
+//! targets within minutes. Its own test binary, so no other test's reads run alongside.
+
+use sparkdiag_eventlog::{DECODER_THREAD, discover, read_log};
+
+/// The threads of this process named as the decoder is (Linux truncates names to 15 bytes).
+fn decoder_threads() -> usize {
+    let name = &DECODER_THREAD.as_bytes()[..DECODER_THREAD.len().min(15)];
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .flatten()
+        .filter(|task| {
+            std::fs::read(task.path().join("comm"))
+                .is_ok_and(|comm| comm.strip_suffix(b"\n").unwrap_or(&comm) == name)
+        })
+        .count()
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn no_decoder_thread_outlives_a_read() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/logs");
+    // A plain log, a compressed one, and one whose stream is cut short (the parser stops early).
+    let logs = [
+        format!("{root}/single/plain/local-1796049337368"),
+        format!("{root}/single/zstd/local-1796049355449.zstd"),
+        format!("{root}/killed/single/local-1796049494862.zstd.inprogress"),
+    ];
+    for round in 0..10 {
+        for log in &logs {
+            for input in discover(log).unwrap() {
+                let mut events = 0u64;
+                let _ = read_log(&input, |_| events += 1);
+                assert!(events > 0, "{log}: no events read");
+                assert_eq!(
+                    decoder_threads(),
+                    0,
+                    "round {round}: a decoder thread still runs after reading {log}"
+                );
+            }
+        }
+    }
+}
