@@ -237,8 +237,8 @@ impl Facts {
     fn of(before: Run, after: Run) -> Facts {
         Facts {
             cores: (
-                sparkdiag_rules::peak_cores(before.app),
-                sparkdiag_rules::peak_cores(after.app),
+                sparkdiag_facts::peak_cores(before.app),
+                sparkdiag_facts::peak_cores(after.app),
             ),
             graphs: (Graph::new(before.app), Graph::new(after.app)),
         }

@@ -4,8 +4,6 @@
 //! A [`Night`] (`sparkdiag_contract::night`) is what `sparkdiag batch` keeps of each night; batch
 //! compares it with the earlier nights and hands the [`Change`]s here to be drawn.
 
-use std::fmt::Write;
-
 use sparkdiag_contract::night::{AppTotals, Change, Night, NightApp, NightTotals};
 
 use crate::format::{duration, escape};

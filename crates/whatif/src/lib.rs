@@ -22,9 +22,9 @@ pub mod savings;
 
 use replay::{Graph, ReplayOptions, StageChanges};
 use serde::Serialize;
+use sparkdiag_facts::memory_limits::setting;
 use sparkdiag_model::Application;
 use sparkdiag_model::units::{duration, human_bytes, share};
-use sparkdiag_facts::memory_limits::setting;
 
 /// Where today's wall clock went; the three parts add up to `wall_ms`.
 #[derive(Debug, Clone, Serialize)]
