@@ -2,7 +2,9 @@
 //! a regression or an improvement on the index page. The nights themselves are
 //! `sparkdiag_contract::night` types; nothing here renders.
 
-use sparkdiag_contract::night::{Change, Night, NightApp};
+#[cfg(test)]
+use sparkdiag_contract::night::Night;
+use sparkdiag_contract::night::{Change, NightApp};
 use sparkdiag_model::units::duration;
 
 /// How many of a key's latest earlier nights make its band.

@@ -324,15 +324,29 @@ fn data_growth(before: Run, after: Run, _facts: &Facts) -> Option<Cause> {
             );
         }
     }
-    let word = if growth > 1.0 { "grew" } else { "shrank" };
-    Some(Cause {
-        kind: "data_growth",
-        title: format!(
-            "the input {word} {:.1}× ({} → {} read)",
-            growth,
+    // A shrink is said as a factor too ("shrank 330×"), never as "0.0×".
+    let (word, factor) = if growth > 1.0 {
+        ("grew", growth)
+    } else {
+        ("shrank", 1.0 / growth)
+    };
+    // The figures the factor was measured on: rows when both runs report them.
+    let read = if rows_b > 0 && rows_a > 0 {
+        format!(
+            "{} → {} rows read",
+            sparkdiag_model::units::thousands(rows_b),
+            sparkdiag_model::units::thousands(rows_a)
+        )
+    } else {
+        format!(
+            "{} → {} read",
             human_bytes(sb.input_bytes),
             human_bytes(sa.input_bytes)
-        ),
+        )
+    };
+    Some(Cause {
+        kind: "data_growth",
+        title: format!("the input {word} {factor:.1}× ({read})"),
         explained_ms: explained,
         share: None,
         measured_by: "scaled",
@@ -808,7 +822,7 @@ fn verdict(
         _ => {
             let share = top
                 .share
-                .map(|s| format!(" (explains {:.0} %)", s * 100.0))
+                .map(|s| format!(" (explains {})", sparkdiag_model::units::share(s, 0)))
                 .unwrap_or_default();
             format!(", because {}{share}", top.title)
         }

@@ -159,3 +159,16 @@ fn entity(name: &str) -> Option<char> {
         }
     })
 }
+
+/// `1234567` as `1,234,567`; `i64::MIN` too.
+pub fn thousands(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 { format!("-{out}") } else { out }
+}

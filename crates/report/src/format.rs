@@ -13,26 +13,13 @@
 //! | HTML text or attribute | [`escape`] | `&lt;b&gt; &amp; &quot;` |
 //! | a Markdown table cell | [`markdown_cell`] | `a \| b` |
 //!
-//! [`duration`], [`human_bytes`], [`share`], [`share_change`] and [`clip`] are implemented in `sparkdiag_model::units` and
+//! [`duration`], [`human_bytes`], [`thousands`], [`share`], [`share_change`] and [`clip`] are implemented in `sparkdiag_model::units` and
 //! re-exported here: the rules write durations, sizes and quoted log text into findings, and
 //! a rule may not depend on a view, so the one implementation sits below the contract where
 //! both can reach it. Everything only views need is implemented here.
 
 pub use sparkdiag_contract::enum_name;
-pub use sparkdiag_model::units::{clip, duration, human_bytes, share, share_change};
-
-/// `1234567` as `1,234,567`; `i64::MIN` too.
-pub fn thousands(n: i64) -> String {
-    let digits = n.unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if n < 0 { format!("-{out}") } else { out }
-}
+pub use sparkdiag_model::units::{clip, duration, human_bytes, share, share_change, thousands};
 
 /// `part` of `whole` as `12.5%`; `-` when there is no whole.
 pub fn percent(part: i64, whole: i64) -> String {

@@ -134,8 +134,35 @@ pub fn text(w: &WhatIf, width: Option<usize>) -> String {
     let _ = writeln!(out, "  {}", legend.join("  "));
     line(&mut out, &format!("  {}", w.headline));
     let rows = scenario_rows(w);
-    let first = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
     let second = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
+    let change_width = rows
+        .iter()
+        .map(|r| r.2.chars().count())
+        .chain(["vs today".len()])
+        .max()
+        .unwrap_or(0);
+    // A scenario's name is cut rather than the row wrapped: the table stays a table at 80 columns.
+    let room = width
+        .unwrap_or(80)
+        .saturating_sub(2 + 2 + second + 2 + change_width)
+        .max(16);
+    let rows: Vec<(String, String, String)> = rows
+        .into_iter()
+        .map(|(what, wall, change)| {
+            let what = if what.chars().count() > room {
+                crate::format::clip(&what, room - 1)
+            } else {
+                what
+            };
+            (what, wall, change)
+        })
+        .collect();
+    let first = rows
+        .iter()
+        .map(|r| r.0.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("predicted run".len());
     let _ = writeln!(
         out,
         "  {:first$}  {:>second$}  vs today",

@@ -151,7 +151,7 @@ impl Change {
                 executors,
                 healthy_permille,
             } => format!(
-                "GC on {} executor(s) down to {} % of task time",
+                "GC on {} executor(s) down to {}% of task time",
                 executors.len(),
                 *healthy_permille as f64 / 10.0
             ),

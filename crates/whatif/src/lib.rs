@@ -378,7 +378,7 @@ fn headline(bounds: &Bounds, scenarios: &[Scenario], cores_today: i64) -> String
     .max_by_key(|(_, ms)| *ms)
     .map(|(what, ms)| {
         format!(
-            "{} % of the run is {what}",
+            "{}% of the run is {what}",
             (ms as f64 * 100.0 / bounds.wall_ms.max(1) as f64).round()
         )
     })
