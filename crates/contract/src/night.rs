@@ -69,7 +69,7 @@ pub struct Rank {
 }
 
 impl NightApp {
-    /// Where this application stands in the index's order ([`ranked_apps`]).
+    /// Where this application stands in the index's order (`sparkdiag_report::fleet::ranked_apps`).
     pub fn rank(&self) -> Rank {
         Rank {
             succeeded: !self.failed(),
