@@ -47,8 +47,8 @@ fuzz_target!(|data: &[u8]| {
         run(&after),
         &sparkdiag_diff::Options::default(),
     );
-    let _ = sparkdiag_diff::text::render(&diff);
-    let _ = sparkdiag_diff::markdown::render(&diff);
-    let _ = sparkdiag_diff::html::render(&diff);
+    let _ = sparkdiag_report::diff::text::render(&diff);
+    let _ = sparkdiag_report::diff::markdown::render(&diff);
+    let _ = sparkdiag_report::diff::html::render(&diff);
     let _ = serde_json::to_string(&diff);
 });

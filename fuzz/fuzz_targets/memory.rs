@@ -6,13 +6,14 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sparkdiag_rules::{memory_figures, memory_limits, memory_region};
+use sparkdiag_facts::{memory_figures, memory_limits};
+use sparkdiag_rules::memory_region;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     for line in text.lines() {
-        let _ = memory_limits::parse_size(line, 1 << 20);
-        let _ = memory_limits::parse_size(line.trim(), 1);
+        let _ = sparkdiag_facts::settings::parse_size(line, 1 << 20);
+        let _ = sparkdiag_facts::settings::parse_size(line.trim(), 1);
     }
     let _ = memory_region::classify(text.lines());
     let dir = tempfile::tempdir().unwrap();
