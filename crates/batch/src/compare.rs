@@ -219,7 +219,7 @@ fn percent(before: i64, after: i64) -> String {
     if before <= 0 {
         "new".into()
     } else {
-        format!("{:+.0}%", 100.0 * (after - before) as f64 / before as f64)
+        sparkdiag_model::units::share_change((after - before) as f64 / before as f64)
     }
 }
 

@@ -657,7 +657,10 @@ fn headline(d: &Diff) -> Vec<String> {
         };
         let how = match rt.ratio {
             Some(r) if (0.95..=1.05).contains(&r) => {
-                format!("about the same ({:+.0}%)", (r - 1.0) * 100.0)
+                format!(
+                    "about the same ({})",
+                    sparkdiag_model::units::share_change(r - 1.0)
+                )
             }
             Some(r) if r > 0.0 && r < 1.0 => format!("{:.1}× faster", 1.0 / r),
             Some(r) if r > 1.0 => format!("{:.1}× slower", r),

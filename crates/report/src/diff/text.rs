@@ -29,7 +29,7 @@ pub fn ratio_words(m: &MetricChange) -> String {
         Some(1.0) => "same".to_string(),
         Some(0.0) => "gone".to_string(),
         Some(r) if r >= 2.0 => format!("×{r:.1}"),
-        Some(r) => format!("{:+.0}%", (r - 1.0) * 100.0),
+        Some(r) => crate::format::share_change(r - 1.0),
     }
 }
 
