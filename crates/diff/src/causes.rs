@@ -305,24 +305,25 @@ fn data_growth(before: Run, after: Run, _facts: &Facts) -> Option<Cause> {
     if rows_b > 0 || rows_a > 0 {
         facts.push(fact("rows read", "count", rows_b as f64, rows_a as f64));
     }
-    let per_gib =
-        |run_ms: i64, bytes: i64| run_ms as f64 / (bytes.max(1) as f64 / (1u64 << 30) as f64);
-    if sb.input_bytes > 0 && sa.input_bytes > 0 {
-        let (tb, ta) = (
-            per_gib(sb.executor_run_time_ms, sb.input_bytes),
-            per_gib(sa.executor_run_time_ms, sa.input_bytes),
-        );
-        facts.push(fact(
-            "executor time per GiB read",
-            "ms",
-            tb.round(),
-            ta.round(),
+    // The work per unit of input, on the basis the growth was measured on: per GiB only when
+    // bytes are that basis, since a Parquet scan that reports a few KiB makes "per GiB" huge and
+    // meaningless while its rows say how much it read.
+    let by_rows = rows_b > 0 && rows_a > 0;
+    let (label, unit_size) = if by_rows {
+        ("executor time per million rows read", 1e6)
+    } else {
+        ("executor time per GiB read", (1u64 << 30) as f64)
+    };
+    let per_unit = |run_ms: i64, amount: f64| run_ms as f64 / (amount.max(1.0) / unit_size);
+    let (tb, ta) = (
+        per_unit(sb.executor_run_time_ms, b),
+        per_unit(sa.executor_run_time_ms, a),
+    );
+    facts.push(fact(label, "ms", tb.round(), ta.round()));
+    if (0.67..=1.5).contains(&(ta / tb.max(1.0))) {
+        evidence.push(format!(
+            "{label} is about flat: the work grew with the data"
         ));
-        if (0.67..=1.5).contains(&(ta / tb.max(1.0))) {
-            evidence.push(
-                "executor time per GiB read is about flat: the work grew with the data".to_string(),
-            );
-        }
     }
     // A shrink is said as a factor too ("shrank 330×"), never as "0.0×".
     let (word, factor) = if growth > 1.0 {

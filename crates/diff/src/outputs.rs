@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use sparkdiag_model::units::thousands;
 use sparkdiag_model::{AppStatus, Application, SparkPlanInfo, SqlMetricValues};
 
 use sparkdiag_contract::diff::{Correctness, InputChange, OutputChange, OutputSide};
@@ -372,7 +373,9 @@ fn output_change(
     let partial = incomplete_b || incomplete_a;
     let (status, note) = match (&b, &a) {
         (Some(b), Some(a)) => match (b.rows, a.rows) {
-            (Some(rb), Some(ra)) if rb == ra => ("equal", format!("{rb} rows written by both")),
+            (Some(rb), Some(ra)) if rb == ra => {
+                ("equal", format!("{} rows written by both", thousands(rb)))
+            }
             (Some(rb), Some(ra)) if partial => {
                 let per_partition = (b.partitions > 0 && a.partitions > 0).then(|| {
                     (
@@ -381,8 +384,10 @@ fn output_change(
                     )
                 });
                 let mut note = format!(
-                    "{rb} rows before, {ra} after; a run did not finish, so the difference \
-                     proves nothing"
+                    "{} rows before, {} after; a run did not finish, so the difference \
+                     proves nothing",
+                    thousands(rb),
+                    thousands(ra)
                 );
                 if let Some((pb, pa)) = per_partition {
                     note.push_str(&format!(
@@ -402,7 +407,9 @@ fn output_change(
             (Some(rb), Some(ra)) => (
                 "changed",
                 format!(
-                    "POSSIBLE CORRECTNESS CHANGE: {rb} rows written before, {ra} after ({:+})",
+                    "POSSIBLE CORRECTNESS CHANGE: {} rows written before, {} after ({:+})",
+                    thousands(rb),
+                    thousands(ra),
                     ra - rb
                 ),
             ),
