@@ -169,6 +169,13 @@ struct AnalyzeArgs {
     /// Also give each finding's recoverable time in money, at this price per core-hour.
     #[arg(long, value_name = "PRICE")]
     price_per_core_hour: Option<f64>,
+    /// Also give memory right-sizing's savings in money, at this price per GB-hour. A GB-hour
+    /// here is one GB of executor container memory (heap plus overhead) held for one hour of an
+    /// executor's lifetime; the GB-hours saved are the container memory a smaller
+    /// spark.executor.memory gives back times the executors' lifetimes (GC002). Shown in the
+    /// cost column and as `impact_memory_cost` in JSON; never added to the time saved.
+    #[arg(long, value_name = "PRICE")]
+    price_per_gb_hour: Option<f64>,
     #[command(flatten)]
     habits: habits::Habits,
 }
@@ -444,6 +451,9 @@ fn analyze(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
                 views.push(analysis.view_data());
             }
             let mut report = analysis.report;
+            if let Some(price) = args.price_per_gb_hour {
+                report.price_gb_hours(price);
+            }
             failing |= fail_on.is_some_and(|threshold| {
                 report
                     .findings

@@ -148,6 +148,26 @@ fn price_per_core_hour_adds_a_cost() {
     );
 }
 
+/// GC002's GB-hours saved, priced by `--price-per-gb-hour`, on the real over-provisioned log;
+/// money only, the time saved unchanged, and absent without the flag.
+#[test]
+fn price_per_gb_hour_prices_memory_right_sizing() {
+    let plain = findings("logs/memory/overprovisioned", &[]);
+    let gc = of_rule(&plain, "GC002")[0];
+    assert!(gc.get("impact_memory_cost").is_none(), "{gc}");
+    let priced = findings(
+        "logs/memory/overprovisioned",
+        &["--price-per-gb-hour", "0.01"],
+    );
+    let f = of_rule(&priced, "GC002")[0];
+    let gb_hours = f["evidence"]["gb_hours_saved"].as_f64().unwrap();
+    assert!(gb_hours > 0.0);
+    let money = f["impact_memory_cost"].as_f64().unwrap();
+    assert!((money - (gb_hours * 0.01 * 100.0).round() / 100.0).abs() < 1e-9, "{f}");
+    assert_eq!(f["impact_ms"], gc["impact_ms"]);
+    eprintln!("GC002 gb_hours_saved={gb_hours} impact_memory_cost={money}");
+}
+
 /// One row of `testdata/logs/patterns/PATTERNS.tsv`: a real Spark log with a planted problem
 /// (or a healthy twin), and where the problem is, found by an independent Python analysis.
 struct Pattern {

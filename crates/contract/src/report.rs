@@ -47,6 +47,11 @@ pub struct FindingOut {
     /// `impact_core_hours` at `--price-per-core-hour`, when given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub impact_cost: Option<f64>,
+    /// Added in v1: the GB-hours a memory right-sizing saves (`evidence.gb_hours_saved`:
+    /// container memory given back x executor lifetime) at `--price-per-gb-hour`, when given.
+    /// Money, not time: it never enters the "saves" column nor `impact_ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub impact_memory_cost: Option<f64>,
     /// Added in v1: what the impact is. `saving`: wall-clock time the fix recovers;
     /// `lost`: time the run lost (a failed job), an outcome, not a saving; `cost`: paid-for
     /// core-hours, not wall-clock time (`impact_ms` 0, `impact_core_hours` the cost); `none`.
@@ -388,12 +393,31 @@ impl Report {
                         impact_core_hours: (core_hours * 1000.0).round() / 1000.0,
                         impact_cost: price_per_core_hour
                             .map(|p| (core_hours * p * 100.0).round() / 100.0),
+                        impact_memory_cost: None,
                     }
                 })
                 .collect(),
             what_if,
             streaming: crate::streaming::streaming_out(app),
             memory: sparkdiag_facts::memory_figures::MemoryFigures::of(app),
+        }
+    }
+}
+
+impl Report {
+    /// Prices each finding's GB-hours saved (`evidence.gb_hours_saved`, memory right-sizing) at
+    /// `price` per GB-hour into `impact_memory_cost`, rounded to cents. Findings without
+    /// GB-hours are left as they are.
+    pub fn price_gb_hours(&mut self, price: f64) {
+        for f in &mut self.findings {
+            if let Some(gb_hours) = f
+                .finding
+                .evidence
+                .get("gb_hours_saved")
+                .and_then(|v| v.as_f64())
+            {
+                f.impact_memory_cost = Some((gb_hours * price * 100.0).round() / 100.0);
+            }
         }
     }
 }

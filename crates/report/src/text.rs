@@ -369,7 +369,10 @@ fn findings_section(report: &Report, opts: Options) -> String {
     }
     let _ = writeln!(out, "Findings, most recoverable time first");
     let mut t = new_table(opts, LISTING);
-    let with_cost = report.findings.iter().any(|f| f.impact_cost.is_some());
+    let with_cost = report
+        .findings
+        .iter()
+        .any(|f| f.impact_cost.is_some() || f.impact_memory_cost.is_some());
     let mut header = vec!["#", "severity", "saves", "rule", "finding"];
     if with_cost {
         header.insert(3, "cost");
@@ -387,7 +390,7 @@ fn findings_section(report: &Report, opts: Options) -> String {
         if with_cost {
             row.insert(
                 3,
-                Cell::new(f.impact_cost.map_or("-".into(), |c| format!("{c:.2}"))),
+                Cell::new(cost_label(f)),
             );
         }
         t.add_row(row);
@@ -454,6 +457,17 @@ pub(crate) fn wrap(text: &str, width: usize, indent: usize) -> String {
     out.push_str(&line);
     out.push('\n');
     out
+}
+
+/// The "cost" column: core-hour money, and the memory GB-hour money marked as such (money, never
+/// time: the "saves" column stays the replayed wall clock).
+fn cost_label(f: &crate::FindingOut) -> String {
+    match (f.impact_cost, f.impact_memory_cost) {
+        (Some(c), Some(m)) => format!("{c:.2} + {m:.2} mem"),
+        (None, Some(m)) => format!("{m:.2} mem"),
+        (Some(c), None) => format!("{c:.2}"),
+        (None, None) => "-".into(),
+    }
 }
 
 fn right_align(table: &mut Table, columns: &[usize]) {
@@ -634,6 +648,7 @@ mod tests {
             finding,
             impact_core_hours: 0.0,
             impact_cost: None,
+            impact_memory_cost: None,
             impact_kind: "lost",
         });
         let plain = render(&report);
