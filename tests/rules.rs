@@ -163,7 +163,10 @@ fn price_per_gb_hour_prices_memory_right_sizing() {
     let gb_hours = f["evidence"]["gb_hours_saved"].as_f64().unwrap();
     assert!(gb_hours > 0.0);
     let money = f["impact_memory_cost"].as_f64().unwrap();
-    assert!((money - (gb_hours * 0.01 * 100.0).round() / 100.0).abs() < 1e-9, "{f}");
+    assert!(
+        (money - (gb_hours * 0.01 * 100.0).round() / 100.0).abs() < 1e-9,
+        "{f}"
+    );
     assert_eq!(f["impact_ms"], gc["impact_ms"]);
     eprintln!("GC002 gb_hours_saved={gb_hours} impact_memory_cost={money}");
 }

@@ -388,10 +388,7 @@ fn findings_section(report: &Report, opts: Options) -> String {
             Cell::new(&finding.title),
         ];
         if with_cost {
-            row.insert(
-                3,
-                Cell::new(cost_label(f)),
-            );
+            row.insert(3, Cell::new(cost_label(f)));
         }
         t.add_row(row);
     }
