@@ -508,15 +508,23 @@ fn the_readme_sends_users_to_nothing_outside_the_repository() {
     }
 }
 
-/// The sparkdiag crates a manifest's `[dependencies]` names, without the prefix.
+/// The sparkdiag crates a manifest's `[dependencies]` names, without the prefix; those only its
+/// `testing` feature turns on (for other crates' tests) are left out, as the page leaves them out.
 fn sparkdiag_dependencies(manifest: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(manifest).unwrap();
+    let for_tests: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("testing = ["))
+        .flat_map(|l| l.split('"'))
+        .filter_map(|d| d.strip_prefix("dep:sparkdiag-"))
+        .collect();
     let deps = text.split("\n[dependencies]\n").nth(1).unwrap_or_default();
     let deps = deps.split("\n[").next().unwrap_or_default();
     let mut names: Vec<String> = deps
         .lines()
         .filter_map(|l| l.strip_prefix("sparkdiag-"))
         .map(|l| l.split(['.', ' ', '=']).next().unwrap().to_string())
+        .filter(|name| !for_tests.contains(&name.as_str()))
         .collect();
     names.sort();
     names

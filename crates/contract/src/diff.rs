@@ -185,6 +185,25 @@ pub struct FindingsDiff {
     pub remaining: Vec<FindingChange>,
 }
 
+impl FindingsDiff {
+    /// Every rule's change with what happened to it (`resolved`, `new`, `remaining`), in the
+    /// order every view lists them.
+    pub fn each(&self) -> impl Iterator<Item = (&'static str, &FindingChange)> {
+        [
+            ("resolved", &self.resolved),
+            ("new", &self.new),
+            ("remaining", &self.remaining),
+        ]
+        .into_iter()
+        .flat_map(|(what, list)| list.iter().map(move |c| (what, c)))
+    }
+
+    /// No rule fired in either run.
+    pub fn is_empty(&self) -> bool {
+        self.resolved.is_empty() && self.new.is_empty() && self.remaining.is_empty()
+    }
+}
+
 /// One rule's findings on each side (a rule can fire several times in a run).
 #[derive(Debug, Serialize)]
 pub struct FindingChange {

@@ -189,3 +189,37 @@ pub struct Change {
     pub since: String,
     pub report: String,
 }
+
+/// Small nights for the tests of what reads them (the batch's comparison, the fleet page).
+#[cfg(any(test, feature = "testing"))]
+pub mod testing {
+    use super::{Night, NightApp};
+
+    /// A succeeded application of one job under `key`, with `findings` at medium or above.
+    pub fn app(key: &str, duration_ms: i64, findings: &[&str]) -> NightApp {
+        NightApp {
+            key: key.into(),
+            app_id: format!("id-{key}"),
+            name: key.into(),
+            status: "succeeded".into(),
+            duration_ms,
+            core_ms: 0,
+            impact_ms: 0,
+            findings: findings.iter().map(|s| s.to_string()).collect(),
+            worst_severity: None,
+            top_finding: None,
+            report: format!("apps/{key}.html"),
+            jobs: 1,
+            failed_jobs: 0,
+            input: format!("logs/{key}"),
+        }
+    }
+
+    /// The night of `date` with `apps` and nothing else.
+    pub fn night(date: &str, apps: Vec<NightApp>) -> Night {
+        Night {
+            apps,
+            ..Night::new(date)
+        }
+    }
+}

@@ -33,8 +33,8 @@ mod plans;
 pub mod settings;
 mod stage_facts;
 pub mod stage_shape;
-#[cfg(test)]
-mod testing;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 pub use application::{data_bytes, data_records, peak_cores, task_executors};
 pub use packed::Varints;

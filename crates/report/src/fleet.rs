@@ -241,32 +241,7 @@ fn bars(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn app(key: &str, duration_ms: i64, findings: &[&str]) -> NightApp {
-        NightApp {
-            key: key.into(),
-            app_id: format!("id-{key}"),
-            name: key.into(),
-            status: "succeeded".into(),
-            duration_ms,
-            core_ms: 0,
-            impact_ms: 0,
-            findings: findings.iter().map(|s| s.to_string()).collect(),
-            worst_severity: None,
-            top_finding: None,
-            report: format!("apps/{key}.html"),
-            jobs: 1,
-            failed_jobs: 0,
-            input: format!("logs/{key}"),
-        }
-    }
-
-    fn night(date: &str, apps: Vec<NightApp>) -> Night {
-        Night {
-            apps,
-            ..Night::new(date)
-        }
-    }
+    use sparkdiag_contract::night::testing::{app, night};
 
     #[test]
     fn failed_applications_come_first_and_are_counted() {

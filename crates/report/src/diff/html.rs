@@ -3,7 +3,7 @@
 
 use sparkdiag_contract::diff::{Diff, RunOut, StageSpan};
 
-use super::text::{cause_line, fact_line, output_side, ratio_words, signed, value};
+use super::text::{cause_line, fact_line, output_side, ratio_words, rows_read, signed, value};
 use crate::format::{duration, escape as esc};
 
 const BEFORE: &str = "#c0504d";
@@ -226,14 +226,11 @@ pub fn render(d: &Diff) -> String {
     if !d.correctness.inputs.is_empty() {
         body.push_str("<table><tr><th>read from</th><th>rows before</th><th>rows after</th></tr>");
         for i in &d.correctness.inputs {
-            let r = |v: Option<i64>, n: usize| {
-                v.map_or("-".to_string(), |v| format!("{v} ({n} reads)"))
-            };
             body.push_str(&format!(
                 "<tr><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
                 esc(&i.source),
-                r(i.rows_before, i.reads_before),
-                r(i.rows_after, i.reads_after)
+                rows_read(i.rows_before, i.reads_before),
+                rows_read(i.rows_after, i.reads_after)
             ));
         }
         body.push_str("</table>");
@@ -294,21 +291,14 @@ pub fn render(d: &Diff) -> String {
     body.push_str("</table>");
 
     body.push_str("<h2>Findings</h2><table><tr><th></th><th>rule</th><th>title</th><th>impact before</th><th>impact after</th></tr>");
-    let f = &d.findings;
-    for (what, list) in [
-        ("resolved", &f.resolved),
-        ("new", &f.new),
-        ("remaining", &f.remaining),
-    ] {
-        for c in list.iter() {
-            body.push_str(&format!(
-                "<tr><td>{what}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-                c.rule,
-                esc(&c.title),
-                esc(&duration(c.impact_ms_before)),
-                esc(&duration(c.impact_ms_after))
-            ));
-        }
+    for (what, c) in d.findings.each() {
+        body.push_str(&format!(
+            "<tr><td>{what}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            c.rule,
+            esc(&c.title),
+            esc(&duration(c.impact_ms_before)),
+            esc(&duration(c.impact_ms_after))
+        ));
     }
     body.push_str("</table>");
 

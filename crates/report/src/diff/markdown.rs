@@ -2,7 +2,7 @@
 
 use sparkdiag_contract::diff::{Diff, RunOut, WorkSide};
 
-use super::text::{cause_line, fact_line, output_side, ratio_words, signed, value};
+use super::text::{cause_line, fact_line, output_side, ratio_words, rows_read, signed, value};
 use crate::format::{duration, markdown_cell as cell};
 
 pub fn render(d: &Diff) -> String {
@@ -63,14 +63,11 @@ pub fn render(d: &Diff) -> String {
     if !d.correctness.inputs.is_empty() {
         out.push_str("| read from | rows before | rows after |\n|---|---:|---:|\n");
         for i in &d.correctness.inputs {
-            let r = |v: Option<i64>, n: usize| {
-                v.map_or("-".to_string(), |v| format!("{v} ({n} reads)"))
-            };
             out.push_str(&format!(
                 "| `{}` | {} | {} |\n",
                 cell(&i.source),
-                r(i.rows_before, i.reads_before),
-                r(i.rows_after, i.reads_after)
+                rows_read(i.rows_before, i.reads_before),
+                rows_read(i.rows_after, i.reads_after)
             ));
         }
         out.push('\n');
@@ -115,27 +112,20 @@ pub fn render(d: &Diff) -> String {
         ));
     }
     out.push_str("\n### Findings\n\n");
-    let f = &d.findings;
-    if f.resolved.is_empty() && f.new.is_empty() && f.remaining.is_empty() {
+    if d.findings.is_empty() {
         out.push_str("None in either run.\n");
     } else {
         out.push_str(
             "| | rule | title | impact before | impact after |\n|---|---|---|---:|---:|\n",
         );
-        for (what, list) in [
-            ("resolved", &f.resolved),
-            ("new", &f.new),
-            ("remaining", &f.remaining),
-        ] {
-            for c in list.iter() {
-                out.push_str(&format!(
-                    "| {what} | {} | {} | {} | {} |\n",
-                    c.rule,
-                    cell(&c.title),
-                    duration(c.impact_ms_before),
-                    duration(c.impact_ms_after)
-                ));
-            }
+        for (what, c) in d.findings.each() {
+            out.push_str(&format!(
+                "| {what} | {} | {} | {} | {} |\n",
+                c.rule,
+                cell(&c.title),
+                duration(c.impact_ms_before),
+                duration(c.impact_ms_after)
+            ));
         }
     }
     out

@@ -96,6 +96,11 @@ pub fn output_side(s: &Option<OutputSide>) -> String {
     }
 }
 
+/// The rows one side read from an input, with how many reads: "1200 (2 reads)", or "-".
+pub fn rows_read(rows: Option<i64>, reads: usize) -> String {
+    rows.map_or("-".to_string(), |v| format!("{v} ({reads} reads)"))
+}
+
 pub fn work_line(w: &WorkMatch) -> Vec<String> {
     let by = if w.matched_by == "none" {
         "no counterpart"
@@ -373,28 +378,21 @@ pub fn render_with(d: &Diff, opts: Options) -> String {
     emit(String::new(), None);
 
     emit("Findings".to_string(), Some(BOLD));
-    let f = &d.findings;
-    for (what, list) in [
-        ("resolved", &f.resolved),
-        ("new", &f.new),
-        ("remaining", &f.remaining),
-    ] {
-        for c in list.iter() {
-            emit(
-                format!(
-                    "  {what:9} {} {}: impact {} → {} ({} → {} finding(s))",
-                    c.rule,
-                    c.title,
-                    duration(c.impact_ms_before),
-                    duration(c.impact_ms_after),
-                    c.count_before,
-                    c.count_after
-                ),
-                None,
-            );
-        }
+    for (what, c) in d.findings.each() {
+        emit(
+            format!(
+                "  {what:9} {} {}: impact {} → {} ({} → {} finding(s))",
+                c.rule,
+                c.title,
+                duration(c.impact_ms_before),
+                duration(c.impact_ms_after),
+                c.count_before,
+                c.count_after
+            ),
+            None,
+        );
     }
-    if f.resolved.is_empty() && f.new.is_empty() && f.remaining.is_empty() {
+    if d.findings.is_empty() {
         emit("  none in either run".to_string(), None);
     }
     out

@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use sparkdiag_model::{Application, ApplicationBuilder};
+pub use sparkdiag_facts::testing::apps;
+use sparkdiag_model::Application;
 
 use crate::{Config, Context, Finding, Rule, Thresholds};
 
@@ -11,23 +12,6 @@ fn testdata(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../testdata")
         .join(rel)
-}
-
-/// Every application in a log (a file, a rolling directory or an archive) under `testdata/`.
-pub fn apps(rel: &str) -> Vec<Application> {
-    let path = testdata(rel);
-    let inputs = sparkdiag_eventlog::discover(path.to_str().unwrap())
-        .unwrap_or_else(|e| panic!("{rel}: {e}"));
-    assert!(!inputs.is_empty(), "{rel}: no event log");
-    inputs
-        .iter()
-        .map(|input| {
-            let mut builder = ApplicationBuilder::default();
-            sparkdiag_eventlog::read_log(input, |e| builder.on_event(e))
-                .unwrap_or_else(|e| panic!("{rel}: {e}"));
-            builder.finish()
-        })
-        .collect()
 }
 
 fn config(sets: &[&str]) -> Config {
