@@ -56,7 +56,11 @@ pub struct BatchArgs {
     pub merge: bool,
 }
 
-pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
+pub fn run(
+    args: BatchArgs,
+    config: Config,
+    prices: sparkdiag_analysis::Prices,
+) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let date = match &args.date {
         Some(d) => NightDate::parse(d).ok_or_else(|| {
@@ -79,6 +83,7 @@ pub fn run(args: BatchArgs, config: Config) -> anyhow::Result<ExitCode> {
         key: args.key,
         slice: args.slice,
         merge: args.merge,
+        prices,
     };
     let mut progress = Progress::default();
     let outcome = sparkdiag_batch::run(&options, &config, &mut progress);

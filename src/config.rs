@@ -8,7 +8,8 @@
 //! [defaults]
 //! format = "markdown"          # text, json, markdown, html
 //! fail_on = "high"
-//! price_per_core_hour = 0.45
+//! price_per_core_hour = 0.45      # every command that reports savings
+//! price_per_gb_hour = 0.005       # a GiB of executor memory for an hour
 //! top = 5
 //! ui_url = "http://history.example.com:18080"
 //! color = "never"              # auto, always, never
@@ -28,6 +29,7 @@ pub struct Defaults {
     pub format: Option<String>,
     pub fail_on: Option<String>,
     pub price_per_core_hour: Option<f64>,
+    pub price_per_gb_hour: Option<f64>,
     pub top: Option<usize>,
     pub ui_url: Option<String>,
     pub color: Option<String>,
@@ -40,6 +42,7 @@ impl Defaults {
             format: self.format.or(other.format),
             fail_on: self.fail_on.or(other.fail_on),
             price_per_core_hour: self.price_per_core_hour.or(other.price_per_core_hour),
+            price_per_gb_hour: self.price_per_gb_hour.or(other.price_per_gb_hour),
             top: self.top.or(other.top),
             ui_url: self.ui_url.or(other.ui_url),
             color: self.color.or(other.color),
@@ -90,6 +93,15 @@ impl Found {
         self.files.first().map(PathBuf::as_path)
     }
 
+    /// The files, as an error about a value of `[defaults]` names them.
+    fn origin(&self) -> String {
+        self.files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" or ")
+    }
+
     /// Every file's `[defaults]`, the project's winning key by key.
     pub fn defaults(&self) -> anyhow::Result<Defaults> {
         let mut merged = Defaults::default();
@@ -117,18 +129,28 @@ fn user_file() -> Option<PathBuf> {
     Some(base.join("sparkdiag").join("config.toml"))
 }
 
+/// The config files' `[defaults]` prices, each checked as the flags check theirs.
+pub fn prices(found: &Found) -> anyhow::Result<sparkdiag_analysis::Prices> {
+    let defaults = found.defaults()?;
+    let check = |key: &str, price: Option<f64>| {
+        price
+            .map(|p| {
+                sparkdiag_analysis::Prices::check(p)
+                    .map_err(|e| anyhow::anyhow!("{}: [defaults] {key} = {p}: {e}", found.origin()))
+            })
+            .transpose()
+    };
+    Ok(sparkdiag_analysis::Prices {
+        per_core_hour: check("price_per_core_hour", defaults.price_per_core_hour)?,
+        per_gb_hour: check("price_per_gb_hour", defaults.price_per_gb_hour)?,
+    })
+}
+
 /// Fills the flags of `analyze` that were not given from the config files' `[defaults]`.
 pub fn apply_to_analyze(args: &mut crate::AnalyzeArgs, found: &Found) -> anyhow::Result<()> {
     use clap::ValueEnum;
     let defaults = found.defaults()?;
-    let origin = || {
-        found
-            .files
-            .iter()
-            .map(|f| f.display().to_string())
-            .collect::<Vec<_>>()
-            .join(" or ")
-    };
+    let origin = || found.origin();
     if args.format.is_none()
         && let Some(format) = &defaults.format
     {
@@ -149,9 +171,6 @@ pub fn apply_to_analyze(args: &mut crate::AnalyzeArgs, found: &Found) -> anyhow:
             );
         }
         args.fail_on = Some(fail_on.clone());
-    }
-    if args.price_per_core_hour.is_none() {
-        args.price_per_core_hour = defaults.price_per_core_hour;
     }
     let habits = &mut args.habits;
     if habits.top.is_none() {

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use sparkdiag_analysis::Prices;
 use sparkdiag_rules::Config;
 
 #[derive(clap::Args)]
@@ -27,9 +28,6 @@ pub struct DiffArgs {
     /// latest one with this application name.
     #[arg(long, value_name = "NAME")]
     app_name: Option<String>,
-    /// Price core-hours (runtime × peak cores) as money.
-    #[arg(long, value_name = "PRICE")]
-    price_per_core_hour: Option<f64>,
     /// Exit with code 1 when runtime or core-hours (cost) went up by more than PCT percent.
     #[arg(long, value_name = "PCT")]
     fail_on_regression: Option<f64>,
@@ -51,7 +49,7 @@ enum DiffFormat {
     Html,
 }
 
-pub fn run(args: DiffArgs, config: Config) -> anyhow::Result<ExitCode> {
+pub fn run(args: DiffArgs, config: Config, prices: Prices) -> anyhow::Result<ExitCode> {
     if let Some(pct) = args.fail_on_regression
         && !(pct.is_finite() && pct >= 0.0)
     {
@@ -59,8 +57,8 @@ pub fn run(args: DiffArgs, config: Config) -> anyhow::Result<ExitCode> {
     }
     let color = args.color.unwrap_or_default();
     color.before_threads();
-    let before = read_side("BEFORE", &args.before, &args, &config)?;
-    let after = read_side("AFTER", &args.after, &args, &config)?;
+    let before = read_side("BEFORE", &args.before, &args, &config, prices)?;
+    let after = read_side("AFTER", &args.after, &args, &config, prices)?;
     let diff = sparkdiag_diff::compare(
         sparkdiag_diff::Run {
             app: &before.app,
@@ -73,7 +71,7 @@ pub fn run(args: DiffArgs, config: Config) -> anyhow::Result<ExitCode> {
             plans: &after.plans,
         },
         &sparkdiag_diff::Options {
-            price_per_core_hour: args.price_per_core_hour,
+            price_per_core_hour: prices.per_core_hour,
         },
     );
     let rendered = match args.format {
@@ -114,11 +112,12 @@ fn read_side(
     path: &str,
     args: &DiffArgs,
     config: &Config,
+    prices: Prices,
 ) -> anyhow::Result<sparkdiag_analysis::Analysis> {
     use sparkdiag_analysis::PickError;
     let options = sparkdiag_analysis::Options {
         config,
-        price_per_core_hour: args.price_per_core_hour,
+        prices,
         inputs: vec![path.to_string()],
     };
     let skipped = |input: &sparkdiag_eventlog::LogInput, err: &sparkdiag_eventlog::ReadError| {

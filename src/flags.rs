@@ -40,6 +40,18 @@ pub fn parse_positive_duration(text: &str) -> Result<Duration, String> {
     Ok(duration)
 }
 
+/// A price as `--price-per-core-hour` and `--price-per-gb-hour` take it: an amount of 0 or more,
+/// in whatever currency the user thinks in (the reports print no currency sign).
+pub fn parse_price(text: &str) -> Result<f64, String> {
+    // clap's message already quotes the value and names the flag.
+    let price: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| "expected an amount such as 0.45".to_string())?;
+    sparkdiag_analysis::Prices::check(price)
+        .map_err(|_| "a price is an amount of 0 or more".to_string())
+}
+
 /// A duration as `--since` takes it: a number with s, m, h or d; `0s` keeps nothing.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let (number, unit) = number_and_unit(text, "a duration such as 24h, 30m, 7d or 90s")?;

@@ -143,6 +143,8 @@ struct McpCommand {
     roots: Vec<PathBuf>,
     #[command(flatten)]
     rules: RuleFlags,
+    #[command(flatten)]
+    prices: PriceFlags,
 }
 
 #[derive(clap::Args)]
@@ -166,18 +168,39 @@ struct AnalyzeArgs {
     fail_on: Option<String>,
     #[command(flatten)]
     rules: RuleFlags,
-    /// Also give each finding's recoverable time in money, at this price per core-hour.
-    #[arg(long, value_name = "PRICE")]
-    price_per_core_hour: Option<f64>,
-    /// Also give memory right-sizing's savings in money, at this price per GB-hour. A GB-hour
-    /// here is one GB of executor container memory (heap plus overhead) held for one hour of an
-    /// executor's lifetime; the GB-hours saved are the container memory a smaller
-    /// spark.executor.memory gives back times the executors' lifetimes (GC002). Shown in the
-    /// cost column and as `impact_memory_cost` in JSON; never added to the time saved.
-    #[arg(long, value_name = "PRICE")]
-    price_per_gb_hour: Option<f64>,
+    #[command(flatten)]
+    prices: PriceFlags,
     #[command(flatten)]
     habits: habits::Habits,
+}
+
+/// The prices that put money beside time, which `analyze`, `diff`, `batch`, `serve` and `mcp`
+/// share; a config file's `[defaults]` may give either.
+#[derive(clap::Args)]
+struct PriceFlags {
+    /// Also give each finding's recoverable time in money, at this price per core-hour (one
+    /// executor core for one hour). Shown in the cost column and as `impact_cost` in JSON.
+    #[arg(long, value_name = "PRICE", value_parser = flags::parse_price, allow_negative_numbers = true)]
+    price_per_core_hour: Option<f64>,
+    /// Also give memory right-sizing's savings in money, at this price per GB-hour. A GB-hour
+    /// here is one GiB (2^30 bytes, as cloud price lists count memory) of executor container
+    /// memory (heap plus overhead) held for one hour of an executor's lifetime; the GB-hours
+    /// saved are the container memory a smaller spark.executor.memory gives back times the
+    /// executors' lifetimes (GC002). Shown in the cost column and as `impact_memory_cost` in
+    /// JSON; never added to the time saved.
+    #[arg(long, value_name = "PRICE", value_parser = flags::parse_price, allow_negative_numbers = true)]
+    price_per_gb_hour: Option<f64>,
+}
+
+impl PriceFlags {
+    /// The flags' prices, each one not given taken from the config files' `[defaults]`.
+    fn prices(&self, found: &config::Found) -> anyhow::Result<sparkdiag_analysis::Prices> {
+        let defaults = config::prices(found)?;
+        Ok(sparkdiag_analysis::Prices {
+            per_core_hour: self.price_per_core_hour.or(defaults.per_core_hour),
+            per_gb_hour: self.price_per_gb_hour.or(defaults.per_gb_hour),
+        })
+    }
 }
 
 /// The rules' configuration flags that `analyze`, `batch` and `diff` share.
@@ -207,6 +230,8 @@ struct BatchCommand {
     batch: batch::BatchArgs,
     #[command(flatten)]
     rules: RuleFlags,
+    #[command(flatten)]
+    prices: PriceFlags,
 }
 
 #[derive(clap::Args)]
@@ -215,6 +240,8 @@ struct DiffCommand {
     diff: diff::DiffArgs,
     #[command(flatten)]
     rules: RuleFlags,
+    #[command(flatten)]
+    prices: PriceFlags,
 }
 
 #[cfg(feature = "serve")]
@@ -242,6 +269,8 @@ struct ServeCommand {
     workers: Option<usize>,
     #[command(flatten)]
     rules: RuleFlags,
+    #[command(flatten)]
+    prices: PriceFlags,
 }
 
 #[derive(clap::Args)]
@@ -303,10 +332,18 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Man => shell::man(Cli::command()),
         Command::Plan(args) => plan(args),
         #[cfg(feature = "tables")]
-        Command::Batch(args) => batch::run(args.batch, args.rules.config()?),
+        Command::Batch(args) => batch::run(
+            args.batch,
+            args.rules.config()?,
+            args.prices.prices(&config::Found::here())?,
+        ),
         #[cfg(not(feature = "tables"))]
         Command::Batch(_) => features::missing("batch", "tables"),
-        Command::Diff(args) => diff::run(args.diff, args.rules.config()?),
+        Command::Diff(args) => diff::run(
+            args.diff,
+            args.rules.config()?,
+            args.prices.prices(&config::Found::here())?,
+        ),
         #[cfg(feature = "serve")]
         Command::Serve(args) => serve(args),
         Command::Mcp(args) => mcp(args),
@@ -329,6 +366,7 @@ fn serve(args: ServeCommand) -> anyhow::Result<ExitCode> {
         config.workers = workers.max(1);
     }
     config.rules = args.rules.config()?;
+    config.prices = args.prices.prices(&config::Found::here())?;
     let data_dir = config.data_dir.clone();
     let server = sparkdiag_serve::start(config)?;
     eprintln!(
@@ -344,6 +382,7 @@ fn mcp(args: McpCommand) -> anyhow::Result<ExitCode> {
     let options = sparkdiag_mcp::Options {
         roots: args.roots,
         rules: args.rules.config()?,
+        prices: args.prices.prices(&config::Found::here())?,
     };
     sparkdiag_mcp::serve_stdio(options).map_err(anyhow::Error::msg)?;
     Ok(ExitCode::SUCCESS)
@@ -419,7 +458,9 @@ fn rules(code: Option<&str>, format: RulesFormat) -> anyhow::Result<ExitCode> {
 }
 
 fn analyze(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
-    config::apply_to_analyze(&mut args, &config::Found::here())?;
+    let found = config::Found::here();
+    config::apply_to_analyze(&mut args, &found)?;
+    let prices = args.prices.prices(&found)?;
     args.habits.color.unwrap_or_default().before_threads();
     let format = args.format.unwrap_or(Format::Text);
     let config = args.rules.config()?;
@@ -440,7 +481,7 @@ fn analyze(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             let progress = Progress::start(&input);
             let options = sparkdiag_analysis::Options {
                 config: &config,
-                price_per_core_hour: args.price_per_core_hour,
+                prices,
                 inputs: vec![path.clone()],
             };
             let analysis =
@@ -451,9 +492,6 @@ fn analyze(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
                 views.push(analysis.view_data());
             }
             let mut report = analysis.report;
-            if let Some(price) = args.price_per_gb_hour {
-                report.price_gb_hours(price);
-            }
             failing |= fail_on.is_some_and(|threshold| {
                 report
                     .findings

@@ -157,9 +157,30 @@ fn two_nights_of_real_logs_give_reports_tables_and_the_regressions() {
         "an HTML and a JSON report per application, whatever its layout"
     );
 
-    // Re-running a night replaces it: same reports, same night, no duplicates.
-    let again = run(&night2, "2026-11-29", &[]);
+    let priced_findings = |date: &str| -> (usize, usize) {
+        let mut counts = (0, 0);
+        for entry in std::fs::read_dir(out.join(format!("apps/{date}"))).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "json") {
+                let report: serde_json::Value =
+                    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+                for f in report["findings"].as_array().unwrap() {
+                    counts.0 += 1;
+                    counts.1 += usize::from(f["impact_cost"].is_number());
+                }
+            }
+        }
+        counts
+    };
+    let (findings, priced) = priced_findings("2026-11-29");
+    assert!(findings > 0 && priced == 0, "no price, no money");
+
+    // Re-running a night replaces it: same reports, same night, no duplicates; a price given now
+    // reaches every application's report.
+    let again = run(&night2, "2026-11-29", &["--price-per-core-hour", "0.5"]);
     assert!(again.status.success());
+    let (findings, priced) = priced_findings("2026-11-29");
+    assert_eq!(priced, findings, "every finding priced");
     assert_eq!(
         std::fs::read_dir(out.join("apps/2026-11-29"))
             .unwrap()

@@ -347,6 +347,93 @@ fn a_config_file_in_the_project_then_the_users_gives_the_defaults() {
     );
 }
 
+/// Prices come from a config file's `[defaults]` for `analyze` and `diff` alike, and a price
+/// that cannot be one (negative, NaN, infinite) is refused naming the flag or the file, rather
+/// than turning every saving into a cost.
+#[test]
+fn prices_come_from_the_config_file_and_impossible_ones_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = testdata("logs/memory/overprovisioned")
+        .to_string_lossy()
+        .into_owned();
+    std::fs::write(
+        tmp.path().join("sparkdiag.toml"),
+        "[defaults]\nprice_per_core_hour = 0.5\nprice_per_gb_hour = 1\n",
+    )
+    .unwrap();
+    let out = run_in(tmp.path(), &["analyze", &log, "--format", "json"], &[]);
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let findings = report["findings"].as_array().unwrap();
+    let gc = findings.iter().find(|f| f["rule"] == "GC002").unwrap();
+    let gb_hours = gc["evidence"]["gb_hours_saved"].as_f64().unwrap();
+    assert_eq!(
+        gc["impact_memory_cost"].as_f64().unwrap(),
+        (gb_hours * 100.0).round() / 100.0,
+        "{gc}"
+    );
+    assert!(findings.iter().all(|f| f["impact_cost"].is_number()));
+    // The flag wins over the file.
+    let out = run_in(
+        tmp.path(),
+        &[
+            "analyze",
+            &log,
+            "--format",
+            "json",
+            "--price-per-gb-hour",
+            "2",
+        ],
+        &[],
+    );
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let gc = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "GC002")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        gc["impact_memory_cost"].as_f64().unwrap(),
+        (gb_hours * 2.0 * 100.0).round() / 100.0
+    );
+    // `diff` takes the file's core-hour price for its cost line.
+    let out = run_in(tmp.path(), &["diff", &log, &log, "--format", "json"], &[]);
+    let diff: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let metrics = diff["metrics"].as_array().unwrap();
+    let metric = |name: &str| metrics.iter().find(|m| m["metric"] == name).cloned();
+    let cost = metric("cost").expect("a cost line from the file's price");
+    let core_hours = metric("core_hours").unwrap();
+    assert!(
+        (cost["before"].as_f64().unwrap() - core_hours["before"].as_f64().unwrap() * 0.5).abs()
+            < 1e-9,
+        "{cost}"
+    );
+
+    for bad in ["-1", "nan", "inf", "cheap"] {
+        for flag in ["--price-per-core-hour", "--price-per-gb-hour"] {
+            let out = run_in(tmp.path(), &["analyze", &log, flag, bad], &[]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{flag} {bad}: {stderr}");
+            assert!(stderr.contains(flag) && stderr.contains(bad), "{stderr}");
+        }
+    }
+    std::fs::write(
+        tmp.path().join("sparkdiag.toml"),
+        "[defaults]\nprice_per_gb_hour = -0.01\n",
+    )
+    .unwrap();
+    for command in [&["analyze", &log][..], &["diff", &log, &log][..]] {
+        let out = run_in(tmp.path(), command, &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("sparkdiag.toml") && stderr.contains("price_per_gb_hour = -0.01"),
+            "{stderr}"
+        );
+    }
+}
+
 #[test]
 fn a_folder_of_many_applications_is_one_line_each() {
     let tmp = tempfile::tempdir().unwrap();

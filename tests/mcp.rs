@@ -30,8 +30,13 @@ struct Server {
 
 impl Server {
     fn start(roots: &[&Path]) -> Server {
+        Server::start_with(roots, &[])
+    }
+
+    /// [`Server::start`] with more of `sparkdiag mcp`'s flags.
+    fn start_with(roots: &[&Path], flags: &[&str]) -> Server {
         let mut command = Command::new(env!("CARGO_BIN_EXE_sparkdiag"));
-        command.arg("mcp");
+        command.arg("mcp").args(flags);
         for root in roots {
             command.arg("--root").arg(root);
         }
@@ -560,4 +565,52 @@ fn a_cancelled_request_is_not_answered() {
     let rest: Vec<String> = server.lines.iter().collect();
     assert!(rest.is_empty(), "answered after cancellation: {rest:?}");
     assert!(server.child.wait().unwrap().success());
+}
+
+/// The server's prices reach the assistant: each finding row carries its money, and memory
+/// right-sizing's is its GB-hours at the GB-hour price, as `analyze` prices them.
+#[test]
+fn the_servers_prices_put_money_in_the_finding_rows() {
+    let root = testdata("logs/memory");
+    let mut server = Server::start_with(
+        &[&root],
+        &["--price-per-core-hour", "0.5", "--price-per-gb-hour", "1"],
+    );
+    let (_, answer) = server.text(
+        40,
+        "get_finding",
+        json!({"path": "overprovisioned", "rule": "GC002"}),
+    );
+    let gb_hours = answer["evidence"]["gb_hours_saved"].as_f64().unwrap();
+    assert!(gb_hours > 1.0, "{answer}");
+    let money = answer["impact_memory_cost"].as_f64().unwrap();
+    assert!(
+        (money - (gb_hours * 100.0).round() / 100.0).abs() < 1e-9,
+        "{answer}"
+    );
+    let (_, brief) = server.text(
+        41,
+        "analyze_application",
+        json!({"path": "overprovisioned"}),
+    );
+    let rows = brief["findings"].as_array().unwrap();
+    assert!(
+        rows.iter().all(|r| r["impact_cost"].is_number()),
+        "every row priced at the core-hour price: {brief}"
+    );
+    drop(server);
+    let mut unpriced = Server::start(&[&root]);
+    let (_, brief) = unpriced.text(
+        42,
+        "analyze_application",
+        json!({"path": "overprovisioned"}),
+    );
+    assert!(
+        brief["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r.get("impact_cost").is_none() && r.get("impact_memory_cost").is_none()),
+        "{brief}"
+    );
 }

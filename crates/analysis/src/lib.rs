@@ -12,6 +12,7 @@
 //! # Ok::<(), sparkdiag_eventlog::ReadError>(())
 //! ```
 
+pub use sparkdiag_contract::Prices;
 use sparkdiag_contract::{Report, ViewData};
 use sparkdiag_eventlog::{LogInput, ReadError, SourceReport};
 use sparkdiag_facts::PlanInput;
@@ -27,8 +28,8 @@ pub use plan_text::{PlanTextError, analyze_plan_text};
 /// How to analyse: the rules' configuration and what the report is told about its inputs.
 pub struct Options<'a> {
     pub config: &'a Config,
-    /// Gives each finding's recoverable time in money too (`impact_cost`).
-    pub price_per_core_hour: Option<f64>,
+    /// Gives findings' savings in money too (`impact_cost`, `impact_memory_cost`).
+    pub prices: Prices,
     /// The paths the user named, as the report's `source.inputs` shows them; the input's own
     /// display name when empty.
     pub inputs: Vec<String>,
@@ -38,7 +39,7 @@ impl<'a> Options<'a> {
     pub fn new(config: &'a Config) -> Options<'a> {
         Options {
             config,
-            price_per_core_hour: None,
+            prices: Prices::default(),
             inputs: Vec::new(),
         }
     }
@@ -102,7 +103,7 @@ pub fn analyze_model(
         &app,
         replayed,
         cores,
-        options.price_per_core_hour,
+        &options.prices,
         &analysed.stages,
     );
     Analysis {

@@ -13,24 +13,25 @@ use crate::files::write_atomic;
 type Outcome = Result<(Report, NightApp), NightError>;
 
 /// Analyses one log and writes its reports; `i` is where it was found among every log of the
-/// night (in a slice too), which keeps apart the reports of two logs with one id.
+/// night (in a slice too), which keeps apart the reports of two logs with one id. `options`
+/// gives the prices and the key that matches runs across nights.
 pub(crate) fn analyse(
     i: usize,
     dir: &str,
     input: &sparkdiag_eventlog::LogInput,
     config: &Config,
-    key: &str,
+    options: &crate::Options,
     apps_dir: &Path,
     apps_rel: &str,
 ) -> Outcome {
     let failed = |error: String| night_error(&input.display, &error);
-    let options = sparkdiag_analysis::Options {
+    let analysing = sparkdiag_analysis::Options {
         config,
-        price_per_core_hour: None,
+        prices: options.prices,
         inputs: vec![dir.to_string()],
     };
     let analysis =
-        sparkdiag_analysis::analyze(input, &options).map_err(|e| failed(e.to_string()))?;
+        sparkdiag_analysis::analyze(input, &analysing).map_err(|e| failed(e.to_string()))?;
     let view = analysis.view_data();
     let sparkdiag_analysis::Analysis { app, report, .. } = analysis;
     let id = report
@@ -61,7 +62,7 @@ pub(crate) fn analyse(
         .name
         .clone()
         .unwrap_or_else(|| id.clone());
-    let key = match key.strip_prefix("spark-property:") {
+    let key = match options.key.strip_prefix("spark-property:") {
         Some(property) => app
             .spark_properties
             .get(property)

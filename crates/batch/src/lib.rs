@@ -64,6 +64,8 @@ pub struct Options {
     pub slice: Option<Slice>,
     /// `dirs` are the OUTDIRs of every slice of one night: join them into `output`.
     pub merge: bool,
+    /// Put money beside each application's savings in its reports.
+    pub prices: sparkdiag_analysis::Prices,
 }
 
 impl Options {
@@ -81,6 +83,7 @@ impl Options {
             key: "name".to_string(),
             slice: None,
             merge: false,
+            prices: Default::default(),
         }
     }
 }

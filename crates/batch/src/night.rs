@@ -112,15 +112,7 @@ pub(crate) fn analyse_night(
         inputs,
         window(jobs),
         |_, (position, dir, input)| {
-            let outcome = analyse(
-                position,
-                dir,
-                &input,
-                config,
-                &options.key,
-                &apps_dir,
-                &apps_rel,
-            );
+            let outcome = analyse(position, dir, &input, config, options, &apps_dir, &apps_rel);
             (input.display, outcome)
         },
         |(input, outcome)| {

@@ -21,7 +21,7 @@
 //! let replayed = sparkdiag_whatif::replayed(&app, &analysed.stages, analysed.findings);
 //! let cores = sparkdiag_facts::peak_cores(&app);
 //! let report = sparkdiag_contract::Report::new(
-//!     &[], &source, &app, replayed, cores, None, &analysed.stages,
+//!     &[], &source, &app, replayed, cores, &sparkdiag_contract::Prices::default(), &analysed.stages,
 //! );
 //! assert_eq!(report.schema, sparkdiag_contract::SCHEMA);
 //! # Ok::<(), sparkdiag_eventlog::ReadError>(())

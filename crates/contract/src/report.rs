@@ -309,8 +309,7 @@ impl Report {
     /// `replayed` holds the rules' findings as the what-if replay left them, with that replay
     /// (`sparkdiag_whatif::replayed`; the caller runs it, so building the report computes
     /// nothing a rule or the replay decides). `cores` is the application's peak executor cores,
-    /// which turns recoverable wall-clock time into core-hours (and, with `price_per_core_hour`,
-    /// money). `stats` are the stages' statistics the rules took (indexed like `app.stages`;
+    /// which turns recoverable wall-clock time into core-hours (and, with `prices`, money). `stats` are the stages' statistics the rules took (indexed like `app.stages`;
     /// [`sparkdiag_facts::stage_stats`] without the rules): the report reads those rather than
     /// every stage's tasks again.
     pub fn new(
@@ -319,7 +318,7 @@ impl Report {
         app: &Application,
         replayed: Replayed,
         cores: i64,
-        price_per_core_hour: Option<f64>,
+        prices: &Prices,
         stats: &[StageStats],
     ) -> Report {
         debug_assert_eq!(
@@ -387,13 +386,19 @@ impl Report {
                     } else {
                         "saving"
                     };
+                    let gb_hours = finding
+                        .evidence
+                        .get("gb_hours_saved")
+                        .and_then(|v| v.as_f64());
                     FindingOut {
                         impact_kind,
-                        finding,
                         impact_core_hours: (core_hours * 1000.0).round() / 1000.0,
-                        impact_cost: price_per_core_hour
-                            .map(|p| (core_hours * p * 100.0).round() / 100.0),
-                        impact_memory_cost: None,
+                        impact_cost: prices.per_core_hour.map(|p| cents(core_hours * p)),
+                        impact_memory_cost: prices
+                            .per_gb_hour
+                            .zip(gb_hours)
+                            .map(|(p, gb_hours)| cents(gb_hours * p)),
+                        finding,
                     }
                 })
                 .collect(),
@@ -404,22 +409,33 @@ impl Report {
     }
 }
 
-impl Report {
-    /// Prices each finding's GB-hours saved (`evidence.gb_hours_saved`, memory right-sizing) at
-    /// `price` per GB-hour into `impact_memory_cost`, rounded to cents. Findings without
-    /// GB-hours are left as they are.
-    pub fn price_gb_hours(&mut self, price: f64) {
-        for f in &mut self.findings {
-            if let Some(gb_hours) = f
-                .finding
-                .evidence
-                .get("gb_hours_saved")
-                .and_then(|v| v.as_f64())
-            {
-                f.impact_memory_cost = Some((gb_hours * price * 100.0).round() / 100.0);
-            }
+/// What a core-hour and a GB-hour cost, to give money beside time. Neither is ever added to the
+/// time saved.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Prices {
+    /// Prices each finding's recoverable core-hours into `impact_cost`.
+    pub per_core_hour: Option<f64>,
+    /// Prices memory right-sizing's GB-hours saved (`evidence.gb_hours_saved`: GiB of executor
+    /// container memory times executor lifetime, as cloud price lists count memory) into
+    /// `impact_memory_cost`.
+    pub per_gb_hour: Option<f64>,
+}
+
+impl Prices {
+    /// `price` if it can be one: a finite amount of 0 or more. A negative or NaN price would
+    /// turn every saving into a cost (or into nothing) without a word, so it is refused.
+    pub fn check(price: f64) -> Result<f64, String> {
+        if price.is_finite() && price >= 0.0 {
+            Ok(price)
+        } else {
+            Err(format!("a price is an amount of 0 or more, got {price}"))
         }
     }
+}
+
+/// Money rounded to cents.
+fn cents(amount: f64) -> f64 {
+    (amount * 100.0).round() / 100.0
 }
 
 fn source_out(inputs: &[String], s: &SourceReport) -> Source {

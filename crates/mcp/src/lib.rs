@@ -12,6 +12,7 @@
 //! let options = sparkdiag_mcp::Options {
 //!     roots: vec!["/var/log/spark-events".into()],
 //!     rules: sparkdiag_rules::Config::default(),
+//!     prices: sparkdiag_analysis::Prices::default(),
 //! };
 //! sparkdiag_mcp::serve_stdio(options)?;
 //! # Ok::<(), String>(())
@@ -31,6 +32,8 @@ pub struct Options {
     pub roots: Vec<std::path::PathBuf>,
     /// The rules' configuration, as `analyze --config/--set/--disable` give it.
     pub rules: sparkdiag_rules::Config,
+    /// Money beside the savings, as `analyze --price-per-core-hour/--price-per-gb-hour` give it.
+    pub prices: sparkdiag_analysis::Prices,
 }
 
 /// What `initialize` tells the assistant about using the tools.

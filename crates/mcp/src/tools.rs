@@ -19,6 +19,7 @@ const CACHE_ENTRIES: usize = 4;
 
 pub struct Tools {
     rules: sparkdiag_rules::Config,
+    prices: sparkdiag_analysis::Prices,
     roots: Arc<Roots>,
     /// Archives are unpacked under here (with `analyze`'s limits) and removed at exit.
     unpack: tempfile::TempDir,
@@ -298,13 +299,18 @@ impl<'a> Args<'a> {
 }
 
 impl Tools {
-    pub fn new(rules: sparkdiag_rules::Config, roots: Arc<Roots>) -> Result<Tools, String> {
+    pub fn new(
+        rules: sparkdiag_rules::Config,
+        prices: sparkdiag_analysis::Prices,
+        roots: Arc<Roots>,
+    ) -> Result<Tools, String> {
         let unpack = tempfile::Builder::new()
             .prefix("sparkdiag-mcp-")
             .tempdir()
             .map_err(|e| format!("cannot make a folder to unpack archives into: {e}"))?;
         Ok(Tools {
             rules,
+            prices,
             roots,
             unpack,
             cache: Mutex::new(Vec::new()),
@@ -383,7 +389,7 @@ impl Tools {
     fn analyze_input(&self, input: &LogInput, named: &str) -> Result<Analysis, String> {
         let options = sparkdiag_analysis::Options {
             config: &self.rules,
-            price_per_core_hour: None,
+            prices: self.prices,
             inputs: vec![named.to_string()],
         };
         sparkdiag_analysis::analyze(input, &options).map_err(|e| e.to_string())
@@ -988,7 +994,7 @@ impl Tools {
             run(&before),
             run(&after),
             &sparkdiag_diff::Options {
-                price_per_core_hour: None,
+                price_per_core_hour: self.prices.per_core_hour,
             },
         );
         let mut value =
@@ -1149,11 +1155,14 @@ fn finding_row(f: &Value, rank: usize, app: &sparkdiag_model::Application, full:
         }
     }
     row["scope"] = scope;
+    // Money only when the server was given a price; a number apiece, so every row carries it.
+    for key in ["impact_cost", "impact_memory_cost"] {
+        if let Some(cost) = f.get(key) {
+            row[key] = cost.clone();
+        }
+    }
     if full {
         row["evidence"] = f["evidence"].clone();
-        if let Some(cost) = f.get("impact_cost") {
-            row["impact_cost"] = cost.clone();
-        }
     }
     row
 }

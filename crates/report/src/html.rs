@@ -308,6 +308,12 @@ fn findings(out: &mut String, report: &Report) {
         } else {
             "No wall-clock time is attributed to it.".to_string()
         };
+        let impact = match f.impact_memory_cost {
+            Some(m) => format!(
+                "{impact} The memory it gives back is worth {m:.2} at the given GB-hour price."
+            ),
+            None => impact,
+        };
         let _ = writeln!(
             out,
             "<article class=\"finding sev-{severity}\">\n<div class=\"rank\">{}</div>\n<div>\n\

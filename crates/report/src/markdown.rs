@@ -64,7 +64,10 @@ pub fn render(report: &Report) -> String {
     if report.findings.is_empty() {
         out.push_str("No findings: nothing here crossed a detector's threshold.\n\n");
     } else {
-        let with_cost = report.findings.iter().any(|f| f.impact_cost.is_some());
+        let with_cost = report
+            .findings
+            .iter()
+            .any(|f| f.impact_cost.is_some() || f.impact_memory_cost.is_some());
         out.push_str(if with_cost {
             "| # | severity | saves | cost | rule | finding |\n|--:|---|--:|--:|---|---|\n"
         } else {
@@ -73,10 +76,7 @@ pub fn render(report: &Report) -> String {
         for (i, f) in report.findings.iter().enumerate() {
             let finding = &f.finding;
             let cost = if with_cost {
-                format!(
-                    " {} |",
-                    f.impact_cost.map_or("-".into(), |c| format!("{c:.2}"))
-                )
+                format!(" {} |", crate::text::cost_label(f))
             } else {
                 String::new()
             };

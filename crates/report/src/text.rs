@@ -458,7 +458,7 @@ pub(crate) fn wrap(text: &str, width: usize, indent: usize) -> String {
 
 /// The "cost" column: core-hour money, and the memory GB-hour money marked as such (money, never
 /// time: the "saves" column stays the replayed wall clock).
-fn cost_label(f: &crate::FindingOut) -> String {
+pub(crate) fn cost_label(f: &crate::FindingOut) -> String {
     match (f.impact_cost, f.impact_memory_cost) {
         (Some(c), Some(m)) => format!("{c:.2} + {m:.2} mem"),
         (None, Some(m)) => format!("{m:.2} mem"),

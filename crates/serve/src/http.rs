@@ -337,11 +337,11 @@ async fn analyse_upload(
             return;
         };
         let store = state.store.clone();
-        let rules = state.config.clone();
+        let config = state.config.clone();
         let id = job_id.clone();
         let done = tokio::task::spawn_blocking(move || {
             let progress = |step: String| store.set_state(&id, JobState::Running { step });
-            let analyses = work::analyze(&inputs, &shown, &rules.rules, progress)?;
+            let analyses = work::analyze(&inputs, &shown, &config, progress)?;
             drop(inputs);
             let views = work::render(&analyses)?;
             let dir = store.report_dir(&id);
@@ -499,13 +499,13 @@ async fn diff(
         return busy(&state, Busy::Analyses);
     };
     let unpack_into = state.store.unpack_dir();
-    let rules = state.config.clone();
+    let config = state.config.clone();
     let page = tokio::task::spawn_blocking(move || {
         work::diff(
             (&before.0, &before.1),
             (&after.0, &after.1),
             &unpack_into,
-            &rules.rules,
+            &config,
         )
     })
     .await;

@@ -59,6 +59,8 @@ pub struct Config {
     pub idle_timeout: Duration,
     /// The rules' thresholds, as `analyze --config/--set/--disable` give them.
     pub rules: sparkdiag_rules::Config,
+    /// Money beside the savings, as `analyze --price-per-core-hour/--price-per-gb-hour` give it.
+    pub prices: sparkdiag_analysis::Prices,
 }
 
 impl Config {
@@ -75,6 +77,7 @@ impl Config {
             max_uploads: 16,
             idle_timeout: Duration::from_secs(60),
             rules: sparkdiag_rules::Config::default(),
+            prices: Default::default(),
         }
     }
 

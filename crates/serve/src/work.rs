@@ -87,7 +87,7 @@ fn shown_as(text: &str, path: &str, shown: &str) -> String {
 pub fn analyze(
     inputs: &[LogInput],
     shown: &str,
-    rules: &sparkdiag_rules::Config,
+    config: &crate::Config,
     progress: impl Fn(String),
 ) -> Result<Vec<Analysis>, Refused> {
     let mut analyses = Vec::new();
@@ -99,8 +99,8 @@ pub fn analyze(
         };
         progress(format!("reading {}{of}", input.display));
         let options = sparkdiag_analysis::Options {
-            config: rules,
-            price_per_core_hour: None,
+            config: &config.rules,
+            prices: config.prices,
             inputs: vec![shown.to_string()],
         };
         let analysis = sparkdiag_analysis::analyze_with_progress(input, &options, |events| {
@@ -165,7 +165,7 @@ pub fn diff(
     before: (&Path, &str),
     after: (&Path, &str),
     unpack_into: &Path,
-    rules: &sparkdiag_rules::Config,
+    config: &crate::Config,
 ) -> Result<String, Refused> {
     let read = |(path, shown): (&Path, &str)| -> Result<Analysis, Refused> {
         let inputs = find_logs(path, shown, unpack_into)?;
@@ -178,7 +178,7 @@ pub fn diff(
                 ),
             ));
         }
-        let mut analyses = analyze(&inputs, shown, rules, |_| {})?;
+        let mut analyses = analyze(&inputs, shown, config, |_| {})?;
         Ok(analyses.remove(0))
     };
     let before = read(before)?;
@@ -191,7 +191,7 @@ pub fn diff(
         }
     }
     let options = sparkdiag_diff::Options {
-        price_per_core_hour: None,
+        price_per_core_hour: config.prices.per_core_hour,
     };
     let diff = sparkdiag_diff::compare(run(&before), run(&after), &options);
     Ok(sparkdiag_report::diff::html::render(&diff))

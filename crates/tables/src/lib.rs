@@ -560,7 +560,7 @@ mod tests {
             for input in sparkdiag_eventlog::discover(dir.to_str().unwrap()).unwrap() {
                 let options = sparkdiag_analysis::Options {
                     config: &config,
-                    price_per_core_hour: None,
+                    prices: Default::default(),
                     inputs: vec![dir.display().to_string()],
                 };
                 reports.push(

@@ -630,7 +630,7 @@ pub(crate) fn report_of(app: &sparkdiag_model::Application) -> Report {
     };
     let stats = sparkdiag_facts::stage_stats(app);
     let replayed = sparkdiag_whatif::replayed(app, &stats, Vec::new());
-    Report::new(&[], &source, app, replayed, 0, None, &stats)
+    Report::new(&[], &source, app, replayed, 0, &Default::default(), &stats)
 }
 
 #[cfg(test)]
