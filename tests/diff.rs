@@ -916,6 +916,37 @@ fn the_skew_pair_names_new_skew() {
     );
 }
 
+/// A planted change that moved nothing (broadcast disabled on a run that JVM start-up and the
+/// driver dominate): "nothing material changed", yet the setting and the join that did change
+/// are named, never called the same.
+#[test]
+fn a_change_within_the_noise_is_named_not_called_the_same() {
+    let d = diff(&cause_log("still-base"), &cause_log("still-broadcast"), &[]);
+    let causes = d["causes"].as_array().unwrap();
+    assert_eq!(causes.len(), 1, "{:#}", d["causes"]);
+    let only = &causes[0];
+    assert_eq!(only["kind"], "nothing_material", "{only:#}");
+    assert_eq!(d["verdict"]["runtime"], "same", "{}", d["verdict"]);
+    let title = only["title"].as_str().unwrap();
+    assert!(
+        title.contains("spark.sql.autoBroadcastJoinThreshold")
+            && title.contains("less than its noise")
+            && !title.contains("the same input"),
+        "{title}"
+    );
+    let evidence = only["evidence"].to_string();
+    assert!(evidence.contains("SortMergeJoin"), "{evidence}");
+    assert!(evidence.contains("within the noise band"), "{evidence}");
+    assert!(
+        only["properties"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["key"] == "spark.sql.autoBroadcastJoinThreshold"),
+        "{only:#}"
+    );
+}
+
 #[test]
 fn the_growth_read_backwards_is_a_shrink() {
     let d = diff(&cause_log("grow"), &cause_log("base"), &[]);

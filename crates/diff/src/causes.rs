@@ -163,11 +163,14 @@ pub(crate) fn explain(
     // A cause that pushes against the change does not explain it: a slower run is not slower
     // because its input shrank.
     let beyond_noise = change.abs() > noise;
-    causes.retain(|c| {
+    // What changed but moved the runtime less than its noise is not a cause; it is still said,
+    // so that "nothing material changed" never claims the plan or the settings are the same.
+    let (kept, too_small): (Vec<Cause>, Vec<Cause>) = causes.into_iter().partition(|c| {
         c.measured_by == "not measured"
             || (c.explained_ms.signum() == change.signum() && beyond_noise)
             || c.explained_ms.abs() > noise
     });
+    let mut causes = kept;
     // What no measured cause accounts for goes to the unmeasured ones (a version or a setting
     // nothing measures), shared evenly: said, not hidden.
     let measured: i64 = causes
@@ -214,7 +217,17 @@ pub(crate) fn explain(
         )
     });
     if causes.is_empty() {
-        causes.push(nothing_material(change, noise, runtime_b, beyond_noise));
+        let structural: Vec<Cause> = too_small
+            .into_iter()
+            .filter(|c| c.kind != "driver_time")
+            .collect();
+        causes.push(nothing_material(
+            change,
+            noise,
+            runtime_b,
+            beyond_noise,
+            structural,
+        ));
     }
     let verdict = verdict(change, runtime_b, noise, correctness, &causes);
     (verdict, causes)
@@ -738,16 +751,35 @@ fn driver_time(before: &Report, after: &Report, noise: i64) -> Option<Cause> {
     })
 }
 
-fn nothing_material(change: i64, noise: i64, runtime_b: i64, beyond_noise: bool) -> Cause {
+/// The cause when nothing explains the change; `too_small` are the differences that moved the
+/// runtime less than its noise (a plan or a setting that changed to no effect), said rather
+/// than called the same.
+fn nothing_material(
+    change: i64,
+    noise: i64,
+    runtime_b: i64,
+    beyond_noise: bool,
+    too_small: Vec<Cause>,
+) -> Cause {
     let moved = format!(
         "{}{} ({})",
         if change < 0 { "-" } else { "+" },
         duration(change.abs()),
         pct(runtime_b as f64, (runtime_b + change) as f64)
     );
-    let same = "the same input (within 10 %), plan, configuration, cluster and Spark version, \
-                and no new skew, spill or failures";
-    if beyond_noise {
+    let same = if too_small.is_empty() {
+        "the same input (within 10 %), plan, configuration, cluster and Spark version, \
+         and no new skew, spill or failures"
+            .to_string()
+    } else {
+        let what: Vec<&str> = too_small.iter().map(|c| c.title.as_str()).collect();
+        format!(
+            "what changed moved the runtime by less than its noise of ±{}: {}",
+            duration(noise),
+            what.join("; ")
+        )
+    };
+    let mut cause = if beyond_noise {
         Cause {
             kind: "unexplained",
             title: format!(
@@ -778,7 +810,13 @@ fn nothing_material(change: i64, noise: i64, runtime_b: i64, beyond_noise: bool)
             )],
             properties: Vec::new(),
         }
+    };
+    for small in too_small {
+        cause.facts.extend(small.facts);
+        cause.evidence.extend(small.evidence);
+        cause.properties.extend(small.properties);
     }
+    cause
 }
 
 fn verdict(
