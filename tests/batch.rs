@@ -251,3 +251,50 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// Eight real nights of one job (`python3 testdata/gen/causes.py nights`): natural noise, its
+/// runtime between 13.8 s and 17.7 s, and one real regression on 2026-11-07, which read 4x the
+/// orders. Run night after night, `batch` flags that night alone, judged against the job's own
+/// band once it has five earlier nights; the nights before that fall back on the fixed
+/// threshold, which `--min-regression-s` keeps off second-sized noise.
+#[test]
+fn a_noisy_history_flags_only_the_real_regression() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("fleet");
+    let nights = testdata("logs/nights");
+    let mut dates: Vec<String> = std::fs::read_dir(&nights)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    dates.sort();
+    assert_eq!(dates.len(), 8, "{dates:?}");
+    let mut flagged = Vec::new();
+    for date in &dates {
+        let run = sparkdiag(&[
+            "batch",
+            nights.join(date).to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--date",
+            date,
+            "--min-regression-s",
+            "2",
+        ]);
+        assert!(
+            run.status.success(),
+            "{date}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let said = String::from_utf8_lossy(&run.stdout).into_owned();
+        for line in said.lines().filter(|l| l.contains("regressed:")) {
+            flagged.push((date.clone(), line.trim().to_string()));
+        }
+    }
+    assert_eq!(flagged.len(), 1, "{flagged:#?}");
+    let (date, line) = &flagged[0];
+    assert_eq!(date, "2026-11-07", "{line}");
+    assert!(
+        line.contains("executor time") && line.contains("against its usual"),
+        "judged by the job's own band: {line}"
+    );
+}
