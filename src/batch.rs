@@ -142,9 +142,14 @@ fn summarise(published: &Published, started: Instant) -> anyhow::Result<()> {
         writeln!(stdout, "  skipped, still being written: {input}")?;
     }
     for c in changes.iter().filter(|c| c.regression) {
+        let cause = c
+            .cause
+            .as_deref()
+            .map(|cause| format!("; likely: {cause}"))
+            .unwrap_or_default();
         writeln!(
             stdout,
-            "  regressed: {} — {} (since {})",
+            "  regressed: {} — {} (since {}){cause}",
             c.key, c.what, c.since
         )?;
     }

@@ -269,6 +269,7 @@ fn a_noisy_history_flags_only_the_real_regression() {
     dates.sort();
     assert_eq!(dates.len(), 8, "{dates:?}");
     let mut flagged = Vec::new();
+    let mut index_of_the_regression = String::new();
     for date in &dates {
         let run = sparkdiag(&[
             "batch",
@@ -289,6 +290,9 @@ fn a_noisy_history_flags_only_the_real_regression() {
         for line in said.lines().filter(|l| l.contains("regressed:")) {
             flagged.push((date.clone(), line.trim().to_string()));
         }
+        if date == "2026-11-07" {
+            index_of_the_regression = std::fs::read_to_string(out.join("index.html")).unwrap();
+        }
     }
     assert_eq!(flagged.len(), 1, "{flagged:#?}");
     let (date, line) = &flagged[0];
@@ -296,5 +300,15 @@ fn a_noisy_history_flags_only_the_real_regression() {
     assert!(
         line.contains("executor time") && line.contains("against its usual"),
         "judged by the job's own band: {line}"
+    );
+    // Its likely cause, from the two nights' summaries: the 4x input, in rows read.
+    assert!(
+        line.contains("likely: the input grew 4.0× (602,000 → 2,402,000 rows read)"),
+        "{line}"
+    );
+    assert!(
+        index_of_the_regression.contains("<th>likely cause</th>")
+            && index_of_the_regression.contains("the input grew 4.0×"),
+        "{index_of_the_regression}"
     );
 }

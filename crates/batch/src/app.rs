@@ -93,6 +93,11 @@ pub(crate) fn analyse(
         jobs: report.summary.jobs,
         failed_jobs: report.summary.failed_jobs,
         input: input.display.clone(),
+        input_rows: report.stages.iter().map(|s| s.input_records).sum(),
+        input_bytes: report.summary.input_bytes,
+        spark_version: report.application.spark_version.clone(),
+        executors: report.summary.executors,
+        driver_ms: report.summary.driver_time_ms,
     };
     Ok((report, night_app))
 }

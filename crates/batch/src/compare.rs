@@ -5,7 +5,7 @@
 #[cfg(test)]
 use sparkdiag_contract::night::Night;
 use sparkdiag_contract::night::{Change, NightApp};
-use sparkdiag_model::units::duration;
+use sparkdiag_model::units::{duration, human_bytes, thousands};
 
 /// How many of a key's latest earlier nights make its band.
 pub const HISTORY_NIGHTS: usize = 14;
@@ -130,7 +130,7 @@ pub fn compare_app(
     min_ms: i64,
     changes: &mut Vec<Change>,
 ) {
-    let mut push = |regression: bool, what: String| {
+    let mut push_with = |regression: bool, what: String, cause: Option<String>| {
         changes.push(Change {
             key: app.key.clone(),
             app_id: app.app_id.clone(),
@@ -138,8 +138,12 @@ pub fn compare_app(
             what,
             since: since.to_string(),
             report: app.report.clone(),
+            cause,
         })
     };
+    // A slower or costlier night says why it most likely is, from what the two summaries hold.
+    let mut slower =
+        |metric: &str, what: String| push_with(true, what, Some(likely_cause(before, app, metric)));
     let grew =
         |b: i64, a: i64| a - b >= min_ms && (b <= 0 || (a - b) as f64 / b as f64 > threshold);
     let banded = history.len() >= MIN_HISTORY;
@@ -164,8 +168,8 @@ pub fn compare_app(
         match Band::of(&values).filter(|_| banded) {
             Some(band) => {
                 if band.exceeded_by(now, min_ms) {
-                    push(
-                        true,
+                    slower(
+                        what,
                         format!(
                             "{what} {} against its usual {} ± {} over {} nights ({} on the median)",
                             duration(now),
@@ -179,8 +183,8 @@ pub fn compare_app(
             }
             None => {
                 if grew(was, now) {
-                    push(
-                        true,
+                    slower(
+                        what,
                         format!(
                             "{what} {} → {} ({})",
                             duration(was),
@@ -199,6 +203,7 @@ pub fn compare_app(
             before.findings.contains(code)
         }
     };
+    let mut push = |regression: bool, what: String| push_with(regression, what, None);
     for code in app.findings.iter().filter(|c| !seen(c)) {
         push(true, format!("new finding {code}"));
     }
@@ -213,6 +218,75 @@ pub fn compare_app(
             format!("failed jobs {} → {}", before.failed_jobs, app.failed_jobs),
         );
     }
+}
+
+/// Input within this factor of the earlier run's (either way) did not grow or shrink: `diff`'s
+/// own factor.
+const GROWTH_FACTOR: f64 = 1.10;
+
+/// Why `now`'s `metric` (`runtime`, `executor time`, `recoverable time`) most likely went up
+/// since `before`, from what a night keeps of each: the input (rows, else bytes), Spark's
+/// version, the executors, and for the runtime the driver-only time. With none of these, the
+/// `sparkdiag diff` of the two logs, which measures every cause (plans, settings, skew).
+pub fn likely_cause(before: &NightApp, now: &NightApp, metric: &str) -> String {
+    let mut causes = Vec::new();
+    let (basis, was, is) = if before.input_rows > 0 && now.input_rows > 0 {
+        ("rows read", before.input_rows, now.input_rows)
+    } else {
+        ("bytes read", before.input_bytes, now.input_bytes)
+    };
+    if was > 0 && is > 0 {
+        let factor = is as f64 / was as f64;
+        let shown = |v: i64| {
+            if basis == "rows read" {
+                thousands(v)
+            } else {
+                human_bytes(v)
+            }
+        };
+        if factor >= GROWTH_FACTOR {
+            causes.push(format!(
+                "the input grew {factor:.1}× ({} → {} {basis})",
+                shown(was),
+                shown(is)
+            ));
+        } else if factor <= 1.0 / GROWTH_FACTOR {
+            causes.push(format!(
+                "the input shrank {:.1}× ({} → {} {basis}), so the time went elsewhere",
+                1.0 / factor,
+                shown(was),
+                shown(is)
+            ));
+        }
+    }
+    if let (Some(b), Some(a)) = (&before.spark_version, &now.spark_version)
+        && b != a
+    {
+        causes.push(format!("Spark {b} → {a}"));
+    }
+    if before.executors > 0 && now.executors > 0 && before.executors != now.executors {
+        causes.push(format!(
+            "{} → {} executors",
+            before.executors, now.executors
+        ));
+    }
+    let more_driver = now.driver_ms - before.driver_ms;
+    let slower_by = now.duration_ms - before.duration_ms;
+    if metric == "runtime" && more_driver > 0 && slower_by > 0 && more_driver * 2 >= slower_by {
+        causes.push(format!(
+            "more driver-only time (no job running): {} → {}",
+            duration(before.driver_ms),
+            duration(now.driver_ms)
+        ));
+    }
+    if causes.is_empty() {
+        return format!(
+            "not the input, Spark version or executors (all the same); `sparkdiag diff {} {}` compares the \
+             plans, settings and skew",
+            before.input, now.input
+        );
+    }
+    causes.join("; ")
 }
 
 fn percent(before: i64, after: i64) -> String {
@@ -325,5 +399,51 @@ mod tests {
                 .any(|c| c.regression && c.what == "failed jobs 0 → 1"),
             "{changes:?}"
         );
+    }
+
+    #[test]
+    fn a_regression_names_what_the_summaries_show_changed() {
+        let mut before = app("etl", 100_000, &[]);
+        before.input = "logs/mon.zstd".into();
+        before.input_rows = 1_000_000;
+        before.spark_version = Some("3.5.1".into());
+        before.driver_ms = 10_000;
+        let mut now = app("etl", 200_000, &[]);
+        now.input = "logs/tue.zstd".into();
+        now.input_rows = 1_050_000;
+        now.spark_version = Some("4.0.0".into());
+        now.executors = 1;
+        now.driver_ms = 70_000;
+        let cause = likely_cause(&before, &now, "runtime");
+        assert_eq!(
+            cause,
+            "Spark 3.5.1 → 4.0.0; 2 → 1 executors; more driver-only time (no job running): \
+             10.0 s → 1m 10s",
+            "5 % more rows is not growth"
+        );
+        // The driver's time explains the runtime, not the executors' time.
+        assert_eq!(
+            likely_cause(&before, &now, "executor time"),
+            "Spark 3.5.1 → 4.0.0; 2 → 1 executors"
+        );
+        // Nothing the summaries hold changed: the diff of the two logs to run.
+        let same = app("etl", 200_000, &[]);
+        let said = likely_cause(&app("etl", 100_000, &[]), &same, "runtime");
+        assert!(
+            said.contains("`sparkdiag diff logs/etl logs/etl`"),
+            "{said}"
+        );
+        // The regression carries it.
+        let changes = compare(
+            &night("2026-11-29", vec![now]),
+            &[night("2026-11-28", vec![before])],
+            0.2,
+            60_000,
+        );
+        let runtime = changes
+            .iter()
+            .find(|c| c.what.starts_with("runtime"))
+            .unwrap();
+        assert!(runtime.cause.as_deref().unwrap().starts_with("Spark 3.5.1"));
     }
 }

@@ -72,7 +72,9 @@ pub(crate) fn read_history(
     Ok((totals, latest, history))
 }
 
-/// `app` with only what a comparison reads: its key, runtimes, findings, status and jobs.
+/// `app` with only what a comparison reads: its key, runtimes, findings, status and jobs, and
+/// what a regression's likely cause is read from (its input, version, executors and the log it
+/// came from, which the `sparkdiag diff` it suggests names).
 fn compared_part(app: NightApp) -> NightApp {
     NightApp {
         app_id: String::new(),
@@ -80,7 +82,6 @@ fn compared_part(app: NightApp) -> NightApp {
         worst_severity: None,
         top_finding: None,
         report: String::new(),
-        input: String::new(),
         ..app
     }
 }

@@ -384,20 +384,13 @@ mod tests {
 
     fn app(key: &str, failed_jobs: usize, impact_ms: i64, findings: &[&str]) -> NightApp {
         NightApp {
-            key: key.into(),
-            app_id: format!("id-{key}"),
             name: format!("{key} \"quoted\"\nwith a newline"),
-            status: "succeeded".into(),
-            duration_ms: 1_000,
             core_ms: 2_000,
             impact_ms,
-            findings: findings.iter().map(|s| s.to_string()).collect(),
             worst_severity: Some("high".into()),
-            top_finding: None,
-            report: format!("apps/{key}.html"),
             jobs: 2,
             failed_jobs,
-            input: format!("logs/{key}"),
+            ..sparkdiag_contract::night::testing::app(key, 1_000, findings)
         }
     }
 

@@ -34,6 +34,20 @@ pub struct NightApp {
     /// applications that share a name.
     #[serde(default)]
     pub input: String,
+    /// Added in v1: what a regression's likely cause is read from. Rows the input stages read
+    /// (the basis `diff` grows data by) and their bytes.
+    #[serde(default)]
+    pub input_rows: i64,
+    #[serde(default)]
+    pub input_bytes: i64,
+    /// Spark's version (or the Databricks runtime's), when the log says.
+    #[serde(default)]
+    pub spark_version: Option<String>,
+    /// Executors that ran, and the time no job was running.
+    #[serde(default)]
+    pub executors: usize,
+    #[serde(default)]
+    pub driver_ms: i64,
 }
 
 impl NightApp {
@@ -188,6 +202,11 @@ pub struct Change {
     /// The earlier night compared with.
     pub since: String,
     pub report: String,
+    /// A regression's likely cause, read from the two runs' night summaries: the input grew,
+    /// Spark or the executors changed, more driver-only time; else the `sparkdiag diff` command
+    /// that compares the two runs in full.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
 }
 
 /// Small nights for the tests of what reads them (the batch's comparison, the fleet page).
@@ -212,6 +231,11 @@ pub mod testing {
             jobs: 1,
             failed_jobs: 0,
             input: format!("logs/{key}"),
+            input_rows: 0,
+            input_bytes: 0,
+            spark_version: None,
+            executors: 2,
+            driver_ms: 0,
         }
     }
 

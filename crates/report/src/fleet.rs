@@ -67,15 +67,16 @@ pub fn write_index<A: std::borrow::Borrow<NightApp>>(
     } else {
         writeln!(
             out,
-            "<table><tr><th>application</th><th>change</th><th>since</th></tr>"
+            "<table><tr><th>application</th><th>change</th><th>likely cause</th><th>since</th></tr>"
         )?;
         for c in &regressions {
             writeln!(
                 out,
-                "<tr><td><a href=\"{}\">{}</a></td><td class=\"reg\">{}</td><td>{}</td></tr>",
+                "<tr><td><a href=\"{}\">{}</a></td><td class=\"reg\">{}</td><td>{}</td><td>{}</td></tr>",
                 escape(&c.report),
                 escape(&c.key),
                 escape(&c.what),
+                escape(c.cause.as_deref().unwrap_or("-")),
                 escape(&c.since)
             )?;
         }
@@ -279,6 +280,7 @@ mod tests {
             what: what.into(),
             since: "2026-11-28".into(),
             report: "apps/etl.html".into(),
+            cause: regression.then(|| "the input grew 4.0×".to_string()),
         };
         let changes = [
             change(true, "runtime 10m 00s → 15m 00s (+50%)"),
@@ -290,6 +292,7 @@ mod tests {
             .unwrap();
         let better = html.find("Better: etl: SK002 went away").unwrap();
         assert!(worse < better, "{html}");
+        assert!(html.contains("<td>the input grew 4.0×</td>"), "{html}");
     }
 
     /// The text of each `<text>` of an SVG, as plotters writes them (on lines of their own).
