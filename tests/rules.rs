@@ -171,6 +171,42 @@ fn price_per_gb_hour_prices_memory_right_sizing() {
     eprintln!("GC002 gb_hours_saved={gb_hours} impact_memory_cost={money}");
 }
 
+/// The what-if's memory advice and GC002 read one sizing: on the real over-provisioned log both
+/// name the same executor memory (they once said 460m and 512m side by side).
+#[test]
+fn the_what_if_and_gc002_name_one_memory_size() {
+    let p = testdata("logs/memory/overprovisioned");
+    let report = json_of(&["analyze", p.to_str().unwrap(), "--format", "json"]);
+    let gc = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "GC002")
+        .expect("GC002 fires on the over-provisioned log")
+        .clone();
+    let suggested = gc["evidence"]["suggested_executor_memory_bytes"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(suggested % (256 << 20), 0, "whole 256 MiB steps: {gc}");
+    let size = format!("{}m", suggested >> 20);
+    assert!(
+        gc["recommendation"].as_str().unwrap().contains(&size),
+        "{gc}"
+    );
+    let advice: Vec<&str> = report["what_if"]["advice"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["kind"] == "memory")
+        .map(|a| a["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(advice.len(), 1, "{advice:?}");
+    assert!(
+        advice[0].contains(&format!("{size} would do")),
+        "{advice:?}"
+    );
+}
+
 /// One row of `testdata/logs/patterns/PATTERNS.tsv`: a real Spark log with a planted problem
 /// (or a healthy twin), and where the problem is, found by an independent Python analysis.
 struct Pattern {

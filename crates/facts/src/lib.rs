@@ -28,6 +28,7 @@
 mod application;
 pub mod memory_figures;
 pub mod memory_limits;
+pub mod memory_sizing;
 mod packed;
 mod plans;
 pub mod settings;

@@ -561,15 +561,20 @@ fn memory_advice(app: &Application) -> Option<Advice> {
         });
     }
     let (reserved, peak) = (reserved?, peak?);
-    (gc_share < 0.05 && (peak as f64) < 0.5 * reserved as f64).then(|| Advice {
-        kind: "memory",
-        text: format!(
-            "The largest executor heap peaked at {} of spark.executor.memory={} with {} GC and no spill: {} (1.5x the peak) would do, or more cores per executor.",
-            human_bytes(peak),
-            setting(reserved),
-            share(gc_share, 0),
-            setting(peak.unsigned_abs().saturating_mul(3) / 2)
-        ),
+    // The size is GC002's, from the one sizing both read, so the two never name different ones.
+    (gc_share < 0.05 && (peak as f64) < 0.5 * reserved as f64).then(|| {
+        let sizing = sparkdiag_facts::memory_sizing::smaller_executor(app, peak.unsigned_abs());
+        Advice {
+            kind: "memory",
+            text: format!(
+                "The largest executor heap peaked at {} of spark.executor.memory={} with {} GC and no spill: {} would do ({}x the peak, in 256 MiB steps; GC002), or more cores per executor.",
+                human_bytes(peak),
+                setting(reserved),
+                share(gc_share, 0),
+                setting(sizing.heap),
+                sparkdiag_facts::memory_sizing::MARGIN
+            ),
+        }
     })
 }
 

@@ -2,10 +2,10 @@
 
 use sparkdiag_facts::settings::parse_memory;
 
+use sparkdiag_facts::memory_sizing::{MARGIN, Sizing, smaller_executor};
+
 use super::common::{bytes, ratio};
-use crate::memory_limits::{
-    MIN_HEAP_BYTES, MIN_OVERHEAD_BYTES, MemoryLimits, RESERVED_BYTES, setting,
-};
+use crate::memory_limits::{MemoryLimits, setting};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 
 pub const MAX_GC_SHARE: Threshold = threshold(
@@ -97,7 +97,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let Some(peak) = idle.iter().map(|(_, p)| *p).max() else {
         return Vec::new();
     };
-    let sizing = right_size(ctx, peak as u64);
+    let sizing = smaller_executor(ctx.app, peak as u64);
     let title = format!(
         "{} executor(s) peaked at {} of heap or less out of spark.executor.memory={}: {} would do, saving {:.2} GB-hours",
         idle.len(),
@@ -118,123 +118,41 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .evidence("executor_hours", sizing.executor_hours)
             .evidence("gb_hours_saved", sizing.gb_hours_saved)
             .evidence("conf", sizing.conf.clone())
-            .recommend(sizing.advice(ctx)),
+            .recommend(advice(&sizing, ctx)),
     ]
 }
 
-/// A smaller executor that still holds what the run used, with the margin stated.
-struct Sizing {
-    heap: u64,
-    overhead: u64,
-    peak_heap: u64,
-    peak_unified: u64,
-    /// Share of the suggested heap the peak leaves free.
-    headroom: f64,
-    executor_hours: f64,
-    gb_hours_saved: f64,
-    /// `--conf` settings, pasteable.
-    conf: Vec<String>,
-}
-
-/// The margin over the peaks the suggestion keeps: a run's peaks move with its data.
-const MARGIN: f64 = 1.5;
-
-fn right_size(ctx: &Context, peak_heap: u64) -> Sizing {
-    let app = ctx.app;
-    let limits = MemoryLimits::of(app);
-    let executors = || app.executors.iter().filter(|e| e.id != "driver");
-    // What the unified pool held at its peak (execution plus storage), which the smaller heap's
-    // pool must still hold with the margin.
-    let peak_unified = executors()
-        .filter_map(|e| e.peak_metrics)
-        .map(|p| (p.on_heap_execution_memory + p.on_heap_storage_memory).max(0) as u64)
-        .max()
-        .unwrap_or(0);
-    let for_pool =
-        RESERVED_BYTES + (peak_unified as f64 * MARGIN / limits.memory_fraction.max(0.1)) as u64;
-    let needed = ((peak_heap as f64 * MARGIN) as u64)
-        .max(for_pool)
-        .max(MIN_HEAP_BYTES);
-    // Whole 256 MiB steps, never above what it was.
-    let step = 256 << 20;
-    let heap = needed.div_ceil(step) * step;
-    let heap = heap.min(limits.executor_memory_bytes);
-    let overhead = if limits.executor_overhead_set {
-        limits.executor_overhead_bytes
-    } else {
-        ((heap as f64 * limits.overhead_factor) as u64).max(MIN_OVERHEAD_BYTES)
+/// GC002's advice for `sizing`, fitted to the platform.
+fn advice(sizing: &Sizing, ctx: &Context) -> String {
+    let platform = match (ctx.app.platform(), ctx.app.cluster_manager()) {
+        (sparkdiag_model::Platform::Databricks, _) => format!(
+            " On Databricks memory comes with the node type: pick a node with less memory per core (a general-purpose or compute-optimized type instead of a memory-optimized one), about {} per executor core.",
+            setting(
+                ((sizing.heap + sizing.overhead) as f64
+                    / MemoryLimits::of(ctx.app).executor_cores.max(1) as f64)
+                    as u64
+            )
+        ),
+        (_, Some("kubernetes")) => format!(
+            " On Kubernetes the executor pod's memory request and limit become {} (heap plus overhead).",
+            setting(sizing.heap + sizing.overhead)
+        ),
+        (_, Some("yarn")) => format!(
+            " On YARN each container shrinks to {} (heap plus overhead, rounded up to yarn.scheduler.minimum-allocation-mb).",
+            setting(sizing.heap + sizing.overhead)
+        ),
+        _ => String::new(),
     };
-    let end = app.effective_end_ms().unwrap_or(0);
-    let executor_ms: i64 = executors()
-        .filter_map(|e| Some(e.removed_ms.unwrap_or(end) - e.added_ms?))
-        .map(|ms| ms.max(0))
-        .sum();
-    let executor_hours = executor_ms as f64 / 3_600_000.0;
-    let saved_bytes = limits.container_bytes().saturating_sub(
-        heap + overhead
-            + limits.off_heap_bytes.unwrap_or(0)
-            + limits.pyspark_memory_bytes.unwrap_or(0),
-    );
-    let mut conf = vec![format!("spark.executor.memory={}", setting(heap))];
-    if limits.executor_overhead_set {
-        conf.push(format!(
-            "spark.executor.memoryOverhead={}",
-            setting(overhead)
-        ));
-    }
-    for key in [
-        "spark.executor.cores",
-        "spark.executor.instances",
-        "spark.sql.shuffle.partitions",
-    ] {
-        if let Some(v) = app.spark_properties.get(key) {
-            conf.push(format!("{key}={}", v.trim()));
-        }
-    }
-    Sizing {
-        heap,
-        overhead,
-        peak_heap,
-        peak_unified,
-        headroom: 1.0 - peak_heap as f64 / heap.max(1) as f64,
-        executor_hours,
-        gb_hours_saved: saved_bytes as f64 / (1u64 << 30) as f64 * executor_hours,
-        conf,
-    }
-}
-
-impl Sizing {
-    fn advice(&self, ctx: &Context) -> String {
-        let platform = match (ctx.app.platform(), ctx.app.cluster_manager()) {
-            (sparkdiag_model::Platform::Databricks, _) => format!(
-                " On Databricks memory comes with the node type: pick a node with less memory per core (a general-purpose or compute-optimized type instead of a memory-optimized one), about {} per executor core.",
-                setting(
-                    ((self.heap + self.overhead) as f64
-                        / MemoryLimits::of(ctx.app).executor_cores.max(1) as f64)
-                        as u64
-                )
-            ),
-            (_, Some("kubernetes")) => format!(
-                " On Kubernetes the executor pod's memory request and limit become {} (heap plus overhead).",
-                setting(self.heap + self.overhead)
-            ),
-            (_, Some("yarn")) => format!(
-                " On YARN each container shrinks to {} (heap plus overhead, rounded up to yarn.scheduler.minimum-allocation-mb).",
-                setting(self.heap + self.overhead)
-            ),
-            _ => String::new(),
-        };
-        format!(
-            "Lower the executor memory to {} (peak heap {} plus a {MARGIN}x margin, {:.0}% of it left free; never under Spark's 450 MiB floor, and room for the unified pool's peak of {}): {:.2} GB-hours less over {:.2} executor-hours.{platform} Keep the cores and shuffle partitions as they are unless another finding says otherwise: --conf {}",
-            setting(self.heap),
-            bytes(self.peak_heap as i64),
-            self.headroom * 100.0,
-            bytes(self.peak_unified as i64),
-            self.gb_hours_saved,
-            self.executor_hours,
-            self.conf.join(" --conf ")
-        )
-    }
+    format!(
+        "Lower the executor memory to {} (peak heap {} plus a {MARGIN}x margin, {:.0}% of it left free; never under Spark's 450 MiB floor, and room for the unified pool's peak of {}): {:.2} GB-hours less over {:.2} executor-hours.{platform} Keep the cores and shuffle partitions as they are unless another finding says otherwise: --conf {}",
+        setting(sizing.heap),
+        bytes(sizing.peak_heap as i64),
+        sizing.headroom * 100.0,
+        bytes(sizing.peak_unified as i64),
+        sizing.gb_hours_saved,
+        sizing.executor_hours,
+        sizing.conf.join(" --conf ")
+    )
 }
 
 /// The rule alone on real Spark output: a log where it fires, and one where it must not.
