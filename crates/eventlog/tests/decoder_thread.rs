@@ -5,7 +5,11 @@
 
 use sparkdiag_eventlog::{DECODER_THREAD, discover, read_log};
 
-/// The threads of this process named as the decoder is (Linux truncates names to 15 bytes).
+/// The live threads of this process named as the decoder is (Linux truncates names to 15
+/// bytes). A thread that has exited can keep its `/proc/self/task` entry for a moment after
+/// `join` returns, until the kernel reaps it: its state is then `Z` or `X`, and it no longer runs
+/// anything (its thread-locals are gone), so it is not counted. One still running or sleeping
+/// would be a decoder left behind.
 fn decoder_threads() -> usize {
     let name = &DECODER_THREAD.as_bytes()[..DECODER_THREAD.len().min(15)];
     std::fs::read_dir("/proc/self/task")
@@ -14,6 +18,13 @@ fn decoder_threads() -> usize {
         .filter(|task| {
             std::fs::read(task.path().join("comm"))
                 .is_ok_and(|comm| comm.strip_suffix(b"\n").unwrap_or(&comm) == name)
+        })
+        .filter(|task| {
+            // `tid (comm) STATE ...`: the state follows the last parenthesis.
+            std::fs::read_to_string(task.path().join("stat")).is_ok_and(|stat| {
+                let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start());
+                !matches!(state.and_then(|s| s.chars().next()), Some('Z' | 'X') | None)
+            })
         })
         .count()
 }
