@@ -2,7 +2,7 @@
 //! returns, so none is left running or blocked. The fuzzer's LeakSanitizer saw a thread still
 //! tearing down its thread-locals after a read as a leak (issue 31), which stopped the `model`
 //! and `read_log` targets within minutes; that microsecond window is LeakSanitizer's to judge
-//! (`fuzz/run.sh`), since `/proc` can show a joined thread for as long until the kernel reaps it
+//! (`fuzz/run.sh`), since `/proc` can show a joined thread until the kernel reaps it
 //! (this test once failed so in CI). Its own test binary, so no other test's reads run alongside.
 
 use sparkdiag_eventlog::{DECODER_THREAD, discover, read_log};
