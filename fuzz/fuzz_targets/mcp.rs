@@ -53,6 +53,7 @@ fuzz_target!(|data: &[u8]| {
     let options = sparkdiag_mcp::Options {
         roots: vec![root().to_path_buf()],
         rules: sparkdiag_rules::Config::default(),
+        prices: Default::default(),
     };
     let out = Bounded::default();
     let _ = sparkdiag_mcp::serve(data, out.clone(), options);
