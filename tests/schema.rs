@@ -14,7 +14,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::util::{repo, shared_opt};
+use crate::util::{repo, shared_opt, shared_opt_for};
 
 fn schema() -> Value {
     let path = repo().join("docs/schema/report-v1.json");
@@ -246,5 +246,145 @@ fn the_schema_refuses_a_report_that_drifted() {
     assert!(
         validator.is_valid(&evidence),
         "evidence is open: each rule's own numbers"
+    );
+}
+
+/// `sparkdiag/plan/v1`, `docs/schema/plan-v1.json`: what `sparkdiag plan FILE --format json`
+/// prints, for every committed plan text and every shared plan sample.
+fn plan_schema() -> Value {
+    let path = repo().join("docs/schema/plan-v1.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The plan documents of every plan text in `dir` (files `sparkdiag plan` refuses, such as a
+/// README or an event log, are passed over: they are not plan text).
+fn plan_documents(dir: &std::path::Path) -> Vec<(String, Value)> {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .filter_map(|file| {
+            let out = Command::new(env!("CARGO_BIN_EXE_sparkdiag"))
+                .args(["plan", file.to_str().unwrap(), "--format", "json"])
+                .output()
+                .expect("run sparkdiag plan");
+            out.status.success().then(|| {
+                let doc = serde_json::from_slice(&out.stdout)
+                    .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+                (file.display().to_string(), doc)
+            })
+        })
+        .collect()
+}
+
+/// The committed plan texts' documents, and the shared samples' when `shared` names them.
+fn all_plan_documents(shared: Option<std::path::PathBuf>) -> Vec<(String, Value)> {
+    let mut docs = plan_documents(&repo().join("testdata/plans"));
+    assert!(docs.len() >= 15, "{} committed plan texts", docs.len());
+    if let Some(dir) = shared {
+        let before = docs.len();
+        docs.extend(plan_documents(&dir));
+        assert!(
+            docs.len() - before >= 60,
+            "{} shared plan samples",
+            docs.len() - before
+        );
+    }
+    docs
+}
+
+#[test]
+fn every_plan_document_fits_the_plan_schema() {
+    let validator = jsonschema::draft202012::new(&plan_schema())
+        .expect("the plan schema is a valid draft 2020-12 schema");
+    let docs = all_plan_documents(shared_opt_for("plan-samples", "the shared samples' check"));
+    for (file, doc) in &docs {
+        let errors: Vec<String> = validator
+            .iter_errors(doc)
+            .take(10)
+            .map(|e| format!("  at {}: {e}", e.instance_path()))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{file} does not fit docs/schema/plan-v1.json:\n{}",
+            errors.join("\n")
+        );
+    }
+    // Closed where the contract is: an unknown key in a node is refused.
+    let (_, mut doc) = docs[0].clone();
+    doc["plans"][0]["nodes"][0]["cost"] = 1.into();
+    assert!(
+        !validator.is_valid(&doc),
+        "a node field the schema does not name"
+    );
+}
+
+/// Drift the other way: each field the plan schema's objects name is written for some plan,
+/// except the few no plan text here has. Photon, runtime statistics and other fields appear
+/// only in the shared samples, so this needs them.
+#[test]
+fn every_field_the_plan_schema_names_is_in_some_plan() {
+    let Some(shared) = shared_opt("plan-samples") else {
+        return;
+    };
+    let schema = plan_schema();
+    let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
+    for (_, doc) in all_plan_documents(Some(shared)) {
+        for plan in doc["plans"].as_array().unwrap() {
+            let mut note = |def: &str, value: &Value| {
+                for key in value.as_object().into_iter().flat_map(|m| m.keys()) {
+                    seen.insert((def.to_string(), key.clone()));
+                }
+            };
+            note("plan", plan);
+            let initial = plan["initial_plan"]["nodes"].as_array().cloned();
+            for node in plan["nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .chain(initial.iter().flatten())
+            {
+                note("node", node);
+                note("details", &node["details"]);
+                note("scan", &node["details"]["scan"]);
+                note("statistics", &node["details"]["statistics"]);
+                note("partitioning", &node["details"]["partitioning"]);
+            }
+        }
+    }
+    // A subplan optimised away, a rebalance's advisory size and a parser warning: no plan text
+    // here has one (the parser's own tests do).
+    let unseen_by_design = [
+        ("plan", "optimized_out"),
+        ("details", "advisory_partition_size"),
+    ];
+    let mut missing = Vec::new();
+    for def in [
+        "plan",
+        "node",
+        "details",
+        "scan",
+        "statistics",
+        "partitioning",
+    ] {
+        for key in schema["$defs"][def]["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+        {
+            let pair = (def.to_string(), key.clone());
+            if !seen.contains(&pair) && !unseen_by_design.contains(&(def, key.as_str())) {
+                missing.push(pair);
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/schema/plan-v1.json names fields no plan has: {missing:?}"
     );
 }
