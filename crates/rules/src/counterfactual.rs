@@ -118,6 +118,24 @@ impl Change {
         )
     }
 
+    /// `self` does all that `other` does and more, so `other`'s saving is part of `self`'s:
+    /// failed attempts left out on every executor (or on more of them) include those left out
+    /// on a few. FA002's failed attempts hold FA003's lost executors' ones; replaying both
+    /// would count the same attempts twice. No other change nests.
+    pub fn strictly_covers(&self, other: &Change) -> bool {
+        match (self, other) {
+            (
+                Change::RemoveFailedAttempts { executors: wide },
+                Change::RemoveFailedAttempts { executors: narrow },
+            ) => {
+                wide != narrow
+                    && (wide.is_empty()
+                        || (!narrow.is_empty() && narrow.iter().all(|e| wide.contains(e))))
+            }
+            _ => false,
+        }
+    }
+
     /// For people: "stage 3 in 2 partitions".
     pub fn describe(&self) -> String {
         let stages = |ids: &[i64]| match ids {

@@ -289,7 +289,24 @@ pub fn replay_findings(
     };
     let mut scenarios: Vec<Scenario> = Vec::new();
     let mut replayed: Vec<Change> = Vec::new();
-    for f in findings.iter_mut() {
+    // A finding whose change another finding's wider change holds (FA003's lost executors'
+    // failed attempts inside FA002's) has its saving there, whichever comes first.
+    let covered_by: Vec<Option<&'static str>> = findings
+        .iter()
+        .map(|f| {
+            let change = &f.counterfactual.as_ref()?.change;
+            findings
+                .iter()
+                .filter(|g| g.cost_core_hours.is_none())
+                .find(|g| {
+                    g.counterfactual
+                        .as_ref()
+                        .is_some_and(|c| c.change.replayable() && c.change.strictly_covers(change))
+                })
+                .map(|g| g.rule)
+        })
+        .collect();
+    for (i, f) in findings.iter_mut().enumerate() {
         if f.cost_core_hours.is_some() {
             continue;
         }
@@ -300,6 +317,18 @@ pub fn replay_findings(
             continue;
         };
         if !cf.change.replayable() {
+            continue;
+        }
+        // Not replayed on its own: its time is the wider change's. What the run lost (executors
+        // that died) keeps its severity: the event still matters, its time is counted once.
+        if let Some(wider) = covered_by[i] {
+            f.evidence
+                .insert("rule_estimate_ms".into(), f.impact_ms.into());
+            f.evidence.insert("same_change_as".into(), wider.into());
+            f.impact_ms = 0;
+            if !outcome {
+                f.severity = f.severity.at_most(Severity::Low);
+            }
             continue;
         }
         cf.replayed = true;
