@@ -269,6 +269,63 @@ pub struct Replayed {
     pub merges: Vec<(i64, StageChange)>,
 }
 
+/// For each finding, the finding whose time holds its own, so that it is not replayed on its
+/// own: failed attempts all inside jobs that failed are part of those failures, which an
+/// outcome (FA001) counts as lost (leaving them out saves nothing: the jobs still fail); and a
+/// change another finding's wider change holds (FA003's lost executors' failed attempts inside
+/// FA002's) has its time there. Chains end at their root: FA003 inside FA002 inside FA001 is
+/// "in FA001".
+fn covered_by(app: &Application, findings: &[Finding]) -> Vec<Option<&'static str>> {
+    let stages_of_jobs = |jobs: &[i64]| -> HashSet<i64> {
+        app.jobs
+            .iter()
+            .filter(|j| j.status == JobStatus::Failed && jobs.contains(&j.job_id))
+            .flat_map(|j| j.stage_ids.iter().copied())
+            .collect()
+    };
+    let failures: Vec<(&'static str, HashSet<i64>)> = findings
+        .iter()
+        .filter(|g| sparkdiag_rules::is_outcome(g.rule) && !g.scope.job_ids.is_empty())
+        .map(|g| (g.rule, stages_of_jobs(&g.scope.job_ids)))
+        .filter(|(_, stages)| !stages.is_empty())
+        .collect();
+    let direct: Vec<Option<usize>> = findings
+        .iter()
+        .map(|f| {
+            let change = &f.counterfactual.as_ref()?.change;
+            let inside_a_failure = matches!(change, Change::RemoveFailedAttempts { .. })
+                && !f.scope.stage_ids.is_empty();
+            if inside_a_failure
+                && let Some((rule, _)) = failures
+                    .iter()
+                    .find(|(_, stages)| f.scope.stage_ids.iter().all(|s| stages.contains(s)))
+            {
+                return findings.iter().position(|g| g.rule == *rule);
+            }
+            findings.iter().position(|g| {
+                g.cost_core_hours.is_none()
+                    && g.counterfactual
+                        .as_ref()
+                        .is_some_and(|c| c.change.replayable() && c.change.strictly_covers(change))
+            })
+        })
+        .collect();
+    (0..findings.len())
+        .map(|i| {
+            let mut at = direct[i]?;
+            // Each step moves to a wider change or to an outcome, which holds none: a chain
+            // ends within as many steps as there are findings.
+            for _ in 0..findings.len() {
+                match direct[at] {
+                    Some(next) if next != i => at = next,
+                    _ => break,
+                }
+            }
+            Some(findings[at].rule)
+        })
+        .collect()
+}
+
 /// Sets each time-saving finding's `impact_ms` to its replayed saving (findings that share a
 /// change share one saving: the first keeps it), re-rates its severity from it, and returns the
 /// scenarios for the what-if section.
@@ -289,23 +346,7 @@ pub fn replay_findings(
     };
     let mut scenarios: Vec<Scenario> = Vec::new();
     let mut replayed: Vec<Change> = Vec::new();
-    // A finding whose change another finding's wider change holds (FA003's lost executors'
-    // failed attempts inside FA002's) has its saving there, whichever comes first.
-    let covered_by: Vec<Option<&'static str>> = findings
-        .iter()
-        .map(|f| {
-            let change = &f.counterfactual.as_ref()?.change;
-            findings
-                .iter()
-                .filter(|g| g.cost_core_hours.is_none())
-                .find(|g| {
-                    g.counterfactual
-                        .as_ref()
-                        .is_some_and(|c| c.change.replayable() && c.change.strictly_covers(change))
-                })
-                .map(|g| g.rule)
-        })
-        .collect();
+    let covered_by = covered_by(app, findings);
     for (i, f) in findings.iter_mut().enumerate() {
         if f.cost_core_hours.is_some() {
             continue;
