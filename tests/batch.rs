@@ -312,3 +312,48 @@ fn a_noisy_history_flags_only_the_real_regression() {
         "{index_of_the_regression}"
     );
 }
+
+/// A streaming query stopped by its own program leaves its in-flight batch's job cancelled:
+/// the night does not count that as a failed job (the application's outcome already says
+/// "cancelled by the program's stop"), while a query that died of an exception still is one.
+#[test]
+fn a_query_stopped_by_its_program_is_not_a_failed_application_of_the_night() {
+    let tmp = tempfile::tempdir().unwrap();
+    let nights = tmp.path().join("logs");
+    copy_dir(&testdata("logs/streaming/stopped"), &nights.join("stopped"));
+    copy_dir(
+        &testdata("logs/streaming/failed_udf"),
+        &nights.join("failed_udf"),
+    );
+    let out = tmp.path().join("fleet");
+    let run = sparkdiag(&[
+        "batch",
+        nights.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--date",
+        "2026-12-01",
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let night: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("nights/2026-12-01.json")).unwrap())
+            .unwrap();
+    let failed_jobs = |name: &str| {
+        night["apps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {night}"))["failed_jobs"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(failed_jobs("streaming-stopped"), 0, "{night}");
+    assert!(failed_jobs("streaming-failed-udf") >= 1, "{night}");
+    let said = String::from_utf8_lossy(&run.stdout);
+    assert!(said.contains("1 failed or with failed jobs"), "{said}");
+}
