@@ -37,10 +37,16 @@ fn copy_as(log: &Path, dir: &Path, app_name: &str) {
 }
 
 fn parquet_files(out: &Path, date: &str) -> Vec<std::path::PathBuf> {
-    ["applications", "stages", "executors", "findings"]
-        .iter()
-        .map(|t| out.join(format!("tables/{t}/date={date}/part-0.parquet")))
-        .collect()
+    [
+        "applications",
+        "stages",
+        "executors",
+        "findings",
+        "streaming_batches",
+    ]
+    .iter()
+    .map(|t| out.join(format!("tables/{t}/date={date}/part-0.parquet")))
+    .collect()
 }
 
 #[test]
@@ -316,6 +322,7 @@ fn a_noisy_history_flags_only_the_real_regression() {
 /// A streaming query stopped by its own program leaves its in-flight batch's job cancelled:
 /// the night does not count that as a failed job (the application's outcome already says
 /// "cancelled by the program's stop"), while a query that died of an exception still is one.
+/// Their micro-batches are the night's `streaming_batches` table, row for row.
 #[test]
 fn a_query_stopped_by_its_program_is_not_a_failed_application_of_the_night() {
     let tmp = tempfile::tempdir().unwrap();
@@ -356,4 +363,46 @@ fn a_query_stopped_by_its_program_is_not_a_failed_application_of_the_night() {
     assert!(failed_jobs("streaming-failed-udf") >= 1, "{night}");
     let said = String::from_utf8_lossy(&run.stdout);
     assert!(said.contains("1 failed or with failed jobs"), "{said}");
+
+    // The streaming_batches table holds every micro-batch of the two reports, one row each,
+    // with the query's name and the batch's duration as the report has them.
+    let mut batches: Vec<(String, i64, Option<i64>)> = Vec::new();
+    for entry in std::fs::read_dir(out.join("apps/2026-12-01")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let report: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            for q in report["streaming"]["queries"].as_array().unwrap() {
+                for b in q["batches"].as_array().unwrap() {
+                    batches.push((
+                        q["name"].as_str().unwrap_or_default().to_string(),
+                        b["batch_id"].as_i64().unwrap(),
+                        b["duration_ms"].as_i64(),
+                    ));
+                }
+            }
+        }
+    }
+    assert!(!batches.is_empty());
+    use polars_io::prelude::*;
+    let file = out.join("tables/streaming_batches/date=2026-12-01/part-0.parquet");
+    let frame = ParquetReader::new(std::fs::File::open(&file).unwrap())
+        .finish()
+        .unwrap();
+    assert_eq!(frame.height(), batches.len(), "{frame}");
+    let names = frame.column("query_name").unwrap().str().unwrap().clone();
+    let ids = frame.column("batch_id").unwrap().i64().unwrap().clone();
+    let durations = frame.column("duration_ms").unwrap().i64().unwrap().clone();
+    let mut table: Vec<(String, i64, Option<i64>)> = (0..frame.height())
+        .map(|i| {
+            (
+                names.get(i).unwrap_or_default().to_string(),
+                ids.get(i).unwrap(),
+                durations.get(i),
+            )
+        })
+        .collect();
+    table.sort();
+    batches.sort();
+    assert_eq!(table, batches);
 }

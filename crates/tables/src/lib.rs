@@ -35,7 +35,13 @@ use polars_io::prelude::*;
 use sparkdiag_contract::{Report, enum_name};
 
 /// The tables, in the order they are written.
-pub const TABLES: [&str; 4] = ["applications", "stages", "executors", "findings"];
+pub const TABLES: [&str; 5] = [
+    "applications",
+    "stages",
+    "executors",
+    "findings",
+    "streaming_batches",
+];
 
 #[derive(Debug)]
 pub struct TablesError(pub String);
@@ -276,13 +282,14 @@ fn compact(frame: &DataFrame) -> PolarsResult<DataFrame> {
     DataFrame::new_infer_height(columns)
 }
 
-/// The four tables' rows for `reports`, in [`TABLES`] order.
-fn frames(reports: &[&Report]) -> [PolarsResult<DataFrame>; 4] {
+/// The tables' rows for `reports`, in [`TABLES`] order.
+fn frames(reports: &[&Report]) -> [PolarsResult<DataFrame>; 5] {
     [
         applications(reports),
         stages(reports),
         executors(reports),
         findings(reports),
+        streaming_batches(reports),
     ]
 }
 
@@ -385,6 +392,97 @@ fn applications(reports: &[&Report]) -> PolarsResult<DataFrame> {
         text(
             "source",
             reports.iter().map(|r| r.source.inputs.join(" ")).collect(),
+        ),
+    ])
+}
+
+/// One row per Structured Streaming micro-batch, as the query's progress events gave it: what an
+/// analyst charts to see a query fall behind (duration against the trigger, input against
+/// processed rate) or its state grow. Empty on a night without streaming applications.
+fn streaming_batches(reports: &[&Report]) -> PolarsResult<DataFrame> {
+    use sparkdiag_contract::streaming::{BatchOut, QueryOut};
+    let rows: Vec<(&Report, &QueryOut, &BatchOut)> = reports
+        .iter()
+        .flat_map(|r| {
+            r.streaming
+                .iter()
+                .flat_map(|s| s.queries.iter())
+                .flat_map(move |q| q.batches.iter().map(move |b| (*r, q, b)))
+        })
+        .collect();
+    let float = |name: &str, f: &dyn Fn(&BatchOut) -> Option<f64>| {
+        Column::new(
+            name.into(),
+            rows.iter()
+                .map(|(_, _, b)| f(b))
+                .collect::<Vec<Option<f64>>>(),
+        )
+    };
+    DataFrame::new_infer_height(vec![
+        text("app_id", rows.iter().map(|(r, _, _)| app_id(r)).collect()),
+        text(
+            "query_id",
+            rows.iter().map(|(_, q, _)| q.id.clone()).collect(),
+        ),
+        text(
+            "run_id",
+            rows.iter().map(|(_, q, _)| q.run_id.clone()).collect(),
+        ),
+        text(
+            "query_name",
+            rows.iter()
+                .map(|(_, q, _)| q.name.clone().unwrap_or_default())
+                .collect(),
+        ),
+        int(
+            "batch_id",
+            rows.iter().map(|(_, _, b)| b.batch_id).collect(),
+        ),
+        opt(
+            "timestamp_ms",
+            rows.iter().map(|(_, _, b)| b.timestamp_ms).collect(),
+        ),
+        opt(
+            "duration_ms",
+            rows.iter().map(|(_, _, b)| b.duration_ms).collect(),
+        ),
+        opt(
+            "trigger_interval_ms",
+            rows.iter().map(|(_, q, _)| q.trigger_interval_ms).collect(),
+        ),
+        int(
+            "input_rows",
+            rows.iter().map(|(_, _, b)| b.input_rows).collect(),
+        ),
+        float("input_rows_per_second", &|b| b.input_rows_per_second),
+        float("processed_rows_per_second", &|b| {
+            b.processed_rows_per_second
+        }),
+        opt(
+            "sink_output_rows",
+            rows.iter().map(|(_, _, b)| b.sink_output_rows).collect(),
+        ),
+        opt(
+            "watermark_ms",
+            rows.iter().map(|(_, _, b)| b.watermark_ms).collect(),
+        ),
+        int(
+            "state_rows",
+            rows.iter()
+                .map(|(_, _, b)| b.state_operators.iter().map(|s| s.rows_total).sum())
+                .collect(),
+        ),
+        int(
+            "state_memory_bytes",
+            rows.iter()
+                .map(|(_, _, b)| b.state_operators.iter().map(|s| s.memory_used_bytes).sum())
+                .collect(),
+        ),
+        int(
+            "jobs",
+            rows.iter()
+                .map(|(_, _, b)| b.job_ids.len() as i64)
+                .collect(),
         ),
     ])
 }
@@ -545,12 +643,19 @@ fn findings(reports: &[&Report]) -> PolarsResult<DataFrame> {
 mod tests {
     use super::*;
 
-    /// Reports of every committed pattern log.
+    /// Reports of every committed pattern log, and of the streaming logs (whose micro-batches
+    /// fill the streaming_batches table).
     fn real_reports() -> Vec<Report> {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/logs/patterns");
+        reports_of(&["patterns", "streaming"])
+    }
+
+    /// Reports of every log folder under `testdata/logs/{group}` for each group.
+    fn reports_of(groups: &[&str]) -> Vec<Report> {
+        let logs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/logs");
         let config = sparkdiag_rules::Config::default();
-        let mut dirs: Vec<PathBuf> = fs::read_dir(&root)
-            .unwrap()
+        let mut dirs: Vec<PathBuf> = groups
+            .iter()
+            .flat_map(|group| fs::read_dir(logs.join(group)).unwrap())
             .map(|e| e.unwrap().path())
             .filter(|p| p.is_dir())
             .collect();
@@ -629,10 +734,11 @@ mod tests {
     /// was written in several row groups before reaching the row bound.
     #[test]
     fn a_table_never_buffers_more_than_its_byte_bound() {
-        let reports = real_reports();
+        // The pattern logs alone: 60 nights of them stay under the row bound.
+        let reports = reports_of(&["patterns"]);
         let out = tempfile::tempdir().unwrap();
         let mut writer = NightWriter::create(out.path(), "2026-11-29").unwrap();
-        let mut largest = [0usize; 4];
+        let mut largest = [0usize; TABLES.len()];
         for report in (0..60).flat_map(|_| &reports) {
             writer.add(report).unwrap();
             for (table, largest) in writer.tables.iter().zip(&mut largest) {
