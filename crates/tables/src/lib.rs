@@ -1,8 +1,8 @@
-//! Writes the nightly fleet tables — `applications`, `stages`, `executors`, `findings` — as
-//! Parquet files that Spark, Databricks and DuckDB read as they are.
+//! Writes the nightly fleet tables — `applications`, `stages`, `executors`, `findings`,
+//! `streaming_batches` — as Parquet files that Spark, Databricks and DuckDB read as they are.
 //!
 //! # Brief overview
-//! [`write_night`] turns one night's [`Report`]s into four tables and writes each to
+//! [`write_night`] turns one night's [`Report`]s into five tables and writes each to
 //! `OUTDIR/tables/<table>/date=<YYYY-MM-DD>/part-0.parquet`: Hive-style partitions, so
 //! `spark.read.parquet("OUTDIR/tables/applications")` and DuckDB's
 //! `read_parquet('OUTDIR/tables/applications/*/*.parquet', hive_partitioning = true)` both add the
@@ -21,7 +21,7 @@
 //! let out = tempfile::tempdir()?;
 //! // A night with no applications still writes every table, empty, in the same layout.
 //! let files = sparkdiag_tables::write_night(out.path(), "2026-11-29", &[])?;
-//! assert_eq!(files.len(), 4);
+//! assert_eq!(files.len(), sparkdiag_tables::TABLES.len());
 //! assert!(files[0].ends_with("tables/applications/date=2026-11-29/part-0.parquet"));
 //! assert!(std::fs::read(&files[3])?.starts_with(b"PAR1"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
