@@ -58,14 +58,19 @@ fn committed_reports() -> Vec<Value> {
     all
 }
 
+/// The first ten places where `doc` does not fit the schema, one line each.
+fn misfits(validator: &jsonschema::Validator, doc: &Value) -> Vec<String> {
+    validator
+        .iter_errors(doc)
+        .take(10)
+        .map(|e| format!("  at {}: {e}", e.instance_path()))
+        .collect()
+}
+
 fn check(validator: &jsonschema::Validator, reports: &[Value], what: &str) {
     assert!(!reports.is_empty(), "{what}: no reports");
     for report in reports {
-        let errors: Vec<String> = validator
-            .iter_errors(report)
-            .take(10)
-            .map(|e| format!("  at {}: {e}", e.instance_path()))
-            .collect();
+        let errors = misfits(validator, report);
         assert!(
             errors.is_empty(),
             "{what}: the report of {} does not fit docs/schema/report-v1.json:\n{}",
@@ -304,11 +309,7 @@ fn every_plan_document_fits_the_plan_schema() {
         .expect("the plan schema is a valid draft 2020-12 schema");
     let docs = all_plan_documents(shared_opt_for("plan-samples", "the shared samples' check"));
     for (file, doc) in &docs {
-        let errors: Vec<String> = validator
-            .iter_errors(doc)
-            .take(10)
-            .map(|e| format!("  at {}: {e}", e.instance_path()))
-            .collect();
+        let errors = misfits(&validator, doc);
         assert!(
             errors.is_empty(),
             "{file} does not fit docs/schema/plan-v1.json:\n{}",
