@@ -179,7 +179,8 @@ struct AnalyzeArgs {
 #[derive(clap::Args)]
 struct PriceFlags {
     /// Also give each finding's recoverable time in money, at this price per core-hour (one
-    /// executor core for one hour). Shown in the cost column and as `impact_cost` in JSON.
+    /// executor core for one hour). Shown in the cost column and as `impact_cost` in JSON;
+    /// `diff` also prices each run's core-hours (runtime × peak cores) as its `cost` line.
     #[arg(long, value_name = "PRICE", value_parser = flags::parse_price, allow_negative_numbers = true)]
     price_per_core_hour: Option<f64>,
     /// Also give memory right-sizing's savings in money, at this price per GB-hour. A GB-hour
