@@ -317,6 +317,16 @@ fn a_noisy_history_flags_only_the_real_regression() {
             && index_of_the_regression.contains("the input grew 4.0×"),
         "{index_of_the_regression}"
     );
+    // The last night's index draws the job's runtime over all eight nights beside it, from
+    // the first night's 13.8 s to tonight's 16.1 s.
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(
+        index.contains(
+            "aria-label=\"runtime over 8 nights: 13.8 s to 16.1 s tonight (lowest 13.8 s, highest 17.7 s)\""
+        ),
+        "{index}"
+    );
+    assert_eq!(index.matches("<svg class=\"spark\"").count(), 1);
 }
 
 /// A streaming query stopped by its own program leaves its in-flight batch's job cancelled:

@@ -18,9 +18,17 @@ pub(crate) fn publish(options: &Options, mut night: NightFile) -> anyhow::Result
     let (history, latest, runs) = read_history(&out.join("nights"), tonight, night.key_filter())?;
     let min_ms = (options.min_regression_s * 1000.0) as i64;
     let mut changes = Vec::new();
+    let mut trends = fleet::Trends::new();
     // Tonight's applications in the order found, as `compare::compare` goes through them.
     for app in night.apps()? {
         let app = app?;
+        // The key's first run of each earlier night (latest first in `runs`), then tonight's.
+        let mut trend: Vec<i64> = runs
+            .get(&app.key)
+            .map(|r| r.iter().rev().map(|(_, p)| p.duration_ms).collect())
+            .unwrap_or_default();
+        trend.push(app.duration_ms);
+        trends.entry(app.key.clone()).or_insert(trend);
         if let Some((since, before)) = latest.get(&app.key) {
             let band: Vec<crate::compare::Point> = runs
                 .get(&app.key)
@@ -56,6 +64,7 @@ pub(crate) fn publish(options: &Options, mut night: NightFile) -> anyhow::Result
             &night.totals,
             ranked,
             &history,
+            &trends,
             &changes,
         )?)
     })?;

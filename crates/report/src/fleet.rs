@@ -27,10 +27,52 @@ pub fn render_index(night: &Night, history: &[NightTotals], changes: &[Change]) 
         &AppTotals::of(&night.apps),
         ranked,
         history,
+        &Trends::new(),
         changes,
     )
     .expect("writing to memory does not fail");
     String::from_utf8(out).expect("the page is built from strings")
+}
+
+/// Each key's runtimes over its recent nights, oldest first and tonight's last: the small chart
+/// beside each application of the index.
+pub type Trends = std::collections::HashMap<String, Vec<i64>>;
+
+/// A sparkline of `values` (two or more), 100 by 20 pixels, the last point marked; its label
+/// reads the first, the last and how many nights. Drawn by hand: a chart library's axes and
+/// text would be most of the bytes of a thousand such rows.
+fn sparkline(values: &[i64]) -> String {
+    if values.len() < 2 {
+        return String::new();
+    }
+    let (low, high) = (
+        *values.iter().min().unwrap_or(&0),
+        *values.iter().max().unwrap_or(&0),
+    );
+    let span = (high - low).max(1) as f64;
+    let step = 96.0 / (values.len() - 1) as f64;
+    let point = |i: usize, v: i64| (2.0 + i as f64 * step, 18.0 - (v - low) as f64 / span * 16.0);
+    let points: Vec<String> = values
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let (x, y) = point(i, v);
+            format!("{x:.1},{y:.1}")
+        })
+        .collect();
+    let (x, y) = point(values.len() - 1, values[values.len() - 1]);
+    format!(
+        "<svg class=\"spark\" width=\"100\" height=\"20\" viewBox=\"0 0 100 20\" role=\"img\" aria-label=\"{label}\"><title>{label}</title><polyline fill=\"none\" stroke=\"#4472c4\" stroke-width=\"1.5\" points=\"{}\"/><circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"2\" fill=\"#4472c4\"/></svg>",
+        points.join(" "),
+        label = escape(&format!(
+            "runtime over {} nights: {} to {} tonight (lowest {}, highest {})",
+            values.len(),
+            duration(values[0]),
+            duration(values[values.len() - 1]),
+            duration(low),
+            duration(high)
+        ))
+    )
 }
 
 /// [`render_index`] written to `out` as it goes, for a night too large to hold: its
@@ -43,6 +85,7 @@ pub fn write_index<A: std::borrow::Borrow<NightApp>>(
     totals: &AppTotals,
     ranked: impl IntoIterator<Item = std::io::Result<A>>,
     history: &[NightTotals],
+    trends: &Trends,
     changes: &[Change],
 ) -> std::io::Result<()> {
     write!(
@@ -96,7 +139,7 @@ pub fn write_index<A: std::borrow::Borrow<NightApp>>(
 
     writeln!(
         out,
-        "<h2>Applications, failed first, then most recoverable time first</h2>\n<table><tr><th>application</th><th>status</th><th>runtime</th><th>recoverable</th><th>worst</th><th>top finding</th></tr>"
+        "<h2>Applications, failed first, then most recoverable time first</h2>\n<table><tr><th>application</th><th>status</th><th>runtime</th><th>over the nights</th><th>recoverable</th><th>worst</th><th>top finding</th></tr>"
     )?;
     for a in ranked {
         let a = a?;
@@ -119,10 +162,11 @@ pub fn write_index<A: std::borrow::Borrow<NightApp>>(
         };
         writeln!(
             out,
-            "<tr><td><a href=\"{}\">{}</a><br><span class=\"muted\">{source}</span></td><td>{status}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{worst}</td><td>{}</td></tr>",
+            "<tr><td><a href=\"{}\">{}</a><br><span class=\"muted\">{source}</span></td><td>{status}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td><td>{worst}</td><td>{}</td></tr>",
             escape(&a.report),
             escape(&a.name),
             duration(a.duration_ms),
+            trends.get(&a.key).map_or(String::new(), |t| sparkline(t)),
             duration(a.impact_ms),
             escape(a.top_finding.as_deref().unwrap_or(""))
         )?;
