@@ -415,4 +415,29 @@ fn a_query_stopped_by_its_program_is_not_a_failed_application_of_the_night() {
     table.sort();
     batches.sort();
     assert_eq!(table, batches);
+
+    // The applications table says who ran them, what kind of workload and on what, and the
+    // core-hours the runs held, as the reports do.
+    let file = out.join("tables/applications/date=2026-12-01/part-0.parquet");
+    let apps = ParquetReader::new(std::fs::File::open(&file).unwrap())
+        .finish()
+        .unwrap();
+    let column = |name: &str| -> Vec<String> {
+        let c = apps.column(name).unwrap().str().unwrap().clone();
+        (0..apps.height())
+            .map(|i| c.get(i).unwrap_or_default().to_string())
+            .collect()
+    };
+    assert_eq!(
+        column("workload"),
+        vec!["structured_streaming"; 2],
+        "{apps}"
+    );
+    assert_eq!(column("cluster_manager"), vec!["local"; 2], "{apps}");
+    assert!(column("user").iter().all(|u| !u.is_empty()), "{apps}");
+    let core_hours = apps.column("core_hours").unwrap().f64().unwrap().clone();
+    assert!(
+        (0..apps.height()).all(|i| core_hours.get(i).is_some_and(|h| h > 0.0)),
+        "{apps}"
+    );
 }

@@ -329,10 +329,36 @@ fn applications(reports: &[&Report]) -> PolarsResult<DataFrame> {
                 .collect(),
         ),
         text(
+            "user",
+            reports
+                .iter()
+                .map(|r| r.application.user.clone().unwrap_or_default())
+                .collect(),
+        ),
+        text(
             "spark_version",
             reports
                 .iter()
                 .map(|r| r.application.spark_version.clone().unwrap_or_default())
+                .collect(),
+        ),
+        text(
+            "workload",
+            reports
+                .iter()
+                .map(|r| enum_name(r.application.workload))
+                .collect(),
+        ),
+        text(
+            "cluster_manager",
+            reports
+                .iter()
+                .map(|r| {
+                    r.application
+                        .cluster_manager
+                        .unwrap_or_default()
+                        .to_string()
+                })
                 .collect(),
         ),
         text(
@@ -368,6 +394,17 @@ fn applications(reports: &[&Report]) -> PolarsResult<DataFrame> {
         col_i("tasks", &|r| r.summary.tasks as i64),
         col_i("failed_tasks", &|r| r.summary.failed_tasks as i64),
         col_i("executors", &|r| r.summary.executors as i64),
+        // What the run held: its runtime on its peak executor cores, the what-if's "1x".
+        Column::new(
+            "core_hours".into(),
+            reports
+                .iter()
+                .map(|r| {
+                    let cores = r.what_if.as_ref().map(|w| w.cores_today)?;
+                    Some(r.application.duration_ms? as f64 * cores as f64 / 3_600_000.0)
+                })
+                .collect::<Vec<Option<f64>>>(),
+        ),
         col_i("executor_run_time_ms", &|r| r.summary.executor_run_time_ms),
         col_i("jvm_gc_time_ms", &|r| r.summary.jvm_gc_time_ms),
         col_i("shuffle_read_bytes", &|r| r.summary.shuffle_read_bytes),
