@@ -98,7 +98,7 @@ pub(crate) fn analyse(
             .failed_jobs
             .saturating_sub(app.jobs_stopped_by_program().len()),
         input: input.display.clone(),
-        input_rows: report.stages.iter().map(|s| s.input_records).sum(),
+        input_rows: report.input_rows(),
         input_bytes: report.summary.input_bytes,
         spark_version: report.application.spark_version.clone(),
         executors: report.summary.executors,

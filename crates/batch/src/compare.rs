@@ -2,6 +2,7 @@
 //! a regression or an improvement on the index page. The nights themselves are
 //! `sparkdiag_contract::night` types; nothing here renders.
 
+use sparkdiag_contract::GROWTH_FACTOR;
 #[cfg(test)]
 use sparkdiag_contract::night::Night;
 use sparkdiag_contract::night::{Change, NightApp};
@@ -220,10 +221,6 @@ pub fn compare_app(
     }
 }
 
-/// Input within this factor of the earlier run's (either way) did not grow or shrink: `diff`'s
-/// own factor.
-const GROWTH_FACTOR: f64 = 1.10;
-
 /// Why `now`'s `metric` (`runtime`, `executor time`, `recoverable time`) most likely went up
 /// since `before`, from what a night keeps of each: the input (rows, else bytes), Spark's
 /// version, the executors, and for the runtime the driver-only time. With none of these, the
@@ -244,13 +241,13 @@ pub fn likely_cause(before: &NightApp, now: &NightApp, metric: &str) -> String {
                 human_bytes(v)
             }
         };
-        if factor >= GROWTH_FACTOR {
+        if factor > GROWTH_FACTOR {
             causes.push(format!(
                 "the input grew {factor:.1}× ({} → {} {basis})",
                 shown(was),
                 shown(is)
             ));
-        } else if factor <= 1.0 / GROWTH_FACTOR {
+        } else if factor < 1.0 / GROWTH_FACTOR {
             causes.push(format!(
                 "the input shrank {:.1}× ({} → {} {basis}), so the time went elsewhere",
                 1.0 / factor,
@@ -283,10 +280,25 @@ pub fn likely_cause(before: &NightApp, now: &NightApp, metric: &str) -> String {
         return format!(
             "not the input, Spark version or executors (all the same); `sparkdiag diff {} {}` compares the \
              plans, settings and skew",
-            before.input, now.input
+            shell_word(&before.input),
+            shell_word(&now.input)
         );
     }
     causes.join("; ")
+}
+
+/// `path` as one word of a shell command to paste: as it is when it holds nothing a shell
+/// reads specially, else in single quotes (log folders on shared storage often hold spaces).
+fn shell_word(path: &str) -> String {
+    let plain = !path.is_empty()
+        && path
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./:=@%+,-".contains(c));
+    if plain {
+        path.to_string()
+    } else {
+        format!("'{}'", path.replace('\'', r"'\''"))
+    }
 }
 
 fn percent(before: i64, after: i64) -> String {
@@ -431,6 +443,14 @@ mod tests {
         let said = likely_cause(&app("etl", 100_000, &[]), &same, "runtime");
         assert!(
             said.contains("`sparkdiag diff logs/etl logs/etl`"),
+            "{said}"
+        );
+        // A path a shell would split is quoted, so the command pastes as it is.
+        let mut spaced = app("etl", 200_000, &[]);
+        spaced.input = "/mnt/team logs/it's/app.zstd".into();
+        let said = likely_cause(&app("etl", 100_000, &[]), &spaced, "runtime");
+        assert!(
+            said.contains(r"`sparkdiag diff logs/etl '/mnt/team logs/it'\''s/app.zstd'`"),
             "{said}"
         );
         // The regression carries it.

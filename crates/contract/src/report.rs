@@ -409,6 +409,18 @@ impl Report {
     }
 }
 
+impl Report {
+    /// Rows the stages read from their input: the basis on which `diff` and the night's likely
+    /// causes say the data grew (a Parquet scan's bytes count only part of what it read).
+    pub fn input_rows(&self) -> i64 {
+        self.stages.iter().map(|s| s.input_records).sum()
+    }
+}
+
+/// Input within this factor of the earlier run's (either way) did not grow or shrink, for
+/// `diff`'s causes and the night's likely causes alike.
+pub const GROWTH_FACTOR: f64 = 1.10;
+
 /// What a core-hour and a GB-hour cost, to give money beside time. Neither is ever added to the
 /// time saved.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -4,10 +4,10 @@
 
 use std::collections::BTreeSet;
 
-use sparkdiag_contract::Report;
 use sparkdiag_contract::diff::{
     Cause, Correctness, Fact, FindingsDiff, MetricChange, PropertyChange, Verdict, WorkMatch,
 };
+use sparkdiag_contract::{GROWTH_FACTOR, Report};
 use sparkdiag_model::units::{duration, human_bytes, share_change};
 use sparkdiag_model::{Application, Removal};
 use sparkdiag_whatif::replay::{Graph, ReplayOptions};
@@ -19,8 +19,6 @@ pub const NOISE_SHARE: f64 = 0.15;
 /// ...or smaller than this, whichever is larger: a small job's runtime moves by seconds from
 /// JVM start-up and scheduling alone.
 pub const NOISE_FLOOR_MS: i64 = 3_000;
-/// Input within this factor of BEFORE's (either way) did not grow or shrink.
-const GROWTH_FACTOR: f64 = 1.10;
 
 /// Properties that change plans, parallelism or memory: listed first when they differ.
 const KNOWN_TO_MATTER: &[&str] = &[
@@ -282,10 +280,6 @@ fn fact(what: &str, unit: &'static str, before: impl Into<f64>, after: impl Into
     }
 }
 
-fn input_rows(r: &Report) -> i64 {
-    r.stages.iter().map(|s| s.input_records).sum()
-}
-
 fn executor_bound_ms(r: &Report) -> i64 {
     let total = r.application.duration_ms.unwrap_or(0);
     (total - r.summary.driver_time_ms).max(0)
@@ -293,7 +287,7 @@ fn executor_bound_ms(r: &Report) -> i64 {
 
 fn data_growth(before: Run, after: Run, _facts: &Facts) -> Option<Cause> {
     let (sb, sa) = (&before.report.summary, &after.report.summary);
-    let (rows_b, rows_a) = (input_rows(before.report), input_rows(after.report));
+    let (rows_b, rows_a) = (before.report.input_rows(), after.report.input_rows());
     // Rows say how much work there was; a Parquet scan's input bytes count only part of what it
     // read (footers, the columns' pages it decoded), so bytes only when no rows are reported.
     let (b, a) = if rows_b > 0 && rows_a > 0 {
