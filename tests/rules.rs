@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::util::{json_of, sparkdiag, testdata};
+use crate::util::{json_of, shared_opt, sparkdiag, testdata};
 
 fn findings(path: &str, extra: &[&str]) -> Vec<Value> {
     let p = testdata(path);
@@ -205,6 +205,33 @@ fn the_what_if_and_gc002_name_one_memory_size() {
         advice[0].contains(&format!("{size} would do")),
         "{advice:?}"
     );
+}
+
+/// A Spark 2.0 log (no exit code) whose last job was cancelled because SparkContext shut down,
+/// with no job failing before it: the log cannot say whether the application crashed or the
+/// program ended while another thread's job ran, so FA001 reports the lost job as high, not as
+/// a critical failure of the application; a job that failed on its own stays critical.
+#[test]
+fn a_job_cancelled_by_an_unexplained_shutdown_is_not_a_critical_failure() {
+    let Some(log) = shared_opt("real-world/sparklint/directory_source/event_log_1") else {
+        return;
+    };
+    let report = json_of(&["analyze", log.to_str().unwrap(), "--format", "json"]);
+    let fa001 = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "FA001")
+        .expect("FA001 on the cancelled job")
+        .clone();
+    assert_eq!(
+        fa001["evidence"]["why_the_context_stopped_is_unknown"], true,
+        "{fa001}"
+    );
+    assert_eq!(fa001["severity"], "high", "{fa001}");
+    let failed = findings("logs/failed", &[]);
+    let own = of_rule(&failed, "FA001")[0];
+    assert_eq!(own["evidence"]["why_the_context_stopped_is_unknown"], false);
 }
 
 /// One row of `testdata/logs/patterns/PATTERNS.tsv`: a real Spark log with a planted problem

@@ -28,7 +28,11 @@ declare_rule! {
     /// ## Threshold and its source
     /// Any failed job. Critical when it failed the application (exit code, or the first failure
     /// of a failed application), high otherwise; medium for a job only cancelled because the
-    /// application was shutting down, and for a failed command in an interactive session.
+    /// application was shutting down, and for a failed command in an interactive session. High,
+    /// not critical, when the log has no exit code (before Spark 3.0) and the application
+    /// counts as failed only because its last job was cancelled by a shutdown nothing before
+    /// it explains (`evidence.why_the_context_stopped_is_unknown`): the program may have ended
+    /// while another thread's job ran.
     pub static FAILED_JOB = {
         code: "FA001",
         name: "failed-job",
@@ -152,8 +156,15 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         let failed_app = app.status() == AppStatus::Failed
             && (root_job == Some(job.job_id)
                 || (root_job.is_none() && last_finished == Some(job.job_id)));
+        // With no exit code (logs before Spark 3.0) the application counts as failed only
+        // because its last job did. When that job was itself cancelled by the shutdown and no
+        // job failed before it, the log cannot tell a failure from a program that ended (or
+        // stopped its context) while another thread's job ran: lost work, not a known crash.
+        let stop_unexplained = cascade && root_job.is_none() && app.exit_code.is_none();
         // A command that failed in a shell or notebook is the person's to retry, not an incident.
-        let severity = if failed_app {
+        let severity = if failed_app && stop_unexplained {
+            Severity::High
+        } else if failed_app {
             Severity::Critical
         } else if cascade || app.interactive().is_some() {
             Severity::Medium
@@ -201,6 +212,7 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
             .evidence("attempts_with_the_same_cause", same_cause)
             .evidence("failed_the_application", failed_app)
             .evidence("consequence_of_another_failure", cascade)
+            .evidence("why_the_context_stopped_is_unknown", stop_unexplained)
             .evidence("failed_at_ms", job.completion_ms.unwrap_or(end))
             .evidence("started_by", origin.clone())
             .evidence("job_failure", job.failure.as_deref().map(first_line))
