@@ -901,19 +901,25 @@ fn every_planted_cause_is_named_first_with_its_evidence() {
     }
 }
 
-/// The skew pair (customer 0 holds half the orders) is not named yet: on two task slots a
-/// hot key holding half the rows costs no wall time, and the replay finds no task 5× its
-/// stage's median, so only the (noisy) driver-only time moves.
+/// The skew pair: customer 0 holds half the orders behind `repartition(8, "customer")`, on
+/// eight slots whose tasks wait rather than compute. The new skew is named first, measured by
+/// the replay with the skewed task cut to its stage's median, with the new SK001 as evidence.
 #[test]
-#[ignore = "the skew pair's cause is not named yet (issue 26)"]
 fn the_skew_pair_names_new_skew() {
-    let d = diff(&cause_log("base"), &cause_log("skew"), &[]);
-    assert_eq!(
-        top_cause(&d)["kind"],
-        "skew_spill_failures",
-        "{:#}",
-        d["causes"]
+    let d = diff(&cause_log("wait-base"), &cause_log("wait-skew"), &[]);
+    let top = top_cause(&d);
+    assert_eq!(top["kind"], "skew_spill_failures", "{:#}", d["causes"]);
+    assert_eq!(top["measured_by"], "replay", "{top:#}");
+    assert!(
+        top["title"].as_str().unwrap().contains("new skew"),
+        "{}",
+        top["title"]
     );
+    assert!(top["share"].as_f64().unwrap() > 0.8, "{top:#}");
+    assert!(top["evidence"].to_string().contains("new SK001"), "{top:#}");
+    assert_eq!(d["verdict"]["runtime"], "slower", "{}", d["verdict"]);
+    // The same rows reach the same files: skew moved time, not output.
+    assert_eq!(d["verdict"]["output"], "same", "{}", d["verdict"]);
 }
 
 /// A planted change that moved nothing (broadcast disabled on a run that JVM start-up and the

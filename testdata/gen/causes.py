@@ -20,7 +20,6 @@ exactly one planted cause:
   `spark.sql.adaptive.coalescePartitions.enabled=false`;
 * broadcast: `spark.sql.autoBroadcastJoinThreshold=-1`, so the broadcast hash join becomes a
   sort-merge join;
-* skew: customer 0 holds half the orders (the same row count);
 * one-executor: `local-cluster[1,1,1024]`.
 
 `causes/still-base` and `causes/still-broadcast` are a pair whose planted cause moves nothing:
@@ -28,6 +27,16 @@ exactly one planted cause:
 run on a quiet machine. The sort-merge join's extra shuffle costs less than the run's own noise
 (JVM start-up and driver time are half of it), so `diff` must say nothing material changed and
 still name the setting and the plan that did change.
+
+`causes/wait-base` and `causes/wait-skew` are the skew pair (one key holding half the rows):
+another job,
+`orders-scoring`, scores the orders after `repartition(8, "customer")`, every 10th waiting 1 ms
+on a remote lookup (`java_method('java.lang.Thread', 'sleep', 1)`), on
+`local-cluster[2,4,1024]` (eight task slots). Waiting needs no core, so the eight slots run
+in parallel even on a two-core machine, as they would on eight; `wait-skew` reads the orders
+in which customer 0 holds half, so one task of the eight waits for half the orders. (On
+`orders-nightly`'s two slots, a key holding half the rows would cost no wall time: the hot
+task is half the work, and the other slot does the other half in the same time.)
 
 The input variants are made first without an event log; before a run its variant is renamed to
 the one path the job reads, and back afterwards.
@@ -51,6 +60,8 @@ import common  # noqa: E402
 from common import LOGS, WORK, fresh_dir  # noqa: E402
 
 APP_NAME = "orders-nightly"
+SCORING_APP = "orders-scoring"
+SCORING_CLUSTER = "local-cluster[2,4,1024]"
 INPUT = WORK / "causes-in"
 ORDERS = INPUT / "orders"
 CUSTOMERS = INPUT / "customers"
@@ -82,11 +93,12 @@ RUNS = {
     "partitions": (CLUSTER, "1x", {"spark.sql.shuffle.partitions": "2000",
                                    "spark.sql.adaptive.coalescePartitions.enabled": "false"}),
     "broadcast": (CLUSTER, "1x", {"spark.sql.autoBroadcastJoinThreshold": "-1"}),
-    "skew": (CLUSTER, "skew", {}),
     "one-executor": ("local-cluster[1,1,1024]", "1x", {}),
     "still-base": (CLUSTER, "10x", {"spark.sql.adaptive.coalescePartitions.enabled": "false"}),
     "still-broadcast": (CLUSTER, "10x", {"spark.sql.adaptive.coalescePartitions.enabled": "false",
                                          "spark.sql.autoBroadcastJoinThreshold": "-1"}),
+    "wait-base": (SCORING_CLUSTER, "1x", {"spark.app.name": SCORING_APP}),
+    "wait-skew": (SCORING_CLUSTER, "skew", {"spark.app.name": SCORING_APP}),
 }
 
 
@@ -133,6 +145,19 @@ def job(spark):
     sc.setJobDescription(None)
 
 
+def scoring_job(spark):
+    sc = spark.sparkContext
+    sc.setJobDescription("score orders per customer")
+    # Every 10th order waits 1 ms on Thread.sleep, standing for a remote lookup: waiting, not
+    # computing, and in the JVM, so no Python worker's start-up blurs the task times.
+    lookup = ("CASE WHEN id % 10 = 0 THEN java_method('java.lang.Thread', 'sleep', "
+              "CAST(1 AS BIGINT)) END")
+    (spark.read.parquet(str(ORDERS)).repartition(8, "customer")
+     .selectExpr("*", f"{lookup} AS lookup", "amount * 1.1 AS score")
+     .write.mode("overwrite").parquet(str(DEST / "scored")))
+    sc.setJobDescription(None)
+
+
 def run_in_app(master, event_dir, conf):
     from pyspark.sql import SparkSession
 
@@ -144,7 +169,9 @@ def run_in_app(master, event_dir, conf):
     spark = b.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     print("app id:", spark.sparkContext.applicationId, flush=True)
-    if event_dir:
+    if event_dir and conf.get("spark.app.name") == SCORING_APP:
+        scoring_job(spark)
+    elif event_dir:
         job(spark)
     else:
         make_inputs(spark)

@@ -86,6 +86,10 @@ pub enum ShuffleConsumer {
     Join,
     /// An aggregation (groupBy, distinct, reduceByKey): AQE's skew join does not apply.
     Aggregation,
+    /// The program's own `repartition(n, cols)` or `repartition(cols)` (an Exchange hashing on
+    /// columns, origin `REPARTITION_BY_NUM` or `REPARTITION_BY_COL`) and no join or aggregation
+    /// after it: a hot key lands in one partition because the program asked for it.
+    Repartition,
 }
 
 /// What the application ran on.
@@ -240,6 +244,14 @@ fn shape_of(
         "PhotonAgg",
     ]) {
         ShuffleConsumer::Aggregation
+    } else if nodes.iter().any(|(n, updated)| {
+        n.node_name.contains("Exchange")
+            && n.simple_string.contains("hashpartitioning(")
+            && (n.simple_string.contains(", REPARTITION_BY_NUM")
+                || n.simple_string.contains(", REPARTITION_BY_COL"))
+            && updated.iter().any(|m| SHUFFLE_READ_METRICS.contains(m))
+    }) {
+        ShuffleConsumer::Repartition
     } else if nodes.is_empty() {
         rdd_consumer(stage, stage_names)
     } else {

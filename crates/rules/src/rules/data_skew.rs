@@ -23,6 +23,10 @@ declare_rule! {
     ///   are read as several splits; skew-join settings and salting do not apply to a read.
     /// - Behind a groupBy: AQE's skew join does not split aggregation partitions; salt the key
     ///   and aggregate in two phases (below).
+    /// - Behind the program's own `repartition(n, "key")` with no join or aggregation after it:
+    ///   repartition by row count (`df.repartition(n)`) or salt the key if the next step does
+    ///   not need each key's rows together; from Spark 3.2 with AQE, a rebalance
+    ///   (`df.hint("rebalance", "key")`) lets AQE split the hot partition.
     /// - Behind a join, Spark 3.2+: let AQE split skewed join partitions:
     ///   `spark.sql.adaptive.enabled=true`, `spark.sql.adaptive.skewJoin.enabled=true`
     ///   (lower `spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes` if the skewed
@@ -123,6 +127,26 @@ mod real_logs {
         assert!(
             join.contains("spark.sql.adaptive.skewJoin.enabled=true"),
             "{join}"
+        );
+    }
+
+    /// `repartition(8, "customer")` with customer 0 holding half the orders, then a write: no
+    /// join or aggregation, so neither AQE's skew join nor two-phase aggregation fits; the
+    /// advice is about the program's own repartition (and AQE's rebalance, Spark 4.3 here).
+    #[test]
+    fn a_skew_from_the_programs_repartition_gets_advice_about_that_repartition() {
+        let found = on_log(&DATA_SKEW, "causes/wait-skew", &[]);
+        assert_fires(&found, DATA_SKEW.code);
+        let f = &found[0];
+        assert_eq!(f.evidence["stage_shape"], "repartition", "{}", f.title);
+        let advice = f.recommendation.as_str();
+        assert!(
+            advice.contains("df.repartition(n)") && advice.contains("hint(\"rebalance\""),
+            "{advice}"
+        );
+        assert!(
+            !advice.contains("skewJoin.enabled") && !advice.contains("aggregate twice"),
+            "{advice}"
         );
     }
 

@@ -194,8 +194,8 @@ pub fn finding_for(
 }
 
 /// What to do about a partition with far more data, by what the stage is: a few big input
-/// files, a hot join key (AQE can split it) or a hot grouping key (AQE cannot), with a label of
-/// the branch for the evidence.
+/// files, a hot join key (AQE can split it), a hot grouping key (AQE cannot) or the program's
+/// own repartition by a hot key, with a label of the branch for the evidence.
 fn skew_advice(ctx: &Context, shape: &StageShape) -> (&'static str, String) {
     if shape.input {
         let format = shape
@@ -214,6 +214,28 @@ fn skew_advice(ctx: &Context, shape: &StageShape) -> (&'static str, String) {
             "aggregation",
             "A hot grouping key: AQE's skew join splits only join partitions, not an aggregation's. Aggregate in two phases with a salt: add (F.rand()*16).cast(\"int\") as a grouping column, aggregate by key and salt, then aggregate the partial results by key; or filter out the hot key (often a null or placeholder) and aggregate it on its own. Aggregates that keep every value (collect_list, collect_set, percentile) cannot be combined map-side, so the hot key's values all reach one task.".to_string(),
         ),
+        ShuffleConsumer::Repartition => {
+            let call = shape
+                .explicit_call()
+                .map_or("repartition(key)".to_string(), |(_, n, _)| {
+                    format!("repartition({n}, key)")
+                });
+            // The REBALANCE hint exists from Spark 3.2, where AQE splits its skewed partitions
+            // (spark.sql.adaptive.optimizeSkewsInRebalancePartitions.enabled, on by default).
+            let rebalance = if super::common::aqe_enabled(ctx)
+                && ctx.app.spark_version_number().is_none_or(|v| v >= (3, 2))
+            {
+                " Or ask for a rebalance instead, which AQE splits where a key is hot: df.hint(\"rebalance\", \"key\") (spark.sql.adaptive.optimizeSkewsInRebalancePartitions.enabled, on by default)."
+            } else {
+                ""
+            };
+            (
+                "repartition",
+                format!(
+                    "A hot key, put in one partition by the program's own {call}: no join or aggregation follows, so AQE's skew join and two-phase aggregation do not apply. If the next step does not need each key's rows together (a write, a per-row function), repartition by row count instead (df.repartition(n)), or add a salt to the key (df.repartition(n, \"key\", (F.rand()*16).cast(\"int\"))).{rebalance}"
+                ),
+            )
+        }
         ShuffleConsumer::Join if !super::common::aqe_applies(ctx) => (
             "join",
             "A hot join key: broadcast the small side of the join if there is one (F.broadcast(small_df)), or salt the key (add a random 0-15 suffix on the large side and replicate the small side 16 times); this application has no adaptive execution to split the skewed partition.".to_string(),
