@@ -43,6 +43,8 @@ fn parquet_files(out: &Path, date: &str) -> Vec<std::path::PathBuf> {
         "executors",
         "findings",
         "streaming_batches",
+        "jobs",
+        "sql_executions",
     ]
     .iter()
     .map(|t| out.join(format!("tables/{t}/date={date}/part-0.parquet")))

@@ -14,10 +14,11 @@ type Outcome = Result<(Report, NightApp), NightError>;
 
 /// Analyses one log and writes its reports; `i` is where it was found among every log of the
 /// night (in a slice too), which keeps apart the reports of two logs with one id. `options`
-/// gives the prices and the key that matches runs across nights.
+/// gives the prices and the key that matches runs across nights. The report's `source.inputs`
+/// is the log itself, as found under the folder named: unique per log, the key of the
+/// night's tables.
 pub(crate) fn analyse(
     i: usize,
-    dir: &str,
     input: &sparkdiag_eventlog::LogInput,
     config: &Config,
     options: &crate::Options,
@@ -28,7 +29,7 @@ pub(crate) fn analyse(
     let analysing = sparkdiag_analysis::Options {
         config,
         prices: options.prices,
-        inputs: vec![dir.to_string()],
+        inputs: vec![input.display.clone()],
     };
     let analysis =
         sparkdiag_analysis::analyze(input, &analysing).map_err(|e| failed(e.to_string()))?;

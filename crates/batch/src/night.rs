@@ -79,14 +79,14 @@ pub(crate) fn analyse_night(
                     })?);
             }
         }
-        lists.push(Found { dir, first, logs });
+        lists.push(Found { first, logs });
     }
     // The list stays for the whole night; its spare capacity need not.
     chosen.shrink_to_fit();
     let inputs = chosen.iter().map(|&position| {
         let position = position as usize;
         let found = &lists[lists.partition_point(|f| f.first <= position) - 1];
-        (position, found.dir, found.logs.get(position - found.first))
+        (position, found.logs.get(position - found.first))
     });
     let out = &options.output;
     let (apps_rel, apps_dir) = fresh_apps_dir(out, date)?;
@@ -111,8 +111,8 @@ pub(crate) fn analyse_night(
         &pool,
         inputs,
         window(jobs),
-        |_, (position, dir, input)| {
-            let outcome = analyse(position, dir, &input, config, options, &apps_dir, &apps_rel);
+        |_, (position, input)| {
+            let outcome = analyse(position, &input, config, options, &apps_dir, &apps_rel);
             (input.display, outcome)
         },
         |(input, outcome)| {
@@ -155,8 +155,7 @@ pub(crate) fn analyse_night(
 }
 
 /// One directory's logs, and the position of its first among every log of the night.
-struct Found<'a> {
-    dir: &'a str,
+struct Found {
     first: usize,
     logs: sparkdiag_eventlog::LogList,
 }

@@ -35,6 +35,11 @@ pub struct Report {
     /// see docs/memory.md); absent when the log has no executor memory metrics.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<sparkdiag_facts::memory_figures::MemoryFigures>,
+    /// The prices the report was made with. Not serialised: each figure they price carries
+    /// its own money (`impact_cost`, `impact_memory_cost`); the night's tables price the
+    /// run's core-hours with them.
+    #[serde(skip)]
+    pub prices: Prices,
 }
 
 /// A finding as the report shows it: the rule's finding, plus its cost when a price is known.
@@ -405,6 +410,7 @@ impl Report {
             what_if,
             streaming: crate::streaming::streaming_out(app),
             memory: sparkdiag_facts::memory_figures::MemoryFigures::of(app),
+            prices: *prices,
         }
     }
 }

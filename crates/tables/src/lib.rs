@@ -1,8 +1,10 @@
 //! Writes the nightly fleet tables — `applications`, `stages`, `executors`, `findings`,
-//! `streaming_batches` — as Parquet files that Spark, Databricks and DuckDB read as they are.
+//! `streaming_batches`, `jobs`, `sql_executions` — as Parquet files that Spark, Databricks and
+//! DuckDB read as they are: times as UTC timestamps, id lists as lists, and every table keyed
+//! by `source` (the log) and `app_id`.
 //!
 //! # Brief overview
-//! [`write_night`] turns one night's [`Report`]s into five tables and writes each to
+//! [`write_night`] turns one night's [`Report`]s into seven tables and writes each to
 //! `OUTDIR/tables/<table>/date=<YYYY-MM-DD>/part-0.parquet`: Hive-style partitions, so
 //! `spark.read.parquet("OUTDIR/tables/applications")` and DuckDB's
 //! `read_parquet('OUTDIR/tables/applications/*/*.parquet', hive_partitioning = true)` both add the
@@ -35,12 +37,14 @@ use polars_io::prelude::*;
 use sparkdiag_contract::{Report, enum_name};
 
 /// The tables, in the order they are written.
-pub const TABLES: [&str; 5] = [
+pub const TABLES: [&str; 7] = [
     "applications",
     "stages",
     "executors",
     "findings",
     "streaming_batches",
+    "jobs",
+    "sql_executions",
 ];
 
 #[derive(Debug)]
@@ -74,7 +78,7 @@ pub fn write_night(
 const ROW_GROUP_ROWS: usize = 16_384;
 
 /// ...or this many bytes (as polars estimates the buffered columns), whichever comes first. The
-/// four buffers are what `batch` holds beyond the applications in flight, and they fill with the
+/// tables' buffers are what `batch` holds beyond the applications in flight, and they fill with the
 /// night until a bound stops them: the `applications` table has one row per application, so
 /// 16,384 rows was the whole of a 10,000-application night in memory. With 4 MiB the buffers
 /// still grew up to about 10,000 applications (heaptrack, debug build: 4.8 MB at 1,000
@@ -271,11 +275,24 @@ fn compact(frame: &DataFrame) -> PolarsResult<DataFrame> {
         .iter()
         .map(|c| {
             let series = c.as_materialized_series();
-            Ok(if series.dtype() == &DataType::String {
-                let values: Vec<Option<&str>> = series.str()?.iter().collect();
-                Column::new(c.name().clone(), values)
-            } else {
-                series.rechunk().into_column()
+            Ok(match series.dtype() {
+                DataType::String => {
+                    let values: Vec<Option<&str>> = series.str()?.iter().collect();
+                    Column::new(c.name().clone(), values)
+                }
+                // A list of text (executor ids) keeps its strings' buffers the same way.
+                DataType::List(inner) if **inner == DataType::String => {
+                    let lists = series.list()?;
+                    let mut copy = ListStringChunkedBuilder::new(c.name().clone(), lists.len(), 0);
+                    for i in 0..lists.len() {
+                        match lists.get_as_series(i) {
+                            Some(list) => copy.append_values_iter(list.str()?.iter().flatten()),
+                            None => copy.append_null(),
+                        }
+                    }
+                    copy.finish().into_column()
+                }
+                _ => series.rechunk().into_column(),
             })
         })
         .collect::<PolarsResult<Vec<Column>>>()?;
@@ -283,154 +300,237 @@ fn compact(frame: &DataFrame) -> PolarsResult<DataFrame> {
 }
 
 /// The tables' rows for `reports`, in [`TABLES`] order.
-fn frames(reports: &[&Report]) -> [PolarsResult<DataFrame>; 5] {
+fn frames(reports: &[&Report]) -> [PolarsResult<DataFrame>; 7] {
     [
         applications(reports),
         stages(reports),
         executors(reports),
         findings(reports),
         streaming_batches(reports),
+        jobs(reports),
+        sql_executions(reports),
     ]
 }
 
-fn text(name: &str, values: Vec<String>) -> Column {
-    Column::new(name.into(), values)
+// Column builders: each reads one value per row. Times are UTC timestamps and id lists are
+// lists, so that Spark and DuckDB read them as such (not epoch numbers or comma-joined text).
+
+fn text<R>(name: &str, rows: &[R], value: impl Fn(&R) -> String) -> Column {
+    Column::new(name.into(), rows.iter().map(value).collect::<Vec<String>>())
 }
 
-fn int(name: &str, values: Vec<i64>) -> Column {
-    Column::new(name.into(), values)
+fn int<R>(name: &str, rows: &[R], value: impl Fn(&R) -> i64) -> Column {
+    Column::new(name.into(), rows.iter().map(value).collect::<Vec<i64>>())
 }
 
-fn opt(name: &str, values: Vec<Option<i64>>) -> Column {
-    Column::new(name.into(), values)
+fn opt<R>(name: &str, rows: &[R], value: impl Fn(&R) -> Option<i64>) -> Column {
+    Column::new(
+        name.into(),
+        rows.iter().map(value).collect::<Vec<Option<i64>>>(),
+    )
+}
+
+fn float<R>(name: &str, rows: &[R], value: impl Fn(&R) -> Option<f64>) -> Column {
+    Column::new(
+        name.into(),
+        rows.iter().map(value).collect::<Vec<Option<f64>>>(),
+    )
+}
+
+fn flag<R>(name: &str, rows: &[R], value: impl Fn(&R) -> bool) -> Column {
+    Column::new(name.into(), rows.iter().map(value).collect::<Vec<bool>>())
+}
+
+/// Epoch milliseconds as a UTC timestamp (Parquet `TIMESTAMP(MILLIS, UTC)`).
+fn time<R>(name: &str, rows: &[R], epoch_ms: impl Fn(&R) -> Option<i64>) -> Column {
+    Int64Chunked::from_iter_options(name.into(), rows.iter().map(epoch_ms))
+        .into_datetime(TimeUnit::Milliseconds, Some(TimeZone::UTC))
+        .into_column()
+}
+
+/// A list of ids; an empty list where a row has none, never a null.
+fn ids<R>(name: &str, rows: &[R], values: impl Fn(&R) -> Vec<i64>) -> Column {
+    let mut list =
+        ListPrimitiveChunkedBuilder::<Int64Type>::new(name.into(), rows.len(), 0, DataType::Int64);
+    for row in rows {
+        list.append_slice(&values(row));
+    }
+    list.finish().into_column()
+}
+
+fn names<R>(name: &str, rows: &[R], values: impl Fn(&R) -> Vec<String>) -> Column {
+    let mut list = ListStringChunkedBuilder::new(name.into(), rows.len(), 0);
+    for row in rows {
+        list.append_values_iter(values(row).iter().map(String::as_str));
+    }
+    list.finish().into_column()
 }
 
 fn app_id(r: &Report) -> String {
     r.application.id.clone().unwrap_or_default()
 }
 
+/// The log a row comes from, as it was found: unique per log, so it joins the tables where an
+/// application id can repeat (two attempts' logs, or a log copied under two folders).
+fn source(r: &Report) -> String {
+    r.source.inputs.join(" ")
+}
+
+/// Each item of each report, beside its report.
+fn rows_of<'a, T>(
+    reports: &[&'a Report],
+    items: impl Fn(&'a Report) -> &'a [T],
+) -> Vec<(&'a Report, &'a T)> {
+    reports
+        .iter()
+        .flat_map(|r| items(r).iter().map(move |item| (*r, item)))
+        .collect()
+}
+
+/// A row's item (its job, stage, finding...), without its report.
+fn item<'a, T>(row: &(&Report, &'a T)) -> &'a T {
+    row.1
+}
+
+/// The two key columns every table starts with.
+fn keys<T>(rows: &[(&Report, T)]) -> [Column; 2] {
+    [
+        text("source", rows, |(r, _)| source(r)),
+        text("app_id", rows, |(r, _)| app_id(r)),
+    ]
+}
+
+fn with_keys<T>(rows: &[(&Report, T)], columns: Vec<Column>) -> PolarsResult<DataFrame> {
+    DataFrame::new_infer_height(keys(rows).into_iter().chain(columns).collect())
+}
+
 fn applications(reports: &[&Report]) -> PolarsResult<DataFrame> {
-    let col_i =
-        |name: &str, f: &dyn Fn(&Report) -> i64| int(name, reports.iter().map(|r| f(r)).collect());
-    DataFrame::new_infer_height(vec![
-        text("app_id", reports.iter().map(|r| app_id(r)).collect()),
-        text(
-            "attempt_id",
-            reports
-                .iter()
-                .map(|r| r.application.attempt_id.clone().unwrap_or_default())
-                .collect(),
-        ),
-        text(
-            "name",
-            reports
-                .iter()
-                .map(|r| r.application.name.clone().unwrap_or_default())
-                .collect(),
-        ),
-        text(
-            "user",
-            reports
-                .iter()
-                .map(|r| r.application.user.clone().unwrap_or_default())
-                .collect(),
-        ),
-        text(
-            "spark_version",
-            reports
-                .iter()
-                .map(|r| r.application.spark_version.clone().unwrap_or_default())
-                .collect(),
-        ),
-        text(
-            "workload",
-            reports
-                .iter()
-                .map(|r| enum_name(r.application.workload))
-                .collect(),
-        ),
-        text(
-            "cluster_manager",
-            reports
-                .iter()
-                .map(|r| {
-                    r.application
-                        .cluster_manager
-                        .unwrap_or_default()
-                        .to_string()
-                })
-                .collect(),
-        ),
-        text(
-            "platform",
-            reports
-                .iter()
-                .map(|r| enum_name(r.application.platform))
-                .collect(),
-        ),
-        text(
-            "status",
-            reports
-                .iter()
-                .map(|r| enum_name(r.application.status))
-                .collect(),
-        ),
-        opt(
-            "start_ms",
-            reports.iter().map(|r| r.application.start_ms).collect(),
-        ),
-        opt(
-            "end_ms",
-            reports.iter().map(|r| r.application.end_ms).collect(),
-        ),
-        opt(
-            "duration_ms",
-            reports.iter().map(|r| r.application.duration_ms).collect(),
-        ),
-        col_i("jobs", &|r| r.summary.jobs as i64),
-        col_i("failed_jobs", &|r| r.summary.failed_jobs as i64),
-        col_i("stages", &|r| r.summary.stages as i64),
-        col_i("failed_stages", &|r| r.summary.failed_stages as i64),
-        col_i("tasks", &|r| r.summary.tasks as i64),
-        col_i("failed_tasks", &|r| r.summary.failed_tasks as i64),
-        col_i("executors", &|r| r.summary.executors as i64),
-        // What the run held: its runtime on its peak executor cores, the what-if's "1x".
-        Column::new(
-            "core_hours".into(),
-            reports
-                .iter()
-                .map(|r| {
-                    let cores = r.what_if.as_ref().map(|w| w.cores_today)?;
-                    Some(r.application.duration_ms? as f64 * cores as f64 / 3_600_000.0)
-                })
-                .collect::<Vec<Option<f64>>>(),
-        ),
-        col_i("executor_run_time_ms", &|r| r.summary.executor_run_time_ms),
-        col_i("jvm_gc_time_ms", &|r| r.summary.jvm_gc_time_ms),
-        col_i("shuffle_read_bytes", &|r| r.summary.shuffle_read_bytes),
-        col_i("shuffle_write_bytes", &|r| r.summary.shuffle_write_bytes),
-        col_i("memory_spill_bytes", &|r| r.summary.memory_spill_bytes),
-        col_i("disk_spill_bytes", &|r| r.summary.disk_spill_bytes),
-        col_i("input_bytes", &|r| r.summary.input_bytes),
-        col_i("output_bytes", &|r| r.summary.output_bytes),
-        col_i("driver_time_ms", &|r| r.summary.driver_time_ms),
-        col_i("job_time_ms", &|r| r.summary.job_time_ms),
-        col_i("findings", &|r| r.findings.len() as i64),
-        col_i("impact_ms", &|r| {
-            r.findings.iter().map(|f| f.finding.impact_ms).sum()
-        }),
-        Column::new(
-            "complete".into(),
-            reports
-                .iter()
-                .map(|r| r.source.complete)
-                .collect::<Vec<bool>>(),
-        ),
-        text(
-            "source",
-            reports.iter().map(|r| r.source.inputs.join(" ")).collect(),
-        ),
-    ])
+    let rows: Vec<(&Report, ())> = reports.iter().map(|r| (*r, ())).collect();
+    fn app<'a>(row: &(&'a Report, ())) -> &'a sparkdiag_contract::ApplicationOut {
+        &row.0.application
+    }
+    fn summary<'a>(row: &(&'a Report, ())) -> &'a sparkdiag_contract::Summary {
+        &row.0.summary
+    }
+    // What the run held: its runtime on its peak executor cores, the what-if's "1x".
+    let core_hours = |(r, _): &(&Report, ())| {
+        let cores = r.what_if.as_ref().map(|w| w.cores_today)?;
+        Some(r.application.duration_ms? as f64 * cores as f64 / 3_600_000.0)
+    };
+    with_keys(
+        &rows,
+        vec![
+            text("attempt_id", &rows, |r| {
+                app(r).attempt_id.clone().unwrap_or_default()
+            }),
+            text("name", &rows, |r| app(r).name.clone().unwrap_or_default()),
+            text("user", &rows, |r| app(r).user.clone().unwrap_or_default()),
+            text("spark_version", &rows, |r| {
+                app(r).spark_version.clone().unwrap_or_default()
+            }),
+            text("workload", &rows, |r| enum_name(app(r).workload)),
+            text("cluster_manager", &rows, |r| {
+                app(r).cluster_manager.unwrap_or_default().to_string()
+            }),
+            text("platform", &rows, |r| enum_name(app(r).platform)),
+            text("status", &rows, |r| enum_name(app(r).status)),
+            time("start_time", &rows, |r| app(r).start_ms),
+            time("end_time", &rows, |r| app(r).end_ms),
+            opt("duration_ms", &rows, |r| app(r).duration_ms),
+            int("jobs", &rows, |r| summary(r).jobs as i64),
+            int("failed_jobs", &rows, |r| summary(r).failed_jobs as i64),
+            int("stages", &rows, |r| summary(r).stages as i64),
+            int("failed_stages", &rows, |r| summary(r).failed_stages as i64),
+            int("tasks", &rows, |r| summary(r).tasks as i64),
+            int("failed_tasks", &rows, |r| summary(r).failed_tasks as i64),
+            int("executors", &rows, |r| summary(r).executors as i64),
+            float("core_hours", &rows, core_hours),
+            // The run's core-hours at `--price-per-core-hour`, when the night was priced.
+            float("cost", &rows, |r| {
+                Some(core_hours(r)? * r.0.prices.per_core_hour?)
+            }),
+            int("executor_run_time_ms", &rows, |r| {
+                summary(r).executor_run_time_ms
+            }),
+            int("jvm_gc_time_ms", &rows, |r| summary(r).jvm_gc_time_ms),
+            int("shuffle_read_bytes", &rows, |r| {
+                summary(r).shuffle_read_bytes
+            }),
+            int("shuffle_write_bytes", &rows, |r| {
+                summary(r).shuffle_write_bytes
+            }),
+            int("memory_spill_bytes", &rows, |r| {
+                summary(r).memory_spill_bytes
+            }),
+            int("disk_spill_bytes", &rows, |r| summary(r).disk_spill_bytes),
+            int("input_bytes", &rows, |r| summary(r).input_bytes),
+            int("output_bytes", &rows, |r| summary(r).output_bytes),
+            int("driver_time_ms", &rows, |r| summary(r).driver_time_ms),
+            int("job_time_ms", &rows, |r| summary(r).job_time_ms),
+            int("findings", &rows, |(r, _)| r.findings.len() as i64),
+            int("impact_ms", &rows, |(r, _)| {
+                r.findings.iter().map(|f| f.finding.impact_ms).sum()
+            }),
+            flag("complete", &rows, |(r, _)| r.source.complete),
+        ],
+    )
+}
+
+/// One row per job: what ran, for how long, and how it ended.
+fn jobs(reports: &[&Report]) -> PolarsResult<DataFrame> {
+    use sparkdiag_contract::JobOut;
+    let rows = rows_of(reports, |r| &r.jobs);
+    let job = item::<JobOut>;
+    with_keys(
+        &rows,
+        vec![
+            int("job_id", &rows, |r| job(r).job_id),
+            text("name", &rows, |r| job(r).name.clone()),
+            text("description", &rows, |r| {
+                job(r).description.clone().unwrap_or_default()
+            }),
+            text("job_group", &rows, |r| {
+                job(r).job_group.clone().unwrap_or_default()
+            }),
+            opt("sql_execution_id", &rows, |r| job(r).sql_execution_id),
+            text("status", &rows, |r| enum_name(job(r).status)),
+            time("submission_time", &rows, |r| job(r).submission_ms),
+            time("completion_time", &rows, |r| job(r).completion_ms),
+            opt("duration_ms", &rows, |r| job(r).duration_ms),
+            ids("stage_ids", &rows, |r| job(r).stage_ids.clone()),
+            int("num_tasks", &rows, |r| job(r).num_tasks),
+            int("failed_tasks", &rows, |r| job(r).failed_tasks),
+            int("killed_tasks", &rows, |r| job(r).killed_tasks),
+            int("skipped_tasks", &rows, |r| job(r).skipped_tasks),
+            int("failed_stages", &rows, |r| job(r).failed_stages),
+            text("failure", &rows, |r| {
+                job(r).failure.clone().unwrap_or_default()
+            }),
+        ],
+    )
+}
+
+/// One row per SQL / DataFrame query execution.
+fn sql_executions(reports: &[&Report]) -> PolarsResult<DataFrame> {
+    use sparkdiag_contract::SqlOut;
+    let rows = rows_of(reports, |r| &r.sql);
+    let sql = item::<SqlOut>;
+    with_keys(
+        &rows,
+        vec![
+            int("execution_id", &rows, |r| sql(r).execution_id),
+            text("description", &rows, |r| sql(r).description.clone()),
+            time("start_time", &rows, |r| sql(r).start_ms),
+            time("end_time", &rows, |r| sql(r).end_ms),
+            opt("duration_ms", &rows, |r| {
+                Some(sql(r).end_ms? - sql(r).start_ms?)
+            }),
+            text("error", &rows, |r| sql(r).error.clone().unwrap_or_default()),
+            int("exchanges", &rows, |r| sql(r).exchanges as i64),
+            int("operators", &rows, |r| sql(r).plan_nodes.len() as i64),
+            ids("job_ids", &rows, |r| sql(r).job_ids.clone()),
+        ],
+    )
 }
 
 /// One row per Structured Streaming micro-batch, as the query's progress events gave it: what an
@@ -438,242 +538,164 @@ fn applications(reports: &[&Report]) -> PolarsResult<DataFrame> {
 /// processed rate) or its state grow. Empty on a night without streaming applications.
 fn streaming_batches(reports: &[&Report]) -> PolarsResult<DataFrame> {
     use sparkdiag_contract::streaming::{BatchOut, QueryOut};
-    let rows: Vec<(&Report, &QueryOut, &BatchOut)> = reports
+    let rows: Vec<(&Report, (&QueryOut, &BatchOut))> = reports
         .iter()
         .flat_map(|r| {
             r.streaming
                 .iter()
                 .flat_map(|s| s.queries.iter())
-                .flat_map(move |q| q.batches.iter().map(move |b| (*r, q, b)))
+                .flat_map(move |q| q.batches.iter().map(move |b| (*r, (q, b))))
         })
         .collect();
-    let float = |name: &str, f: &dyn Fn(&BatchOut) -> Option<f64>| {
-        Column::new(
-            name.into(),
-            rows.iter()
-                .map(|(_, _, b)| f(b))
-                .collect::<Vec<Option<f64>>>(),
-        )
-    };
-    DataFrame::new_infer_height(vec![
-        text("app_id", rows.iter().map(|(r, _, _)| app_id(r)).collect()),
-        text(
-            "query_id",
-            rows.iter().map(|(_, q, _)| q.id.clone()).collect(),
-        ),
-        text(
-            "run_id",
-            rows.iter().map(|(_, q, _)| q.run_id.clone()).collect(),
-        ),
-        text(
-            "query_name",
-            rows.iter()
-                .map(|(_, q, _)| q.name.clone().unwrap_or_default())
-                .collect(),
-        ),
-        int(
-            "batch_id",
-            rows.iter().map(|(_, _, b)| b.batch_id).collect(),
-        ),
-        opt(
-            "timestamp_ms",
-            rows.iter().map(|(_, _, b)| b.timestamp_ms).collect(),
-        ),
-        opt(
-            "duration_ms",
-            rows.iter().map(|(_, _, b)| b.duration_ms).collect(),
-        ),
-        opt(
-            "trigger_interval_ms",
-            rows.iter().map(|(_, q, _)| q.trigger_interval_ms).collect(),
-        ),
-        int(
-            "input_rows",
-            rows.iter().map(|(_, _, b)| b.input_rows).collect(),
-        ),
-        float("input_rows_per_second", &|b| b.input_rows_per_second),
-        float("processed_rows_per_second", &|b| {
-            b.processed_rows_per_second
-        }),
-        opt(
-            "sink_output_rows",
-            rows.iter().map(|(_, _, b)| b.sink_output_rows).collect(),
-        ),
-        opt(
-            "watermark_ms",
-            rows.iter().map(|(_, _, b)| b.watermark_ms).collect(),
-        ),
-        int(
-            "state_rows",
-            rows.iter()
-                .map(|(_, _, b)| b.state_operators.iter().map(|s| s.rows_total).sum())
-                .collect(),
-        ),
-        int(
-            "state_memory_bytes",
-            rows.iter()
-                .map(|(_, _, b)| b.state_operators.iter().map(|s| s.memory_used_bytes).sum())
-                .collect(),
-        ),
-        int(
-            "jobs",
-            rows.iter()
-                .map(|(_, _, b)| b.job_ids.len() as i64)
-                .collect(),
-        ),
-    ])
+    fn query<'a>(row: &(&Report, (&'a QueryOut, &BatchOut))) -> &'a QueryOut {
+        row.1.0
+    }
+    fn batch<'a>(row: &(&Report, (&QueryOut, &'a BatchOut))) -> &'a BatchOut {
+        row.1.1
+    }
+    with_keys(
+        &rows,
+        vec![
+            text("query_id", &rows, |r| query(r).id.clone()),
+            text("run_id", &rows, |r| query(r).run_id.clone()),
+            text("query_name", &rows, |r| {
+                query(r).name.clone().unwrap_or_default()
+            }),
+            int("batch_id", &rows, |r| batch(r).batch_id),
+            time("timestamp", &rows, |r| batch(r).timestamp_ms),
+            opt("duration_ms", &rows, |r| batch(r).duration_ms),
+            opt("trigger_interval_ms", &rows, |r| {
+                query(r).trigger_interval_ms
+            }),
+            int("input_rows", &rows, |r| batch(r).input_rows),
+            float("input_rows_per_second", &rows, |r| {
+                batch(r).input_rows_per_second
+            }),
+            float("processed_rows_per_second", &rows, |r| {
+                batch(r).processed_rows_per_second
+            }),
+            opt("sink_output_rows", &rows, |r| batch(r).sink_output_rows),
+            time("watermark", &rows, |r| batch(r).watermark_ms),
+            int("state_rows", &rows, |r| {
+                batch(r).state_operators.iter().map(|s| s.rows_total).sum()
+            }),
+            int("state_memory_bytes", &rows, |r| {
+                batch(r)
+                    .state_operators
+                    .iter()
+                    .map(|s| s.memory_used_bytes)
+                    .sum()
+            }),
+            ids("job_ids", &rows, |r| batch(r).job_ids.clone()),
+        ],
+    )
 }
 
 fn stages(reports: &[&Report]) -> PolarsResult<DataFrame> {
-    let rows: Vec<(&Report, &sparkdiag_contract::StageOut)> = reports
-        .iter()
-        .flat_map(|r| r.stages.iter().map(move |s| (*r, s)))
-        .collect();
-    let col_i = |name: &str, f: &dyn Fn(&sparkdiag_contract::StageOut) -> i64| {
-        int(name, rows.iter().map(|(_, s)| f(s)).collect())
+    use sparkdiag_contract::StageOut;
+    let rows = rows_of(reports, |r| &r.stages);
+    let stage = item::<StageOut>;
+    let quantile = |r: &(&Report, &StageOut), q: fn(&sparkdiag_contract::Quantiles) -> u32| {
+        stage(r).task_duration_ms.as_ref().map(|t| i64::from(q(t)))
     };
-    DataFrame::new_infer_height(vec![
-        text("app_id", rows.iter().map(|(r, _)| app_id(r)).collect()),
-        col_i("stage_id", &|s| s.stage_id),
-        col_i("attempt_id", &|s| s.attempt_id),
-        text("name", rows.iter().map(|(_, s)| s.name.clone()).collect()),
-        text(
-            "status",
-            rows.iter().map(|(_, s)| enum_name(s.status)).collect(),
-        ),
-        col_i("num_tasks", &|s| s.num_tasks),
-        col_i("failed_tasks", &|s| s.failed_tasks),
-        opt(
-            "duration_ms",
-            rows.iter().map(|(_, s)| s.duration_ms).collect(),
-        ),
-        opt(
-            "task_p50_ms",
-            rows.iter()
-                .map(|(_, s)| s.task_duration_ms.as_ref().map(|q| i64::from(q.p50)))
-                .collect(),
-        ),
-        opt(
-            "task_max_ms",
-            rows.iter()
-                .map(|(_, s)| s.task_duration_ms.as_ref().map(|q| i64::from(q.max)))
-                .collect(),
-        ),
-        col_i("executor_run_time_ms", &|s| s.executor_run_time_ms),
-        col_i("jvm_gc_time_ms", &|s| s.jvm_gc_time_ms),
-        col_i("shuffle_read_bytes", &|s| s.shuffle_read_bytes),
-        col_i("shuffle_write_bytes", &|s| s.shuffle_write_bytes),
-        col_i("input_bytes", &|s| s.input_bytes),
-        col_i("output_bytes", &|s| s.output_bytes),
-        col_i("memory_spill_bytes", &|s| s.memory_spill_bytes),
-        col_i("disk_spill_bytes", &|s| s.disk_spill_bytes),
-    ])
+    with_keys(
+        &rows,
+        vec![
+            int("stage_id", &rows, |r| stage(r).stage_id),
+            int("attempt_id", &rows, |r| stage(r).attempt_id),
+            text("name", &rows, |r| stage(r).name.clone()),
+            text("status", &rows, |r| enum_name(stage(r).status)),
+            int("num_tasks", &rows, |r| stage(r).num_tasks),
+            int("failed_tasks", &rows, |r| stage(r).failed_tasks),
+            time("submission_time", &rows, |r| stage(r).submission_ms),
+            time("completion_time", &rows, |r| stage(r).completion_ms),
+            opt("duration_ms", &rows, |r| stage(r).duration_ms),
+            opt("task_p50_ms", &rows, |r| quantile(r, |q| q.p50)),
+            opt("task_max_ms", &rows, |r| quantile(r, |q| q.max)),
+            int("executor_run_time_ms", &rows, |r| {
+                stage(r).executor_run_time_ms
+            }),
+            int("jvm_gc_time_ms", &rows, |r| stage(r).jvm_gc_time_ms),
+            int("shuffle_read_bytes", &rows, |r| stage(r).shuffle_read_bytes),
+            int("shuffle_write_bytes", &rows, |r| {
+                stage(r).shuffle_write_bytes
+            }),
+            int("input_bytes", &rows, |r| stage(r).input_bytes),
+            int("output_bytes", &rows, |r| stage(r).output_bytes),
+            int("memory_spill_bytes", &rows, |r| stage(r).memory_spill_bytes),
+            int("disk_spill_bytes", &rows, |r| stage(r).disk_spill_bytes),
+            ids("job_ids", &rows, |r| stage(r).job_ids.clone()),
+        ],
+    )
 }
 
 fn executors(reports: &[&Report]) -> PolarsResult<DataFrame> {
-    let rows: Vec<(&Report, &sparkdiag_contract::ExecutorOut)> = reports
-        .iter()
-        .flat_map(|r| r.executors.iter().map(move |e| (*r, e)))
-        .collect();
-    let col_i = |name: &str, f: &dyn Fn(&sparkdiag_contract::ExecutorOut) -> i64| {
-        int(name, rows.iter().map(|(_, e)| f(e)).collect())
-    };
-    DataFrame::new_infer_height(vec![
-        text("app_id", rows.iter().map(|(r, _)| app_id(r)).collect()),
-        text(
-            "executor_id",
-            rows.iter().map(|(_, e)| e.executor_id.clone()).collect(),
-        ),
-        text("host", rows.iter().map(|(_, e)| e.host.clone()).collect()),
-        opt("cores", rows.iter().map(|(_, e)| e.cores).collect()),
-        opt("added_ms", rows.iter().map(|(_, e)| e.added_ms).collect()),
-        opt(
-            "removed_ms",
-            rows.iter().map(|(_, e)| e.removed_ms).collect(),
-        ),
-        text(
-            "removed_reason",
-            rows.iter()
-                .map(|(_, e)| e.removed_reason.clone().unwrap_or_default())
-                .collect(),
-        ),
-        col_i("total_tasks", &|e| e.total_tasks),
-        col_i("failed_tasks", &|e| e.failed_tasks),
-        col_i("task_time_ms", &|e| e.task_time_ms),
-        col_i("jvm_gc_time_ms", &|e| e.jvm_gc_time_ms),
-        col_i("shuffle_read_bytes", &|e| e.shuffle_read_bytes),
-        col_i("shuffle_write_bytes", &|e| e.shuffle_write_bytes),
-    ])
+    use sparkdiag_contract::ExecutorOut;
+    let rows = rows_of(reports, |r| &r.executors);
+    let executor = item::<ExecutorOut>;
+    with_keys(
+        &rows,
+        vec![
+            text("executor_id", &rows, |r| executor(r).executor_id.clone()),
+            text("host", &rows, |r| executor(r).host.clone()),
+            opt("cores", &rows, |r| executor(r).cores),
+            time("added_time", &rows, |r| executor(r).added_ms),
+            time("removed_time", &rows, |r| executor(r).removed_ms),
+            text("removed_reason", &rows, |r| {
+                executor(r).removed_reason.clone().unwrap_or_default()
+            }),
+            int("total_tasks", &rows, |r| executor(r).total_tasks),
+            int("failed_tasks", &rows, |r| executor(r).failed_tasks),
+            int("task_time_ms", &rows, |r| executor(r).task_time_ms),
+            int("jvm_gc_time_ms", &rows, |r| executor(r).jvm_gc_time_ms),
+            int("shuffle_read_bytes", &rows, |r| {
+                executor(r).shuffle_read_bytes
+            }),
+            int("shuffle_write_bytes", &rows, |r| {
+                executor(r).shuffle_write_bytes
+            }),
+        ],
+    )
 }
 
 fn findings(reports: &[&Report]) -> PolarsResult<DataFrame> {
-    let rows: Vec<(&Report, &sparkdiag_contract::FindingOut)> = reports
-        .iter()
-        .flat_map(|r| r.findings.iter().map(move |f| (*r, f)))
-        .collect();
-    let join = |ids: Vec<String>| ids.join(",");
-    DataFrame::new_infer_height(vec![
-        text("app_id", rows.iter().map(|(r, _)| app_id(r)).collect()),
-        text(
-            "app_name",
-            rows.iter()
-                .map(|(r, _)| r.application.name.clone().unwrap_or_default())
-                .collect(),
-        ),
-        text(
-            "rule",
-            rows.iter()
-                .map(|(_, f)| f.finding.rule.to_string())
-                .collect(),
-        ),
-        text(
-            "category",
-            rows.iter()
-                .map(|(_, f)| enum_name(f.finding.category))
-                .collect(),
-        ),
-        text(
-            "severity",
-            rows.iter()
-                .map(|(_, f)| enum_name(f.finding.severity))
-                .collect(),
-        ),
-        text(
-            "title",
-            rows.iter().map(|(_, f)| f.finding.title.clone()).collect(),
-        ),
-        int(
-            "impact_ms",
-            rows.iter().map(|(_, f)| f.finding.impact_ms).collect(),
-        ),
-        text(
-            "stage_ids",
-            rows.iter()
-                .map(|(_, f)| {
-                    join(
-                        f.finding
-                            .scope
-                            .stage_ids
-                            .iter()
-                            .map(|i| i.to_string())
-                            .collect(),
-                    )
-                })
-                .collect(),
-        ),
-        text(
-            "executor_ids",
-            rows.iter()
-                .map(|(_, f)| join(f.finding.scope.executor_ids.clone()))
-                .collect(),
-        ),
-        text(
-            "recommendation",
-            rows.iter()
-                .map(|(_, f)| f.finding.recommendation.clone())
-                .collect(),
-        ),
-    ])
+    use sparkdiag_contract::FindingOut;
+    let rows = rows_of(reports, |r| &r.findings);
+    let finding = item::<FindingOut>;
+    with_keys(
+        &rows,
+        vec![
+            text("app_name", &rows, |(r, _)| {
+                r.application.name.clone().unwrap_or_default()
+            }),
+            text("rule", &rows, |r| finding(r).finding.rule.to_string()),
+            text("category", &rows, |r| {
+                enum_name(finding(r).finding.category)
+            }),
+            text("severity", &rows, |r| {
+                enum_name(finding(r).finding.severity)
+            }),
+            text("title", &rows, |r| finding(r).finding.title.clone()),
+            text("impact_kind", &rows, |r| finding(r).impact_kind.to_string()),
+            int("impact_ms", &rows, |r| finding(r).finding.impact_ms),
+            float("impact_core_hours", &rows, |r| {
+                Some(finding(r).impact_core_hours)
+            }),
+            float("impact_cost", &rows, |r| finding(r).impact_cost),
+            float("impact_memory_cost", &rows, |r| {
+                finding(r).impact_memory_cost
+            }),
+            ids("stage_ids", &rows, |r| {
+                finding(r).finding.scope.stage_ids.clone()
+            }),
+            names("executor_ids", &rows, |r| {
+                finding(r).finding.scope.executor_ids.clone()
+            }),
+            text("recommendation", &rows, |r| {
+                finding(r).finding.recommendation.clone()
+            }),
+        ],
+    )
 }
 
 #[cfg(test)]
@@ -700,10 +722,14 @@ mod tests {
         let mut reports = Vec::new();
         for dir in &dirs {
             for input in sparkdiag_eventlog::discover(dir.to_str().unwrap()).unwrap() {
+                // As `batch` does: the log itself is the report's input, its `source`.
                 let options = sparkdiag_analysis::Options {
                     config: &config,
-                    prices: Default::default(),
-                    inputs: vec![dir.display().to_string()],
+                    prices: sparkdiag_contract::Prices {
+                        per_core_hour: Some(0.5),
+                        per_gb_hour: None,
+                    },
+                    inputs: vec![input.display.clone()],
                 };
                 reports.push(
                     sparkdiag_analysis::analyze(&input, &options)
@@ -841,7 +867,8 @@ mod tests {
         let slice = out.path().join("slice");
         write_night(&slice, "2026-11-29", &[]).unwrap();
         let stages = partition_file(&slice, "stages", "2026-11-29");
-        let mut other = DataFrame::new_infer_height(vec![int("stage_id", vec![1, 2])]).unwrap();
+        let mut other =
+            DataFrame::new_infer_height(vec![int("stage_id", &[1, 2], |id| *id)]).unwrap();
         ParquetWriter::new(fs::File::create(&stages).unwrap())
             .finish(&mut other)
             .unwrap();
@@ -854,6 +881,103 @@ mod tests {
         );
     }
 
+    fn strings(frame: &DataFrame, name: &str) -> Vec<String> {
+        let column = frame.column(name).unwrap().str().unwrap().clone();
+        column
+            .iter()
+            .map(|v| v.unwrap_or_default().to_string())
+            .collect()
+    }
+
+    /// Every table starts with the log and the application; `source` is one value per log, so
+    /// the tables join on it; times are UTC timestamps and id lists are lists, with the
+    /// reports' own values; the jobs and SQL tables hold every job and query of every report.
+    #[test]
+    fn every_table_is_keyed_by_its_log_and_typed() {
+        let reports = reports_of(&["patterns", "streaming", "causes"]);
+        let refs: Vec<&Report> = reports.iter().collect();
+        let out = tempfile::tempdir().unwrap();
+        let files = write_night(out.path(), "2026-11-29", &refs).unwrap();
+        let tables: Vec<DataFrame> = files.iter().map(|f| read(f)).collect();
+        let table = |name: &str| &tables[TABLES.iter().position(|t| *t == name).unwrap()];
+
+        let apps = table("applications");
+        let sources = strings(apps, "source");
+        let unique: std::collections::BTreeSet<&String> = sources.iter().collect();
+        assert_eq!(unique.len(), reports.len(), "{sources:?}");
+        // The causes runs share one application name; their logs keep them apart.
+        assert!(
+            sources.iter().all(|s| s.contains("testdata/logs/")),
+            "{sources:?}"
+        );
+        for (name, frame) in TABLES.iter().zip(&tables) {
+            let columns: Vec<&str> = frame
+                .get_column_names()
+                .into_iter()
+                .map(|n| n.as_str())
+                .collect();
+            assert_eq!(columns[..2], ["source", "app_id"], "{name}");
+            for source in strings(frame, "source") {
+                assert!(unique.contains(&source), "{name}: {source} is no log's");
+            }
+        }
+
+        let utc = DataType::Datetime(TimeUnit::Milliseconds, Some(TimeZone::UTC));
+        let start = apps.column("start_time").unwrap();
+        assert_eq!(start.dtype(), &utc);
+        let starts = start.datetime().unwrap().physical().clone();
+        for (i, r) in reports.iter().enumerate() {
+            assert_eq!(starts.get(i), r.application.start_ms, "{}", sources[i]);
+        }
+        let costs = apps.column("cost").unwrap().f64().unwrap().clone();
+        let hours = apps.column("core_hours").unwrap().f64().unwrap().clone();
+        assert!(
+            (0..apps.height()).all(|i| match (costs.get(i), hours.get(i)) {
+                (Some(cost), Some(hours)) => (cost - 0.5 * hours).abs() < 1e-9,
+                (cost, hours) => cost.is_none() && hours.is_none(),
+            })
+        );
+
+        let jobs = table("jobs");
+        let job_count: usize = reports.iter().map(|r| r.jobs.len()).sum();
+        assert_eq!(jobs.height(), job_count);
+        assert!(job_count > 50, "{job_count} jobs");
+        assert_eq!(jobs.column("submission_time").unwrap().dtype(), &utc);
+        let stage_ids = jobs.column("stage_ids").unwrap();
+        assert_eq!(
+            stage_ids.dtype(),
+            &DataType::List(Box::new(DataType::Int64))
+        );
+        let all_jobs: Vec<&sparkdiag_contract::JobOut> =
+            reports.iter().flat_map(|r| &r.jobs).collect();
+        let lists = stage_ids.list().unwrap();
+        for (i, job) in all_jobs.iter().enumerate() {
+            let list = lists.get_as_series(i).unwrap();
+            let ids: Vec<i64> = list.i64().unwrap().iter().flatten().collect();
+            assert_eq!(ids, job.stage_ids, "job row {i}");
+        }
+
+        let sql = table("sql_executions");
+        let sql_count: usize = reports.iter().map(|r| r.sql.len()).sum();
+        assert_eq!(sql.height(), sql_count);
+        assert!(sql_count > 10, "{sql_count} queries");
+        let durations = sql.column("duration_ms").unwrap().i64().unwrap().clone();
+        let all_sql: Vec<&sparkdiag_contract::SqlOut> =
+            reports.iter().flat_map(|r| &r.sql).collect();
+        for (i, q) in all_sql.iter().enumerate() {
+            let expected = q.end_ms.zip(q.start_ms).map(|(e, s)| e - s);
+            assert_eq!(durations.get(i), expected, "query row {i}");
+        }
+
+        let findings = table("findings");
+        assert_eq!(
+            findings.column("executor_ids").unwrap().dtype(),
+            &DataType::List(Box::new(DataType::String))
+        );
+        let kinds = strings(findings, "impact_kind");
+        assert!(kinds.iter().any(|k| k == "saving"), "{kinds:?}");
+    }
+
     #[test]
     fn an_empty_night_still_has_every_column() {
         let out = tempfile::tempdir().unwrap();
@@ -861,6 +985,6 @@ mod tests {
         let apps = read(&files[0]);
         assert_eq!(apps.height(), 0);
         assert!(apps.schema().contains("executor_run_time_ms"));
-        assert_eq!(read(&files[3]).schema().len(), 10);
+        assert_eq!(read(&files[3]).schema().len(), 15);
     }
 }
