@@ -543,10 +543,18 @@ fn markdown_and_html_carry_the_same_story() {
     assert!(out.status.success());
     let html = String::from_utf8(out.stdout).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
-    // Runtime bars (with the projection), the timelines and the per-query bars.
-    assert_eq!(html.matches("<svg").count(), 3, "three charts");
+    // Runtime bars (with the projection), the timelines and the per-query bars, drawn as
+    // `analyze`'s charts are: each a figure, drawn wide and again for a phone.
+    assert_eq!(html.matches("<figure>").count(), 3, "three charts");
+    assert_eq!(
+        html.matches("<svg").count(),
+        6,
+        "each drawn wide and narrow"
+    );
+    for title in ["Runtime", "Stage timelines", "Time per matched query"] {
+        assert!(html.contains(&format!("aria-label=\"{title}\"")), "{title}");
+    }
     assert!(html.contains("BEFORE (projected)"));
-    assert!(html.contains("stage timelines"));
     assert!(!html.contains("<script"), "self-contained and inert");
     let out = sparkdiag(&["diff", &before, &after, "--format", "markdown"]);
     let md = String::from_utf8(out.stdout).unwrap();

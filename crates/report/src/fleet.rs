@@ -38,40 +38,27 @@ pub fn render_index(night: &Night, history: &[NightTotals], changes: &[Change]) 
 /// beside each application of the index.
 pub type Trends = std::collections::HashMap<String, Vec<i64>>;
 
-/// A sparkline of `values` (two or more), 100 by 20 pixels, the last point marked; its label
-/// reads the first, the last and how many nights. Drawn by hand: a chart library's axes and
-/// text would be most of the bytes of a thousand such rows.
+/// Tonight's and the recent nights' runtimes as a sparkline, its label the first, the last and
+/// how many nights.
 fn sparkline(values: &[i64]) -> String {
-    if values.len() < 2 {
+    let (Some(&low), Some(&high), Some(&first), Some(&last)) = (
+        values.iter().min(),
+        values.iter().max(),
+        values.first(),
+        values.last(),
+    ) else {
         return String::new();
-    }
-    let (low, high) = (
-        *values.iter().min().unwrap_or(&0),
-        *values.iter().max().unwrap_or(&0),
-    );
-    let span = (high - low).max(1) as f64;
-    let step = 96.0 / (values.len() - 1) as f64;
-    let point = |i: usize, v: i64| (2.0 + i as f64 * step, 18.0 - (v - low) as f64 / span * 16.0);
-    let points: Vec<String> = values
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| {
-            let (x, y) = point(i, v);
-            format!("{x:.1},{y:.1}")
-        })
-        .collect();
-    let (x, y) = point(values.len() - 1, values[values.len() - 1]);
-    format!(
-        "<svg class=\"spark\" width=\"100\" height=\"20\" viewBox=\"0 0 100 20\" role=\"img\" aria-label=\"{label}\"><title>{label}</title><polyline fill=\"none\" stroke=\"#4472c4\" stroke-width=\"1.5\" points=\"{}\"/><circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"2\" fill=\"#4472c4\"/></svg>",
-        points.join(" "),
-        label = escape(&format!(
+    };
+    crate::charts::sparkline(
+        values,
+        &format!(
             "runtime over {} nights: {} to {} tonight (lowest {}, highest {})",
             values.len(),
-            duration(values[0]),
-            duration(values[values.len() - 1]),
+            duration(first),
+            duration(last),
             duration(low),
             duration(high)
-        ))
+        ),
     )
 }
 

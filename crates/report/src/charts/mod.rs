@@ -34,6 +34,7 @@ use crate::{Report, ViewData};
 
 mod axis;
 mod busy;
+mod diff;
 mod durations;
 mod gc;
 mod memory;
@@ -46,6 +47,8 @@ mod timeline;
 pub(crate) use axis::short_name;
 use axis::{Axis, Unit, stage_label};
 use busy::{Busy, cores_busy};
+pub use diff::{DiffBar, diff_bars, diff_timelines, work_colour};
+use diff::{DiffBars, DiffTimelines};
 use durations::{Strips, task_durations};
 use gc::{GcBars, gc_share};
 use memory::{MemoryBars, memory_peaks};
@@ -81,6 +84,8 @@ enum Plot {
     MemoryBars(MemoryBars),
     Scenarios(ScenarioBars),
     Nights(NightBars),
+    DiffBars(DiffBars),
+    DiffTimelines(DiffTimelines),
 }
 
 impl Plot {
@@ -94,6 +99,8 @@ impl Plot {
             Plot::MemoryBars(p) => p.height(),
             Plot::Scenarios(p) => p.height(),
             Plot::Nights(p) => p.height(),
+            Plot::DiffBars(p) => p.height(),
+            Plot::DiffTimelines(p) => p.height(),
         }
     }
 
@@ -112,6 +119,8 @@ impl Plot {
             Plot::MemoryBars(p) => p.draw(root)?,
             Plot::Scenarios(p) => p.draw(root)?,
             Plot::Nights(p) => p.draw(root)?,
+            Plot::DiffBars(p) => p.draw(root)?,
+            Plot::DiffTimelines(p) => p.draw(root)?,
         }
         root.present()?;
         Ok(())
@@ -471,6 +480,8 @@ impl Chart {
             Some(Plot::MemoryBars(p)) => vec![p.x.labels()],
             Some(Plot::Scenarios(p)) => vec![p.x.labels()],
             Some(Plot::Nights(p)) => vec![p.y.labels()],
+            Some(Plot::DiffBars(p)) => vec![p.x.labels()],
+            Some(Plot::DiffTimelines(p)) => vec![p.x.labels()],
             None => Vec::new(),
         }
     }
@@ -484,6 +495,8 @@ impl Chart {
             Some(Plot::SpillBars(p)) => p.rows.iter().map(|r| r.label.clone()).collect(),
             Some(Plot::MemoryBars(p)) => p.rows.iter().map(|r| r.label.clone()).collect(),
             Some(Plot::Scenarios(p)) => p.rows.iter().map(|r| r.label.clone()).collect(),
+            Some(Plot::DiffBars(p)) => p.rows.iter().map(|r| r.label.clone()).collect(),
+            Some(Plot::DiffTimelines(p)) => p.labels.clone(),
             Some(Plot::Busy(_) | Plot::Nights(_)) | None => Vec::new(),
         }
     }
@@ -631,6 +644,43 @@ pub(crate) fn report_of(app: &sparkdiag_model::Application) -> Report {
     let stats = sparkdiag_facts::stage_stats(app);
     let replayed = sparkdiag_whatif::replayed(app, &stats, Vec::new());
     Report::new(&[], &source, app, replayed, 0, &Default::default(), &stats)
+}
+
+/// A sparkline of `values` (two or more), 100 by 20 pixels, the last point marked, `label`
+/// as its title: drawn on plotters' SVG backend alone, with no chart around it, so a thousand
+/// such rows cost a few hundred bytes each.
+pub fn sparkline(values: &[i64], label: &str) -> String {
+    if values.len() < 2 {
+        return String::new();
+    }
+    let low = values.iter().copied().min().unwrap_or(0);
+    let high = values.iter().copied().max().unwrap_or(0);
+    let span = (high - low).max(1) as f64;
+    let step = 96.0 / (values.len() - 1) as f64;
+    let point = |i: usize, v: i64| {
+        (
+            (2.0 + i as f64 * step).round() as i32,
+            (18.0 - (v - low) as f64 / span * 16.0).round() as i32,
+        )
+    };
+    let points: Vec<(i32, i32)> = values
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| point(i, v))
+        .collect();
+    let last = points[points.len() - 1];
+    let mut buf = String::new();
+    let drawn = {
+        let root = SVGBackend::with_string(&mut buf, (100, 20)).into_drawing_area();
+        root.draw(&PathElement::new(points, BLUE_.stroke_width(1)))
+            .and_then(|()| root.draw(&Circle::new(last, 2, BLUE_.filled())))
+            .and_then(|()| root.present())
+            .is_ok()
+    };
+    if !drawn {
+        return String::new();
+    }
+    labelled(&buf, label).replacen("<svg ", "<svg class=\"spark\" ", 1)
 }
 
 #[cfg(test)]

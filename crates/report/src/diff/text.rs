@@ -96,9 +96,14 @@ pub fn output_side(s: &Option<OutputSide>) -> String {
     }
 }
 
-/// The rows one side read from an input, with how many reads: "1200 (2 reads)", or "-".
+/// The rows one side read from an input, with how many reads: "1,200 (2 reads)",
+/// "300,000 (1 read)", or "-".
 pub fn rows_read(rows: Option<i64>, reads: usize) -> String {
-    rows.map_or("-".to_string(), |v| format!("{v} ({reads} reads)"))
+    let reads = match reads {
+        1 => "1 read".to_string(),
+        n => format!("{n} reads"),
+    };
+    rows.map_or("-".to_string(), |v| format!("{} ({reads})", thousands(v)))
 }
 
 pub fn work_line(w: &WorkMatch) -> Vec<String> {
