@@ -52,65 +52,17 @@ pub fn diff_bars(
         return chart;
     }
     chart.caption = caption.to_string();
-    let longest = rows.iter().map(|r| r.ms.max(0)).max().unwrap_or(0) as f64 / 1000.0;
-    chart.drawn(Plot::DiffBars(DiffBars {
-        title,
-        x: Axis::linear(0.0, longest.max(0.001) * 1.25, 8, Unit::Seconds),
-        rows,
-    }))
-}
-
-pub(super) struct DiffBars {
-    title: &'static str,
-    pub(super) rows: Vec<DiffBar>,
-    pub(super) x: Axis,
-}
-
-impl DiffBars {
-    pub(super) fn height(&self) -> u32 {
-        bar_chart_height(self.rows.len(), 28)
-    }
-
-    pub(super) fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
-    where
-        DB::ErrorType: 'static,
-    {
-        let DiffBars { title, rows, x } = self;
-        let n = rows.len();
-        let mut c = rows_chart(
-            root,
-            x,
-            RowsLayout {
-                caption: title,
-                x_desc: "seconds",
-                y_desc: "",
-                labels: rows.iter().map(|r| r.label.as_str()).collect(),
-                label_width: label_area(rows.iter().map(|r| r.label.as_str())),
-                visible: n,
-            },
-        )?;
-        for (i, r) in rows.iter().enumerate() {
-            let y = (n - 1 - i) as f64;
-            let colour = if r.after { AFTER } else { BEFORE };
-            let seconds = r.ms.max(0) as f64 / 1000.0;
-            let extent = [(0.0, y + 0.2), (seconds, y + 0.8)];
-            if r.projected {
-                c.draw_series([Rectangle::new(extent, colour.mix(0.3).filled())])?;
-                c.draw_series([Rectangle::new(extent, colour.stroke_width(1))])?;
-            } else {
-                c.draw_series([Rectangle::new(extent, colour.filled())])?;
-            }
-            c.draw_series([Text::new(
-                format!(" {}", duration(r.ms)),
-                (seconds, y + 0.5),
-                (FONT, 12)
-                    .into_font()
-                    .color(&INK)
-                    .pos(Pos::new(HPos::Left, VPos::Center)),
-            )])?;
-        }
-        Ok(())
-    }
+    let rows = rows
+        .into_iter()
+        .map(|r| TimeBar {
+            label: r.label,
+            ms: r.ms,
+            colour: if r.after { AFTER } else { BEFORE },
+            pale: r.projected,
+            note: "",
+        })
+        .collect();
+    chart.drawn(Plot::Bars(TimeBars::new(title, "seconds", "", rows)))
 }
 
 /// Most lanes a run gets: a stage overlapping this many others shares the last lane.

@@ -33,6 +33,7 @@ use sparkdiag_model::StageStatus;
 use crate::{Report, ViewData};
 
 mod axis;
+mod bars;
 mod busy;
 mod diff;
 mod durations;
@@ -46,9 +47,10 @@ mod timeline;
 
 pub(crate) use axis::short_name;
 use axis::{Axis, Unit, stage_label};
+use bars::{TimeBar, TimeBars};
 use busy::{Busy, cores_busy};
+use diff::DiffTimelines;
 pub use diff::{DiffBar, diff_bars, diff_timelines, work_colour};
-use diff::{DiffBars, DiffTimelines};
 use durations::{Strips, task_durations};
 use gc::{GcBars, gc_share};
 use memory::{MemoryBars, memory_peaks};
@@ -56,7 +58,6 @@ use memory::{MemoryBars, memory_peaks};
 pub(crate) use nights::MAX_NIGHT_BAR;
 use nights::NightBars;
 pub use nights::night_bars;
-use scenarios::ScenarioBars;
 pub use scenarios::scenario_chart;
 use spill::{SpillBars, spill};
 pub use streaming::query_chart;
@@ -82,9 +83,8 @@ enum Plot {
     GcBars(GcBars),
     SpillBars(SpillBars),
     MemoryBars(MemoryBars),
-    Scenarios(ScenarioBars),
+    Bars(TimeBars),
     Nights(NightBars),
-    DiffBars(DiffBars),
     DiffTimelines(DiffTimelines),
 }
 
@@ -97,9 +97,8 @@ impl Plot {
             Plot::GcBars(p) => p.height(),
             Plot::SpillBars(p) => p.height(),
             Plot::MemoryBars(p) => p.height(),
-            Plot::Scenarios(p) => p.height(),
+            Plot::Bars(p) => p.height(),
             Plot::Nights(p) => p.height(),
-            Plot::DiffBars(p) => p.height(),
             Plot::DiffTimelines(p) => p.height(),
         }
     }
@@ -117,9 +116,8 @@ impl Plot {
             Plot::GcBars(p) => p.draw(root)?,
             Plot::SpillBars(p) => p.draw(root)?,
             Plot::MemoryBars(p) => p.draw(root)?,
-            Plot::Scenarios(p) => p.draw(root)?,
+            Plot::Bars(p) => p.draw(root)?,
             Plot::Nights(p) => p.draw(root)?,
-            Plot::DiffBars(p) => p.draw(root)?,
             Plot::DiffTimelines(p) => p.draw(root)?,
         }
         root.present()?;
@@ -478,9 +476,8 @@ impl Chart {
             Some(Plot::GcBars(p)) => vec![p.x.labels()],
             Some(Plot::SpillBars(p)) => vec![p.x.labels()],
             Some(Plot::MemoryBars(p)) => vec![p.x.labels()],
-            Some(Plot::Scenarios(p)) => vec![p.x.labels()],
+            Some(Plot::Bars(p)) => vec![p.x.labels()],
             Some(Plot::Nights(p)) => vec![p.y.labels()],
-            Some(Plot::DiffBars(p)) => vec![p.x.labels()],
             Some(Plot::DiffTimelines(p)) => vec![p.x.labels()],
             None => Vec::new(),
         }
@@ -494,8 +491,7 @@ impl Chart {
             Some(Plot::GcBars(p)) => p.rows.iter().map(|r| r.0.clone()).collect(),
             Some(Plot::SpillBars(p)) => p.rows.iter().map(|r| r.label.clone()).collect(),
             Some(Plot::MemoryBars(p)) => p.rows.iter().map(|r| r.label.clone()).collect(),
-            Some(Plot::Scenarios(p)) => p.rows.iter().map(|r| r.label.clone()).collect(),
-            Some(Plot::DiffBars(p)) => p.rows.iter().map(|r| r.label.clone()).collect(),
+            Some(Plot::Bars(p)) => p.rows.iter().map(|r| r.label.clone()).collect(),
             Some(Plot::DiffTimelines(p)) => p.labels.clone(),
             Some(Plot::Busy(_) | Plot::Nights(_)) | None => Vec::new(),
         }
