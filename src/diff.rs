@@ -39,6 +39,16 @@ pub struct DiffArgs {
     /// set), always, or never.
     #[arg(long, value_enum, value_name = "WHEN")]
     color: Option<crate::habits::ColorChoice>,
+    /// How far this job's runtime moves between identical runs, as a share of BEFORE's runtime
+    /// (25%) or a duration (10s, 2min): a change within it is "nothing material". Default: the
+    /// larger of 15% and 3 s. A short job whose start-up is half its runtime moves more; the
+    /// nightly index's band for the job (`sparkdiag batch`) is its measured noise.
+    #[arg(long, value_name = "PCT|DURATION", value_parser = parse_noise)]
+    noise: Option<sparkdiag_diff::Noise>,
+}
+
+fn parse_noise(text: &str) -> Result<sparkdiag_diff::Noise, String> {
+    sparkdiag_diff::Noise::parse(text)
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -72,6 +82,7 @@ pub fn run(args: DiffArgs, config: Config, prices: Prices) -> anyhow::Result<Exi
         },
         &sparkdiag_diff::Options {
             price_per_core_hour: prices.per_core_hour,
+            noise: args.noise,
         },
     );
     let rendered = match args.format {

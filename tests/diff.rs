@@ -930,6 +930,49 @@ fn the_skew_pair_names_new_skew() {
     assert_eq!(d["verdict"]["output"], "same", "{}", d["verdict"]);
 }
 
+/// `--noise` is the job's own band when its owner knows it: tighter, the disabled broadcast
+/// that moved the still pair by 10 % becomes its cause; wider, the skew pair's +28 s is within
+/// it, and the new skew is still named, never called the same.
+#[test]
+fn the_noise_band_can_be_the_jobs_own() {
+    let (still_b, still_a) = (cause_log("still-base"), cause_log("still-broadcast"));
+    let tight = diff(&still_b, &still_a, &["--noise", "5%"]);
+    assert_eq!(
+        top_cause(&tight)["kind"],
+        "configuration_change",
+        "{:#}",
+        tight["causes"]
+    );
+    assert_eq!(
+        tight["verdict"]["runtime"], "slower",
+        "{}",
+        tight["verdict"]
+    );
+    let runtime_b = metric(&tight, "runtime_ms")["before"].as_f64().unwrap();
+    assert_eq!(
+        tight["verdict"]["noise_ms"].as_f64().unwrap(),
+        (runtime_b * 0.05).round()
+    );
+
+    let wide = diff(
+        &cause_log("wait-base"),
+        &cause_log("wait-skew"),
+        &["--noise", "1min"],
+    );
+    assert_eq!(wide["verdict"]["noise_ms"], 60_000);
+    assert_eq!(wide["verdict"]["runtime"], "same", "{}", wide["verdict"]);
+    let only = top_cause(&wide);
+    assert_eq!(only["kind"], "nothing_material", "{only:#}");
+    assert!(only.to_string().contains("SK001"), "{only:#}");
+
+    for bad in ["0.25", "-5%", "soon"] {
+        let out = sparkdiag(&["diff", &still_b, &still_a, &format!("--noise={bad}")]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--noise") && err.contains(bad), "{err}");
+    }
+}
+
 /// A planted change that moved nothing (broadcast disabled on a run that JVM start-up and the
 /// driver dominate): "nothing material changed", yet the setting and the join that did change
 /// are named, never called the same.

@@ -131,11 +131,14 @@ pub(crate) fn explain(
     work: &[WorkMatch],
     findings: &FindingsDiff,
     correctness: &Correctness,
+    options: &crate::Options,
 ) -> (Verdict, Vec<Cause>) {
     let runtime = metrics.iter().find(|m| m.metric == "runtime_ms");
     let (runtime_b, runtime_a) = runtime.map_or((0, 0), |m| (m.before as i64, m.after as i64));
     let change = runtime_a - runtime_b;
-    let noise = noise_ms(runtime_b);
+    let noise = options
+        .noise
+        .map_or_else(|| noise_ms(runtime_b), |n| n.ms(runtime_b));
     let mut causes = Vec::new();
     let facts = Facts::of(before, after);
 
@@ -231,7 +234,8 @@ pub(crate) fn explain(
     (verdict, causes)
 }
 
-/// The band within which BEFORE's runtime moves between identical runs.
+/// The band within which BEFORE's runtime moves between identical runs, when the job's owner
+/// does not say (`--noise`).
 pub fn noise_ms(runtime_before_ms: i64) -> i64 {
     ((runtime_before_ms as f64 * NOISE_SHARE).round() as i64).max(NOISE_FLOOR_MS)
 }

@@ -72,6 +72,46 @@ pub struct Run<'a> {
 pub struct Options {
     /// Prices core-hours (peak cores × runtime) as money.
     pub price_per_core_hour: Option<f64>,
+    /// The job's own noise, when its owner knows it (`--noise`); else [`noise_ms`]'s default.
+    pub noise: Option<Noise>,
+}
+
+/// How far a runtime moves between identical runs of a job, as its owner states it: a share
+/// of BEFORE's runtime (`--noise 25%`) or a duration (`--noise 10s`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Noise {
+    Share(f64),
+    Fixed(i64),
+}
+
+impl Noise {
+    /// `25%` (a share), or a duration as Spark reads one: `10s`, `1500ms`, `2min`, or bare
+    /// seconds. `0.25` is refused: it could be either.
+    pub fn parse(text: &str) -> Result<Noise, String> {
+        let text = text.trim();
+        if let Some(pct) = text.strip_suffix('%') {
+            return match pct.trim().parse::<f64>() {
+                Ok(p) if p.is_finite() && p > 0.0 && p <= 1000.0 => Ok(Noise::Share(p / 100.0)),
+                _ => Err(format!(
+                    "a share of BEFORE's runtime wants a percentage above 0, like 25%; got {text}"
+                )),
+            };
+        }
+        match sparkdiag_facts::settings::spark_seconds_setting_ms(text) {
+            Some(ms) if ms > 0 => Ok(Noise::Fixed(ms)),
+            _ => Err(format!(
+                "wants a percentage of BEFORE's runtime (25%) or a duration (10s, 1500ms, 2min); got {text}"
+            )),
+        }
+    }
+
+    /// The band for a BEFORE run of `runtime_before_ms`.
+    pub fn ms(self, runtime_before_ms: i64) -> i64 {
+        match self {
+            Noise::Share(share) => (runtime_before_ms as f64 * share).round() as i64,
+            Noise::Fixed(ms) => ms,
+        }
+    }
 }
 
 /// Compares BEFORE with AFTER.
@@ -164,8 +204,15 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
     let after_out = run_out(after, None, &|job| jobs_a.get(&job).copied());
     let metrics = metrics(before, after, &before_out, &after_out, options);
     let findings = findings(before.report, after.report);
-    let (verdict, causes) =
-        causes::explain(before, after, &metrics, &work, &findings, &correctness);
+    let (verdict, causes) = causes::explain(
+        before,
+        after,
+        &metrics,
+        &work,
+        &findings,
+        &correctness,
+        options,
+    );
     let mut diff = Diff {
         schema: SCHEMA,
         before: before_out,

@@ -995,6 +995,7 @@ impl Tools {
             run(&after),
             &sparkdiag_diff::Options {
                 price_per_core_hour: self.prices.per_core_hour,
+                ..Default::default()
             },
         );
         let mut value =

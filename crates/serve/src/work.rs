@@ -192,6 +192,7 @@ pub fn diff(
     }
     let options = sparkdiag_diff::Options {
         price_per_core_hour: config.prices.per_core_hour,
+        ..Default::default()
     };
     let diff = sparkdiag_diff::compare(run(&before), run(&after), &options);
     Ok(sparkdiag_report::diff::html::render(&diff))
