@@ -260,6 +260,71 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// A night slower because of a setting (`spark.sql.shuffle.partitions` 8 → 2000, the planted
+/// `causes/partitions` run after `causes/base`): the night summaries cannot tell it, the two
+/// logs can, so the regression names the setting and the plan it changed, measured as
+/// `sparkdiag diff` does. Once the earlier log is gone, the night says what its summaries
+/// can and gives the diff command instead.
+#[test]
+fn a_night_regression_names_the_setting_measured_on_the_two_logs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let night = |logs: &std::path::Path, out: &std::path::Path, date: &str| {
+        let run = sparkdiag(&[
+            "batch",
+            logs.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--date",
+            date,
+        ]);
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        String::from_utf8_lossy(&run.stdout).into_owned()
+    };
+    let runtime_line = |said: &str| {
+        said.lines()
+            .find(|l| l.contains("regressed: orders-nightly — runtime"))
+            .unwrap_or_else(|| panic!("no runtime regression: {said}"))
+            .to_string()
+    };
+    let out = tmp.path().join("fleet");
+    night(&testdata("logs/causes/base"), &out, "2026-11-01");
+    let said = night(&testdata("logs/causes/partitions"), &out, "2026-11-02");
+    let line = runtime_line(&said);
+    assert!(
+        line.contains("likely: the configuration changed")
+            && line.contains("spark.sql.shuffle.partitions")
+            && line.contains("planned shuffle partitions: 8 → 2000")
+            && line.contains("measured on the two logs"),
+        "{line}"
+    );
+
+    // The earlier night's log moved away (rotated): the summaries' cause and the command.
+    let moved = tmp.path().join("base");
+    std::fs::create_dir_all(&moved).unwrap();
+    for entry in std::fs::read_dir(testdata("logs/causes/base")).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, moved.join(path.file_name().unwrap())).unwrap();
+    }
+    let out = tmp.path().join("rotated");
+    night(&moved, &out, "2026-11-01");
+    std::fs::remove_dir_all(&moved).unwrap();
+    let line = runtime_line(&night(
+        &testdata("logs/causes/partitions"),
+        &out,
+        "2026-11-02",
+    ));
+    assert!(
+        line.contains("not the input, Spark version or executors")
+            && line.contains("sparkdiag diff")
+            && !line.contains("measured on the two logs"),
+        "{line}"
+    );
+}
+
 /// Eight real nights of one job (`python3 testdata/gen/causes.py nights`): natural noise, its
 /// runtime between 13.8 s and 17.7 s, and one real regression on 2026-11-07, which read 4x the
 /// orders. Run night after night, `batch` flags that night alone, judged against the job's own
@@ -309,7 +374,7 @@ fn a_noisy_history_flags_only_the_real_regression() {
         line.contains("executor time") && line.contains("against its usual"),
         "judged by the job's own band: {line}"
     );
-    // Its likely cause, from the two nights' summaries: the 4x input, in rows read.
+    // Its likely cause, measured on the two nights' logs: the 4x input, in rows read.
     assert!(
         line.contains("likely: the input grew 4.0× (602,000 → 2,402,000 rows read)"),
         "{line}"

@@ -28,6 +28,7 @@ mod compare;
 mod dates;
 mod files;
 mod history;
+mod measured;
 mod merge;
 mod night;
 mod nightfile;
@@ -156,7 +157,7 @@ pub fn run(
     let date = options.date.as_str();
     if options.merge {
         let night = merge::merge(&options.dirs, &options.output, date)?;
-        return publish::publish(options, night).map(Outcome::Published);
+        return publish::publish(options, config, night).map(Outcome::Published);
     }
     match options.slice {
         Some(slice) => {
@@ -169,7 +170,7 @@ pub fn run(
         }
         None => {
             let night = night::analyse_night(options, config, progress, Style::Pretty)?;
-            publish::publish(options, night).map(Outcome::Published)
+            publish::publish(options, config, night).map(Outcome::Published)
         }
     }
 }

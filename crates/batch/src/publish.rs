@@ -7,17 +7,25 @@ use sparkdiag_report::fleet;
 
 use crate::files::write_atomic_with;
 use crate::history::read_history;
+use crate::measured::{MAX_MEASURED, measured_cause};
 use crate::nightfile::NightFile;
 use crate::{Options, Published};
 
 /// Compares the night in `night` (already written) with the earlier ones and writes the index
-/// page.
-pub(crate) fn publish(options: &Options, mut night: NightFile) -> anyhow::Result<Published> {
+/// page. A runtime, executor-time or recoverable-time regression's cause is measured on the
+/// two logs (up to
+/// [`MAX_MEASURED`] applications a night) when both are still where they were found.
+pub(crate) fn publish(
+    options: &Options,
+    config: &sparkdiag_rules::Config,
+    mut night: NightFile,
+) -> anyhow::Result<Published> {
     let out = &options.output;
     let tonight = NightTotals::from_totals(&night.night.date, &night.totals);
     let (history, latest, runs) = read_history(&out.join("nights"), tonight, night.key_filter())?;
     let min_ms = (options.min_regression_s * 1000.0) as i64;
     let mut changes = Vec::new();
+    let mut measured = 0;
     let mut trends = fleet::Trends::new();
     // Tonight's applications in the order found, as `compare::compare` goes through them.
     for app in night.apps()? {
@@ -34,6 +42,7 @@ pub(crate) fn publish(options: &Options, mut night: NightFile) -> anyhow::Result
                 .get(&app.key)
                 .map(|r| r.iter().map(|(_, p)| p.clone()).collect())
                 .unwrap_or_default();
+            let first = changes.len();
             crate::compare::compare_app(
                 &app,
                 (since, before),
@@ -42,6 +51,18 @@ pub(crate) fn publish(options: &Options, mut night: NightFile) -> anyhow::Result
                 min_ms,
                 &mut changes,
             );
+            // The slower and costlier nights: runtime, executor or recoverable time.
+            let slower = |c: &sparkdiag_contract::night::Change| c.regression && c.cause.is_some();
+            if measured < MAX_MEASURED && changes[first..].iter().any(slower) {
+                measured += 1;
+                if let Some(cause) =
+                    measured_cause(&before.input, &app.input, config, options.prices)
+                {
+                    for change in changes[first..].iter_mut().filter(|c| slower(c)) {
+                        change.cause = Some(cause.clone());
+                    }
+                }
+            }
         }
     }
     drop(latest);

@@ -202,9 +202,11 @@ pub struct Change {
     /// The earlier night compared with.
     pub since: String,
     pub report: String,
-    /// A regression's likely cause, read from the two runs' night summaries: the input grew,
-    /// Spark or the executors changed, more driver-only time; else the `sparkdiag diff` command
-    /// that compares the two runs in full.
+    /// A slower or costlier night's likely cause: measured on the two runs' logs as
+    /// `sparkdiag diff` measures it (a plan, a setting, the input, the cluster, skew...) while
+    /// both logs are where they were found; else read from the two night summaries (the input
+    /// grew, Spark or the executors changed, more driver-only time), or the `sparkdiag diff`
+    /// command that compares the two runs in full.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
 }
