@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 /// The flags a config file may give defaults for.
-#[derive(Debug, Default, serde::Deserialize)]
+#[derive(Debug, Default, Clone, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Defaults {
     pub format: Option<String>,
@@ -60,6 +60,8 @@ struct File {
 /// The config files found, the project's first.
 pub struct Found {
     pub files: Vec<PathBuf>,
+    /// Their `[defaults]`, read once however many flags ask.
+    defaults: std::cell::OnceCell<Defaults>,
 }
 
 impl Found {
@@ -78,13 +80,20 @@ impl Found {
         if let Some(file) = user_file().filter(|f| f.is_file()) {
             files.push(file);
         }
-        Found { files }
+        Found::of(files)
+    }
+
+    pub fn of(files: Vec<PathBuf>) -> Found {
+        Found {
+            files,
+            defaults: std::cell::OnceCell::new(),
+        }
     }
 
     pub fn here() -> Found {
         match std::env::current_dir() {
             Ok(cwd) => Found::search(&cwd),
-            Err(_) => Found { files: Vec::new() },
+            Err(_) => Found::of(Vec::new()),
         }
     }
 
@@ -102,8 +111,12 @@ impl Found {
             .join(" or ")
     }
 
-    /// Every file's `[defaults]`, the project's winning key by key.
+    /// Every file's `[defaults]`, the project's winning key by key; the files are read the
+    /// first time only.
     pub fn defaults(&self) -> anyhow::Result<Defaults> {
+        if let Some(defaults) = self.defaults.get() {
+            return Ok(defaults.clone());
+        }
         let mut merged = Defaults::default();
         for file in &self.files {
             let text = std::fs::read_to_string(file)
@@ -112,7 +125,7 @@ impl Found {
                 toml::from_str(&text).with_context(|| format!("{}", file.display()))?;
             merged = merged.or(parsed.defaults);
         }
-        Ok(merged)
+        Ok(self.defaults.get_or_init(|| merged).clone())
     }
 }
 
