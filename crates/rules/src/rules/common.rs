@@ -107,7 +107,7 @@ pub fn stage_partitions_advice(
             n: now,
             call_site,
         } => format!(
-            "This stage's {now} partitions come from an explicit repartition({now}) in the code{}, which spark.sql.shuffle.partitions and AQE leave alone: change that call to repartition({n}), or drop it if it only sets the number of output files (spark.sql.files.maxRecordsPerFile or a REBALANCE hint size files without fixing the count).",
+            "This stage's {now} partitions come from an explicit repartition({now}) in the code{}, which spark.sql.shuffle.partitions and AQE leave alone: change that call to repartition({n}) (a write after it then makes {n} files instead of {now}), or drop it if it only sets the number of output files (spark.sql.files.maxRecordsPerFile or a REBALANCE hint size files without fixing the count).",
             site(call_site)
         ),
         Partitions::Explicit {

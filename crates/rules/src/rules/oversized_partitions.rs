@@ -266,6 +266,9 @@ mod real_logs {
             let advice = f.recommendation.as_str();
             assert!(advice.contains("explicit repartition(2)"), "{advice}");
             assert!(advice.contains("parquet at"), "{advice}");
+            // More partitions there are more output files: said, since a repartition before a
+            // write is often there for the file count.
+            assert!(advice.contains("files instead of 2"), "{advice}");
             assert!(
                 !advice.contains("spark.sql.shuffle.partitions="),
                 "{advice}"
