@@ -973,6 +973,67 @@ fn the_noise_band_can_be_the_jobs_own() {
     }
 }
 
+/// Two runs of one streaming query: `count_mod5` with the default 200 shuffle partitions on
+/// batches of a few rows, then after its fix (2 partitions, a new checkpoint). The query is
+/// paired by name and its batches compared: the tasks per batch fall from 200-odd to a few,
+/// and the batches get shorter; every view shows the query.
+#[test]
+fn two_runs_of_one_streaming_query_are_compared_batch_for_batch() {
+    let (before, after) = (
+        testdata("logs/streaming/tiny_200"),
+        testdata("logs/streaming/tiny_fixed"),
+    );
+    let (before, after) = (before.to_str().unwrap(), after.to_str().unwrap());
+    let d = diff(before, after, &[]);
+    let queries = d["queries"].as_array().unwrap();
+    assert_eq!(queries.len(), 1, "{queries:#?}");
+    let q = &queries[0];
+    assert_eq!(q["query"], "count_mod5");
+    let (b, a) = (&q["before"], &q["after"]);
+    assert!(b["median_tasks_per_batch"].as_i64().unwrap() >= 200, "{b}");
+    assert!(a["median_tasks_per_batch"].as_i64().unwrap() <= 10, "{a}");
+    assert!(
+        a["median_batch_ms"].as_i64().unwrap() < b["median_batch_ms"].as_i64().unwrap(),
+        "{q:#}"
+    );
+    assert!(
+        a["batches"].as_u64().unwrap() > b["batches"].as_u64().unwrap(),
+        "{q:#}"
+    );
+    assert_ne!(b["run_id"], a["run_id"]);
+    // The story leads with the batches, and a stream's sink is not an output change: two runs
+    // of a stream write what arrived while each ran.
+    let headline = d["headline"].to_string();
+    assert!(
+        headline.contains("Streaming query `count_mod5`: median batch")
+            && !headline.contains("OUTPUT CHANGED"),
+        "{headline}"
+    );
+    let sinks: Vec<&Value> = d["correctness"]["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(sinks.len(), 1, "{sinks:#?}");
+    assert_eq!(
+        sinks[0]["destination"],
+        "sink of micro-batches of count_mod5"
+    );
+    assert_eq!(sinks[0]["status"], "unknown");
+    assert_eq!(d["work"][0]["label"], "micro-batches of count_mod5");
+    for format in ["text", "markdown", "html"] {
+        let out = sparkdiag(&["diff", before, after, "--format", format]);
+        let page = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            page.contains("count_mod5") && page.contains("tasks per batch (median)"),
+            "{format}: {page}"
+        );
+    }
+    // A batch run diffed with another has no query section.
+    let plain = diff(&cause_log("base"), &cause_log("rerun"), &[]);
+    assert!(plain.get("queries").is_none(), "{}", plain["queries"]);
+}
+
 /// A planted change that moved nothing (broadcast disabled on a run that JVM start-up and the
 /// driver dominate): "nothing material changed", yet the setting and the join that did change
 /// are named, never called the same.

@@ -16,6 +16,8 @@ listener bus without any setting):
   watermark: the state holds every key ever seen.
 * `tiny_200`: a streaming `groupBy(value % 5).count()` with the default 200 shuffle partitions
   on batches of a few rows.
+* `tiny_fixed`: the same query after its fix, 2 shuffle partitions on a new checkpoint: the
+  pair `sparkdiag diff` compares batch for batch.
 * `late_rows`: a windowed count with a 10 s watermark where one row in ten claims to be two
   minutes old: those rows are dropped behind the watermark.
 * `idle`: a file source given one file, then nothing, on a 1 s trigger for 70 s: every
@@ -43,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import LOGS, WORK, fresh_dir, spark_env  # noqa: E402
 
 OUT = LOGS / "streaming"
-SCENARIOS = ["behind", "healthy", "state_no_watermark", "tiny_200", "late_rows", "idle",
+SCENARIOS = ["behind", "healthy", "state_no_watermark", "tiny_200", "tiny_fixed", "late_rows", "idle",
              "stopped", "failed_udf", "dstreams", "connect"]
 
 
@@ -124,6 +126,18 @@ def tiny_200(event_dir):
     q = (df.selectExpr("value % 5 AS k").groupBy("k").count().writeStream.format("noop")
          .outputMode("update").queryName("count_mod5").trigger(processingTime="10 seconds")
          .option("checkpointLocation", checkpoint("tiny")).start())
+    run_for(q, 300)
+    spark.stop()
+
+
+def tiny_fixed(event_dir):
+    """`tiny_200`'s query after its fix: 2 shuffle partitions, on a new checkpoint (a stateful
+    query keeps the partition count of its checkpoint). The pair is what `diff` compares."""
+    spark = session(event_dir, "streaming-tiny-fixed", {"spark.sql.shuffle.partitions": "2"})
+    df = spark.readStream.format("rate").option("rowsPerSecond", 3).load()
+    q = (df.selectExpr("value % 5 AS k").groupBy("k").count().writeStream.format("noop")
+         .outputMode("update").queryName("count_mod5").trigger(processingTime="10 seconds")
+         .option("checkpointLocation", checkpoint("tiny-fixed")).start())
     run_for(q, 300)
     spark.stop()
 

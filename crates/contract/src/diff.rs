@@ -29,6 +29,39 @@ pub struct Diff {
     pub findings: FindingsDiff,
     /// Matched work: SQL executions and jobs grouped by shape, then paired across the runs.
     pub work: Vec<WorkMatch>,
+    /// Added in v1: each Structured Streaming query paired with its other run (by name, else
+    /// id), its micro-batches side by side; absent when neither run streamed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub queries: Vec<QueryDiff>,
+}
+
+/// One streaming query in both runs (`before` or `after` is `null` where it did not run).
+#[derive(Debug, Clone, Serialize)]
+pub struct QueryDiff {
+    /// Its name, or its id when it has none.
+    pub query: String,
+    pub before: Option<QuerySide>,
+    pub after: Option<QuerySide>,
+}
+
+/// How one run of a query's micro-batches went.
+#[derive(Debug, Clone, Serialize)]
+pub struct QuerySide {
+    pub run_id: String,
+    /// As the report's `streaming.queries[].status`.
+    pub status: &'static str,
+    pub batches: usize,
+    pub trigger_interval_ms: Option<i64>,
+    pub median_batch_ms: Option<i64>,
+    pub p95_batch_ms: Option<i64>,
+    /// Batches that took longer than the trigger interval: the query fell behind in each.
+    pub batches_over_trigger: usize,
+    /// Tasks the batch's jobs ran (skipped ones left out), the median over batches with jobs.
+    pub median_tasks_per_batch: Option<i64>,
+    pub input_rows: i64,
+    pub median_input_rows_per_second: Option<f64>,
+    pub median_processed_rows_per_second: Option<f64>,
+    pub max_state_rows: i64,
 }
 
 impl Diff {

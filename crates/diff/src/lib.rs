@@ -45,6 +45,7 @@
 
 mod causes;
 mod outputs;
+mod streaming;
 mod work;
 
 pub use causes::{NOISE_FLOOR_MS, NOISE_SHARE, noise_ms};
@@ -224,6 +225,7 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
         metrics,
         findings,
         work,
+        queries: streaming::compare(before.report, after.report),
     };
     if let Some(note) = projection_note {
         diff.correctness.notes.push(note);
@@ -694,6 +696,32 @@ fn headline(d: &Diff) -> Vec<String> {
     for o in &d.correctness.outputs {
         if matches!(o.status, "changed" | "only-before" | "only-after") {
             out.push(format!("OUTPUT CHANGED at {}: {}", o.destination, o.note));
+        }
+    }
+    // A stream runs as long as it is left to: its batches, not its runtime, say how it did.
+    for q in &d.queries {
+        let (Some(b), Some(a)) = (&q.before, &q.after) else {
+            continue;
+        };
+        let mut said = Vec::new();
+        if let (Some(mb), Some(ma)) = (b.median_batch_ms, a.median_batch_ms) {
+            said.push(format!("median batch {} → {}", duration(mb), duration(ma)));
+        }
+        if let (Some(tb), Some(ta)) = (b.median_tasks_per_batch, a.median_tasks_per_batch) {
+            said.push(format!("{tb} → {ta} tasks per batch"));
+        }
+        if a.batches_over_trigger != b.batches_over_trigger {
+            said.push(format!(
+                "batches longer than the trigger {} → {}",
+                b.batches_over_trigger, a.batches_over_trigger
+            ));
+        }
+        if !said.is_empty() {
+            out.push(format!(
+                "Streaming query `{}`: {}.",
+                q.query,
+                said.join(", ")
+            ));
         }
     }
     if let Some(rt) = d.metrics.first() {

@@ -102,7 +102,7 @@ pub fn groups(app: &Application, plans: &[PlanInput], writes: &[Write]) -> Vec<G
         let description = if sql.description.is_empty() {
             first_line(&sql.details)
         } else {
-            sql.description.clone()
+            micro_batches_of(&sql.description).unwrap_or_else(|| sql.description.clone())
         };
         units.push((
             "sql",
@@ -138,7 +138,11 @@ pub fn groups(app: &Application, plans: &[PlanInput], writes: &[Write]) -> Vec<G
                 end_ms: job.completion_ms,
                 job_ids: vec![job.job_id],
                 // Jobs without a description are known by their call site alone.
-                description: job.description.clone().unwrap_or_default(),
+                description: job
+                    .description
+                    .as_deref()
+                    .map(|d| micro_batches_of(d).unwrap_or_else(|| d.to_string()))
+                    .unwrap_or_default(),
                 plan: None,
                 destinations: BTreeSet::new(),
             },
@@ -418,12 +422,29 @@ pub fn matched(
     }
 }
 
-/// A group's description: masked when it holds several units (`month #: …`).
+/// What a Structured Streaming micro-batch's description (`NAME\nid = …\nrunId = …\nbatch =
+/// N`, as Spark's `StreamExecution` writes it) stands for: the query's batches, one work
+/// whatever the ids and batch numbers, `None` for any other description.
+pub(crate) fn micro_batches_of(description: &str) -> Option<String> {
+    let mut lines = description.lines();
+    let name = lines.next()?.trim();
+    let ids = [lines.next()?, lines.next()?, lines.next()?];
+    let spark_wrote = ids[0].starts_with("id = ")
+        && ids[1].starts_with("runId = ")
+        && ids[2].starts_with("batch = ");
+    spark_wrote.then(|| match name {
+        "" => "micro-batches of an unnamed query".to_string(),
+        name => format!("micro-batches of {name}"),
+    })
+}
+
+/// A group's description: masked when its units' descriptions differ (`month #: …`).
 pub fn side_label(g: &Group) -> String {
-    let shown = if g.units.len() > 1 {
+    let first = &g.units[0].description;
+    let shown = if g.units.iter().any(|u| u.description != *first) {
         g.key_description.clone()
     } else {
-        g.units[0].description.clone()
+        first.clone()
     };
     match &g.call_site {
         // Jobs are known by their call site; the description says which part of the run.
@@ -657,6 +678,22 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_streaming_queries_batches_are_one_work_by_its_name() {
+        let batch = |n: i64| {
+            format!(
+                "count_mod5\nid = 3f2e6db1-0a4e-4b3a-9c1e-cdd2c1e0e7a0\nrunId = 9ee1e2df-fe0a-4d1b-8fd2-ec4ea0a1b2c3\nbatch = {n}"
+            )
+        };
+        assert_eq!(
+            micro_batches_of(&batch(3)).as_deref(),
+            Some("micro-batches of count_mod5")
+        );
+        assert_eq!(micro_batches_of(&batch(3)), micro_batches_of(&batch(41)));
+        assert_eq!(micro_batches_of("month 07: filter + write"), None);
+        assert_eq!(micro_batches_of("a\nb\nc\nd"), None);
+    }
 
     #[test]
     fn numbers_are_masked_so_loop_iterations_share_a_description() {

@@ -4,7 +4,9 @@
 
 use sparkdiag_contract::diff::Diff;
 
-use super::text::{cause_line, fact_line, output_side, ratio_words, rows_read, signed, value};
+use super::text::{
+    cause_line, fact_line, output_side, query_rows, ratio_words, rows_read, signed, value,
+};
 use crate::charts::{DiffBar, diff_bars, diff_timelines, work_colour};
 use crate::format::{duration, escape as esc};
 use crate::html::figure;
@@ -160,6 +162,21 @@ pub fn render(d: &Diff) -> String {
     }
     body.push_str("</table>");
 
+    for q in &d.queries {
+        body.push_str(&format!(
+            "<h2>Streaming query <code>{}</code></h2><table><tr><th></th><th>before</th><th>after</th></tr>",
+            esc(&q.query)
+        ));
+        for (what, b, a) in query_rows(q) {
+            body.push_str(&format!(
+                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                esc(what),
+                esc(&b),
+                esc(&a)
+            ));
+        }
+        body.push_str("</table>");
+    }
     body.push_str("<h2>Findings</h2><table><tr><th></th><th>rule</th><th>title</th><th>impact before</th><th>impact after</th></tr>");
     for (what, c) in d.findings.each() {
         body.push_str(&format!(

@@ -2,7 +2,9 @@
 
 use sparkdiag_contract::diff::{Diff, RunOut, WorkSide};
 
-use super::text::{cause_line, fact_line, output_side, ratio_words, rows_read, signed, value};
+use super::text::{
+    cause_line, fact_line, output_side, query_rows, ratio_words, rows_read, signed, value,
+};
 use crate::format::{duration, markdown_cell as cell};
 
 pub fn render(d: &Diff) -> String {
@@ -110,6 +112,15 @@ pub fn render(d: &Diff) -> String {
             t(&w.after),
             cell(&w.plan_changes.join("; "))
         ));
+    }
+    for q in &d.queries {
+        out.push_str(&format!(
+            "\n### Streaming query `{}`\n\n| | before | after |\n|---|---:|---:|\n",
+            q.query.replace('`', "'")
+        ));
+        for (what, b, a) in query_rows(q) {
+            out.push_str(&format!("| {what} | {} | {} |\n", cell(&b), cell(&a)));
+        }
     }
     out.push_str("\n### Findings\n\n");
     if d.findings.is_empty() {

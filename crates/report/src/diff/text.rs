@@ -106,6 +106,44 @@ pub fn rows_read(rows: Option<i64>, reads: usize) -> String {
     rows.map_or("-".to_string(), |v| format!("{} ({reads})", thousands(v)))
 }
 
+/// A streaming query's rows for every view: what, BEFORE, AFTER ("-" where a run has no value
+/// or did not run the query).
+pub fn query_rows(q: &sparkdiag_contract::diff::QueryDiff) -> Vec<(&'static str, String, String)> {
+    use sparkdiag_contract::diff::QuerySide;
+    type Cell = fn(&QuerySide) -> Option<String>;
+    let rows: [(&'static str, Cell); 11] = [
+        ("status", |s| Some(s.status.to_string())),
+        ("micro-batches", |s| Some(thousands(s.batches as i64))),
+        ("trigger interval", |s| s.trigger_interval_ms.map(duration)),
+        ("median batch", |s| s.median_batch_ms.map(duration)),
+        ("p95 batch", |s| s.p95_batch_ms.map(duration)),
+        ("batches longer than the trigger", |s| {
+            s.trigger_interval_ms
+                .map(|_| thousands(s.batches_over_trigger as i64))
+        }),
+        ("tasks per batch (median)", |s| {
+            s.median_tasks_per_batch.map(thousands)
+        }),
+        ("input rows", |s| Some(thousands(s.input_rows))),
+        ("input rows/s (median)", |s| {
+            s.median_input_rows_per_second.map(|r| format!("{r:.1}"))
+        }),
+        ("processed rows/s (median)", |s| {
+            s.median_processed_rows_per_second
+                .map(|r| format!("{r:.1}"))
+        }),
+        ("state rows (max)", |s| Some(thousands(s.max_state_rows))),
+    ];
+    rows.iter()
+        .map(|(what, cell)| {
+            let side = |s: &Option<QuerySide>| {
+                s.as_ref().and_then(cell).unwrap_or_else(|| "-".to_string())
+            };
+            (*what, side(&q.before), side(&q.after))
+        })
+        .collect()
+}
+
 pub fn work_line(w: &WorkMatch) -> Vec<String> {
     let by = if w.matched_by == "none" {
         "no counterpart"
@@ -381,6 +419,17 @@ pub fn render_with(d: &Diff, opts: Options) -> String {
         }
     }
     emit(String::new(), None);
+
+    if !d.queries.is_empty() {
+        emit("Streaming queries".to_string(), Some(BOLD));
+        for q in &d.queries {
+            emit(format!("  {}", q.query), None);
+            for (what, b, a) in query_rows(q) {
+                emit(format!("    {what:32} {b:>12} → {a}"), None);
+            }
+        }
+        emit(String::new(), None);
+    }
 
     emit("Findings".to_string(), Some(BOLD));
     for (what, c) in d.findings.each() {
