@@ -1001,6 +1001,13 @@ fn two_runs_of_one_streaming_query_are_compared_batch_for_batch() {
         "{q:#}"
     );
     assert_ne!(b["run_id"], a["run_id"]);
+    // A stream runs as long as it is left to: the verdict is the batches', not the runtime's.
+    assert_eq!(d["verdict"]["runtime"], "faster", "{}", d["verdict"]);
+    let sentence = d["verdict"]["sentence"].as_str().unwrap();
+    assert!(
+        sentence.starts_with("Batches ") && sentence.contains("spark.sql.shuffle.partitions"),
+        "{sentence}"
+    );
     // The story leads with the batches, and a stream's sink is not an output change: two runs
     // of a stream write what arrived while each ran.
     let headline = d["headline"].to_string();

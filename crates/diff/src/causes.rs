@@ -5,7 +5,8 @@
 use std::collections::BTreeSet;
 
 use sparkdiag_contract::diff::{
-    Cause, Correctness, Fact, FindingsDiff, MetricChange, PropertyChange, Verdict, WorkMatch,
+    Cause, Correctness, Fact, FindingsDiff, MetricChange, PropertyChange, QueryDiff, Verdict,
+    WorkMatch,
 };
 use sparkdiag_contract::{GROWTH_FACTOR, Report};
 use sparkdiag_model::units::{duration, human_bytes, share_change};
@@ -123,16 +124,29 @@ fn matches(key: &str, list: &[&str]) -> bool {
     })
 }
 
+/// What the rest of the diff found, that the causes and the verdict are read from.
+pub(crate) struct Compared<'a> {
+    pub metrics: &'a [MetricChange],
+    pub work: &'a [WorkMatch],
+    pub findings: &'a FindingsDiff,
+    pub correctness: &'a Correctness,
+    pub queries: &'a [QueryDiff],
+}
+
 /// The verdict and the ranked causes of the change from BEFORE to AFTER.
 pub(crate) fn explain(
     before: Run,
     after: Run,
-    metrics: &[MetricChange],
-    work: &[WorkMatch],
-    findings: &FindingsDiff,
-    correctness: &Correctness,
+    compared: Compared,
     options: &crate::Options,
 ) -> (Verdict, Vec<Cause>) {
+    let Compared {
+        metrics,
+        work,
+        findings,
+        correctness,
+        queries,
+    } = compared;
     let runtime = metrics.iter().find(|m| m.metric == "runtime_ms");
     let (runtime_b, runtime_a) = runtime.map_or((0, 0), |m| (m.before as i64, m.after as i64));
     let change = runtime_a - runtime_b;
@@ -230,7 +244,13 @@ pub(crate) fn explain(
             structural,
         ));
     }
-    let verdict = verdict(change, runtime_b, noise, correctness, &causes);
+    // Two runs of a stream: how long each ran is how long it was left to; its batches say how
+    // it did.
+    let streams = [before, after]
+        .iter()
+        .all(|r| r.report.application.workload == sparkdiag_model::Workload::StructuredStreaming);
+    let batches = if streams { batch_speed(queries) } else { None };
+    let verdict = verdict(change, runtime_b, noise, correctness, &causes, batches);
     (verdict, causes)
 }
 
@@ -817,19 +837,42 @@ fn nothing_material(
     cause
 }
 
+/// Batches whose median moved by less than this share are "about as fast".
+const BATCH_NOISE_SHARE: f64 = 0.15;
+
+/// The query with the most batches in AFTER of those both runs ran, with its median batch
+/// before and after.
+fn batch_speed(queries: &[QueryDiff]) -> Option<(&str, i64, i64)> {
+    queries
+        .iter()
+        .filter_map(|q| {
+            let (b, a) = (q.before.as_ref()?, q.after.as_ref()?);
+            Some((
+                q.query.as_str(),
+                b.median_batch_ms?,
+                a.median_batch_ms?,
+                a.batches,
+            ))
+        })
+        .max_by_key(|&(_, _, _, n)| n)
+        .map(|(q, b, a, _)| (q, b, a))
+}
+
 fn verdict(
     change: i64,
     runtime_b: i64,
     noise: i64,
     correctness: &Correctness,
     causes: &[Cause],
+    batches: Option<(&str, i64, i64)>,
 ) -> Verdict {
-    let runtime = if change.abs() <= noise {
-        "same"
-    } else if change < 0 {
-        "faster"
-    } else {
-        "slower"
+    let runtime = match batches {
+        Some((_, b, a)) if ((a - b) as f64).abs() <= b as f64 * BATCH_NOISE_SHARE => "same",
+        Some((_, b, a)) if a < b => "faster",
+        Some(_) => "slower",
+        None if change.abs() <= noise => "same",
+        None if change < 0 => "faster",
+        None => "slower",
     };
     let output = match correctness.status {
         "equal" => "same",
@@ -837,13 +880,27 @@ fn verdict(
         _ => "unknown",
     };
     let percent = pct(runtime_b as f64, (runtime_b + change) as f64);
-    let speed = match runtime {
-        "same" => format!(
-            "About as fast ({percent}, within the noise of ±{})",
-            duration(noise)
-        ),
-        "faster" => format!("Faster ({percent})"),
-        _ => format!("Slower ({percent})"),
+    let speed = match (batches, runtime) {
+        (Some((query, b, a)), _) => {
+            let how = match runtime {
+                "same" => "Batches about as fast".to_string(),
+                "faster" => format!("Batches {:.1}× faster", b as f64 / a.max(1) as f64),
+                _ => format!("Batches {:.1}× slower", a as f64 / b.max(1) as f64),
+            };
+            format!(
+                "{how} (query `{query}`: median batch {} → {}; a stream runs as long as it is left to, so its runtime is no measure)",
+                duration(b),
+                duration(a)
+            )
+        }
+        (None, runtime) => match runtime {
+            "same" => format!(
+                "About as fast ({percent}, within the noise of ±{})",
+                duration(noise)
+            ),
+            "faster" => format!("Faster ({percent})"),
+            _ => format!("Slower ({percent})"),
+        },
     };
     let out = match (runtime, output) {
         (_, "same") => "the same output",

@@ -205,13 +205,17 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
     let after_out = run_out(after, None, &|job| jobs_a.get(&job).copied());
     let metrics = metrics(before, after, &before_out, &after_out, options);
     let findings = findings(before.report, after.report);
+    let queries = streaming::compare(before.report, after.report);
     let (verdict, causes) = causes::explain(
         before,
         after,
-        &metrics,
-        &work,
-        &findings,
-        &correctness,
+        causes::Compared {
+            metrics: &metrics,
+            work: &work,
+            findings: &findings,
+            correctness: &correctness,
+            queries: &queries,
+        },
         options,
     );
     let mut diff = Diff {
@@ -225,7 +229,7 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
         metrics,
         findings,
         work,
-        queries: streaming::compare(before.report, after.report),
+        queries,
     };
     if let Some(note) = projection_note {
         diff.correctness.notes.push(note);
