@@ -614,3 +614,34 @@ fn the_servers_prices_put_money_in_the_finding_rows() {
         "{brief}"
     );
 }
+
+/// `compare_runs` takes the job's own noise band as `diff --noise` does: the skew pair's +28 s
+/// is "slower" on the default band and within a one-minute band; a band that is neither a share
+/// nor a duration is refused by name.
+#[test]
+fn compare_runs_takes_the_jobs_noise_band() {
+    let root = testdata(".");
+    let mut server = Server::start(&[&root]);
+    let pair = json!({
+        "before": "logs/causes/wait-base/app-20261203140202-0000.zstd",
+        "after": "logs/causes/wait-skew/app-20261203140246-0000.zstd",
+    });
+    let (_, default) = server.text(60, "compare_runs", pair.clone());
+    assert_eq!(
+        default["verdict"]["runtime"], "slower",
+        "{}",
+        default["verdict"]
+    );
+    let mut wide = pair.clone();
+    wide["noise"] = json!("1min");
+    let (_, wide) = server.text(61, "compare_runs", wide);
+    assert_eq!(wide["verdict"]["noise_ms"], 60_000);
+    assert_eq!(wide["verdict"]["runtime"], "same", "{}", wide["verdict"]);
+    let mut bad = pair;
+    bad["noise"] = json!("0.25");
+    let message = server.refused(62, "compare_runs", bad);
+    assert!(
+        message.contains("noise:") && message.contains("0.25"),
+        "{message}"
+    );
+}

@@ -188,6 +188,7 @@ pub fn definitions() -> Vec<Value> {
                 "after": {"type": "string", "description": "The later run, as `before`."},
                 "before_app_id": {"type": "string", "description": "When `before` holds several applications: the one with this id."},
                 "after_app_id": {"type": "string", "description": "When `after` holds several applications: the one with this id."},
+                "noise": {"type": "string", "description": "How far this job's runtime moves between identical runs, as `diff --noise` takes it: a share of BEFORE's runtime (`25%`) or a duration (`20s`). A change within it is \"nothing material\". Default: the larger of 15% and 3 s."},
             }).as_object().cloned().unwrap_or_default(),
             &["before", "after"],
         ),
@@ -971,6 +972,11 @@ impl Tools {
     }
 
     fn compare_runs(&self, args: &Args) -> Result<Value, Failure> {
+        let noise = args
+            .str("noise")
+            .map(sparkdiag_diff::Noise::parse)
+            .transpose()
+            .map_err(|e| ToolError(format!("noise: {e}")))?;
         let before = self
             .load(
                 args.str("before").unwrap_or_default(),
@@ -995,7 +1001,7 @@ impl Tools {
             run(&after),
             &sparkdiag_diff::Options {
                 price_per_core_hour: self.prices.per_core_hour,
-                ..Default::default()
+                noise,
             },
         );
         let mut value =
