@@ -1041,6 +1041,41 @@ fn two_runs_of_one_streaming_query_are_compared_batch_for_batch() {
     assert!(plain.get("queries").is_none(), "{}", plain["queries"]);
 }
 
+/// One job and its settings on pyspark 3.5, then on 4.3 (`testdata/gen/trust.py spark-3.5` and
+/// `spark-4.3-twin`): the Spark version change is named first. The settings that differ are
+/// PySpark's own defaults (3.5 sets spark.rdd.compress), none known to matter, so they come
+/// after it, still named.
+#[test]
+fn a_spark_upgrade_is_named_before_the_defaults_it_brought() {
+    let (before, after) = (
+        testdata("logs/trust/spark-3.5"),
+        testdata("logs/trust/spark-4.3-twin"),
+    );
+    let d = diff(before.to_str().unwrap(), after.to_str().unwrap(), &[]);
+    let top = top_cause(&d);
+    assert_eq!(top["kind"], "version_change", "{:#}", d["causes"]);
+    assert!(
+        top["title"]
+            .as_str()
+            .unwrap()
+            .contains("Spark 3.5.9 → 4.3.0"),
+        "{top:#}"
+    );
+    let kinds: Vec<&str> = d["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["kind"].as_str().unwrap())
+        .collect();
+    let config = kinds.iter().position(|k| *k == "configuration_change");
+    assert!(config.is_some_and(|i| i > 0), "{kinds:?}");
+    assert!(
+        d["causes"].to_string().contains("spark.rdd.compress"),
+        "{:#}",
+        d["causes"]
+    );
+}
+
 /// A planted change that moved nothing (broadcast disabled on a run that JVM start-up and the
 /// driver dominate): "nothing material changed", yet the setting and the join that did change
 /// are named, never called the same.

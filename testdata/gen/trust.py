@@ -22,6 +22,8 @@ Writes testdata/logs/trust/<scenario>/<appId>.zstd (one zstd file each):
   partitions, written by pyspark 3.5 (run with a Python that has it:
   `python3 -m venv /tmp/venv35 && /tmp/venv35/bin/pip install "pyspark==3.5.*"`, then
   `/tmp/venv35/bin/python testdata/gen/trust.py spark-3.5`); every other scenario is pyspark 4.3.
+* spark-4.3-twin: the spark-3.5 job and settings again on pyspark 4.3, under the same application
+  name: the pair `sparkdiag diff` names a Spark version change on.
 """
 import os
 import signal
@@ -73,6 +75,9 @@ SCENARIOS = {
     "spark-3.5": ("local[2]", {"spark.app.name": "sparkdiag-fixture spark-3.5",
                                "spark.sql.adaptive.enabled": "false",
                                "spark.sql.shuffle.partitions": "200"}),
+    "spark-4.3-twin": ("local[2]", {"spark.app.name": "sparkdiag-fixture spark-3.5",
+                                    "spark.sql.adaptive.enabled": "false",
+                                    "spark.sql.shuffle.partitions": "200"}),
     "cascade": ("local[2]", {"spark.app.name": "sparkdiag-fixture cascade",
                              "spark.task.maxFailures": "1"}),
 }
@@ -183,12 +188,12 @@ def cascade(spark):
     t.join()
 
 
-def spark35(spark):
+def spark35(spark, version="3.5"):
     import pyspark
     from pyspark.sql import functions as F
 
-    if not pyspark.__version__.startswith("3.5"):
-        raise RuntimeError(f"spark-3.5 needs pyspark 3.5, found {pyspark.__version__}")
+    if not pyspark.__version__.startswith(version):
+        raise RuntimeError(f"this scenario needs pyspark {version}, found {pyspark.__version__}")
     facts = spark.range(0, 2_000_000, 1, 4).select(
         F.col("id"), (F.col("id") % 1000).alias("k"), (F.col("id") % 7).alias("d"))
     dims = spark.range(0, 7, 1, 1).select(F.col("id").alias("d"), (F.col("id") * 10).alias("w"))
@@ -203,6 +208,7 @@ WORKLOADS = {
     "interactive": interactive,
     "cascade": cascade,
     "spark-3.5": spark35,
+    "spark-4.3-twin": lambda spark: spark35(spark, "4.3"),
 }
 
 

@@ -223,12 +223,20 @@ pub(crate) fn explain(
             .then(|| c.explained_ms.abs() as f64 / whole as f64);
     }
     // Driver-only time is what a loaded machine or a slow executor start-up inflates first: it
-    // leads only when nothing structural changed.
+    // leads only when nothing structural changed. Among causes that explain as much, settings
+    // none of which is known to matter come after the rest: beside a new Spark version they are
+    // usually its own defaults (PySpark 3.5 sets spark.rdd.compress, 4.x does not).
+    let incidental = |c: &Cause| {
+        c.kind == "configuration_change"
+            && c.measured_by == "not measured"
+            && c.properties.iter().all(|p| !p.known_to_matter)
+    };
     causes.sort_by_key(|c| {
         (
             c.explained_ms.signum() != change.signum(),
             c.kind == "driver_time",
             std::cmp::Reverse(c.explained_ms.abs()),
+            incidental(c),
         )
     });
     if causes.is_empty() {
