@@ -120,26 +120,27 @@ def state_no_watermark(event_dir):
     spark.stop()
 
 
-def tiny_200(event_dir):
-    spark = session(event_dir, "streaming-tiny-200")
+def count_mod5(event_dir, app_name, conf, checkpoint_name):
+    """A streaming `groupBy(value % 5).count()` on a 10 s trigger for 300 s: the query of the
+    `tiny_200` / `tiny_fixed` pair."""
+    spark = session(event_dir, app_name, conf)
     df = spark.readStream.format("rate").option("rowsPerSecond", 3).load()
     q = (df.selectExpr("value % 5 AS k").groupBy("k").count().writeStream.format("noop")
          .outputMode("update").queryName("count_mod5").trigger(processingTime="10 seconds")
-         .option("checkpointLocation", checkpoint("tiny")).start())
+         .option("checkpointLocation", checkpoint(checkpoint_name)).start())
     run_for(q, 300)
     spark.stop()
+
+
+def tiny_200(event_dir):
+    count_mod5(event_dir, "streaming-tiny-200", None, "tiny")
 
 
 def tiny_fixed(event_dir):
     """`tiny_200`'s query after its fix: 2 shuffle partitions, on a new checkpoint (a stateful
     query keeps the partition count of its checkpoint). The pair is what `diff` compares."""
-    spark = session(event_dir, "streaming-tiny-fixed", {"spark.sql.shuffle.partitions": "2"})
-    df = spark.readStream.format("rate").option("rowsPerSecond", 3).load()
-    q = (df.selectExpr("value % 5 AS k").groupBy("k").count().writeStream.format("noop")
-         .outputMode("update").queryName("count_mod5").trigger(processingTime="10 seconds")
-         .option("checkpointLocation", checkpoint("tiny-fixed")).start())
-    run_for(q, 300)
-    spark.stop()
+    count_mod5(event_dir, "streaming-tiny-fixed", {"spark.sql.shuffle.partitions": "2"},
+               "tiny-fixed")
 
 
 def late_rows(event_dir):
