@@ -43,12 +43,8 @@ pub struct DiffArgs {
     /// (25%) or a duration (10s, 2min): a change within it is "nothing material". Default: the
     /// larger of 15% and 3 s. A short job whose start-up is half its runtime moves more; the
     /// nightly index's band for the job (`sparkdiag batch`) is its measured noise.
-    #[arg(long, value_name = "PCT|DURATION", value_parser = parse_noise)]
+    #[arg(long, value_name = "PCT|DURATION", value_parser = sparkdiag_diff::Noise::parse)]
     noise: Option<sparkdiag_diff::Noise>,
-}
-
-fn parse_noise(text: &str) -> Result<sparkdiag_diff::Noise, String> {
-    sparkdiag_diff::Noise::parse(text)
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]

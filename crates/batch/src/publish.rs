@@ -13,8 +13,8 @@ use crate::{Options, Published};
 
 /// Compares the night in `night` (already written) with the earlier ones and writes the index
 /// page. A runtime, executor-time or recoverable-time regression's cause is measured on the
-/// two logs (up to
-/// [`MAX_MEASURED`] applications a night) when both are still where they were found.
+/// two logs (up to [`MAX_MEASURED`] applications a night) when both are still where they were
+/// found.
 pub(crate) fn publish(
     options: &Options,
     config: &sparkdiag_rules::Config,

@@ -845,9 +845,6 @@ fn nothing_material(
     cause
 }
 
-/// Batches whose median moved by less than this share are "about as fast".
-const BATCH_NOISE_SHARE: f64 = 0.15;
-
 /// The query with the most batches in AFTER of those both runs ran, with its median batch
 /// before and after.
 fn batch_speed(queries: &[QueryDiff]) -> Option<(&str, i64, i64)> {
@@ -875,7 +872,8 @@ fn verdict(
     batches: Option<(&str, i64, i64)>,
 ) -> Verdict {
     let runtime = match batches {
-        Some((_, b, a)) if ((a - b) as f64).abs() <= b as f64 * BATCH_NOISE_SHARE => "same",
+        // A median batch that moved by less than a run's noise share is "about as fast".
+        Some((_, b, a)) if ((a - b) as f64).abs() <= b as f64 * NOISE_SHARE => "same",
         Some((_, b, a)) if a < b => "faster",
         Some(_) => "slower",
         None if change.abs() <= noise => "same",

@@ -21,6 +21,17 @@ pub fn shs_quantiles<T: Copy + Ord>(values: &mut [T], quantiles: &[f64]) -> Opti
     )
 }
 
+/// The median of some numbers, the upper one of an even count (the History Server's 0.5
+/// quantile, [`shs_index`]); `None` when empty. Any `PartialOrd`, so rates in `f64` too.
+pub fn median<T: Copy + PartialOrd>(values: impl IntoIterator<Item = T>) -> Option<T> {
+    let mut v: Vec<T> = values.into_iter().collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    Some(v[shs_index(v.len(), 0.5)])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,15 +2,7 @@
 
 use sparkdiag_model::streaming::{MicroBatch, StreamingQuery};
 
-/// The median of some numbers (the upper one of an even count); `None` when empty.
-pub fn median<T: Copy + PartialOrd>(values: impl IntoIterator<Item = T>) -> Option<T> {
-    let mut v: Vec<T> = values.into_iter().collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
-    Some(v[v.len() / 2])
-}
+pub use sparkdiag_model::quantile::median;
 
 /// The batches that read rows, without the run's first batch: it starts the Python workers,
 /// plans the query for the first time and, on a restart, replays what the last run left, so it
