@@ -230,6 +230,50 @@ fn a_first_job_waiting_for_executors_on_yarn_is_named() {
     assert!(of_rule(&local, "UT003").is_empty());
 }
 
+/// Spark 1.6 logs no query events, but this job is `df.write.json` (its jobs carry
+/// `spark.sql.execution.id`, its reduce stage is a `ShuffledRowRDD`). Its 40 shuffle partitions
+/// are not the setting's 200, so the program asked for them: the advice says so, not "RDDs only",
+/// and the what-if names the same count as the finding.
+#[test]
+fn a_dataframe_shuffle_before_spark_2_is_advised_as_dataframe_work() {
+    let Some(log) = shared_opt(
+        "real-world/sparklint/docs-spark_summit_euro_2016-event_logs/application_1472176676028_407508_1",
+    ) else {
+        return;
+    };
+    let r = report_of(&log);
+    assert_eq!(r["application"]["api"], "sql");
+    let oversized = of_rule(&r, "PA002");
+    assert_eq!(oversized.len(), 1, "{oversized:?}");
+    let finding = &oversized[0];
+    let advice = finding["recommendation"].as_str().unwrap();
+    assert!(!advice.contains("RDDs only"), "{advice}");
+    let n = finding["evidence"]["recommended_partitions"]
+        .as_i64()
+        .unwrap();
+    for wanted in [
+        "repartition(40)".to_string(),
+        "spark.sql.shuffle.partitions is 200".to_string(),
+        "before 2.0".to_string(),
+        format!("to {n}"),
+    ] {
+        assert!(advice.contains(&wanted), "{wanted:?} not in {advice}");
+    }
+    let partitions: Vec<&str> = r["what_if"]["advice"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["kind"] == "partitions")
+        .filter_map(|a| a["text"].as_str())
+        .collect();
+    assert_eq!(partitions.len(), 1, "{partitions:?}");
+    assert!(
+        partitions[0].contains(&format!("about {n} partitions")),
+        "{} vs {n}",
+        partitions[0]
+    );
+}
+
 #[test]
 fn released_executors_under_dynamic_allocation_are_not_lost() {
     let Some(log) = shared_opt(

@@ -7,7 +7,8 @@
 //! ([`StageStats`], packed as [`Varints`]), what each stage is and where its partition count
 //! came from ([`stage_shape`]), each SQL execution's parsed plan with what the log measured for
 //! it ([`PlanInput`]), the most cores the application had ([`peak_cores`]), the memory it asked
-//! for and used ([`memory_limits`], [`memory_figures`]) and Spark's size and time settings read
+//! for and used ([`memory_limits`], [`memory_figures`]), the partition count some data wants
+//! ([`partition_count`]) and Spark's size and time settings read
 //! as Spark reads them ([`settings`]). Which of these make a finding, with which thresholds and
 //! which advice, stays in `sparkdiag-rules`, one rule per file.
 //!
@@ -30,6 +31,7 @@ pub mod memory_figures;
 pub mod memory_limits;
 pub mod memory_sizing;
 mod packed;
+pub mod partition_count;
 mod plans;
 pub mod settings;
 mod stage_facts;

@@ -54,6 +54,11 @@ pub enum Partitions {
     },
     /// A shuffle sized by `spark.sql.shuffle.partitions` (its value, or Spark's 200).
     ShuffleDefault { n: i64 },
+    /// A DataFrame shuffle the log holds no plan for (Spark before 2.0 logs none) into `n`
+    /// partitions, not the `setting` of `spark.sql.shuffle.partitions`, with no AQE to have
+    /// changed the count: an explicit `repartition(n)` in the code, or the setting changed at
+    /// run time; without the plan the log cannot say which.
+    UnplannedSqlShuffle { n: i64, setting: i64 },
     /// Input splits: file sizes and `spark.sql.files.maxPartitionBytes` decided.
     InputSplits,
     /// RDD work outside any SQL query: the RDD call (`parallelize(data, n)`, `textFile(path, n)`,
@@ -296,6 +301,19 @@ fn shape_of(
         Partitions::ShuffleDefault {
             n: shuffle_partitions,
         }
+    } else if reads_shuffle && jobs.iter().any(|j| j.sql_execution_id.is_some()) {
+        if stage.num_tasks == shuffle_partitions {
+            Partitions::ShuffleDefault {
+                n: shuffle_partitions,
+            }
+        } else if counts_are_the_settings(app) {
+            Partitions::UnplannedSqlShuffle {
+                n: stage.num_tasks,
+                setting: shuffle_partitions,
+            }
+        } else {
+            Partitions::Unknown
+        }
     } else if input && !nodes.is_empty() {
         Partitions::InputSplits
     } else if jobs.iter().all(|j| j.sql_execution_id.is_none()) && !jobs.is_empty() {
@@ -312,6 +330,15 @@ fn shape_of(
         listing,
         source_formats,
         behind_shuffle,
+    }
+}
+
+/// Whether a DataFrame shuffle's partition count is what the program or the settings asked
+/// for: no adaptive execution coalesced or split it (Spark before 3.0, or AQE switched off).
+fn counts_are_the_settings(app: &Application) -> bool {
+    match app.spark_properties.get("spark.sql.adaptive.enabled") {
+        Some(v) => !v.trim().eq_ignore_ascii_case("true"),
+        None => app.spark_version_number().is_some_and(|v| v < (3, 2)),
     }
 }
 

@@ -183,9 +183,11 @@ impl Application {
         Some((major, minor))
     }
 
-    /// The application ran Spark SQL / DataFrame queries (not RDD operations only).
+    /// The application ran Spark SQL / DataFrame queries (not RDD operations only): it logged
+    /// a query, or a job ran for one. Spark before 2.0 logs no query events at all, but its
+    /// DataFrame jobs still carry `spark.sql.execution.id`.
     pub fn uses_sql(&self) -> bool {
-        !self.sql.is_empty()
+        !self.sql.is_empty() || self.jobs.iter().any(|j| j.sql_execution_id.is_some())
     }
 
     /// Photon, Databricks' native engine, ran this application's queries.

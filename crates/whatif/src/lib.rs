@@ -579,7 +579,7 @@ fn memory_advice(app: &Application) -> Option<Advice> {
 }
 
 /// Shuffle partitions per stage where AQE could not pick them (off, or Spark before 3.2 where it
-/// was off by default): about 128 MiB per reduce task, for the stages that took a tenth of the run.
+/// was off by default): about 128 MB per reduce task, for the stages that took a tenth of the run.
 fn partition_advice(app: &Application, wall_ms: i64, cores_today: i64) -> Vec<Advice> {
     let aqe = app
         .spark_properties
@@ -592,7 +592,7 @@ fn partition_advice(app: &Application, wall_ms: i64, cores_today: i64) -> Vec<Ad
     if aqe == Some(true) || (aqe.is_none() && !before_3_2) {
         return Vec::new();
     }
-    const TARGET: i64 = 128 << 20;
+    use sparkdiag_facts::partition_count::{DEFAULT_TARGET_MB, for_stage};
     let mut out: Vec<(i64, Advice)> = Vec::new();
     for stage in &app.stages {
         let read = stage.totals.shuffle_read_bytes();
@@ -602,8 +602,8 @@ fn partition_advice(app: &Application, wall_ms: i64, cores_today: i64) -> Vec<Ad
         if read <= 0 || took * 10 < wall_ms || stage.num_tasks <= 0 {
             continue;
         }
-        // Never fewer partitions than cores: that would leave cores idle.
-        let want = ((read + TARGET - 1) / TARGET).max(cores_today);
+        // The count PA002 and CF002 name for the same stage, so the report says one number.
+        let want = for_stage(read, DEFAULT_TARGET_MB, cores_today);
         let each = read / stage.num_tasks;
         let tiny = each < 16 << 20 && stage.num_tasks >= 200 && want * 2 <= stage.num_tasks;
         let huge = each > 256 << 20 && want >= stage.num_tasks * 2;
@@ -623,7 +623,7 @@ fn partition_advice(app: &Application, wall_ms: i64, cores_today: i64) -> Vec<Ad
                 Advice {
                     kind: "partitions",
                     text: format!(
-                        "Stage {} read {:.0} MiB of shuffle in {} tasks ({:.1} MiB each): about {want} partitions of up to 128 MiB would suit it ({how}).",
+                        "Stage {} read {:.0} MiB of shuffle in {} tasks ({:.1} MiB each): about {want} partitions of about {DEFAULT_TARGET_MB} MB would suit it ({how}).",
                         stage.stage_id,
                         read as f64 / f64::from(1u32 << 20),
                         stage.num_tasks,

@@ -118,6 +118,14 @@ pub fn stage_partitions_advice(
             "This stage's {now} partitions come from an explicit coalesce({now}) in the code{}, which also runs everything before it since the last shuffle in {now} tasks: change it to coalesce({n}), or to repartition({n}) so the work before it keeps its own parallelism.",
             site(call_site)
         ),
+        Partitions::UnplannedSqlShuffle { n: now, setting } => format!(
+            "This DataFrame shuffle has {now} partitions while spark.sql.shuffle.partitions is {setting}, so the count comes from the program: an explicit repartition({now}) before this step, or spark.sql.shuffle.partitions={now} set at run time (sqlContext.setConf or spark.conf.set). {} Change whichever it is to {n} (after repartition({n}) a write makes {n} files instead of {now}).",
+            if ctx.app.spark_version_number().is_some_and(|v| v < (2, 0)) {
+                "Spark before 2.0 writes no query plans to the event log, so the log cannot say which."
+            } else {
+                "The log holds no plan for this query, so it cannot say which."
+            }
+        ),
         Partitions::InputSplits => match resize {
             Resize::Fewer => "This stage reads input: its partitions are input splits, sized by the files and spark.sql.files.maxPartitionBytes (128 MB) / spark.sql.files.openCostInBytes, not by spark.sql.shuffle.partitions: compact the small files, or raise spark.sql.files.maxPartitionBytes so each task reads more of them.".to_string(),
             Resize::More => "This stage reads input: its partitions are input splits, sized by the files and spark.sql.files.maxPartitionBytes (128 MB), not by spark.sql.shuffle.partitions: lower spark.sql.files.maxPartitionBytes so big splittable files are read as more splits, or rewrite unsplittable (gzip) files into smaller ones.".to_string(),

@@ -21,7 +21,7 @@ pub const MAX_AVG_MB: Threshold = threshold(
 
 pub const TARGET_MB: Threshold = threshold(
     "target_mb",
-    128.0,
+    sparkdiag_facts::partition_count::DEFAULT_TARGET_MB,
     "MB",
     "partition size the recommended count aims at",
     "Databricks and spark-rapids (128-256 MB)",
@@ -81,7 +81,8 @@ fn check_default_partitions(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         if !(too_small || too_big) {
             continue;
         }
-        let recommended = ((total as f64 / (t.get(&TARGET_MB) * 1e6)).ceil() as i64).max(ctx.cores);
+        let recommended =
+            sparkdiag_facts::partition_count::for_stage(total as i64, t.get(&TARGET_MB), ctx.cores);
         let severity = if ratio(stats.duration_ms as f64, ctx.app_ms as f64) >= 0.1 {
             Severity::Medium
         } else {

@@ -29,7 +29,7 @@ pub const MIN_STAGE_GB: Threshold = threshold(
 
 pub const TARGET_MB: Threshold = threshold(
     "target_mb",
-    128.0,
+    sparkdiag_facts::partition_count::DEFAULT_TARGET_MB,
     "MB",
     "partition size the recommended partition count aims at",
     "Databricks and spark-rapids (128-256 MB)",
@@ -117,7 +117,8 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             }
             continue;
         }
-        let recommended = ((total as f64 / (t.get(&TARGET_MB) * 1e6)).ceil() as i64).max(ctx.cores);
+        let recommended =
+            sparkdiag_facts::partition_count::for_stage(total as i64, t.get(&TARGET_MB), ctx.cores);
         // With the data spread evenly over `recommended` partitions and all cores, the stage
         // would take about its task time divided by the cores it could use.
         let ideal = stats.task_time_ms / ctx.cores.min(recommended).max(1);
@@ -204,7 +205,7 @@ fn all_spilling(
         2 * n
     };
     let total = facts.successful_data_bytes;
-    let by_size = (total as f64 / (t.get(&TARGET_MB) * 1e6)).ceil() as i64;
+    let by_size = sparkdiag_facts::partition_count::by_size(total as i64, t.get(&TARGET_MB));
     let recommended = by_memory.max(by_size).max(2 * n);
     // The spill's disk round trip, spread over the cores, is what right-sized partitions save.
     let io_ms = (2.0 * disk as f64 / 200e6 * 1000.0) as i64;

@@ -37,7 +37,7 @@ pub const MIN_APP_SHARE: Threshold = threshold(
 
 pub const TARGET_MB: Threshold = threshold(
     "target_mb",
-    128.0,
+    sparkdiag_facts::partition_count::DEFAULT_TARGET_MB,
     "MB",
     "partition size the recommended partition count aims at",
     "Databricks and spark-rapids (128-256 MB); AQE's advisory size is 64 MB",
@@ -140,7 +140,8 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     for ((_, tasks), stages) in kinds {
         let impact: i64 = stages.iter().map(|s| s.impact_ms).sum();
         let bytes_each = stages.iter().map(|s| s.bytes).max().unwrap_or(0);
-        let by_size = (bytes_each as f64 / (t.get(&TARGET_MB) * 1e6)).ceil() as i64;
+        let by_size =
+            sparkdiag_facts::partition_count::by_size(bytes_each as i64, t.get(&TARGET_MB));
         let recommended = by_size.max(ctx.cores).min(tasks as i64).max(1);
         let mut medians: Vec<u32> = stages.iter().map(|s| s.median_ms).collect();
         medians.sort_unstable();
