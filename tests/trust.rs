@@ -98,6 +98,51 @@ fn every_log() -> Vec<Analysed> {
     all
 }
 
+/// Each merged setting is what a finding's `evidence.conf` says (or the replay's cores), each key
+/// once, and the one-submission advice lists exactly them.
+#[test]
+fn on_every_real_log_the_merged_settings_are_the_findings_own() {
+    for a in &every_log() {
+        let r = &a.report;
+        let Some(settings) = r["what_if"]["settings"].as_array() else {
+            continue;
+        };
+        let mut keys = std::collections::HashSet::new();
+        for s in settings {
+            let (key, value, from) = (
+                s["key"].as_str().unwrap(),
+                s["value"].as_str().unwrap(),
+                s["from"].as_str().unwrap(),
+            );
+            assert!(keys.insert(key), "{}: {key} twice", a.label);
+            if from != "what-if" {
+                let named = of_rule(r, from).iter().any(|f| {
+                    f["evidence"]["conf"]
+                        .as_array()
+                        .is_some_and(|c| c.iter().any(|e| e == &format!("{key}={value}")))
+                });
+                assert!(named, "{}: {key}={value} from {from}", a.label);
+            }
+        }
+        let advice: Vec<&str> = r["what_if"]["advice"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["kind"] == "settings")
+            .filter_map(|x| x["text"].as_str())
+            .collect();
+        assert_eq!(
+            advice.len(),
+            usize::from(settings.len() >= 2),
+            "{}",
+            a.label
+        );
+        for text in advice {
+            assert_eq!(text.matches("--conf ").count(), settings.len(), "{text}");
+        }
+    }
+}
+
 #[test]
 fn on_every_real_log_impacts_fit_in_the_runtime_and_each_rule_speaks_once() {
     let all = every_log();

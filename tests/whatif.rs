@@ -191,3 +191,94 @@ fn the_driver_loop_pattern_says_in_one_sentence_that_the_driver_bounds_it() {
     assert!(text.contains("What bounds this run"), "{text}");
     assert!(text.contains(headline), "{text}");
 }
+
+/// `what_if.settings` of `log` as `key=value [from]`, and the `settings` advice, if any.
+fn settings_of(args: &[&str]) -> (Vec<String>, Option<String>) {
+    let r = crate::util::json_of(args);
+    let w = &r["what_if"];
+    let settings = w["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            format!(
+                "{}={} [{}]",
+                s["key"].as_str().unwrap(),
+                s["value"].as_str().unwrap(),
+                s["from"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let advice = w["advice"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["kind"] == "settings")
+        .map(|a| a["text"].as_str().unwrap().to_string());
+    (settings, advice)
+}
+
+/// The over-provisioned run with PA001 on for its small stages: the partitions and the memory
+/// come out as one list to paste, the shuffle partitions GC002 restates (the run's own 8) left
+/// out because they change nothing.
+#[test]
+fn the_findings_settings_merge_into_one_submission() {
+    let log = testdata("logs/memory/overprovisioned");
+    let (settings, advice) = settings_of(&[
+        "analyze",
+        "--format",
+        "json",
+        "--set",
+        "PA001.min_tasks=2",
+        "--set",
+        "PA001.min_app_share=0",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        settings,
+        [
+            "spark.sql.shuffle.partitions=2 [PA001]",
+            "spark.executor.memory=512m [GC002]"
+        ]
+    );
+    let advice = advice.expect("a settings advice for two settings");
+    assert!(
+        advice.contains("--conf spark.sql.shuffle.partitions=2 --conf spark.executor.memory=512m"),
+        "{advice}"
+    );
+    // One setting is the finding's own advice already: no second line saying it again.
+    let (settings, advice) = settings_of(&["analyze", "--format", "json", log.to_str().unwrap()]);
+    assert_eq!(settings, ["spark.executor.memory=512m [GC002]"]);
+    assert_eq!(advice, None);
+}
+
+/// Under dynamic allocation the executor ceiling is named only where it held the run: the
+/// Summit log reached its 50 executors (4 cores each) and the replay wants 511 cores; the Delight
+/// log stayed far under its ceiling of 100, held by its ramp-up, which no ceiling changes.
+#[test]
+fn the_executor_ceiling_is_named_only_where_it_held_the_run() {
+    if let Some(log) = crate::util::shared_opt_for(
+        "real-world/sparklint/docs-spark_summit_euro_2016-event_logs/application_1472176676028_407508_1",
+        "the Summit log's check",
+    ) {
+        let (settings, _) = settings_of(&["analyze", "--format", "json", log.to_str().unwrap()]);
+        assert_eq!(
+            settings,
+            ["spark.dynamicAllocation.maxExecutors=128 [what-if]"]
+        );
+    }
+    if let Some(log) = crate::util::shared_opt_for(
+        "real-world/delight/documentation-resources/example_spark_event_log.txt",
+        "the Delight log's check",
+    ) {
+        let (settings, _) = settings_of(&["analyze", "--format", "json", log.to_str().unwrap()]);
+        assert!(
+            settings.iter().all(|s| !s.contains("maxExecutors")),
+            "{settings:?}"
+        );
+        assert!(
+            settings.contains(&"spark.executor.memory=1536m [GC002]".to_string()),
+            "{settings:?}"
+        );
+    }
+}

@@ -458,7 +458,8 @@ fn nodes_of_stage<'a>(
     out
 }
 
-fn app_shape(app: &Application) -> AppShape {
+/// What the application ran on, without the stages' facts.
+pub fn app_shape(app: &Application) -> AppShape {
     let executors: Vec<&sparkdiag_model::Executor> = crate::task_executors(app).collect();
     AppShape {
         gpu: gpu_setting(app),

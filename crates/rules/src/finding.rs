@@ -246,6 +246,17 @@ impl Finding {
         self
     }
 
+    /// The settings the recommendation names, pasteable as `--conf key=value`
+    /// (`evidence.conf`): the what-if merges every finding's into one list. Nothing is recorded
+    /// when there are none, as for advice that is a change to the code.
+    pub fn settings(self, conf: impl IntoIterator<Item = String>) -> Finding {
+        let conf: Vec<String> = conf.into_iter().collect();
+        if conf.is_empty() {
+            return self;
+        }
+        self.evidence("conf", conf)
+    }
+
     pub fn recommend(mut self, text: impl Into<String>) -> Finding {
         self.recommendation = text.into();
         self

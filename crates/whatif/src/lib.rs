@@ -19,6 +19,7 @@
 
 pub mod replay;
 pub mod savings;
+pub mod settings;
 
 use replay::{Graph, ReplayOptions, StageChanges};
 use serde::Serialize;
@@ -77,7 +78,7 @@ impl Scenario {
 /// A sizing recommendation with its reason and predicted effect.
 #[derive(Debug, Clone, Serialize)]
 pub struct Advice {
-    /// `cores`, `driver`, `skew`, `memory`, `partitions`.
+    /// `cores`, `driver`, `skew`, `memory`, `partitions`, `settings`.
     pub kind: &'static str,
     pub text: String,
 }
@@ -92,6 +93,9 @@ pub struct WhatIf {
     pub replay_today_ms: i64,
     pub scenarios: Vec<Scenario>,
     pub advice: Vec<Advice>,
+    /// Every setting the findings name and the cores the replay recommends, as one list to
+    /// paste (`settings` advice says it as `--conf` flags).
+    pub settings: Vec<settings::Setting>,
     /// One sentence for a manager: what the run is bound by and what would help.
     pub headline: String,
     /// What the replay keeps fixed and what it cannot know.
@@ -259,7 +263,7 @@ pub fn what_if_with_findings(
     let merged_today = (!merges.is_empty())
         .then(|| at_merged(Some(cores_today as usize)))
         .filter(|&ms| ms as f64 <= today as f64 * 0.95);
-    let mut advice = match merged_today {
+    let (mut advice, cores_wanted) = match merged_today {
         None => advise(
             &graph,
             cores_today,
@@ -270,7 +274,7 @@ pub fn what_if_with_findings(
             &StageChanges::default(),
         ),
         Some(merged_today) => {
-            let mut advice = advise(
+            let (mut advice, wanted) = advise(
                 &graph,
                 cores_today,
                 merged_today,
@@ -304,11 +308,41 @@ pub fn what_if_with_findings(
                     lowercase_first(&cores_advice.text)
                 );
             }
-            advice
+            (advice, wanted)
         }
     };
     advice.extend(memory_advice(app));
     advice.extend(partition_advice(app, wall_ms, cores_today));
+    // A person's session is not sized by a replay of what they happened to type.
+    let settings = settings::merged(
+        app,
+        findings,
+        cores_wanted.filter(|_| !interactive),
+        cores_today,
+    );
+    if settings.len() >= 2 {
+        let mut from: Vec<&str> = Vec::new();
+        for s in &settings {
+            if !from.contains(&s.from.as_str()) {
+                from.push(&s.from);
+            }
+        }
+        advice.push(Advice {
+            kind: "settings",
+            text: format!(
+                "Together, as one submission: {} (from {}).",
+                settings::submission(&settings),
+                from.iter()
+                    .map(|f| if *f == "what-if" {
+                        "the cores replay"
+                    } else {
+                        f
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        });
+    }
     let mut headline = headline(&bounds, &scenarios, cores_today);
     if let Some(why) = app.interactive() {
         // A person between commands is not a driver to optimise.
@@ -323,6 +357,7 @@ pub fn what_if_with_findings(
             replay_today_ms: today,
             scenarios,
             advice,
+            settings,
             headline,
             assumptions: ASSUMPTIONS.to_vec(),
         },
@@ -428,7 +463,7 @@ fn advise(
     scenarios: &[Scenario],
     interactive: bool,
     changes: &StageChanges,
-) -> Vec<Advice> {
+) -> (Vec<Advice>, Option<i64>) {
     let mut advice = Vec::new();
     let max = graph.max_parallelism() as i64;
     let at = |cores: i64| {
@@ -454,6 +489,7 @@ fn advise(
     }
     let knee = low;
     let at_knee = at(knee);
+    let resize = (knee * 2 <= cores_today || knee > cores_today).then_some(knee);
     let change = |ms: i64| percent(ms as f64 / today.max(1) as f64 - 1.0);
     if knee * 2 <= cores_today {
         advice.push(Advice {
@@ -512,7 +548,7 @@ fn advise(
             ),
         });
     }
-    advice
+    (advice, resize)
 }
 
 /// "1 core", "8 cores".

@@ -72,6 +72,37 @@ pub fn partitions_advice(ctx: &crate::Context, n: i64) -> String {
     }
 }
 
+/// The one setting that gives `stage` `n` partitions where [`partitions_advice`] applies (no
+/// explicit call decided them): the SQL setting for DataFrame work, the RDD default otherwise.
+/// None for a stage that reads input, whose splits neither setting sizes.
+pub fn partitions_setting(ctx: &crate::Context, stage: &StageAttempt, n: i64) -> Option<String> {
+    let shape = ctx.shape(stage);
+    if shape.input || shape.listing {
+        return None;
+    }
+    Some(if ctx.app.uses_sql() {
+        format!("spark.sql.shuffle.partitions={n}")
+    } else {
+        format!("spark.default.parallelism={n}")
+    })
+}
+
+/// What turns on AQE's coalescing of small shuffle partitions where it is off: AQE itself, and
+/// `coalescePartitions` where the application switched it off (Spark's default is on). `None`
+/// when both are on already.
+pub fn aqe_coalescing_settings(ctx: &crate::Context) -> Option<Vec<String>> {
+    let mut conf = Vec::new();
+    if !aqe_enabled(ctx) {
+        conf.push("spark.sql.adaptive.enabled=true".to_string());
+    }
+    if property(ctx, "spark.sql.adaptive.coalescePartitions.enabled")
+        .is_some_and(|v| v.eq_ignore_ascii_case("false"))
+    {
+        conf.push("spark.sql.adaptive.coalescePartitions.enabled=true".to_string());
+    }
+    (!conf.is_empty()).then_some(conf)
+}
+
 /// Which way a stage's partition count should move.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Resize {

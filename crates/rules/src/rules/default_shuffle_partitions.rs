@@ -82,7 +82,7 @@ fn check_default_partitions(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             continue;
         }
         let recommended =
-            sparkdiag_facts::partition_count::for_stage(total as i64, t.get(&TARGET_MB), ctx.cores);
+            sparkdiag_facts::partition_count::for_stage(total, t.get(&TARGET_MB), ctx.cores);
         let severity = if ratio(stats.duration_ms as f64, ctx.app_ms as f64) >= 0.1 {
             Severity::Medium
         } else {
@@ -95,18 +95,30 @@ fn check_default_partitions(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             bytes(avg as i64),
             recommended
         );
+        let stage_advice = super::common::stage_partitions_advice(
+            ctx,
+            stage,
+            recommended,
+            if too_small {
+                super::common::Resize::Fewer
+            } else {
+                super::common::Resize::More
+            },
+        );
         findings.push(
             Finding::new(&DEFAULT_SHUFFLE_PARTITIONS, severity, title, 0)
                 .stages([stage.stage_id])
                 .evidence("shuffle_read_bytes", total)
                 .evidence("avg_partition_bytes", avg as i64)
                 .evidence("recommended_partitions", recommended)
-                .recommend(if let Some(advice) = super::common::stage_partitions_advice(
-                    ctx,
-                    stage,
-                    recommended,
-                    if too_small { super::common::Resize::Fewer } else { super::common::Resize::More },
-                ) {
+                .settings(match &stage_advice {
+                    Some(_) => Vec::new(),
+                    None if super::common::aqe_applies(ctx) && !super::common::aqe_enabled(ctx) => {
+                        vec!["spark.sql.adaptive.enabled=true".to_string()]
+                    }
+                    None => vec![format!("spark.sql.shuffle.partitions={recommended}")],
+                })
+                .recommend(if let Some(advice) = stage_advice {
                     advice
                 } else if super::common::aqe_applies(ctx) {
                     format!("Turn on AQE (spark.sql.adaptive.enabled=true) or set spark.sql.shuffle.partitions={recommended}.")

@@ -137,6 +137,9 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             duration(biggest.duration_ms.into()),
             recommended
         );
+        let (advice, setting) = more_partitions(ctx, stage, recommended, |how| {
+            format!("Raise the partition count to about {recommended}: {how}.")
+        });
         findings.push(
             Finding::new(&OVERSIZED, severity, title, impact)
                 .stages([stage.stage_id])
@@ -154,23 +157,28 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 .evidence("cores", ctx.cores)
                 .evidence("disk_spill_bytes", stage.totals.disk_bytes_spilled)
                 .evidence("recommended_partitions", recommended)
-                .recommend(
-                    super::common::stage_partitions_advice(
-                        ctx,
-                        stage,
-                        recommended,
-                        super::common::Resize::More,
-                    )
-                    .unwrap_or_else(|| {
-                        format!(
-                            "Raise the partition count to about {recommended}: {}.",
-                            super::common::partitions_advice(ctx, recommended)
-                        )
-                    }),
-                ),
+                .settings(setting)
+                .recommend(advice),
         );
     }
     findings
+}
+
+/// The advice for giving `stage` about `n` partitions, and the one setting it names: none when
+/// the count comes from the code or the input. `worded` puts the setting's advice in a sentence.
+fn more_partitions(
+    ctx: &Context,
+    stage: &sparkdiag_model::StageAttempt,
+    n: i64,
+    worded: impl FnOnce(String) -> String,
+) -> (String, Option<String>) {
+    match super::common::stage_partitions_advice(ctx, stage, n, super::common::Resize::More) {
+        Some(advice) => (advice, None),
+        None => (
+            worded(super::common::partitions_advice(ctx, n)),
+            super::common::partitions_setting(ctx, stage, n),
+        ),
+    }
 }
 
 /// A stage where (nearly) every task spilled and none stands out: every partition was too big
@@ -216,6 +224,9 @@ fn all_spilling(
         stats.successful,
         bytes(disk),
     );
+    let (advice, setting) = more_partitions(ctx, stage, recommended, |how| {
+        format!("Use about {recommended} partitions: {how}.")
+    });
     Some(
         Finding::new(
             &OVERSIZED,
@@ -234,20 +245,8 @@ fn all_spilling(
         .evidence("max_partition_bytes", max_bytes)
         .evidence("median_partition_bytes", stats.median_bytes)
         .evidence("recommended_partitions", recommended)
-        .recommend(
-            super::common::stage_partitions_advice(
-                ctx,
-                stage,
-                recommended,
-                super::common::Resize::More,
-            )
-            .unwrap_or_else(|| {
-                format!(
-                    "Use about {recommended} partitions: {}.",
-                    super::common::partitions_advice(ctx, recommended)
-                )
-            }),
-        ),
+        .settings(setting)
+        .recommend(advice),
     )
 }
 

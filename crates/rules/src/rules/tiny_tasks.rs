@@ -163,6 +163,12 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             if stages.len() > 1 { "each " } else { "" },
             duration(median.into()),
         );
+        let stage_advice = super::common::stage_partitions_advice(
+            ctx,
+            stages[0].stage,
+            recommended,
+            super::common::Resize::Fewer,
+        );
         findings.push(
             Finding::new(&TINY_TASKS, Severity::from_share(impact, ctx.app_ms), title, impact)
                 .stages(stages.iter().map(|s| s.stage_id))
@@ -181,12 +187,20 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 .evidence("overhead_task_ms", stages.iter().map(|s| s.overhead_ms).sum::<i64>())
                 .evidence("cores", ctx.cores)
                 .evidence("recommended_partitions", recommended)
-                .recommend(if let Some(advice) = super::common::stage_partitions_advice(
-                    ctx,
-                    stages[0].stage,
-                    recommended,
-                    super::common::Resize::Fewer,
-                ) {
+                .settings(match &stage_advice {
+                    Some(_) => Vec::new(),
+                    None if super::common::aqe_applies(ctx) => {
+                        super::common::aqe_coalescing_settings(ctx).unwrap_or_else(|| {
+                            super::common::partitions_setting(ctx, stages[0].stage, recommended)
+                                .into_iter()
+                                .collect()
+                        })
+                    }
+                    None => super::common::partitions_setting(ctx, stages[0].stage, recommended)
+                        .into_iter()
+                        .collect(),
+                })
+                .recommend(if let Some(advice) = stage_advice {
                     advice
                 } else if !ctx.app.uses_sql() {
                     format!("Use fewer, larger partitions: {}; coalesce({recommended}) shrinks an RDD without a shuffle. For small input files, read them with fewer splits (minPartitions) or compact them.", super::common::partitions_advice(ctx, recommended))
