@@ -143,6 +143,26 @@ fn on_every_real_log_the_merged_settings_are_the_findings_own() {
     }
 }
 
+/// A sparkscope fixture splices two runs 1,918 days apart: the clock jump is named, and no replay
+/// predicts days for a run of 8 s.
+#[test]
+fn a_log_whose_clock_jumped_gets_no_replay() {
+    let Some(log) =
+        shared_opt("real-world/sparkscope/eventlog/app-20231025121456-0004-eventLog-finished")
+    else {
+        return;
+    };
+    let r = report_of(&log);
+    assert!(
+        r["source"]["warnings"].to_string().contains("clock jumped"),
+        "{}",
+        r["source"]["warnings"]
+    );
+    assert!(r["what_if"].is_null(), "{}", r["what_if"]);
+    // The run's own time leaves the jump out.
+    assert!(r["application"]["duration_ms"].as_i64().unwrap() < 60_000);
+}
+
 #[test]
 fn on_every_real_log_impacts_fit_in_the_runtime_and_each_rule_speaks_once() {
     let all = every_log();

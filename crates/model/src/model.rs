@@ -377,7 +377,7 @@ impl Application {
         }
         for &(from, to) in &self.clock_jumps {
             out.push(format!(
-                "no event for {:.1} days ({} to {} epoch ms): the clock jumped or nothing ran; that stretch is left out of every finding's impact",
+                "no event for {:.1} days ({} to {} epoch ms): the clock jumped or nothing ran; that stretch is left out of every finding's impact, and the run is not replayed (no what-if)",
                 (to - from) as f64 / 86_400_000.0,
                 from,
                 to

@@ -113,7 +113,8 @@ pub const ASSUMPTIONS: [&str; 5] = [
     "it cannot know what a rewrite would change (fewer jobs, less shuffle, a different plan): only more or fewer cores, skewed tasks cut to their stage's median, and the driver's gaps removed",
 ];
 
-/// The what-if analysis of `app`, or `None` when the log has no start or no tasks.
+/// The what-if analysis of `app`, or `None` when the log has no start or no tasks, or its clock
+/// jumped.
 pub fn what_if(app: &Application) -> Option<WhatIf> {
     what_if_with_stage_stats(app, &sparkdiag_facts::stage_stats(app))
 }
@@ -166,6 +167,11 @@ pub fn what_if_with_findings(
     stats: &[sparkdiag_facts::StageStats],
     findings: &mut [sparkdiag_rules::Finding],
 ) -> Option<(WhatIf, i64)> {
+    // A replay walks the clock from the start: across a jump of days it would predict days for
+    // a run of seconds, so a log whose clock jumped gets no replay at all.
+    if !app.clock_jumps.is_empty() {
+        return None;
+    }
     let graph = Graph::with_stage_stats(app, stats)?;
     if graph.max_parallelism() == 0 || app.tasks.is_empty() {
         return None;
