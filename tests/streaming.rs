@@ -258,7 +258,7 @@ fn the_history_server_suite_s_spark_3_1_stream_reads_with_its_nan_rates() {
 #[test]
 fn no_batch_only_finding_fires_on_streams_or_connect_servers() {
     let mut all: Vec<&str> = STRUCTURED.to_vec();
-    all.extend(["dstreams", "connect"]);
+    all.extend(["dstreams", "connect", "connect_clients"]);
     for scenario in all {
         let r = report(&log(scenario));
         for (rule, severity, title) in rules_of(&r) {
@@ -274,7 +274,14 @@ fn no_batch_only_finding_fires_on_streams_or_connect_servers() {
 fn a_program_s_own_stop_is_never_a_failure() {
     // `query.stop()` under a running batch, the end of a run that cancels its batch, and
     // `StreamingContext.stop()` while a batch ran.
-    for scenario in ["stopped", "tiny_200", "behind", "dstreams", "connect"] {
+    for scenario in [
+        "stopped",
+        "tiny_200",
+        "behind",
+        "dstreams",
+        "connect",
+        "connect_clients",
+    ] {
         let path = log(scenario);
         let r = report(&path);
         let rules = rules_of(&r);
@@ -405,12 +412,72 @@ fn each_streaming_problem_is_found_where_it_was_made_and_only_there() {
     }
 }
 
+/// Two client processes, `alice` and `bob`, on one server at once: each session is its client's
+/// user, their operations' jobs interleave (bob's first query ran jobs 2 and 4 while alice's ran
+/// 3 and 5), and the gaps between requests are the clients', not a driver loop to remove.
+#[test]
+fn a_connect_server_s_clients_are_told_apart_and_their_gaps_are_theirs() {
+    let r = report(&log("connect_clients"));
+    assert_eq!(r["application"]["workload"], "spark_connect");
+    let sessions = r["streaming"]["connect"]["sessions"].as_array().unwrap();
+    let mut users: Vec<&str> = sessions.iter().filter_map(|s| s["user"].as_str()).collect();
+    users.sort_unstable();
+    assert_eq!(users, ["alice", "bob"]);
+    let jobs_of = |user: &str| -> Vec<i64> {
+        let mut jobs: Vec<i64> = sessions
+            .iter()
+            .filter(|s| s["user"] == user)
+            .flat_map(|s| s["operations"].as_array().unwrap())
+            .flat_map(|o| o["job_ids"].as_array().unwrap())
+            .map(|j| j.as_i64().unwrap())
+            .collect();
+        jobs.sort_unstable();
+        jobs
+    };
+    let (alice, bob) = (jobs_of("alice"), jobs_of("bob"));
+    assert_eq!(alice.len(), 6, "{alice:?}");
+    assert_eq!(bob.len(), 6, "{bob:?}");
+    // Interleaved: neither client's jobs form one run of ids.
+    let interleaved = |jobs: &[i64]| jobs.windows(2).any(|w| w[1] - w[0] > 1);
+    assert!(
+        interleaved(&alice) && interleaved(&bob),
+        "{alice:?} {bob:?}"
+    );
+    let what_if = &r["what_if"];
+    assert!(
+        what_if["headline"]
+            .as_str()
+            .unwrap()
+            .starts_with("A Spark Connect server: its driver-only time is its clients"),
+        "{}",
+        what_if["headline"]
+    );
+    let kinds: Vec<&str> = what_if["advice"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["kind"].as_str())
+        .collect();
+    assert!(!kinds.contains(&"driver"), "{kinds:?}");
+    let text = sparkdiag(&["analyze", log("connect_clients").to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("(user alice): 3 operation(s)"), "{text}");
+}
+
 #[test]
 fn connect_operations_add_up_to_the_application_s_jobs() {
-    let path = log("connect");
+    // Two sessions of one client process, then three (the server's own and two other client
+    // processes whose queries interleaved on the server).
+    for (scenario, session_count) in [("connect", 2), ("connect_clients", 3)] {
+        operations_add_up(scenario, session_count);
+    }
+}
+
+fn operations_add_up(scenario: &str, session_count: usize) {
+    let path = log(scenario);
     let r = report(&path);
     let sessions = r["streaming"]["connect"]["sessions"].as_array().unwrap();
-    assert_eq!(sessions.len(), 2, "two client sessions");
+    assert_eq!(sessions.len(), session_count, "{scenario}: client sessions");
     let mut jobs: Vec<i64> = sessions
         .iter()
         .flat_map(|s| s["operations"].as_array().unwrap())

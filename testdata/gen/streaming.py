@@ -33,7 +33,11 @@ DStreams:
 Spark Connect:
 * `connect`: a local Spark Connect server (`SparkSession.builder.remote("local[2]")` starts one
   in the client's process) serving two client sessions, then shut down. Needs
-  `pip install grpcio grpcio-status protobuf googleapis-common-protos zstandard pandas pyarrow`.
+  `pip install grpcio grpcio-status protobuf googleapis-common-protos zstandard pandas pyarrow`
+  (in `target/venv-connect`, made with `--system-site-packages`, is where this script looks).
+* `connect_clients`: the same server serving two other client processes at once, `alice` and
+  `bob` (`sc://localhost:15002/;user_id=...`), whose queries interleave on the server; then shut
+  down.
 """
 import os
 import subprocess
@@ -46,7 +50,7 @@ from common import LOGS, WORK, fresh_dir, spark_env  # noqa: E402
 
 OUT = LOGS / "streaming"
 SCENARIOS = ["behind", "healthy", "state_no_watermark", "tiny_200", "tiny_fixed", "late_rows", "idle",
-             "stopped", "failed_udf", "dstreams", "connect"]
+             "stopped", "failed_udf", "dstreams", "connect", "connect_clients"]
 
 
 def session(event_dir, name, conf=None):
@@ -270,7 +274,41 @@ def connect(event_dir):
     first.stop()
 
 
+def connect_clients(event_dir):
+    from pyspark.sql import SparkSession
+
+    os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"
+    server = (SparkSession.builder.remote("local[2]").appName("connect-clients")
+              .config("spark.eventLog.enabled", "true")
+              .config("spark.eventLog.dir", str(event_dir))
+              .config("spark.eventLog.compress", "true")
+              .config("spark.eventLog.compression.codec", "zstd")
+              .config("spark.eventLog.rolling.enabled", "false")
+              .config("spark.ui.enabled", "false")
+              .config("spark.sql.shuffle.partitions", "4").getOrCreate())
+    server.range(1).count()  # the server is up before the clients dial in
+    clients = [subprocess.Popen([sys.executable, __file__, "--client", user]) for user in ("alice", "bob")]
+    codes = [c.wait() for c in clients]
+    if any(codes):
+        raise SystemExit(f"a client failed: {codes}")
+    server.stop()
+
+
+def client(user):
+    """One client process of `connect_clients`: three queries of its own on the shared server."""
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.remote(f"sc://localhost:15002/;user_id={user}").getOrCreate()
+    rows = 400000 if user == "alice" else 100000
+    for i in range(3):
+        spark.range(0, rows, 1, 4).selectExpr(f"id % {7 + i} AS k", "id").groupBy("k").sum("id").collect()
+    spark.stop()
+
+
 def main():
+    if len(sys.argv) >= 3 and sys.argv[1] == "--client":
+        client(sys.argv[2])
+        return
     if len(sys.argv) >= 3 and sys.argv[1] == "--run":
         name, event_dir = sys.argv[2], Path(sys.argv[3])
         globals()[name](event_dir)
@@ -282,7 +320,7 @@ def main():
         out.parent.mkdir(parents=True, exist_ok=True)
         python = sys.executable
         venv = Path(__file__).resolve().parents[2] / "target" / "venv-connect" / "bin" / "python"
-        if name == "connect" and venv.exists():
+        if name.startswith("connect") and venv.exists():
             python = str(venv)
         print(f"{name}: running (output in {out})", flush=True)
         with open(out, "w") as fh:

@@ -169,7 +169,11 @@ fn connect_rows(s: &StreamingOut) -> Vec<(String, usize, i64, usize, i64)> {
         .iter()
         .map(|x| {
             (
-                x.session_id.clone(),
+                // A server many people use is read by who sent what.
+                match &x.user {
+                    Some(user) => format!("{} (user {user})", x.session_id),
+                    None => x.session_id.clone(),
+                },
                 x.operations.len(),
                 x.operations.iter().filter_map(|o| o.duration_ms).sum(),
                 x.operations.iter().map(|o| o.failed_jobs).sum(),

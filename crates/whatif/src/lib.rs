@@ -251,7 +251,10 @@ pub fn what_if_with_findings(
     savings::cap_to_runtime(findings, wall_ms);
     scenarios.extend(fixes.scenarios.iter().cloned());
 
-    let interactive = app.interactive().is_some();
+    // A shell's, a stream's or a Connect server's time between jobs is people, triggers or
+    // clients, not the program's driver: no advice to remove it, and no cores sized from it.
+    let workload = app.workload();
+    let interactive = app.interactive().is_some() || workload.is_long_running();
     // Cores are sized for the partitioning the findings propose, not today's: more cores for
     // tasks that should not exist would be the wrong first fix.
     let merges = graph.stage_changes(&fixes.merges);
@@ -355,6 +358,22 @@ pub fn what_if_with_findings(
         headline = format!(
             "An interactive session ({why}): its driver-only time is people between commands, not a loop to rewrite. {headline}"
         );
+    } else {
+        let waiting = match workload {
+            sparkdiag_model::Workload::SparkConnect => {
+                Some("A Spark Connect server: its driver-only time is its clients between requests")
+            }
+            sparkdiag_model::Workload::StructuredStreaming => Some(
+                "A Structured Streaming application: its driver-only time is waiting for the next trigger or for data",
+            ),
+            sparkdiag_model::Workload::Dstreams => Some(
+                "A DStreams application: its driver-only time is waiting for the next batch interval",
+            ),
+            _ => None,
+        };
+        if let Some(waiting) = waiting {
+            headline = format!("{waiting}, not a loop to rewrite. {headline}");
+        }
     }
     Some((
         WhatIf {
