@@ -242,8 +242,44 @@ fn the_findings_settings_merge_into_one_submission() {
         ]
     );
     let advice = advice.expect("a settings advice for two settings");
+    let flags = "--conf spark.sql.shuffle.partitions=2 --conf spark.executor.memory=512m";
+    assert!(advice.ends_with(flags), "{advice}");
+    // In the terminal the flags stand on a line of their own, never wrapped, to paste whole.
+    let text = crate::util::sparkdiag_ok(&[
+        "analyze",
+        "--set",
+        "PA001.min_tasks=2",
+        "--set",
+        "PA001.min_app_share=0",
+        log.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&text.stdout);
     assert!(
-        advice.contains("--conf spark.sql.shuffle.partitions=2 --conf spark.executor.memory=512m"),
+        text.lines().any(|l| l.trim() == flags),
+        "no line of flags alone in:\n{text}"
+    );
+    // AQE was on (Spark 4.3's default) and coalescing: the advice does not ask to turn it on,
+    // it names what kept the partitions small.
+    let r = crate::util::json_of(&[
+        "analyze",
+        "--format",
+        "json",
+        "--set",
+        "PA001.min_tasks=2",
+        "--set",
+        "PA001.min_app_share=0",
+        log.to_str().unwrap(),
+    ]);
+    let tiny = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "PA001")
+        .unwrap();
+    let advice = tiny["recommendation"].as_str().unwrap();
+    assert!(advice.contains("parallelismFirst"), "{advice}");
+    assert!(
+        !advice.contains("spark.sql.adaptive.enabled=true"),
         "{advice}"
     );
     // One setting is the finding's own advice already: no second line saying it again.

@@ -171,8 +171,16 @@ pub fn text(w: &WhatIf, width: Option<usize>) -> String {
     for (what, wall, change) in rows {
         let _ = writeln!(out, "  {what:first$}  {wall:>second$}  {change}");
     }
+    let flags = sparkdiag_whatif::settings::submission(&w.settings);
     for advice in &w.advice {
-        line(&mut out, &format!("  → {}", advice.text));
+        // Flags to paste are never wrapped: a line break inside them would end the command.
+        match advice.text.strip_suffix(flags.as_str()) {
+            Some(sentence) if advice.kind == "settings" && !flags.is_empty() => {
+                line(&mut out, &format!("  → {}", sentence.trim_end()));
+                let _ = writeln!(out, "      {flags}");
+            }
+            _ => line(&mut out, &format!("  → {}", advice.text)),
+        }
     }
     line(
         &mut out,
@@ -213,7 +221,19 @@ pub fn markdown(w: &WhatIf) -> String {
         let _ = writeln!(out, "| {what} | {wall} | {change} |");
     }
     out.push('\n');
+    let flags = sparkdiag_whatif::settings::submission(&w.settings);
     for advice in &w.advice {
+        match advice.text.strip_suffix(flags.as_str()) {
+            Some(sentence) if advice.kind == "settings" && !flags.is_empty() => {
+                let _ = writeln!(
+                    out,
+                    "- {}\n\n  ```sh\n  {flags}\n  ```",
+                    sentence.trim_end()
+                );
+                continue;
+            }
+            _ => {}
+        }
         let _ = writeln!(out, "- {}", advice.text);
     }
     let _ = writeln!(
@@ -268,7 +288,21 @@ pub fn html(w: &WhatIf) -> String {
         );
     }
     out.push_str("</tbody>\n</table></div>\n<ul>\n");
+    let flags = sparkdiag_whatif::settings::submission(&w.settings);
     for advice in &w.advice {
+        if let Some(sentence) = advice
+            .text
+            .strip_suffix(flags.as_str())
+            .filter(|_| advice.kind == "settings" && !flags.is_empty())
+        {
+            let _ = writeln!(
+                out,
+                "<li>{} <code>{}</code></li>",
+                escape(sentence.trim_end()),
+                escape(&flags)
+            );
+            continue;
+        }
         let _ = writeln!(out, "<li>{}</li>", escape(&advice.text));
     }
     out.push_str("</ul>\n<details><summary>How the prediction is made</summary>\n<p>");

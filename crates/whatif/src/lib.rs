@@ -338,9 +338,9 @@ pub fn what_if_with_findings(
         }
         advice.push(Advice {
             kind: "settings",
+            // The flags come last, so a view can print them on a line of their own.
             text: format!(
-                "Together, as one submission: {} (from {}).",
-                settings::submission(&settings),
+                "Together, as one submission (from {}): {}",
                 from.iter()
                     .map(|f| if *f == "what-if" {
                         "the cores replay"
@@ -348,7 +348,8 @@ pub fn what_if_with_findings(
                         f
                     })
                     .collect::<Vec<_>>()
-                    .join(", ")
+                    .join(", "),
+                settings::submission(&settings)
             ),
         });
     }

@@ -204,6 +204,16 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                     advice
                 } else if !ctx.app.uses_sql() {
                     format!("Use fewer, larger partitions: {}; coalesce({recommended}) shrinks an RDD without a shuffle. For small input files, read them with fewer splits (minPartitions) or compact them.", super::common::partitions_advice(ctx, recommended))
+                } else if super::common::aqe_applies(ctx)
+                    && super::common::aqe_coalescing_settings(ctx).is_none()
+                    && ctx.app.spark_version_number().is_none_or(|v| v >= (3, 2))
+                {
+                    // AQE was on and coalescing, and still left these: since 3.2 it keeps the
+                    // cluster's parallelism first and ignores the advisory size.
+                    format!(
+                        "AQE was on and left these partitions small: it coalesces for parallelism first (spark.sql.adaptive.coalescePartitions.parallelismFirst, on by default since Spark 3.2), keeping partitions of only spark.sql.adaptive.coalescePartitions.minPartitionSize (1 MB). Set spark.sql.shuffle.partitions={recommended} (about {} MB each), or parallelismFirst=false so AQE sizes them by spark.sql.adaptive.advisoryPartitionSizeInBytes. For small input files, raise spark.sql.files.maxPartitionBytes or compact them.",
+                        t.get(&TARGET_MB)
+                    )
                 } else if super::common::aqe_applies(ctx) {
                     format!(
                         "Let AQE coalesce partitions: spark.sql.adaptive.enabled=true, spark.sql.adaptive.coalescePartitions.enabled=true, spark.sql.adaptive.advisoryPartitionSizeInBytes=128m; or set spark.sql.shuffle.partitions={recommended} (about {} MB each). For small input files, raise spark.sql.files.maxPartitionBytes or compact them.",
