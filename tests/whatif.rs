@@ -192,9 +192,8 @@ fn the_driver_loop_pattern_says_in_one_sentence_that_the_driver_bounds_it() {
     assert!(text.contains(headline), "{text}");
 }
 
-/// `what_if.settings` of `log` as `key=value [from]`, and the `settings` advice, if any.
-fn settings_of(args: &[&str]) -> (Vec<String>, Option<String>) {
-    let r = crate::util::json_of(args);
+/// `what_if.settings` of report `r` as `key=value [from]`, and the `settings` advice, if any.
+fn settings_of(r: &serde_json::Value) -> (Vec<String>, Option<String>) {
     let w = &r["what_if"];
     let settings = w["settings"]
         .as_array()
@@ -224,16 +223,16 @@ fn settings_of(args: &[&str]) -> (Vec<String>, Option<String>) {
 #[test]
 fn the_findings_settings_merge_into_one_submission() {
     let log = testdata("logs/memory/overprovisioned");
-    let (settings, advice) = settings_of(&[
-        "analyze",
-        "--format",
-        "json",
+    let log = log.to_str().unwrap();
+    let tiny_on = [
         "--set",
         "PA001.min_tasks=2",
         "--set",
         "PA001.min_app_share=0",
-        log.to_str().unwrap(),
-    ]);
+    ];
+    let r =
+        crate::util::json_of(&[&["analyze", "--format", "json"], &tiny_on[..], &[log]].concat());
+    let (settings, advice) = settings_of(&r);
     assert_eq!(
         settings,
         [
@@ -244,32 +243,8 @@ fn the_findings_settings_merge_into_one_submission() {
     let advice = advice.expect("a settings advice for two settings");
     let flags = "--conf spark.sql.shuffle.partitions=2 --conf spark.executor.memory=512m";
     assert!(advice.ends_with(flags), "{advice}");
-    // In the terminal the flags stand on a line of their own, never wrapped, to paste whole.
-    let text = crate::util::sparkdiag_ok(&[
-        "analyze",
-        "--set",
-        "PA001.min_tasks=2",
-        "--set",
-        "PA001.min_app_share=0",
-        log.to_str().unwrap(),
-    ]);
-    let text = String::from_utf8_lossy(&text.stdout);
-    assert!(
-        text.lines().any(|l| l.trim() == flags),
-        "no line of flags alone in:\n{text}"
-    );
     // AQE was on (Spark 4.3's default) and coalescing: the advice does not ask to turn it on,
     // it names what kept the partitions small.
-    let r = crate::util::json_of(&[
-        "analyze",
-        "--format",
-        "json",
-        "--set",
-        "PA001.min_tasks=2",
-        "--set",
-        "PA001.min_app_share=0",
-        log.to_str().unwrap(),
-    ]);
     let tiny = r["findings"]
         .as_array()
         .unwrap()
@@ -282,8 +257,16 @@ fn the_findings_settings_merge_into_one_submission() {
         !advice.contains("spark.sql.adaptive.enabled=true"),
         "{advice}"
     );
+    // In the terminal the flags stand on a line of their own, never wrapped, to paste whole.
+    let text = crate::util::sparkdiag_ok(&[&["analyze"], &tiny_on[..], &[log]].concat());
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.lines().any(|l| l.trim() == flags),
+        "no line of flags alone in:\n{text}"
+    );
     // One setting is the finding's own advice already: no second line saying it again.
-    let (settings, advice) = settings_of(&["analyze", "--format", "json", log.to_str().unwrap()]);
+    let (settings, advice) =
+        settings_of(&crate::util::json_of(&["analyze", "--format", "json", log]));
     assert_eq!(settings, ["spark.executor.memory=512m [GC002]"]);
     assert_eq!(advice, None);
 }
@@ -297,7 +280,12 @@ fn the_executor_ceiling_is_named_only_where_it_held_the_run() {
         "real-world/sparklint/docs-spark_summit_euro_2016-event_logs/application_1472176676028_407508_1",
         "the Summit log's check",
     ) {
-        let (settings, _) = settings_of(&["analyze", "--format", "json", log.to_str().unwrap()]);
+        let (settings, _) = settings_of(&crate::util::json_of(&[
+            "analyze",
+            "--format",
+            "json",
+            log.to_str().unwrap(),
+        ]));
         assert_eq!(
             settings,
             ["spark.dynamicAllocation.maxExecutors=128 [what-if]"]
@@ -307,7 +295,12 @@ fn the_executor_ceiling_is_named_only_where_it_held_the_run() {
         "real-world/delight/documentation-resources/example_spark_event_log.txt",
         "the Delight log's check",
     ) {
-        let (settings, _) = settings_of(&["analyze", "--format", "json", log.to_str().unwrap()]);
+        let (settings, _) = settings_of(&crate::util::json_of(&[
+            "analyze",
+            "--format",
+            "json",
+            log.to_str().unwrap(),
+        ]));
         assert!(
             settings.iter().all(|s| !s.contains("maxExecutors")),
             "{settings:?}"

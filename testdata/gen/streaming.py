@@ -53,18 +53,19 @@ SCENARIOS = ["behind", "healthy", "state_no_watermark", "tiny_200", "tiny_fixed"
              "stopped", "failed_udf", "dstreams", "connect", "connect_clients"]
 
 
+def event_log_conf(event_dir):
+    """Every fixture's event log: one zstd file in `event_dir`, no UI."""
+    return {"spark.eventLog.enabled": "true", "spark.eventLog.dir": str(event_dir),
+            "spark.eventLog.compress": "true", "spark.eventLog.compression.codec": "zstd",
+            "spark.eventLog.rolling.enabled": "false", "spark.ui.enabled": "false"}
+
+
 def session(event_dir, name, conf=None):
     from pyspark.sql import SparkSession
 
-    b = (SparkSession.builder.master("local[2]").appName(name)
-         .config("spark.eventLog.enabled", "true")
-         .config("spark.eventLog.dir", str(event_dir))
-         .config("spark.eventLog.compress", "true")
-         .config("spark.eventLog.compression.codec", "zstd")
-         .config("spark.eventLog.rolling.enabled", "false")
-         .config("spark.ui.enabled", "false")
-         .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true"))
-    for k, v in (conf or {}).items():
+    b = SparkSession.builder.master("local[2]").appName(name)
+    for k, v in {**event_log_conf(event_dir),
+                 "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true", **(conf or {})}.items():
         b = b.config(k, v)
     spark = b.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
@@ -253,18 +254,20 @@ def dstreams(event_dir):
     ssc.stop(stopSparkContext=True, stopGraceFully=False)
 
 
-def connect(event_dir):
+def local_connect_server(event_dir, app_name):
+    """A Spark Connect server started in this process (`remote("local[2]")`, port 15002) logging
+    to `event_dir`, and this process's client session on it."""
     from pyspark.sql import SparkSession
 
     os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"
-    first = (SparkSession.builder.remote("local[2]").appName("connect-server")
-             .config("spark.eventLog.enabled", "true")
-             .config("spark.eventLog.dir", str(event_dir))
-             .config("spark.eventLog.compress", "true")
-             .config("spark.eventLog.compression.codec", "zstd")
-             .config("spark.eventLog.rolling.enabled", "false")
-             .config("spark.ui.enabled", "false")
-             .config("spark.sql.shuffle.partitions", "4").getOrCreate())
+    b = SparkSession.builder.remote("local[2]").appName(app_name)
+    for k, v in {**event_log_conf(event_dir), "spark.sql.shuffle.partitions": "4"}.items():
+        b = b.config(k, v)
+    return b.getOrCreate()
+
+
+def connect(event_dir):
+    first = local_connect_server(event_dir, "connect-server")
     # A second client session on the same server: a new session id.
     second = first.newSession()
     first.range(0, 200000, 1, 4).selectExpr("id % 97 AS k").groupBy("k").count().collect()
@@ -275,17 +278,7 @@ def connect(event_dir):
 
 
 def connect_clients(event_dir):
-    from pyspark.sql import SparkSession
-
-    os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"
-    server = (SparkSession.builder.remote("local[2]").appName("connect-clients")
-              .config("spark.eventLog.enabled", "true")
-              .config("spark.eventLog.dir", str(event_dir))
-              .config("spark.eventLog.compress", "true")
-              .config("spark.eventLog.compression.codec", "zstd")
-              .config("spark.eventLog.rolling.enabled", "false")
-              .config("spark.ui.enabled", "false")
-              .config("spark.sql.shuffle.partitions", "4").getOrCreate())
+    server = local_connect_server(event_dir, "connect-clients")
     server.range(1).count()  # the server is up before the clients dial in
     clients = [subprocess.Popen([sys.executable, __file__, "--client", user]) for user in ("alice", "bob")]
     codes = [c.wait() for c in clients]

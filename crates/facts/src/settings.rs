@@ -52,6 +52,16 @@ pub fn spark_seconds_setting_ms(text: &str) -> Option<i64> {
     number.checked_mul(scale)
 }
 
+/// Whether AQE was on: `spark.sql.adaptive.enabled`, or the default of the Spark that wrote the
+/// log (on since 3.2; unknown versions, such as Databricks runtimes without their metadata event,
+/// count as on).
+pub fn aqe_enabled(app: &sparkdiag_model::Application) -> bool {
+    match app.spark_properties.get("spark.sql.adaptive.enabled") {
+        Some(value) => value.trim().eq_ignore_ascii_case("true"),
+        None => app.spark_version_number().is_none_or(|v| v >= (3, 2)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,5 +90,18 @@ mod tests {
         assert_eq!(spark_seconds_setting_ms("100ms"), Some(100));
         assert_eq!(spark_seconds_setting_ms("infinity"), None);
         assert_eq!(spark_seconds_setting_ms("9223372036854775807d"), None);
+    }
+
+    #[test]
+    fn aqe_is_the_setting_else_the_default_of_the_version() {
+        let mut app = sparkdiag_model::Application::default();
+        assert!(aqe_enabled(&app), "an unknown version counts as on");
+        app.spark_version = Some("3.1.2".into());
+        assert!(!aqe_enabled(&app));
+        app.spark_version = Some("3.5.1".into());
+        assert!(aqe_enabled(&app));
+        app.spark_properties
+            .insert("spark.sql.adaptive.enabled".into(), " false".into());
+        assert!(!aqe_enabled(&app));
     }
 }

@@ -306,7 +306,8 @@ fn shape_of(
             Partitions::ShuffleDefault {
                 n: shuffle_partitions,
             }
-        } else if counts_are_the_settings(app) {
+        } else if !crate::settings::aqe_enabled(app) {
+            // No adaptive execution coalesced or split it: the count is what was asked for.
             Partitions::UnplannedSqlShuffle {
                 n: stage.num_tasks,
                 setting: shuffle_partitions,
@@ -330,15 +331,6 @@ fn shape_of(
         listing,
         source_formats,
         behind_shuffle,
-    }
-}
-
-/// Whether a DataFrame shuffle's partition count is what the program or the settings asked
-/// for: no adaptive execution coalesced or split it (Spark before 3.0, or AQE switched off).
-fn counts_are_the_settings(app: &Application) -> bool {
-    match app.spark_properties.get("spark.sql.adaptive.enabled") {
-        Some(v) => !v.trim().eq_ignore_ascii_case("true"),
-        None => app.spark_version_number().is_some_and(|v| v < (3, 2)),
     }
 }
 

@@ -5,6 +5,7 @@
 
 use std::fmt::Write;
 
+use sparkdiag_whatif::settings::split_flags;
 use sparkdiag_whatif::{WhatIf, cores};
 
 use crate::format::{duration, escape, share, share_change};
@@ -171,15 +172,14 @@ pub fn text(w: &WhatIf, width: Option<usize>) -> String {
     for (what, wall, change) in rows {
         let _ = writeln!(out, "  {what:first$}  {wall:>second$}  {change}");
     }
-    let flags = sparkdiag_whatif::settings::submission(&w.settings);
     for advice in &w.advice {
         // Flags to paste are never wrapped: a line break inside them would end the command.
-        match advice.text.strip_suffix(flags.as_str()) {
-            Some(sentence) if advice.kind == "settings" && !flags.is_empty() => {
-                line(&mut out, &format!("  → {}", sentence.trim_end()));
+        match split_flags(advice, &w.settings) {
+            Some((sentence, flags)) => {
+                line(&mut out, &format!("  → {sentence}"));
                 let _ = writeln!(out, "      {flags}");
             }
-            _ => line(&mut out, &format!("  → {}", advice.text)),
+            None => line(&mut out, &format!("  → {}", advice.text)),
         }
     }
     line(
@@ -221,20 +221,15 @@ pub fn markdown(w: &WhatIf) -> String {
         let _ = writeln!(out, "| {what} | {wall} | {change} |");
     }
     out.push('\n');
-    let flags = sparkdiag_whatif::settings::submission(&w.settings);
     for advice in &w.advice {
-        match advice.text.strip_suffix(flags.as_str()) {
-            Some(sentence) if advice.kind == "settings" && !flags.is_empty() => {
-                let _ = writeln!(
-                    out,
-                    "- {}\n\n  ```sh\n  {flags}\n  ```",
-                    sentence.trim_end()
-                );
-                continue;
+        match split_flags(advice, &w.settings) {
+            Some((sentence, flags)) => {
+                let _ = writeln!(out, "- {sentence}\n\n  ```sh\n  {flags}\n  ```");
             }
-            _ => {}
+            None => {
+                let _ = writeln!(out, "- {}", advice.text);
+            }
         }
-        let _ = writeln!(out, "- {}", advice.text);
     }
     let _ = writeln!(
         out,
@@ -288,22 +283,16 @@ pub fn html(w: &WhatIf) -> String {
         );
     }
     out.push_str("</tbody>\n</table></div>\n<ul>\n");
-    let flags = sparkdiag_whatif::settings::submission(&w.settings);
     for advice in &w.advice {
-        if let Some(sentence) = advice
-            .text
-            .strip_suffix(flags.as_str())
-            .filter(|_| advice.kind == "settings" && !flags.is_empty())
-        {
-            let _ = writeln!(
+        let _ = match split_flags(advice, &w.settings) {
+            Some((sentence, flags)) => writeln!(
                 out,
                 "<li>{} <code>{}</code></li>",
-                escape(sentence.trim_end()),
+                escape(sentence),
                 escape(&flags)
-            );
-            continue;
-        }
-        let _ = writeln!(out, "<li>{}</li>", escape(&advice.text));
+            ),
+            None => writeln!(out, "<li>{}</li>", escape(&advice.text)),
+        };
     }
     out.push_str("</ul>\n<details><summary>How the prediction is made</summary>\n<p>");
     let _ = write!(

@@ -254,7 +254,7 @@ pub fn what_if_with_findings(
     // A shell's, a stream's or a Connect server's time between jobs is people, triggers or
     // clients, not the program's driver: no advice to remove it, and no cores sized from it.
     let workload = app.workload();
-    let interactive = app.interactive().is_some() || workload.is_long_running();
+    let gaps_are_not_the_driver = app.interactive().is_some() || workload.is_long_running();
     // Cores are sized for the partitioning the findings propose, not today's: more cores for
     // tasks that should not exist would be the wrong first fix.
     let merges = graph.stage_changes(&fixes.merges);
@@ -279,7 +279,7 @@ pub fn what_if_with_findings(
             today,
             unlimited,
             &scenarios,
-            interactive,
+            gaps_are_not_the_driver,
             &StageChanges::default(),
         ),
         Some(merged_today) => {
@@ -289,7 +289,7 @@ pub fn what_if_with_findings(
                 merged_today,
                 at_merged(None),
                 &scenarios,
-                interactive,
+                gaps_are_not_the_driver,
                 &merges,
             );
             let which: Vec<String> = fixes
@@ -322,37 +322,13 @@ pub fn what_if_with_findings(
     };
     advice.extend(memory_advice(app));
     advice.extend(partition_advice(app, wall_ms, cores_today));
-    // A person's session is not sized by a replay of what they happened to type.
     let settings = settings::merged(
         app,
         findings,
-        cores_wanted.filter(|_| !interactive),
+        cores_wanted.filter(|_| !gaps_are_not_the_driver),
         cores_today,
     );
-    if settings.len() >= 2 {
-        let mut from: Vec<&str> = Vec::new();
-        for s in &settings {
-            if !from.contains(&s.from.as_str()) {
-                from.push(&s.from);
-            }
-        }
-        advice.push(Advice {
-            kind: "settings",
-            // The flags come last, so a view can print them on a line of their own.
-            text: format!(
-                "Together, as one submission (from {}): {}",
-                from.iter()
-                    .map(|f| if *f == "what-if" {
-                        "the cores replay"
-                    } else {
-                        f
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                settings::submission(&settings)
-            ),
-        });
-    }
+    advice.extend(settings::advice(&settings));
     let mut headline = headline(&bounds, &scenarios, cores_today);
     if let Some(why) = app.interactive() {
         // A person between commands is not a driver to optimise.
@@ -487,7 +463,7 @@ fn advise(
     today: i64,
     unlimited: i64,
     scenarios: &[Scenario],
-    interactive: bool,
+    gaps_are_not_the_driver: bool,
     changes: &StageChanges,
 ) -> (Vec<Advice>, Option<i64>) {
     let mut advice = Vec::new();
@@ -555,7 +531,7 @@ fn advise(
     }
     if let Some(g) = of(scenarios, false, true)
         .filter(|g| g.change_vs_today <= -0.10)
-        .filter(|_| !interactive)
+        .filter(|_| !gaps_are_not_the_driver)
     {
         advice.push(Advice {
             kind: "driver",
@@ -643,15 +619,7 @@ fn memory_advice(app: &Application) -> Option<Advice> {
 /// Shuffle partitions per stage where AQE could not pick them (off, or Spark before 3.2 where it
 /// was off by default): about 128 MB per reduce task, for the stages that took a tenth of the run.
 fn partition_advice(app: &Application, wall_ms: i64, cores_today: i64) -> Vec<Advice> {
-    let aqe = app
-        .spark_properties
-        .get("spark.sql.adaptive.enabled")
-        .map(|v| v.trim() == "true");
-    let before_3_2 = app.spark_version.as_deref().is_some_and(|v| {
-        let mut parts = v.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
-        (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) < (3, 2)
-    });
-    if aqe == Some(true) || (aqe.is_none() && !before_3_2) {
+    if sparkdiag_facts::settings::aqe_enabled(app) {
         return Vec::new();
     }
     use sparkdiag_facts::partition_count::{DEFAULT_TARGET_MB, for_stage};

@@ -100,6 +100,47 @@ fn cores_setting(app: &Application, cores: i64, cores_today: i64) -> Option<(Str
     })
 }
 
+/// The list said as one submission, when it holds two settings or more (one is its finding's
+/// own advice already). The flags come last, after `: `, so a view can set them apart.
+pub fn advice(settings: &[Setting]) -> Option<crate::Advice> {
+    if settings.len() < 2 {
+        return None;
+    }
+    let mut from: Vec<&str> = Vec::new();
+    for s in settings {
+        let name = if s.from == "what-if" {
+            "the cores replay"
+        } else {
+            s.from.as_str()
+        };
+        if !from.contains(&name) {
+            from.push(name);
+        }
+    }
+    Some(crate::Advice {
+        kind: "settings",
+        text: format!(
+            "Together, as one submission (from {}): {}",
+            from.join(", "),
+            submission(settings)
+        ),
+    })
+}
+
+/// The flags of a `settings` advice set apart from its sentence, for a view that prints them
+/// on their own: `None` for any other advice.
+pub fn split_flags<'a>(
+    advice: &'a crate::Advice,
+    settings: &[Setting],
+) -> Option<(&'a str, String)> {
+    let flags = submission(settings);
+    if advice.kind != "settings" || flags.is_empty() {
+        return None;
+    }
+    let sentence = advice.text.strip_suffix(flags.as_str())?;
+    Some((sentence.trim_end(), flags))
+}
+
 /// The list as one line to paste after `spark-submit`.
 pub fn submission(settings: &[Setting]) -> String {
     settings

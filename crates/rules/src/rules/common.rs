@@ -37,11 +37,7 @@ pub fn property<'a>(ctx: &'a crate::Context, key: &str) -> Option<&'a str> {
 
 /// Whether AQE was on: the setting, or Spark's default for the version that wrote the log.
 pub fn aqe_enabled(ctx: &crate::Context) -> bool {
-    match property(ctx, "spark.sql.adaptive.enabled") {
-        Some(value) => value.eq_ignore_ascii_case("true"),
-        // Unknown versions (Databricks runtimes without their metadata event) have AQE on.
-        None => ctx.app.spark_version_number().is_none_or(|v| v >= (3, 2)),
-    }
+    sparkdiag_facts::settings::aqe_enabled(ctx.app)
 }
 
 /// AQE exists (Spark 3.0 and later, or a Databricks runtime) and applies: the application ran

@@ -116,7 +116,9 @@ fn check_default_partitions(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                     None if super::common::aqe_applies(ctx) && !super::common::aqe_enabled(ctx) => {
                         vec!["spark.sql.adaptive.enabled=true".to_string()]
                     }
-                    None => vec![format!("spark.sql.shuffle.partitions={recommended}")],
+                    None => super::common::partitions_setting(ctx, stage, recommended)
+                        .into_iter()
+                        .collect(),
                 })
                 .recommend(if let Some(advice) = stage_advice {
                     advice

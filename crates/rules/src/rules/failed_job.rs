@@ -254,14 +254,7 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         if let Some(d) = &data {
             finding = finding.evidence("data_cause", d.json());
         }
-        if !conf.is_empty() {
-            finding = finding.evidence(
-                "conf",
-                conf.iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>(),
-            );
-        }
+        finding = finding.settings(conf.iter().map(|(k, v)| format!("{k}={v}")));
         if let Some(s) = stage {
             finding = finding
                 .stages([s.stage_id])

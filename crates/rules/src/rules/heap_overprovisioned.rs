@@ -117,7 +117,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .evidence("headroom_share", sizing.headroom)
             .evidence("executor_hours", sizing.executor_hours)
             .evidence("gb_hours_saved", sizing.gb_hours_saved)
-            .evidence("conf", sizing.conf.clone())
+            .settings(sizing.conf.clone())
             .recommend(advice(&sizing, ctx)),
     ]
 }

@@ -187,18 +187,18 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 .evidence("overhead_task_ms", stages.iter().map(|s| s.overhead_ms).sum::<i64>())
                 .evidence("cores", ctx.cores)
                 .evidence("recommended_partitions", recommended)
-                .settings(match &stage_advice {
-                    Some(_) => Vec::new(),
-                    None if super::common::aqe_applies(ctx) => {
-                        super::common::aqe_coalescing_settings(ctx).unwrap_or_else(|| {
+                .settings(if stage_advice.is_some() {
+                    Vec::new()
+                } else {
+                    // AQE's own switches where they are off, else the count itself.
+                    super::common::aqe_applies(ctx)
+                        .then(|| super::common::aqe_coalescing_settings(ctx))
+                        .flatten()
+                        .unwrap_or_else(|| {
                             super::common::partitions_setting(ctx, stages[0].stage, recommended)
                                 .into_iter()
                                 .collect()
                         })
-                    }
-                    None => super::common::partitions_setting(ctx, stages[0].stage, recommended)
-                        .into_iter()
-                        .collect(),
                 })
                 .recommend(if let Some(advice) = stage_advice {
                     advice
