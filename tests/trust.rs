@@ -298,7 +298,7 @@ fn a_first_job_waiting_for_executors_on_yarn_is_named() {
 /// Spark 1.6 logs no query events, but this job is `df.write.json` (its jobs carry
 /// `spark.sql.execution.id`, its reduce stage is a `ShuffledRowRDD`). Its 40 shuffle partitions
 /// are not the setting's 200, so the program asked for them: the advice says so, not "RDDs only",
-/// and the what-if names the same count as the finding.
+/// and the what-if leaves the stage's count to the finding.
 #[test]
 fn a_dataframe_shuffle_before_spark_2_is_advised_as_dataframe_work() {
     let Some(log) = shared_opt(
@@ -324,19 +324,16 @@ fn a_dataframe_shuffle_before_spark_2_is_advised_as_dataframe_work() {
     ] {
         assert!(advice.contains(&wanted), "{wanted:?} not in {advice}");
     }
-    let partitions: Vec<&str> = r["what_if"]["advice"]
+    // The what-if does not restate the stage with a count of its own: the finding sizes it.
+    let restated: Vec<&str> = r["what_if"]["advice"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|a| a["kind"] == "partitions")
         .filter_map(|a| a["text"].as_str())
+        .filter(|t| t.starts_with("Stage 1 "))
         .collect();
-    assert_eq!(partitions.len(), 1, "{partitions:?}");
-    assert!(
-        partitions[0].contains(&format!("about {n} partitions")),
-        "{} vs {n}",
-        partitions[0]
-    );
+    assert!(restated.is_empty(), "{restated:?}");
 }
 
 #[test]

@@ -321,7 +321,13 @@ pub fn what_if_with_findings(
         }
     };
     advice.extend(memory_advice(app));
-    advice.extend(partition_advice(app, wall_ms, cores_today));
+    // A stage a finding already sizes is that finding's: one count, with advice fitted to it.
+    let sized: Vec<i64> = findings
+        .iter()
+        .filter(|f| f.evidence.contains_key("recommended_partitions"))
+        .flat_map(|f| f.scope.stage_ids.iter().copied())
+        .collect();
+    advice.extend(partition_advice(app, wall_ms, cores_today, &sized));
     let settings = settings::merged(
         app,
         findings,
@@ -617,8 +623,14 @@ fn memory_advice(app: &Application) -> Option<Advice> {
 }
 
 /// Shuffle partitions per stage where AQE could not pick them (off, or Spark before 3.2 where it
-/// was off by default): about 128 MB per reduce task, for the stages that took a tenth of the run.
-fn partition_advice(app: &Application, wall_ms: i64, cores_today: i64) -> Vec<Advice> {
+/// was off by default): about 128 MB per reduce task, for the stages that took a tenth of the run
+/// and that no finding sizes already.
+fn partition_advice(
+    app: &Application,
+    wall_ms: i64,
+    cores_today: i64,
+    sized_by_findings: &[i64],
+) -> Vec<Advice> {
     if sparkdiag_facts::settings::aqe_enabled(app) {
         return Vec::new();
     }
@@ -629,7 +641,11 @@ fn partition_advice(app: &Application, wall_ms: i64, cores_today: i64) -> Vec<Ad
         let Some(took) = stage.duration_ms(app.effective_end_ms()) else {
             continue;
         };
-        if read <= 0 || took * 10 < wall_ms || stage.num_tasks <= 0 {
+        if read <= 0
+            || took * 10 < wall_ms
+            || stage.num_tasks <= 0
+            || sized_by_findings.contains(&stage.stage_id)
+        {
             continue;
         }
         // The count PA002 and CF002 name for the same stage, so the report says one number.
