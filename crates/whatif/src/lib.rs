@@ -78,7 +78,8 @@ impl Scenario {
 /// A sizing recommendation with its reason and predicted effect.
 #[derive(Debug, Clone, Serialize)]
 pub struct Advice {
-    /// `cores`, `driver`, `skew`, `memory`, `partitions`, `settings`.
+    /// `cores`, `driver`, `skew`, `memory`, `settings`. (`partitions` is no longer written: the
+    /// findings size partitions, each for its stage's shape; the schema keeps the value for old reports.)
     pub kind: &'static str,
     pub text: String,
 }
@@ -321,13 +322,8 @@ pub fn what_if_with_findings(
         }
     };
     advice.extend(memory_advice(app));
-    // A stage a finding already sizes is that finding's: one count, with advice fitted to it.
-    let sized: Vec<i64> = findings
-        .iter()
-        .filter(|f| f.evidence.contains_key("recommended_partitions"))
-        .flat_map(|f| f.scope.stage_ids.iter().copied())
-        .collect();
-    advice.extend(partition_advice(app, wall_ms, cores_today, &sized));
+    // Partition counts are the findings' (PA001, PA002, CF002): each fitted to its stage's
+    // shape, and the merged settings below carry them.
     let settings = settings::merged(
         app,
         findings,
@@ -620,65 +616,4 @@ fn memory_advice(app: &Application) -> Option<Advice> {
             ),
         }
     })
-}
-
-/// Shuffle partitions per stage where AQE could not pick them (off, or Spark before 3.2 where it
-/// was off by default): about 128 MB per reduce task, for the stages that took a tenth of the run
-/// and that no finding sizes already.
-fn partition_advice(
-    app: &Application,
-    wall_ms: i64,
-    cores_today: i64,
-    sized_by_findings: &[i64],
-) -> Vec<Advice> {
-    if sparkdiag_facts::settings::aqe_enabled(app) {
-        return Vec::new();
-    }
-    use sparkdiag_facts::partition_count::{DEFAULT_TARGET_MB, for_stage};
-    let mut out: Vec<(i64, Advice)> = Vec::new();
-    for stage in &app.stages {
-        let read = stage.totals.shuffle_read_bytes();
-        let Some(took) = stage.duration_ms(app.effective_end_ms()) else {
-            continue;
-        };
-        if read <= 0
-            || took * 10 < wall_ms
-            || stage.num_tasks <= 0
-            || sized_by_findings.contains(&stage.stage_id)
-        {
-            continue;
-        }
-        // The count PA002 and CF002 name for the same stage, so the report says one number.
-        let want = for_stage(read, DEFAULT_TARGET_MB, cores_today);
-        let each = read / stage.num_tasks;
-        let tiny = each < 16 << 20 && stage.num_tasks >= 200 && want * 2 <= stage.num_tasks;
-        let huge = each > 256 << 20 && want >= stage.num_tasks * 2;
-        if tiny || huge {
-            let sql = stage.job_ids.iter().any(|id| {
-                app.jobs
-                    .iter()
-                    .any(|j| j.job_id == *id && j.sql_execution_id.is_some())
-            });
-            let how = if sql {
-                "spark.sql.shuffle.partitions, or repartition before it"
-            } else {
-                "the numPartitions argument of the RDD shuffle (reduceByKey(f, n), groupByKey(n)) or spark.default.parallelism"
-            };
-            out.push((
-                took,
-                Advice {
-                    kind: "partitions",
-                    text: format!(
-                        "Stage {} read {:.0} MiB of shuffle in {} tasks ({:.1} MiB each): about {want} partitions of about {DEFAULT_TARGET_MB} MB would suit it ({how}).",
-                        stage.stage_id,
-                        read as f64 / f64::from(1u32 << 20),
-                        stage.num_tasks,
-                        read as f64 / stage.num_tasks as f64 / f64::from(1u32 << 20)
-                    ),
-                },
-            ));
-        }
-    }
-    out.sort_by_key(|(took, _)| std::cmp::Reverse(*took));
-    out.into_iter().take(3).map(|(_, a)| a).collect()
 }
