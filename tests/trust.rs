@@ -832,3 +832,59 @@ fn driver_time_with_no_executor_held_costs_the_run_not_idle_cores() {
     assert!(!advice.contains("release executors"), "{advice}");
     assert!(f["evidence"]["idle_core_ms"].as_i64().unwrap() < 1_000);
 }
+
+/// The count a stage's advice names, wherever it comes from: `recommended_partitions`, and the
+/// explicit `repartition(n)`/`coalesce(n)` an advice asks the code to change to.
+fn counts_named(finding: &Value) -> Vec<i64> {
+    let mut counts: Vec<i64> = finding["evidence"]["recommended_partitions"]
+        .as_i64()
+        .into_iter()
+        .collect();
+    let advice = finding["recommendation"].as_str().unwrap_or("");
+    for marker in ["change that call to repartition(", "change it to coalesce("] {
+        for (at, _) in advice.match_indices(marker) {
+            let digits: String = advice[at + marker.len()..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            counts.extend(digits.parse::<i64>().ok());
+        }
+    }
+    counts
+}
+
+/// Two findings on one stage never name two partition counts for it (SP001 and PA002 on a
+/// stage whose every task spilled once said repartition(4) and repartition(78)).
+#[test]
+fn every_finding_on_a_stage_names_one_partition_count() {
+    let mut compared = 0;
+    for a in &every_log() {
+        let mut by_stage: std::collections::BTreeMap<i64, Vec<(String, i64)>> = Default::default();
+        for f in findings(&a.report) {
+            // A grouped finding's advice and evidence are its lead's, the first occurrence.
+            let scope = match f["evidence"]["occurrences"].as_array() {
+                Some(occurrences) => &occurrences[0]["scope"],
+                None => &f["scope"],
+            };
+            let stages = scope["stage_ids"].as_array().unwrap();
+            if stages.len() != 1 {
+                continue;
+            }
+            for n in counts_named(f) {
+                by_stage
+                    .entry(stages[0].as_i64().unwrap())
+                    .or_default()
+                    .push((f["rule"].as_str().unwrap().to_string(), n));
+            }
+        }
+        for (stage, named) in by_stage {
+            compared += usize::from(named.len() > 1);
+            assert!(
+                named.iter().all(|(_, n)| *n == named[0].1),
+                "{}: stage {stage} is given different counts: {named:?}",
+                a.label
+            );
+        }
+    }
+    assert!(compared > 0, "no stage had two findings naming a count");
+}

@@ -191,6 +191,8 @@ fn all_spilling(
 ) -> Option<Finding> {
     let facts = &stats.facts;
     let disk = stage.totals.disk_bytes_spilled;
+    let peak = facts.middle_peak_execution_memory;
+    let spill = facts.middle_memory_spill;
     if stats.successful < 2 || (disk as f64) < t.get(&MIN_SPILL_MB) * 1e6 {
         return None;
     }
@@ -202,19 +204,14 @@ fn all_spilling(
     if stats.median_bytes == 0 || max_bytes > 2 * stats.median_bytes {
         return None;
     }
-    let n = stats.successful as i64;
-    // Split each partition until what it held in memory plus what it spilled fits in the
-    // execution memory it peaked at; and at least to the target size.
-    let peak = facts.middle_peak_execution_memory;
-    let spill = facts.middle_memory_spill;
-    let by_memory = if peak > 0 {
-        n * ((peak + spill) as f64 / peak as f64).ceil() as i64
-    } else {
-        2 * n
-    };
-    let total = facts.successful_data_bytes;
-    let by_size = sparkdiag_facts::partition_count::by_size(total as i64, t.get(&TARGET_MB));
-    let recommended = by_memory.max(by_size).max(2 * n);
+    let recommended = sparkdiag_facts::partition_count::to_fit_memory(
+        stats.successful as i64,
+        facts.successful_data_bytes,
+        facts.middle_peak_execution_memory,
+        facts.middle_memory_spill,
+        t.get(&TARGET_MB),
+        ctx.cores,
+    );
     // The spill's disk round trip, spread over the cores, is what right-sized partitions save.
     let io_ms = (2.0 * disk as f64 / 200e6 * 1000.0) as i64;
     let impact = (io_ms / ctx.cores.max(1)).min(stats.duration_ms);
@@ -235,6 +232,15 @@ fn all_spilling(
             impact,
         )
         .stages([stage.stage_id])
+        // Replayed as the other branch is: what more partitions give is the stage's work over
+        // every core, and that work still holds the spill the split would avoid (a bound).
+        .proposes(
+            crate::Change::SplitPartitions {
+                stages: vec![stage.stage_id],
+                partitions: recommended,
+            },
+            "the stage's task time, its spill included, spread evenly over the recommended partitions on every core",
+        )
         .jobs(stage.job_ids.iter().copied())
         .evidence("tasks", stats.successful)
         .evidence("spilling_tasks", spilling)

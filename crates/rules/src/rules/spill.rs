@@ -107,7 +107,15 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .evidence("spilling_tasks", spilling)
             .evidence("tasks", stats.facts.tasks)
             .recommend({
-                let more = (stage.num_tasks * 2).max(ctx.cores);
+                // PA002's count for a stage where every task spilled, so the two agree.
+                let more = sparkdiag_facts::partition_count::to_fit_memory(
+                    stage.num_tasks,
+                    stats.facts.successful_data_bytes,
+                    stats.facts.middle_peak_execution_memory,
+                    stats.facts.middle_memory_spill,
+                    sparkdiag_facts::partition_count::DEFAULT_TARGET_MB,
+                    ctx.cores,
+                );
                 match super::common::stage_partitions_advice(ctx, stage, more, super::common::Resize::More) {
                     Some(advice) => format!("Use smaller partitions, or give each task more memory (more spark.executor.memory, fewer spark.executor.cores). {advice}"),
                     None => format!("Use smaller partitions ({}) or give each task more memory (more spark.executor.memory, fewer spark.executor.cores); if only a few tasks spill, treat it as data skew (SK001).", super::common::partitions_advice(ctx, more)),
