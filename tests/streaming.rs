@@ -523,3 +523,153 @@ fn operations_add_up(scenario: &str, session_count: usize) {
     }
     assert!(sum("executor_run_time_ms") > 0);
 }
+
+/// `yyyy/MM/dd HH:mm:ss` in UTC, as the History Server (run in UTC) prints a start time.
+fn utc_seconds(ms: i64) -> String {
+    let (days, secs) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000) / 1000);
+    // Howard Hinnant's days-to-civil.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}/{month:02}/{day:02} {:02}:{:02}:{:02}",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+/// Milliseconds from Spark's `formatDurationVerbose` ("46 seconds 797 ms", "2 minutes 5
+/// seconds"), and the unit it was printed to: past a minute it drops the milliseconds.
+fn verbose_ms(text: &str) -> (i64, i64) {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let (mut total, mut finest) = (0, i64::MAX);
+    for pair in words.chunks(2) {
+        let n: i64 = pair[0].parse().unwrap_or_else(|_| panic!("{text}"));
+        let unit = match pair[1].trim_end_matches('s') {
+            "m" => 1,
+            "second" => 1000,
+            "minute" => 60_000,
+            "hour" => 3_600_000,
+            other => panic!("unit {other} in {text}"),
+        };
+        total += n * unit;
+        finest = finest.min(unit);
+    }
+    (total, if finest == 1 { 1 } else { 1000 })
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+/// What the History Server's Structured Streaming tab shows for each query, read from its pages
+/// by `testdata/gen/shs_streaming.py` (`testdata/expected/streaming/`): status, start, duration,
+/// average rates and latest batch on the list, and every batch's rates, rows, duration and
+/// parts on the statistics page, against the report's `streaming.queries`.
+#[test]
+fn the_history_server_s_structured_streaming_tab_agrees_on_every_query() {
+    let dir = testdata("expected/streaming");
+    let (mut queries, mut batches) = (0, 0);
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let expected: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let r = report(&testdata(&format!(
+            "logs/{}",
+            expected["log"].as_str().unwrap()
+        )));
+        for shs in expected["queries"].as_array().unwrap() {
+            let run_id = shs["run_id"].as_str().unwrap();
+            let ours = r["streaming"]["queries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|q| q["run_id"] == run_id)
+                .unwrap_or_else(|| panic!("{name}: no query with run id {run_id}"));
+            let at = format!("{name}, query {}", shs["name"]);
+            assert_eq!(ours["name"], shs["name"], "{at}");
+            assert_eq!(ours["id"], shs["id"], "{at}");
+            let status = match ours["status"].as_str().unwrap() {
+                "failed" => "FAILED",
+                "running" => "RUNNING",
+                _ => "FINISHED",
+            };
+            assert_eq!(status, shs["status"], "{at}: status {}", ours["status"]);
+            let started = ours["started_ms"].as_i64().unwrap();
+            assert_eq!(utc_seconds(started), shs["start_time"], "{at}: start");
+            let ours_batches = ours["batches"].as_array().unwrap();
+            let last = ours_batches.last().expect("a batch");
+            // A finished query's duration is its last progress's timestamp less its start.
+            let (duration, unit) = verbose_ms(shs["duration"].as_str().unwrap());
+            let span = last["timestamp_ms"].as_i64().unwrap() - started;
+            assert_eq!(
+                span / unit * unit,
+                duration,
+                "{at}: duration {}",
+                shs["duration"]
+            );
+            assert_eq!(last["batch_id"].to_string(), shs["latest_batch"], "{at}");
+            // The list's averages are the means of the batches' rates, NaN counted as 0.
+            for (rate, column) in [
+                ("input_rows_per_second", "avg_input_per_s"),
+                ("processed_rows_per_second", "avg_process_per_s"),
+            ] {
+                let sum: f64 = ours_batches
+                    .iter()
+                    .map(|b| b[rate].as_f64().unwrap_or(0.0))
+                    .sum();
+                let mean = format!("{:.2}", sum / ours_batches.len() as f64);
+                assert_eq!(mean, shs[column], "{at}: {column}");
+            }
+            if status == "FAILED" {
+                let exception = ours["exception"].as_str().unwrap();
+                assert!(
+                    exception.contains(shs["error"].as_str().unwrap()),
+                    "{at}: {exception}"
+                );
+            }
+            let shs_batches = shs["batches"].as_array().unwrap();
+            assert_eq!(ours_batches.len(), shs_batches.len(), "{at}: batches");
+            for (b, s) in ours_batches.iter().zip(shs_batches) {
+                let at = format!("{at}, batch {}", s["batch_id"]);
+                assert_eq!(b["batch_id"], s["batch_id"], "{at}");
+                assert_eq!(b["timestamp_ms"], s["timestamp_ms"], "{at}");
+                for (field, counted) in [
+                    ("input_rows", b["input_rows"].as_f64()),
+                    ("duration_ms", b["duration_ms"].as_f64()),
+                    ("input_rows_per_second", b["input_rows_per_second"].as_f64()),
+                    (
+                        "processed_rows_per_second",
+                        b["processed_rows_per_second"].as_f64(),
+                    ),
+                ] {
+                    let shown = s[field].as_f64().unwrap();
+                    // The page draws a NaN rate (no time elapsed) as 0.
+                    let ours = counted.unwrap_or(0.0);
+                    assert!(close(ours, shown), "{at}: {field} {ours} against {shown}");
+                }
+                // The chart leaves out triggerExecution, the whole of the others.
+                let parts = s["duration_parts_ms"].as_object().unwrap();
+                assert!(!parts.is_empty(), "{at}");
+                for (part, shown) in parts {
+                    let ours = b["duration_parts_ms"][part].as_f64();
+                    assert_eq!(ours, shown.as_f64(), "{at}: {part}");
+                }
+                batches += 1;
+            }
+            queries += 1;
+        }
+    }
+    assert!(
+        queries >= 9 && batches >= 90,
+        "{queries} queries, {batches} batches"
+    );
+}

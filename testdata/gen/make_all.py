@@ -224,8 +224,10 @@ def manifest():
 @step("expected")
 def expected():
     import shs_expectations
+    import shs_streaming
 
     shs_expectations.main()
+    shs_streaming.main()
 
 
 # ------------------------------------------------------------------ patterns/
