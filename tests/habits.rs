@@ -330,7 +330,7 @@ fn a_config_file_in_the_project_then_the_users_gives_the_defaults() {
         &["analyze", &log, "--format", "text", "--top", "2"],
         &xdg,
     );
-    assert!(stdout(&out).contains("Findings, most recoverable time first"));
+    assert!(stdout(&out).contains("Findings, most severe first, then most time saved"));
 
     // A mistake in the file names the file.
     std::fs::write(

@@ -21,7 +21,8 @@ pub struct Report {
     pub stages: Vec<StageOut>,
     pub executors: Vec<ExecutorOut>,
     pub sql: Vec<SqlOut>,
-    /// Ranked by `impact_ms`, most recoverable time first.
+    /// Ranked by severity, most severe first, then by `impact_ms`, most recoverable time first:
+    /// a failure or a stream falling behind (which claim no time saved) leads the savings below it.
     pub findings: Vec<FindingOut>,
     /// What bounds the run and what more or fewer cores would change (a replay of the log's own
     /// tasks); absent when the log has no application start or no tasks.
@@ -338,9 +339,9 @@ impl Report {
         } = replayed;
         // Ranked again by the replayed savings.
         findings.sort_by(|a, b| {
-            b.impact_ms
-                .cmp(&a.impact_ms)
-                .then(a.severity.cmp(&b.severity))
+            a.severity
+                .cmp(&b.severity)
+                .then(b.impact_ms.cmp(&a.impact_ms))
                 .then(a.rule.cmp(b.rule))
         });
         let estimated_beyond_replay_ms: i64 = findings

@@ -142,7 +142,7 @@ pub fn definitions() -> Vec<Value> {
             "analyze_application",
             "Analyse one application",
             "Analyses one application's event log as `sparkdiag analyze` does: the application header (id, name, Spark version, platform, status, outcome, duration), its summary (jobs, stages, tasks, failures, executor time, GC, shuffle, spill, driver time, recoverable time), the `top` findings ranked by the wall-clock time fixing each would save (rule, severity, title, impact_ms, scope, the user's code sites as `method at File:line`, the fix), and the what-if verdict (what bounds the run, more or fewer cores). Evidence is left out here: get_finding gives one finding in full.",
-            with(path_props(), &[("top", int("Findings to give, most recoverable time first.", 1, 50, 10))]),
+            with(path_props(), &[("top", int("Findings to give, most severe first, then most time saved.", 1, 50, 10))]),
             &["path"],
         ),
         tool(

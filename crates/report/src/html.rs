@@ -277,7 +277,7 @@ pub(crate) fn figure(chart: &charts::Chart) -> String {
 }
 
 fn findings(out: &mut String, report: &Report) {
-    out.push_str("<h2>Findings, most recoverable time first</h2>\n");
+    out.push_str("<h2>Findings, most severe first, then most time saved</h2>\n");
     if report.findings.is_empty() {
         out.push_str("<p>No findings: nothing here crossed a detector's threshold.</p>\n");
         return;

@@ -60,7 +60,7 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(out, "{}\n", inline(&line));
     }
     out.push_str(&crate::streaming::markdown(report));
-    out.push_str("## Findings, most recoverable time first\n\n");
+    out.push_str("## Findings, most severe first, then most time saved\n\n");
     if report.findings.is_empty() {
         out.push_str("No findings: nothing here crossed a detector's threshold.\n\n");
     } else {

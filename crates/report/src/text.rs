@@ -367,7 +367,7 @@ fn findings_section(report: &Report, opts: Options) -> String {
         out.push_str("No findings: nothing here crossed a detector's threshold.\n\n");
         return out;
     }
-    let _ = writeln!(out, "Findings, most recoverable time first");
+    let _ = writeln!(out, "Findings, most severe first, then most time saved");
     let mut t = new_table(opts, LISTING);
     let with_cost = report
         .findings

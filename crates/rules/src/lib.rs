@@ -14,7 +14,8 @@
 //! through a [`Context`], and decide which of them make a finding.
 //! [`analyze`] runs every rule over an [`Application`] with a
 //! [`Config`] (threshold overrides from the command line or a `sparkdiag.toml`) and returns the
-//! [`Finding`]s ranked by `impact_ms`, the estimated wall-clock time that fixing each would save.
+//! [`Finding`]s ranked by severity, then by `impact_ms`, the estimated wall-clock time that fixing
+//! each would save.
 //!
 //! # Example
 //! ```no_run
@@ -274,9 +275,9 @@ pub(crate) fn rule_of(code: &str) -> Option<&'static Rule> {
     all_rules().iter().copied().find(|r| r.code == code)
 }
 
-/// Runs every enabled rule and returns the findings, most recoverable time first, with each
-/// millisecond of the application attributed to at most one finding (see the README's impact
-/// model). A log without an application start says nothing about an application: no findings.
+/// Runs every enabled rule and returns the findings, most severe first and then most recoverable
+/// time first, with each millisecond of the application attributed to at most one finding (see
+/// docs/impact.md). A log without an application start says nothing about an application: no findings.
 pub fn analyze(app: &Application, config: &Config) -> Vec<Finding> {
     analyze_keeping_plans(app, config).0
 }
@@ -351,9 +352,9 @@ fn run(context: &Context, config: &Config, wanted: impl Fn(&Rule) -> bool) -> Ve
 
 fn sort(findings: &mut [Finding]) {
     findings.sort_by(|a, b| {
-        b.impact_ms
-            .cmp(&a.impact_ms)
-            .then(a.severity.cmp(&b.severity))
+        a.severity
+            .cmp(&b.severity)
+            .then(b.impact_ms.cmp(&a.impact_ms))
             .then(a.rule.cmp(b.rule))
     });
 }
