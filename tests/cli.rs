@@ -561,6 +561,13 @@ fn the_architecture_pages_crate_graph_is_the_manifests() {
     }
     manifests.sort();
     assert_eq!(drawn, manifests);
+    // Compute below the contract, render above it: the views reach the contract alone.
+    let views = manifests.iter().find(|(name, _)| name == "report").unwrap();
+    assert_eq!(
+        views.1,
+        ["contract"],
+        "the views depend on more than the contract"
+    );
 }
 
 #[cfg(feature = "tables")]

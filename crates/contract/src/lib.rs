@@ -40,3 +40,14 @@ pub use view::*;
 
 /// The report's `memory` section is the facts layer's figures as they are.
 pub use sparkdiag_facts::memory_figures::{ExecutorMemory, MemoryFigures};
+
+/// The vocabulary the views render beside the report's own types, re-exported so that a view
+/// crate depends on this crate alone and reaches nothing that computes: the statuses, the
+/// findings and their severities, the rule registry (`sparkdiag rules`), the parsed plan
+/// (`sparkdiag plan`), the what-if, and the one way to write a duration, a size or a count.
+pub use sparkdiag_model::units;
+pub use sparkdiag_model::{AppStatus, Platform, StageStatus, Workload};
+pub use sparkdiag_plan::Plan;
+pub use sparkdiag_rules::{Finding, Rule, Severity, all_rules, find_rule};
+pub use sparkdiag_whatif::settings::{Setting, split_flags};
+pub use sparkdiag_whatif::{Advice, WhatIf};

@@ -46,6 +46,16 @@ pub struct QueryOut {
     pub batches: Vec<BatchOut>,
 }
 
+impl QueryOut {
+    /// The exception's root cause (its innermost `Caused by:`, or the exception itself), as the
+    /// views name a failed query.
+    pub fn exception_cause(&self) -> Option<&str> {
+        self.exception
+            .as_deref()
+            .map(sparkdiag_model::streaming::exception_cause)
+    }
+}
+
 /// One progress event, its figures exactly as Spark wrote them.
 #[derive(Debug, Serialize)]
 pub struct BatchOut {

@@ -160,6 +160,15 @@ fn entity(name: &str) -> Option<char> {
     })
 }
 
+/// "1 core", "8 cores": a count of cores, as the what-if's text and its views write it.
+pub fn cores(n: i64) -> String {
+    if n == 1 {
+        "1 core".into()
+    } else {
+        format!("{n} cores")
+    }
+}
+
 /// `1234567` as `1,234,567`; `i64::MIN` too.
 pub fn thousands(n: i64) -> String {
     let digits = n.unsigned_abs().to_string();

@@ -1,8 +1,8 @@
 //! The rules catalogue for a terminal, as `sparkdiag rules` prints it: every rule in a table, or
 //! one rule's documentation with its thresholds. Both come from the registry
-//! ([`sparkdiag_rules::all_rules`]); `--format json` is [`sparkdiag_rules::Rule::registry_entry`].
+//! ([`sparkdiag_contract::all_rules`]); `--format json` is [`sparkdiag_contract::Rule::registry_entry`].
 
-use sparkdiag_rules::Rule;
+use sparkdiag_contract::Rule;
 
 /// One line per rule: code, name, category and what it finds.
 pub fn table(rules: &[&Rule]) -> String {

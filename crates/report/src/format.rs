@@ -7,19 +7,23 @@
 //! | a duration in ms | [`duration`] | `950 ms`, `20.4 s`, `3m 05s`, `2h 10m`, `-3m 05s` |
 //! | a size in bytes, binary units | [`human_bytes`] | `512 B`, `1.5 KiB`, `2.0 GiB` |
 //! | a count | [`thousands`] | `1,234,567` |
+//! | a count of cores | [`cores`] | `1 core`, `8 cores` |
 //! | a share | [`percent`] (of a whole), [`share`] (of a fraction) | `12.5%`, `-` without a whole, `69%` |
 //! | a relative change | [`share_change`] | `+12%`, `-54%` |
 //! | text cut to a length | [`clip`], [`truncate`] (first line only) | `Caused by: …` |
 //! | HTML text or attribute | [`escape`] | `&lt;b&gt; &amp; &quot;` |
 //! | a Markdown table cell | [`markdown_cell`] | `a \| b` |
 //!
-//! [`duration`], [`human_bytes`], [`thousands`], [`share`], [`share_change`] and [`clip`] are implemented in `sparkdiag_model::units` and
-//! re-exported here: the rules write durations, sizes and quoted log text into findings, and
-//! a rule may not depend on a view, so the one implementation sits below the contract where
-//! both can reach it. Everything only views need is implemented here.
+//! [`duration`], [`human_bytes`], [`thousands`], [`cores`], [`share`], [`share_change`],
+//! [`clip`] and [`plain_text`] are implemented in `sparkdiag_model::units` and re-exported here
+//! through the contract: the rules and the what-if write durations, sizes and quoted log text
+//! into findings, and a rule may not depend on a view, so the one implementation sits below the
+//! contract where both can reach it. Everything only views need is implemented here.
 
 pub use sparkdiag_contract::enum_name;
-pub use sparkdiag_model::units::{clip, duration, human_bytes, share, share_change, thousands};
+pub use sparkdiag_contract::units::{
+    clip, cores, duration, human_bytes, plain_text, share, share_change, thousands,
+};
 
 /// `part` of `whole` as `12.5%`; `-` when there is no whole.
 pub fn percent(part: i64, whole: i64) -> String {

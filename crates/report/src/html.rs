@@ -17,7 +17,7 @@
 
 use std::fmt::Write;
 
-use sparkdiag_model::AppStatus;
+use sparkdiag_contract::AppStatus;
 
 use crate::charts;
 use crate::format::{

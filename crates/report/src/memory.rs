@@ -3,8 +3,8 @@
 
 use std::fmt::Write;
 
+use crate::format::human_bytes;
 use sparkdiag_contract::{ExecutorMemory, MemoryFigures};
-use sparkdiag_model::units::human_bytes;
 
 use crate::format::escape;
 

@@ -1,8 +1,8 @@
 //! The text view of `sparkdiag plan`: each plan's running tree, indented, and the findings about
 //! it with their fixes.
 
-use sparkdiag_plan::Plan;
-use sparkdiag_rules::Finding;
+use sparkdiag_contract::Finding;
+use sparkdiag_contract::Plan;
 
 use crate::findings_of_plan;
 

@@ -6,8 +6,8 @@ use std::fmt::Write;
 
 use crate::Report;
 use crate::format::{duration, escape, human_bytes, thousands};
+use sparkdiag_contract::Workload;
 use sparkdiag_contract::streaming::{BatchOut, QueryOut, StreamingOut};
-use sparkdiag_model::Workload;
 
 /// `Structured Streaming: 1 query with 18 progress events`, for the header; `None` for batch
 /// and interactive applications, whose header says enough already.
@@ -61,11 +61,8 @@ fn summarise(q: &QueryOut) -> QuerySummary {
             .clone()
             .filter(|n| !n.is_empty())
             .unwrap_or_else(|| q.id.clone()),
-        status: match (&q.status, &q.exception) {
-            (&"failed", Some(e)) => format!(
-                "failed: {}",
-                first_line(sparkdiag_model::streaming::exception_cause(e))
-            ),
+        status: match (&q.status, q.exception_cause()) {
+            (&"failed", Some(cause)) => format!("failed: {}", first_line(cause)),
             (s, _) => s.to_string(),
         },
         batches: if q.batches_dropped > 0 {

@@ -101,8 +101,8 @@ fn new_table(opts: Options, style: TableStyle) -> Table {
 }
 
 /// A severity cell in its colour: critical and high red, medium yellow, low and info dim.
-fn severity_cell(severity: sparkdiag_rules::Severity, opts: Options) -> Cell {
-    use sparkdiag_rules::Severity;
+fn severity_cell(severity: sparkdiag_contract::Severity, opts: Options) -> Cell {
+    use sparkdiag_contract::Severity;
     let cell = Cell::new(severity.name());
     if !opts.color {
         return cell;
@@ -136,7 +136,7 @@ fn view(report: &Report, opts: Options) -> String {
         .as_deref()
         .map(|v| format!("Spark {v}"))
         .unwrap_or_else(|| "Spark version unknown".into());
-    let platform = if app.platform == sparkdiag_model::Platform::Databricks {
+    let platform = if app.platform == sparkdiag_contract::Platform::Databricks {
         " on Databricks"
     } else {
         ""
@@ -534,7 +534,7 @@ fn stage_table(shown: &[&crate::StageOut], opts: Options) -> String {
         t.set_header(head);
         for (st, row) in shown.iter().zip(&rows) {
             let mut cells: Vec<Cell> = row.iter().map(Cell::new).collect();
-            if opts.color && st.status == sparkdiag_model::StageStatus::Failed {
+            if opts.color && st.status == sparkdiag_contract::StageStatus::Failed {
                 cells[1] = Cell::new("failed").fg(Color::Red);
             }
             if let Some(max) = name_max {
@@ -637,7 +637,7 @@ mod tests {
         let rule = sparkdiag_rules::find_rule("FA001").unwrap();
         let finding = sparkdiag_rules::Finding::new(
             rule,
-            sparkdiag_rules::Severity::High,
+            sparkdiag_contract::Severity::High,
             "Job 2 failed".into(),
             1200,
         );

@@ -5,8 +5,9 @@
 
 use std::fmt::Write;
 
-use sparkdiag_whatif::settings::split_flags;
-use sparkdiag_whatif::{WhatIf, cores};
+use crate::format::cores;
+use sparkdiag_contract::WhatIf;
+use sparkdiag_contract::split_flags;
 
 use crate::format::{duration, escape, share, share_change};
 

@@ -555,14 +555,7 @@ fn advise(
     (advice, resize)
 }
 
-/// "1 core", "8 cores".
-pub fn cores(n: i64) -> String {
-    if n == 1 {
-        "1 core".into()
-    } else {
-        format!("{n} cores")
-    }
-}
+pub use sparkdiag_model::units::cores;
 
 /// Executor memory from the measured peaks: short of memory when executors spilled or spent over
 /// 10 % of their time in GC; oversized when no executor's heap came near half of what it reserved.

@@ -6,9 +6,9 @@
 //! unit (seconds, or the largest binary byte unit that fits), each label printed with just
 //! enough decimals for its step, so no two read the same.
 
+use crate::format::human_bytes;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::prelude::Ranged;
-use sparkdiag_model::units::human_bytes;
 
 /// What an axis measures, which decides its round steps and how a tick reads.
 #[derive(Clone, Copy, Debug, PartialEq)]

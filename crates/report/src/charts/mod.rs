@@ -28,7 +28,7 @@ use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use sparkdiag_model::StageStatus;
+use sparkdiag_contract::StageStatus;
 
 use crate::{Report, ViewData};
 
@@ -341,7 +341,7 @@ impl StageNames {
                 continue;
             }
             // Spark's UI renders descriptions as HTML (streaming batches are links).
-            let text = sparkdiag_model::units::plain_text(text);
+            let text = crate::format::plain_text(text);
             for &id in &job.stage_ids {
                 descriptions.entry(id).or_insert_with(|| text.clone());
             }

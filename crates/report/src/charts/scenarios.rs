@@ -2,7 +2,8 @@
 //! horizontal bar per count, today's darker, each bar labelled with its time.
 
 use super::*;
-use sparkdiag_whatif::{WhatIf, cores};
+use crate::format::cores;
+use sparkdiag_contract::WhatIf;
 
 /// Predicted wall clock by executor cores, for the what-if section; no chart without a core
 /// scenario.
