@@ -888,3 +888,26 @@ fn every_finding_on_a_stage_names_one_partition_count() {
     }
     assert!(compared > 0, "no stage had two findings naming a count");
 }
+
+/// sparkscope's `running-incomplete` is its `running` log with the last line, job 0's end, cut
+/// mid-string. Job 0's only stage had completed: nothing was lost, so no FA005 claims its 7 s
+/// (the missing end and the cut line are the source's warnings).
+#[test]
+fn a_log_cut_on_a_finished_jobs_end_loses_nothing() {
+    let Some(dir) = shared_opt("real-world/sparkscope/eventlog") else {
+        return;
+    };
+    let r = report_of(&dir.join("app-20231025121456-0004-eventLog-running-incomplete"));
+    assert_eq!(r["jobs"][0]["status"], "running");
+    assert_eq!(r["stages"][0]["status"], "complete");
+    assert!(of_rule(&r, "FA005").is_empty(), "{:#?}", findings(&r));
+    let warnings = r["source"]["warnings"].to_string();
+    assert!(warnings.contains("SparkListenerJobEnd"), "{warnings}");
+    assert!(
+        warnings.contains("no SparkListenerApplicationEnd"),
+        "{warnings}"
+    );
+    // A log cut while a stage ran still says what was running.
+    let killed = report_of(&testdata("logs/killed/single"));
+    assert_eq!(of_rule(&killed, "FA005").len(), 1);
+}

@@ -41,10 +41,24 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         return Vec::new();
     }
     let last = app.last_event_ms.unwrap_or(0);
+    // A job whose result stage (its highest stage id) completed with none of its stages still
+    // active has done its work: only its end was not written (a log cut on the job's end line).
+    let work_done = |job: &sparkdiag_model::Job| {
+        let of_job = |s: &&sparkdiag_model::StageAttempt| s.job_ids.contains(&job.job_id);
+        job.stage_ids.iter().max().is_some_and(|result| {
+            app.stages
+                .iter()
+                .any(|s| s.stage_id == *result && s.status == StageStatus::Complete)
+        }) && !app
+            .stages
+            .iter()
+            .filter(of_job)
+            .any(|s| s.status == StageStatus::Active)
+    };
     let running_jobs: Vec<&sparkdiag_model::Job> = app
         .jobs
         .iter()
-        .filter(|j| j.status == JobStatus::Running)
+        .filter(|j| j.status == JobStatus::Running && !work_done(j))
         .collect();
     let running_stages: Vec<&sparkdiag_model::StageAttempt> = app
         .stages
