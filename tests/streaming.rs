@@ -331,6 +331,41 @@ fn a_query_that_fails_is_a_failure_named_by_its_exception() {
         "{}",
         st003[0].2
     );
+    // One failure, one finding: the failed batch's job is told in ST003 (its stage and first
+    // failed task), not again as FA001.
+    assert!(
+        rules_of(&r).iter().all(|(rule, _, _)| rule != "FA001"),
+        "{:?}",
+        rules_of(&r)
+    );
+    let finding = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "ST003")
+        .unwrap();
+    assert_eq!(r["findings"][0]["rule"], "ST003", "the failure leads");
+    let failed_job = r["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["status"] == "failed")
+        .unwrap();
+    let at = format!("(job {}, stage ", failed_job["job_id"]);
+    assert!(st003[0].2.contains(&at), "{}", st003[0].2);
+    assert!(
+        finding["evidence"]["first_failure"]["exception_class"]
+            .as_str()
+            .unwrap()
+            .contains("PythonException"),
+        "{}",
+        finding["evidence"]
+    );
+    let advice = finding["recommendation"].as_str().unwrap();
+    assert!(
+        advice.contains("failing record or UDF") && advice.contains("restart the query"),
+        "{advice}"
+    );
     let out = sparkdiag(&["analyze", path.to_str().unwrap(), "--fail-on", "high"]);
     assert_eq!(out.status.code(), Some(1));
 }

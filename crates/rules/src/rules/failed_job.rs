@@ -10,7 +10,9 @@ declare_rule! {
     /// ## What it does
     /// For every failed job, finds the stage that failed it, the first task failure in that
     /// stage (its executor, host, end reason, exception class and message) and how many
-    /// attempts failed the same way, and says how long the job ran before it was lost.
+    /// attempts failed the same way, and says how long the job ran before it was lost. A job of
+    /// the micro-batch a Structured Streaming query failed in is told in that query's ST003
+    /// finding instead, with this post-mortem in it: one finding for one failure.
     ///
     /// ## Why is this bad?
     /// A failed job's work is lost, and its error is usually buried in a long stage failure
@@ -46,243 +48,285 @@ declare_rule! {
 }
 
 fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
-    let app = ctx.app;
-    let limits = MemoryLimits::of(app);
-    let end = app.effective_end_ms().unwrap_or(0);
-    let last_finished = app
-        .jobs
+    let chain = Chain::of(ctx);
+    // A job of the batch a streaming query failed in is that query's post-mortem (ST003).
+    let queries = super::streaming_common::failed_query_jobs(ctx.app);
+    chain
+        .failed
         .iter()
-        .filter(|j| j.completion_ms.is_some())
-        .max_by_key(|j| (j.completion_ms, j.job_id))
-        .map(|j| j.job_id);
-    // In time order, causes before consequences: a job cancelled because the SparkContext shut
-    // down is what another failure did, not a failure of its own.
-    let mut failed: Vec<&sparkdiag_model::Job> = app
-        .jobs
-        .iter()
-        .filter(|j| j.status == JobStatus::Failed)
-        .collect();
-    failed.sort_by_key(|j| (is_cascade(j), j.completion_ms.unwrap_or(end), j.job_id));
-    let root_job = failed.first().filter(|j| !is_cascade(j)).map(|j| j.job_id);
-    let mut findings = Vec::new();
-    for job in failed {
-        let lost_ms = job.completion_ms.unwrap_or(end) - job.submission_ms.unwrap_or(end);
-        // The failed stage attempt of this job; its first failed task is where it started.
-        let stage = app
-            .stages
+        .filter(|j| !queries.contains(&j.job_id))
+        .map(|job| post_mortem(ctx, &chain, job))
+        .collect()
+}
+
+/// What every failed job's post-mortem reads: the failed jobs in time order, causes before
+/// consequences, the first of them that is a root, and the last job that finished.
+struct Chain<'a> {
+    failed: Vec<&'a sparkdiag_model::Job>,
+    root_job: Option<i64>,
+    last_finished: Option<i64>,
+    limits: MemoryLimits,
+    end: i64,
+}
+
+impl<'a> Chain<'a> {
+    fn of(ctx: &Context<'a>) -> Chain<'a> {
+        let app = ctx.app;
+        let limits = MemoryLimits::of(app);
+        let end = app.effective_end_ms().unwrap_or(0);
+        let last_finished = app
+            .jobs
             .iter()
-            .filter(|s| s.status == StageStatus::Failed && s.job_ids.contains(&job.job_id))
-            .min_by_key(|s| s.completion_ms);
-        let failures: Vec<&sparkdiag_model::TaskFailure> = app
-            .task_failures
+            .filter(|j| j.completion_ms.is_some())
+            .max_by_key(|j| (j.completion_ms, j.job_id))
+            .map(|j| j.job_id);
+        // In time order, causes before consequences: a job cancelled because the SparkContext shut
+        // down is what another failure did, not a failure of its own.
+        let mut failed: Vec<&sparkdiag_model::Job> = app
+            .jobs
             .iter()
-            .filter(|f| {
-                // Kills and resubmissions are what a failure did to other tasks, not its cause.
-                !matches!(
-                    f.reason.as_str(),
-                    "TaskKilled" | "TaskCommitDenied" | "Resubmitted"
-                ) && stage
-                    .is_none_or(|s| f.stage_id == s.stage_id && f.stage_attempt_id == s.attempt_id)
-            })
-            .filter(|f| {
-                stage.is_some()
-                    || app
-                        .stages
-                        .iter()
-                        .any(|s| s.stage_id == f.stage_id && s.job_ids.contains(&job.job_id))
-            })
+            .filter(|j| j.status == JobStatus::Failed)
             .collect();
-        let first = failures.iter().min_by_key(|f| (f.finish_ms, f.task_id));
-        let mut cause = first
-            .map(describe_failure)
-            .or_else(|| job.failure.as_ref().map(|m| first_line(m)))
-            .unwrap_or_else(|| "no reason recorded".into());
-        // A fetch failure is what a lost executor did: name the loss that started the chain.
-        let fetch = failures
-            .iter()
-            .filter(|f| f.reason == "FetchFailed")
-            .min_by_key(|f| (f.finish_ms, f.task_id));
-        let origin = fetch.and_then(|f| executor_loss_before(app, f.finish_ms));
-        if let (Some(origin), Some(fetch)) = (&origin, fetch) {
-            cause = format!("{origin} → {}", describe_failure(fetch));
+        failed.sort_by_key(|j| (is_cascade(j), j.completion_ms.unwrap_or(end), j.job_id));
+        let root_job = failed.first().filter(|j| !is_cascade(j)).map(|j| j.job_id);
+        Chain {
+            failed,
+            root_job,
+            last_finished,
+            limits,
+            end,
         }
-        // Memory that ran out anywhere in the job is the root of the chain it started (the
-        // executor it killed, the fetch failures after it, the retries), whatever the last
-        // attempt died of.
-        let memory = memory_root(app, job, end);
-        let data = memory.as_ref().and_then(|m| {
-            let (stage_id, stage_attempt) = m.stage?;
-            matches!(
-                m.region,
-                Region::ExecutorHeap
-                    | Region::ContainerOverhead
-                    | Region::PythonWorker
-                    | Region::Gpu
-            )
-            .then(|| memory_region::data_cause(app, stage_id, stage_attempt, m.task_id?, &limits))
-            .flatten()
-        });
-        let lost = memory.as_ref().map(|_| what_was_lost(app, job, end));
-        // The first change to try: the data's settings when the data is the cause, else the
-        // memory's.
-        let conf: Vec<(String, String)> = match (&memory, &data) {
-            (_, Some(d)) if !d.settings().is_empty() => d.settings(),
-            (Some(m), None) => m.settings(&limits),
-            _ => Vec::new(),
-        };
-        if let (Some(m), Some(lost)) = (&memory, &lost) {
-            cause = format!(
-                "{} ran out: {} ({}{}){}",
-                m.region.name(),
-                m.evidence,
-                m.source,
-                m.executor
-                    .as_ref()
-                    .map(|e| format!(" on executor {e}"))
-                    .unwrap_or_default(),
-                lost.chain()
-            );
-            if let Some(d) = &data {
-                cause = format!("{cause}; {}", d.headline());
-            }
-        }
-        let same_cause = first.map_or(0, |f| {
-            failures
-                .iter()
-                .filter(|g| g.reason == f.reason && g.exception_class == f.exception_class)
-                .count()
-        });
-        let cascade = is_cascade(job);
-        let failed_app = app.status() == AppStatus::Failed
-            && (root_job == Some(job.job_id)
-                || (root_job.is_none() && last_finished == Some(job.job_id)));
-        // With no exit code (logs before Spark 3.0) the application counts as failed only
-        // because its last job did. When that job was itself cancelled by the shutdown and no
-        // job failed before it, the log cannot tell a failure from a program that ended (or
-        // stopped its context) while another thread's job ran: lost work, not a known crash.
-        let stop_unexplained = cascade && root_job.is_none() && app.exit_code.is_none();
-        // A command that failed in a shell or notebook is the person's to retry, not an incident.
-        let severity = if failed_app && stop_unexplained {
-            Severity::High
-        } else if failed_app {
-            Severity::Critical
-        } else if cascade || app.interactive().is_some() {
-            Severity::Medium
-        } else {
-            Severity::High
-        };
-        match root_job {
-            Some(root) if cascade && root != job.job_id => {
-                cause = format!("{cause} (a consequence of job {root}'s failure)");
-            }
-            // Nothing failed before it: the application was stopped while this job ran, and
-            // what its tasks then hit (a closed filesystem, say) is the shutdown's doing.
-            _ if cascade => {
-                cause = format!(
-                    "SparkContext was shut down while it ran; its tasks then failed with {cause}"
-                );
-            }
-            _ => {}
-        }
-        let title = match stage {
-            Some(s) => format!(
-                "Job {} failed after {}: stage {}{} aborted — {}",
-                job.job_id,
-                duration(lost_ms),
-                s.stage_id,
-                if s.attempt_id > 0 {
-                    format!(" (attempt {})", s.attempt_id)
-                } else {
-                    String::new()
-                },
-                cause
-            ),
-            None => format!(
-                "Job {} failed after {}: {}",
-                job.job_id,
-                duration(lost_ms),
-                cause
-            ),
-        };
-        let mut finding = Finding::new(&FAILED_JOB, severity, title, lost_ms)
-            .jobs([job.job_id])
-            .evidence("job_id", job.job_id)
-            .evidence("job_duration_ms", lost_ms)
-            .evidence("failed_task_attempts", failures.len())
-            .evidence("attempts_with_the_same_cause", same_cause)
-            .evidence("failed_the_application", failed_app)
-            .evidence("consequence_of_another_failure", cascade)
-            .evidence("why_the_context_stopped_is_unknown", stop_unexplained)
-            .evidence("failed_at_ms", job.completion_ms.unwrap_or(end))
-            .evidence("started_by", origin.clone())
-            .evidence("job_failure", job.failure.as_deref().map(first_line))
-            .recommend(match (&memory, &data) {
-                _ if cascade => match root_job {
-                    Some(root) if root != job.job_id => format!(
-                        "This job was stopped because the application was shutting down after job {root} failed: fix that failure (the finding's lead job) and this job will run."
-                    ),
-                    _ => "This job was stopped because the application was shut down while it ran, and no job failed before it: find what stopped the application (a cancel, the driver's own shutdown, or a failure outside Spark's jobs in the driver's log).".to_string(),
-                },
-                (Some(m), Some(d)) => format!(
-                    "{} Only then, if it still fails: {}{}",
-                    d.advice(ctx),
-                    m.advice(ctx, &limits),
-                    paste(&conf)
-                ),
-                (Some(m), None) => format!("{}{}", m.advice(ctx, &limits), paste(&conf)),
-                (None, _) => recommendation(ctx, first.copied(), origin.is_some()),
-            });
-        if let Some(m) = &memory {
-            finding = finding.evidence(
-                "memory_failure",
-                serde_json::json!({
-                    "region": m.region, "kind": m.kind, "evidence": m.evidence, "why": m.why,
-                    "source": m.source, "task_id": m.task_id,
-                    "stage_id": m.stage.map(|s| s.0), "stage_attempt": m.stage.map(|s| s.1),
-                    "executor": m.executor,
-                    "executor_memory_bytes": limits.executor_memory_bytes,
-                    "executor_overhead_bytes": limits.executor_overhead_bytes,
-                    "pyspark_memory_bytes": limits.pyspark_memory_bytes,
-                    "driver_memory_bytes": limits.driver_memory_bytes,
-                    "lost": lost.as_ref().map(Lost::json),
-                }),
-            );
-            if let Some(executor) = &m.executor {
-                finding = finding.executors([executor.clone()]);
-            }
-        }
-        if let Some(d) = &data {
-            finding = finding.evidence("data_cause", d.json());
-        }
-        finding = finding.settings(conf.iter().map(|(k, v)| format!("{k}={v}")));
-        if let Some(s) = stage {
-            finding = finding
-                .stages([s.stage_id])
-                .evidence("stage_attempt", s.attempt_id)
-                .evidence(
-                    "stage_failure_reason",
-                    s.failure_reason.as_deref().map(first_line),
-                );
-        }
-        if let Some(f) = first {
-            let executor = &app.executors[f.executor as usize];
-            finding = finding
-                .executors([executor.id.clone()])
-                .evidence("first_failure", serde_json::json!({
-                    "task_id": f.task_id, "stage_id": f.stage_id, "stage_attempt": f.stage_attempt_id,
-                    "executor": executor.id, "host": executor.host, "reason": f.reason,
-                    "exception_class": f.exception_class, "message": f.message.as_deref().map(|m| clip(m, 1000)),
-                    "root_cause": f.root_cause,
-                }));
-        }
-        let mut seen = std::collections::HashSet::new();
-        finding
-            .scope
-            .executor_ids
-            .retain(|id| seen.insert(id.clone()));
-        findings.push(finding);
     }
-    findings
+}
+
+/// FA001's finding for one failed job: its stage, first failed task and root cause, memory that
+/// ran out and what was lost, and the fix; ST003 builds a failed query's on it.
+pub(crate) fn of_job(ctx: &Context, job_id: i64) -> Option<Finding> {
+    let chain = Chain::of(ctx);
+    let job = *chain.failed.iter().find(|j| j.job_id == job_id)?;
+    Some(post_mortem(ctx, &chain, job))
+}
+
+fn post_mortem(ctx: &Context, chain: &Chain, job: &sparkdiag_model::Job) -> Finding {
+    let app = ctx.app;
+    let (limits, end, root_job, last_finished) = (
+        &chain.limits,
+        chain.end,
+        chain.root_job,
+        chain.last_finished,
+    );
+    let lost_ms = job.completion_ms.unwrap_or(end) - job.submission_ms.unwrap_or(end);
+    // The failed stage attempt of this job; its first failed task is where it started.
+    let stage = app
+        .stages
+        .iter()
+        .filter(|s| s.status == StageStatus::Failed && s.job_ids.contains(&job.job_id))
+        .min_by_key(|s| s.completion_ms);
+    let failures: Vec<&sparkdiag_model::TaskFailure> = app
+        .task_failures
+        .iter()
+        .filter(|f| {
+            // Kills and resubmissions are what a failure did to other tasks, not its cause.
+            !matches!(
+                f.reason.as_str(),
+                "TaskKilled" | "TaskCommitDenied" | "Resubmitted"
+            ) && stage
+                .is_none_or(|s| f.stage_id == s.stage_id && f.stage_attempt_id == s.attempt_id)
+        })
+        .filter(|f| {
+            stage.is_some()
+                || app
+                    .stages
+                    .iter()
+                    .any(|s| s.stage_id == f.stage_id && s.job_ids.contains(&job.job_id))
+        })
+        .collect();
+    let first = failures.iter().min_by_key(|f| (f.finish_ms, f.task_id));
+    let mut cause = first
+        .map(describe_failure)
+        .or_else(|| job.failure.as_ref().map(|m| first_line(m)))
+        .unwrap_or_else(|| "no reason recorded".into());
+    // A fetch failure is what a lost executor did: name the loss that started the chain.
+    let fetch = failures
+        .iter()
+        .filter(|f| f.reason == "FetchFailed")
+        .min_by_key(|f| (f.finish_ms, f.task_id));
+    let origin = fetch.and_then(|f| executor_loss_before(app, f.finish_ms));
+    if let (Some(origin), Some(fetch)) = (&origin, fetch) {
+        cause = format!("{origin} → {}", describe_failure(fetch));
+    }
+    // Memory that ran out anywhere in the job is the root of the chain it started (the
+    // executor it killed, the fetch failures after it, the retries), whatever the last
+    // attempt died of.
+    let memory = memory_root(app, job, end);
+    let data = memory.as_ref().and_then(|m| {
+        let (stage_id, stage_attempt) = m.stage?;
+        matches!(
+            m.region,
+            Region::ExecutorHeap | Region::ContainerOverhead | Region::PythonWorker | Region::Gpu
+        )
+        .then(|| memory_region::data_cause(app, stage_id, stage_attempt, m.task_id?, limits))
+        .flatten()
+    });
+    let lost = memory.as_ref().map(|_| what_was_lost(app, job, end));
+    // The first change to try: the data's settings when the data is the cause, else the
+    // memory's.
+    let conf: Vec<(String, String)> = match (&memory, &data) {
+        (_, Some(d)) if !d.settings().is_empty() => d.settings(),
+        (Some(m), None) => m.settings(limits),
+        _ => Vec::new(),
+    };
+    if let (Some(m), Some(lost)) = (&memory, &lost) {
+        cause = format!(
+            "{} ran out: {} ({}{}){}",
+            m.region.name(),
+            m.evidence,
+            m.source,
+            m.executor
+                .as_ref()
+                .map(|e| format!(" on executor {e}"))
+                .unwrap_or_default(),
+            lost.chain()
+        );
+        if let Some(d) = &data {
+            cause = format!("{cause}; {}", d.headline());
+        }
+    }
+    let same_cause = first.map_or(0, |f| {
+        failures
+            .iter()
+            .filter(|g| g.reason == f.reason && g.exception_class == f.exception_class)
+            .count()
+    });
+    let cascade = is_cascade(job);
+    let failed_app = app.status() == AppStatus::Failed
+        && (root_job == Some(job.job_id)
+            || (root_job.is_none() && last_finished == Some(job.job_id)));
+    // With no exit code (logs before Spark 3.0) the application counts as failed only
+    // because its last job did. When that job was itself cancelled by the shutdown and no
+    // job failed before it, the log cannot tell a failure from a program that ended (or
+    // stopped its context) while another thread's job ran: lost work, not a known crash.
+    let stop_unexplained = cascade && root_job.is_none() && app.exit_code.is_none();
+    // A command that failed in a shell or notebook is the person's to retry, not an incident.
+    let severity = if failed_app && stop_unexplained {
+        Severity::High
+    } else if failed_app {
+        Severity::Critical
+    } else if cascade || app.interactive().is_some() {
+        Severity::Medium
+    } else {
+        Severity::High
+    };
+    match root_job {
+        Some(root) if cascade && root != job.job_id => {
+            cause = format!("{cause} (a consequence of job {root}'s failure)");
+        }
+        // Nothing failed before it: the application was stopped while this job ran, and
+        // what its tasks then hit (a closed filesystem, say) is the shutdown's doing.
+        _ if cascade => {
+            cause = format!(
+                "SparkContext was shut down while it ran; its tasks then failed with {cause}"
+            );
+        }
+        _ => {}
+    }
+    let title = match stage {
+        Some(s) => format!(
+            "Job {} failed after {}: stage {}{} aborted — {}",
+            job.job_id,
+            duration(lost_ms),
+            s.stage_id,
+            if s.attempt_id > 0 {
+                format!(" (attempt {})", s.attempt_id)
+            } else {
+                String::new()
+            },
+            cause
+        ),
+        None => format!(
+            "Job {} failed after {}: {}",
+            job.job_id,
+            duration(lost_ms),
+            cause
+        ),
+    };
+    let mut finding = Finding::new(&FAILED_JOB, severity, title, lost_ms)
+        .jobs([job.job_id])
+        .evidence("job_id", job.job_id)
+        .evidence("job_duration_ms", lost_ms)
+        .evidence("failed_task_attempts", failures.len())
+        .evidence("attempts_with_the_same_cause", same_cause)
+        .evidence("failed_the_application", failed_app)
+        .evidence("consequence_of_another_failure", cascade)
+        .evidence("why_the_context_stopped_is_unknown", stop_unexplained)
+        .evidence("failed_at_ms", job.completion_ms.unwrap_or(end))
+        .evidence("started_by", origin.clone())
+        .evidence("job_failure", job.failure.as_deref().map(first_line))
+        .recommend(match (&memory, &data) {
+            _ if cascade => match root_job {
+                Some(root) if root != job.job_id => format!(
+                    "This job was stopped because the application was shutting down after job {root} failed: fix that failure (the finding's lead job) and this job will run."
+                ),
+                _ => "This job was stopped because the application was shut down while it ran, and no job failed before it: find what stopped the application (a cancel, the driver's own shutdown, or a failure outside Spark's jobs in the driver's log).".to_string(),
+            },
+            (Some(m), Some(d)) => format!(
+                "{} Only then, if it still fails: {}{}",
+                d.advice(ctx),
+                m.advice(ctx, limits),
+                paste(&conf)
+            ),
+            (Some(m), None) => format!("{}{}", m.advice(ctx, limits), paste(&conf)),
+            (None, _) => recommendation(ctx, first.copied(), origin.is_some()),
+        });
+    if let Some(m) = &memory {
+        finding = finding.evidence(
+            "memory_failure",
+            serde_json::json!({
+                "region": m.region, "kind": m.kind, "evidence": m.evidence, "why": m.why,
+                "source": m.source, "task_id": m.task_id,
+                "stage_id": m.stage.map(|s| s.0), "stage_attempt": m.stage.map(|s| s.1),
+                "executor": m.executor,
+                "executor_memory_bytes": limits.executor_memory_bytes,
+                "executor_overhead_bytes": limits.executor_overhead_bytes,
+                "pyspark_memory_bytes": limits.pyspark_memory_bytes,
+                "driver_memory_bytes": limits.driver_memory_bytes,
+                "lost": lost.as_ref().map(Lost::json),
+            }),
+        );
+        if let Some(executor) = &m.executor {
+            finding = finding.executors([executor.clone()]);
+        }
+    }
+    if let Some(d) = &data {
+        finding = finding.evidence("data_cause", d.json());
+    }
+    finding = finding.settings(conf.iter().map(|(k, v)| format!("{k}={v}")));
+    if let Some(s) = stage {
+        finding = finding
+            .stages([s.stage_id])
+            .evidence("stage_attempt", s.attempt_id)
+            .evidence(
+                "stage_failure_reason",
+                s.failure_reason.as_deref().map(first_line),
+            );
+    }
+    if let Some(f) = first {
+        let executor = &app.executors[f.executor as usize];
+        finding = finding
+            .executors([executor.id.clone()])
+            .evidence("first_failure", serde_json::json!({
+                "task_id": f.task_id, "stage_id": f.stage_id, "stage_attempt": f.stage_attempt_id,
+                "executor": executor.id, "host": executor.host, "reason": f.reason,
+                "exception_class": f.exception_class, "message": f.message.as_deref().map(|m| clip(m, 1000)),
+                "root_cause": f.root_cause,
+            }));
+    }
+    let mut seen = std::collections::HashSet::new();
+    finding
+        .scope
+        .executor_ids
+        .retain(|id| seen.insert(id.clone()));
+    finding
 }
 
 /// " First change to try: --conf k=v --conf k2=v2", or nothing.

@@ -15,6 +15,38 @@ pub fn steady_batches(q: &StreamingQuery) -> Vec<&MicroBatch> {
         .collect()
 }
 
+/// The batch each query that failed (terminated with an exception) failed in: the latest batch
+/// that ran jobs, with those jobs, by query index.
+pub fn failing_batches(app: &sparkdiag_model::Application) -> Vec<(usize, i64, Vec<i64>)> {
+    let s = &app.streaming;
+    s.queries
+        .iter()
+        .enumerate()
+        .filter(|(_, q)| q.terminated.as_ref().is_some_and(|t| t.exception.is_some()))
+        .filter_map(|(index, _)| {
+            let of_query = || {
+                s.query_jobs
+                    .iter()
+                    .filter(move |j| j.query as usize == index)
+            };
+            let batch = of_query().map(|j| j.batch_id).max()?;
+            let jobs = of_query()
+                .filter(|j| j.batch_id == batch)
+                .map(|j| j.job_id)
+                .collect();
+            Some((index, batch, jobs))
+        })
+        .collect()
+}
+
+/// The jobs of the batches failed queries failed in: their post-mortem is the query's.
+pub fn failed_query_jobs(app: &sparkdiag_model::Application) -> Vec<i64> {
+    failing_batches(app)
+        .into_iter()
+        .flat_map(|(_, _, jobs)| jobs)
+        .collect()
+}
+
 /// The setting that bounds each batch of this source, when it has one.
 pub fn source_limit(description: &str) -> Option<&'static str> {
     let d = description.to_ascii_lowercase();

@@ -7,7 +7,9 @@ declare_rule! {
     /// ## What it does
     /// Reads each query's `QueryTerminatedEvent`: one with an exception is a query that failed
     /// (one without is a query its program stopped, which is no failure). Names the exception,
-    /// the last batch the query reported and the jobs of the batch that failed.
+    /// the last batch the query reported and the jobs of the batch that failed; when one of
+    /// those jobs failed, its post-mortem (FA001's: the stage, the first failed task, memory
+    /// that ran out and its fix), which FA001 then leaves to this finding.
     ///
     /// ## Why is this bad?
     /// A failed query stops consuming its source: everything after the failure waits until
@@ -43,25 +45,30 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         };
         let cause = clip(sparkdiag_model::streaming::exception_cause(exception), 300);
         let last_reported = q.batches.last().map(|b| b.batch_id);
-        // The failing batch is the latest one that ran jobs.
-        let failing_batch = s
-            .query_jobs
+        let (failing_batch, jobs) = super::streaming_common::failing_batches(ctx.app)
+            .into_iter()
+            .find(|(i, _, _)| *i == index)
+            .map_or((None, Vec::new()), |(_, batch, jobs)| (Some(batch), jobs));
+        // The failed job of that batch, as FA001 would have told it (which FA001 leaves to
+        // this finding): its stage, first failed task, and memory that ran out, with the fix.
+        let post_mortem = jobs
             .iter()
-            .filter(|j| j.query as usize == index)
-            .map(|j| j.batch_id)
-            .max();
-        let jobs: Vec<i64> = s
-            .query_jobs
-            .iter()
-            .filter(|j| j.query as usize == index && Some(j.batch_id) == failing_batch)
-            .map(|j| j.job_id)
-            .collect();
+            .find_map(|&job| super::failed_job::of_job(ctx, job));
+        // Where in the batch it failed: "job 2, stage 2".
+        let failed_in = post_mortem.as_ref().map(|f| {
+            let mut at = format!("job {}", f.scope.job_ids.first().copied().unwrap_or(-1));
+            if let Some(stage) = f.scope.stage_ids.first() {
+                at += &format!(", stage {stage}");
+            }
+            at
+        });
         let title = format!(
-            "Query {} failed{} after {} completed batch{}: {cause}",
+            "Query {} failed{}{} after {} completed batch{}: {cause}",
             q.label(),
             failing_batch
                 .map(|b| format!(" in batch {b}"))
                 .unwrap_or_default(),
+            failed_in.map(|at| format!(" ({at})")).unwrap_or_default(),
             q.totals.progress_events,
             if q.totals.progress_events == 1 {
                 ""
@@ -69,8 +76,8 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
                 "es"
             },
         );
-        findings.push(
-            Finding::new(&STREAMING_QUERY_FAILED, Severity::Critical, title, 0)
+        let restart = "restart the query from the same checkpoint: it resumes at the failed batch.";
+        let mut finding = Finding::new(&STREAMING_QUERY_FAILED, Severity::Critical, title, 0)
                 .jobs(jobs)
                 .evidence("query_id", q.id.clone())
                 .evidence("run_id", q.run_id.clone())
@@ -79,8 +86,35 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
                 .evidence("last_reported_batch", last_reported)
                 .evidence("failing_batch", failing_batch)
                 .evidence("failed_at_ms", end.at_ms)
-                .recommend("Fix the cause the exception names (a bad record in a UDF: filter or handle it; a lost source offset: check the source's retention and `failOnDataLoss`), then restart the query from the same checkpoint: it resumes at the failed batch."),
-        );
+                .recommend(format!("Fix the cause the exception names (a bad record in a UDF: filter or handle it; a lost source offset: check the source's retention and `failOnDataLoss`), then {restart}"));
+        if let Some(job) = post_mortem {
+            finding = finding
+                .stages(job.scope.stage_ids.iter().copied())
+                .executors(job.scope.executor_ids.iter().cloned())
+                .settings(job.evidence.get("conf").into_iter().flat_map(|c| {
+                    c.as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                }));
+            for key in [
+                "first_failure",
+                "memory_failure",
+                "data_cause",
+                "stage_failure_reason",
+            ] {
+                if let Some(value) = job.evidence.get(key) {
+                    finding = finding.evidence(key, value.clone());
+                }
+            }
+            finding = finding
+                .evidence("failed_job", job.title.clone())
+                .recommend(format!(
+                    "{} Once it is fixed, {restart}",
+                    job.recommendation
+                ));
+        }
+        findings.push(finding);
     }
     findings
 }
