@@ -562,16 +562,7 @@ fn operations_add_up(scenario: &str, session_count: usize) {
 /// `yyyy/MM/dd HH:mm:ss` in UTC, as the History Server (run in UTC) prints a start time.
 fn utc_seconds(ms: i64) -> String {
     let (days, secs) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000) / 1000);
-    // Howard Hinnant's days-to-civil.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day) = sparkdiag_model::units::civil_from_days(days);
     format!(
         "{year:04}/{month:02}/{day:02} {:02}:{:02}:{:02}",
         secs / 3600,

@@ -160,6 +160,20 @@ fn entity(name: &str) -> Option<char> {
     })
 }
 
+/// The UTC calendar date `(year, month, day)` of a day counted from 1970-01-01 (Howard
+/// Hinnant's days-to-civil), so dates need no calendar crate.
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
 /// "1 core", "8 cores": a count of cores, as the what-if's text and its views write it.
 pub fn cores(n: i64) -> String {
     if n == 1 {
@@ -180,4 +194,23 @@ pub fn thousands(n: i64) -> String {
         out.push(c);
     }
     if n < 0 { format!("-{out}") } else { out }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn days_are_utc_calendar_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert_eq!(civil_from_days(20_789), (2026, 12, 2));
+    }
+
+    #[test]
+    fn cores_are_counted_in_words() {
+        assert_eq!(cores(1), "1 core");
+        assert_eq!(cores(8), "8 cores");
+    }
 }
