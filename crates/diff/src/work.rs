@@ -10,6 +10,7 @@ use sparkdiag_plan::{Operator, Plan};
 
 use crate::outputs::Write;
 use sparkdiag_contract::diff::{PlanFacts, StageGroupOut, StageMatch, WorkMatch, WorkSide};
+use sparkdiag_facts::writes::micro_batches_of;
 
 /// One SQL execution, or one job outside any SQL execution.
 struct Unit {
@@ -420,22 +421,6 @@ pub fn matched(
         plan_changes,
         stages: stage_matches(before, after),
     }
-}
-
-/// What a Structured Streaming micro-batch's description (`NAME\nid = …\nrunId = …\nbatch =
-/// N`, as Spark's `StreamExecution` writes it) stands for: the query's batches, one work
-/// whatever the ids and batch numbers, `None` for any other description.
-pub(crate) fn micro_batches_of(description: &str) -> Option<String> {
-    let mut lines = description.lines();
-    let name = lines.next()?.trim();
-    let ids = [lines.next()?, lines.next()?, lines.next()?];
-    let spark_wrote = ids[0].starts_with("id = ")
-        && ids[1].starts_with("runId = ")
-        && ids[2].starts_with("batch = ");
-    spark_wrote.then(|| match name {
-        "" => "micro-batches of an unnamed query".to_string(),
-        name => format!("micro-batches of {name}"),
-    })
 }
 
 /// A group's description: masked when its units' descriptions differ (`month #: …`).

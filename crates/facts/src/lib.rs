@@ -9,7 +9,7 @@
 //! it ([`PlanInput`]), the most cores the application had ([`peak_cores`]), the memory it asked
 //! for and used ([`memory_limits`], [`memory_figures`]), the partition count some data wants
 //! ([`partition_count`]) and Spark's size and time settings read
-//! as Spark reads them ([`settings`]). Which of these make a finding, with which thresholds and
+//! as Spark reads them ([`settings`]), and what each run wrote and read ([`writes`]). Which of these make a finding, with which thresholds and
 //! which advice, stays in `sparkdiag-rules`, one rule per file.
 //!
 //! A completed stage's tasks are kept folded in the model, and each look at them unfolds the
@@ -38,6 +38,7 @@ mod stage_facts;
 pub mod stage_shape;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod writes;
 
 pub use application::{data_bytes, data_records, peak_cores, task_executors};
 pub use packed::Varints;

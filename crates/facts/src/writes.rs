@@ -1,0 +1,215 @@
+//! What each run wrote and read, from the plans that ran and the SQL metrics the log measured:
+//! every write command with its destination, rows, files and bytes, and every scan with its
+//! source and rows. `diff` compares them between two runs; PA003 reads the files a write made.
+
+use sparkdiag_model::{Application, SparkPlanInfo, SqlMetricValues};
+
+/// One write command that ran.
+pub struct Write {
+    pub sql_execution_id: i64,
+    /// The table directory (partition directories folded in) or table name.
+    pub destination: String,
+    /// Static partition directories the write named (`month=07`).
+    pub static_partitions: Vec<String>,
+    pub rows: Option<i64>,
+    pub files: Option<i64>,
+    pub bytes: Option<i64>,
+    pub dynamic_partitions: Option<i64>,
+}
+
+/// One scan that ran.
+pub struct Read {
+    pub source: String,
+    pub rows: Option<i64>,
+}
+
+/// Row counters of write commands, as Spark and Delta name them.
+const ROW_METRICS: &[&str] = &[
+    "number of output rows",
+    "numOutputRows",
+    "num_inserted_rows",
+];
+const FILE_METRICS: &[&str] = &[
+    "number of written files",
+    "numFiles",
+    "number of files written",
+];
+const BYTE_METRICS: &[&str] = &["written output", "numOutputBytes"];
+
+fn is_write(name: &str) -> bool {
+    let name = name.strip_prefix("Execute ").unwrap_or(name);
+    name.starts_with("InsertInto")
+        || name.contains("TableAsSelect")
+        || name.starts_with("SaveIntoDataSource")
+        || name.starts_with("WriteIntoDelta")
+        || name.starts_with("AppendData")
+        || name.starts_with("OverwriteByExpression")
+        || name.starts_with("OverwritePartitionsDynamic")
+        || name.starts_with("WriteToDataSourceV2")
+        || name.starts_with("MergeInto")
+}
+
+fn is_scan(name: &str) -> bool {
+    name.starts_with("Scan ")
+        || name.starts_with("FileScan")
+        || name.starts_with("BatchScan")
+        || name.starts_with("PhotonScan")
+        || name == "Range"
+        || name == "InMemoryTableScan"
+}
+
+/// Every write and scan of the run, from the plans that ran and the metrics the log measured.
+/// How a streaming query's sink is named as a destination: `sink of micro-batches of NAME`.
+pub const STREAM_SINK: &str = "sink of ";
+
+pub fn collect(app: &Application) -> (Vec<Write>, Vec<Read>) {
+    let values = SqlMetricValues::new(app);
+    let mut writes = Vec::new();
+    let mut reads = Vec::new();
+    for sql in &app.sql {
+        let Some(plan) = sql.plan_that_ran() else {
+            continue;
+        };
+        let mut nodes = Vec::new();
+        preorder(plan, &mut nodes);
+        for node in nodes {
+            let name = node.node_name.as_str();
+            // Spark 4 wraps saveAsTable in SaveAsV1TableCommand and
+            // CreateDataSourceTableAsSelectCommand executions without metrics around the nested
+            // InsertIntoHadoopFsRelationCommand that counts: only a writer with metrics wrote.
+            if is_write(name) && !node.metrics.is_empty() {
+                let metrics = values.of_node(node, sql);
+                let pick = |names: &[&str]| names.iter().find_map(|n| metrics.get(*n).copied());
+                let target = write_target(node);
+                // A micro-batch write names its epoch (`MicroBatchWrite[epoch: 16, writer: …]`):
+                // every batch of one query writes to the query's one sink.
+                let (destination, static_partitions) = if target.starts_with("MicroBatchWrite[") {
+                    let query = micro_batches_of(&sql.description)
+                        .unwrap_or_else(|| "micro-batches of a streaming query".to_string());
+                    (format!("{STREAM_SINK}{query}"), Vec::new())
+                } else {
+                    fold_destination(&target)
+                };
+                writes.push(Write {
+                    sql_execution_id: sql.execution_id,
+                    destination,
+                    static_partitions,
+                    rows: pick(ROW_METRICS),
+                    files: pick(FILE_METRICS),
+                    bytes: pick(BYTE_METRICS),
+                    dynamic_partitions: metrics.get("number of dynamic part").copied(),
+                });
+            } else if is_scan(name) {
+                let metrics = values.of_node(node, sql);
+                reads.push(Read {
+                    source: scan_source(node),
+                    rows: metrics.get("number of output rows").copied(),
+                });
+            }
+        }
+    }
+    (writes, reads)
+}
+
+fn preorder<'a>(node: &'a SparkPlanInfo, out: &mut Vec<&'a SparkPlanInfo>) {
+    out.push(node);
+    for child in &node.children {
+        preorder(child, out);
+    }
+}
+
+/// The first argument of a write command: `file:/x/y, false, …` or `` `db`.`t`, … ``.
+fn write_target(node: &SparkPlanInfo) -> String {
+    let rest = node
+        .simple_string
+        .strip_prefix(node.node_name.as_str())
+        .unwrap_or(&node.simple_string)
+        .trim_start();
+    let first = rest.split(", ").next().unwrap_or("").trim();
+    // A V2 table prints as an object (`Foo@1a2b3c`): the hash differs between runs.
+    let first = match first.rsplit_once('@') {
+        Some((name, hash)) if hash.chars().all(|c| c.is_ascii_hexdigit()) => name,
+        _ => first,
+    };
+    if first.is_empty() {
+        node.node_name.clone()
+    } else {
+        first.replace('`', "")
+    }
+}
+
+/// Splits trailing `key=value` partition directories off a path, so a loop that writes
+/// `t/month=07` and a fix that writes `t` partitioned by month name the same destination.
+pub fn fold_destination(target: &str) -> (String, Vec<String>) {
+    let mut base = target.trim_end_matches('/').to_string();
+    let mut parts = Vec::new();
+    while let Some((head, last)) = base.rsplit_once('/') {
+        if head.is_empty() || !last.contains('=') || last.starts_with('=') {
+            break;
+        }
+        parts.push(last.to_string());
+        base = head.to_string();
+    }
+    parts.reverse();
+    (base, parts)
+}
+
+/// The table of a catalog scan (`Scan parquet spark_catalog.db.t`), the location of a path-based
+/// one (`Location: InMemoryFileIndex(1 paths)[file:/x]`), or the operator (`Range`).
+fn scan_source(node: &SparkPlanInfo) -> String {
+    let s = &node.simple_string;
+    if let Some(at) = s.find("Location: ") {
+        let rest = &s[at + "Location: ".len()..];
+        if let Some(open) = rest.find('[') {
+            let inner = &rest[open + 1..];
+            let end = inner.find([']', ',']).unwrap_or(inner.len());
+            return inner[..end].trim().to_string();
+        }
+    }
+    let name = node.node_name.trim();
+    if let Some(table) = name
+        .strip_prefix("Scan ")
+        .and_then(|r| r.split_once(' ').map(|(_, t)| t.trim()))
+        .filter(|t| !t.is_empty())
+    {
+        return table.to_string();
+    }
+    name.to_string()
+}
+
+/// What a Structured Streaming micro-batch's description (`NAME\nid = …\nrunId = …\nbatch =
+/// N`, as Spark's `StreamExecution` writes it) stands for: the query's batches, one work
+/// whatever the ids and batch numbers, `None` for any other description.
+pub fn micro_batches_of(description: &str) -> Option<String> {
+    let mut lines = description.lines();
+    let name = lines.next()?.trim();
+    let ids = [lines.next()?, lines.next()?, lines.next()?];
+    let spark_wrote = ids[0].starts_with("id = ")
+        && ids[1].starts_with("runId = ")
+        && ids[2].starts_with("batch = ");
+    spark_wrote.then(|| match name {
+        "" => "micro-batches of an unnamed query".to_string(),
+        name => format!("micro-batches of {name}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partition_directories_fold_into_their_table() {
+        assert_eq!(
+            fold_destination("file:/out/t/month=07"),
+            ("file:/out/t".to_string(), vec!["month=07".to_string()])
+        );
+        assert_eq!(
+            fold_destination("file:/out/t/y=2026/m=01/"),
+            (
+                "file:/out/t".to_string(),
+                vec!["y=2026".to_string(), "m=01".to_string()]
+            )
+        );
+        assert_eq!(fold_destination("db.t"), ("db.t".to_string(), vec![]));
+    }
+}
