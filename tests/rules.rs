@@ -436,6 +436,7 @@ const EVERY_RULE: &[(&str, &str, &[&str])] = &[
         "pattern:skew-join",
         &["--set", "PA002.max_partition_gb=0.02"],
     ),
+    ("PA003", "logs/shapes/small-files", &[]),
     ("SP001", "pattern:spill", &["--set", "SP001.min_disk_mb=32"]),
     ("GC001", "pattern:gc-pressure", &[]),
     (

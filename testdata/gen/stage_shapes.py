@@ -23,6 +23,11 @@ Writes testdata/logs/shapes/<shape>/<appId>.zstd, one zstd file per shape:
   sleeps 4 s on even data.
 * `text-filter`: a text file read with `spark.read.text` and filtered on `lower(value)`: text
   sources push no filter whatever its form.
+* `small-files`: 400,000 rows written as Parquet partitioned by a 40-value column straight from
+  8 read partitions, so each of the 8 write tasks writes a file into each of the 40 partition
+  directories (320 files of a few KB), then the table read back and aggregated.
+* `small-files-fixed`: the same write after `repartition("p")`: one task per partition value
+  holds all its rows, 40 files.
 """
 import shutil
 import sys
@@ -210,6 +215,23 @@ def interactive_retyped():
     keep("interactive-retyped", spark, events)
 
 
+def small_files(fixed=False):
+    """A dynamic-partition write: without a shuffle by the partition column every write task
+    writes a file into every partition directory it has rows for."""
+    name = "small-files-fixed" if fixed else "small-files"
+    folder = scratch(name)
+    spark, events = session(name)
+    rows = spark.range(0, 400_000, 1, 8).select(
+        "id", (F.col("id") % 40).alias("p"), F.sha2(F.col("id").cast("string"), 256).alias("v"))
+    if fixed:
+        rows = rows.repartition("p")
+    spark.sparkContext.setJobDescription("write events partitioned by p")
+    rows.write.partitionBy("p").mode("overwrite").parquet(str(folder / "events"))
+    spark.sparkContext.setJobDescription("read events back")
+    spark.read.parquet(str(folder / "events")).groupBy("p").agg(F.count("v")).collect()
+    keep(name, spark, events)
+
+
 SHAPES = {
     "interactive-retyped": interactive_retyped,
     "groupby-and-join-skew": groupby_and_join_skew,
@@ -218,6 +240,8 @@ SHAPES = {
     "one-core": one_core,
     "partition-discovery": partition_discovery,
     "text-filter": text_filter,
+    "small-files": small_files,
+    "small-files-fixed": lambda: small_files(fixed=True),
 }
 
 if __name__ == "__main__":

@@ -15,12 +15,19 @@ pub struct Write {
     pub files: Option<i64>,
     pub bytes: Option<i64>,
     pub dynamic_partitions: Option<i64>,
+    /// The columns a dynamic-partition write partitioned by (`partitionBy("p")`), as its
+    /// options name them (`__partition_columns=["p"]`); empty when it names none.
+    pub partition_columns: Vec<String>,
 }
 
 /// One scan that ran.
 pub struct Read {
+    pub sql_execution_id: i64,
     pub source: String,
     pub rows: Option<i64>,
+    /// `number of files read` and `size of files read` of a file scan.
+    pub files: Option<i64>,
+    pub bytes: Option<i64>,
 }
 
 /// Row counters of write commands, as Spark and Delta name them.
@@ -58,10 +65,10 @@ fn is_scan(name: &str) -> bool {
         || name == "InMemoryTableScan"
 }
 
-/// Every write and scan of the run, from the plans that ran and the metrics the log measured.
 /// How a streaming query's sink is named as a destination: `sink of micro-batches of NAME`.
 pub const STREAM_SINK: &str = "sink of ";
 
+/// Every write and scan of the run, from the plans that ran and the metrics the log measured.
 pub fn collect(app: &Application) -> (Vec<Write>, Vec<Read>) {
     let values = SqlMetricValues::new(app);
     let mut writes = Vec::new();
@@ -98,17 +105,38 @@ pub fn collect(app: &Application) -> (Vec<Write>, Vec<Read>) {
                     files: pick(FILE_METRICS),
                     bytes: pick(BYTE_METRICS),
                     dynamic_partitions: metrics.get("number of dynamic part").copied(),
+                    partition_columns: partition_columns(node),
                 });
             } else if is_scan(name) {
                 let metrics = values.of_node(node, sql);
                 reads.push(Read {
+                    sql_execution_id: sql.execution_id,
                     source: scan_source(node),
                     rows: metrics.get("number of output rows").copied(),
+                    files: metrics.get("number of files read").copied(),
+                    bytes: metrics.get("size of files read").copied(),
                 });
             }
         }
     }
     (writes, reads)
+}
+
+/// `partitionBy`'s columns, from the write's options: `[__partition_columns=["p","q"], ...]`.
+fn partition_columns(node: &SparkPlanInfo) -> Vec<String> {
+    const KEY: &str = "__partition_columns=";
+    let Some(at) = node.simple_string.find(KEY) else {
+        return Vec::new();
+    };
+    let rest = &node.simple_string[at + KEY.len()..];
+    let Some(list) = rest.strip_prefix('[').and_then(|r| r.split_once(']')) else {
+        return Vec::new();
+    };
+    list.0
+        .split(',')
+        .map(|c| c.trim().trim_matches('"').to_string())
+        .filter(|c| !c.is_empty())
+        .collect()
 }
 
 fn preorder<'a>(node: &'a SparkPlanInfo, out: &mut Vec<&'a SparkPlanInfo>) {
@@ -196,6 +224,25 @@ pub fn micro_batches_of(description: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_partitioned_writes_columns_come_from_its_options() {
+        let node = |simple: &str| SparkPlanInfo {
+            simple_string: simple.to_string(),
+            ..Default::default()
+        };
+        assert_eq!(
+            partition_columns(&node(
+                "Execute InsertIntoHadoopFsRelationCommand file:/t, false, [p#1L], Parquet, \
+                 [__partition_columns=[\"p\",\"q\"], path=/t], Overwrite, [id, p, v]"
+            )),
+            ["p", "q"]
+        );
+        assert!(
+            partition_columns(&node("Execute InsertIntoHadoopFsRelationCommand file:/t"))
+                .is_empty()
+        );
+    }
 
     #[test]
     fn partition_directories_fold_into_their_table() {

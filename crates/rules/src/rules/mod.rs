@@ -25,6 +25,7 @@ mod repeated_scans;
 mod round_robin_repartition;
 mod slow_executor;
 mod slow_tasks;
+mod small_files;
 mod smj_could_broadcast;
 mod sort_before_write;
 mod spill;
@@ -55,6 +56,7 @@ pub static ALL: &[&Rule] = &[
     &slow_executor::SLOW_EXECUTOR,
     &tiny_tasks::TINY_TASKS,
     &oversized_partitions::OVERSIZED,
+    &small_files::SMALL_FILES,
     &spill::SPILL,
     &gc_pressure::GC_PRESSURE,
     &heap_overprovisioned::HEAP_OVERPROVISIONED,
