@@ -140,6 +140,17 @@ fn a_condition_on_a_column_with_an_accented_name_is_read() {
     );
 }
 
+#[test]
+fn a_truncation_marker_after_a_wide_character_is_no_panic() {
+    // Found by the `plan` fuzz target (a 165-byte input, kept whole): invalid UTF-8 and U+07FF
+    // right before "more characters" made the marker's parser slice inside a character.
+    let input: &[u8] = b"== Physical Plan ==\x0aAdapt\x00veSparkPlan (7)\x0a+- HashAggregate (6)\x0a   +- E\x15\x00xcAEgreg0, 1) AS total#6]\x0a\x0a(\xc9\xd6\xdf\xbf more characters\x0aputOut [3]5Y\x0aArguments: isFinalPlan=false\x0a\x0a\x0a";
+    let text = String::from_utf8_lossy(input);
+    // Its fourth line is no operator: a clear error naming that line, not a panic.
+    let error = sparkdiag_plan::parse_plans(&text).unwrap_err().to_string();
+    assert!(error.contains("line 4"), "{error}");
+}
+
 // --- 3. a line with no end ---
 
 /// Writes the real log with a line of `len` zeros after its line `at`, in pieces (the hostile

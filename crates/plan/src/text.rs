@@ -102,8 +102,11 @@ pub(crate) fn is_plan_id_token(token: &str) -> bool {
 pub(crate) fn strip_truncation_marker(line: &str) -> Option<&str> {
     let trimmed = line.trim_end();
     let head = trimmed.strip_suffix(" more characters")?;
-    let digits_start = head.rfind(|c: char| !c.is_ascii_digit())? + 1;
-    if digits_start == head.len() {
+    // The count's digits are ASCII, so their byte length is their number; the character before
+    // them may be any width (a byte offset past `rfind`'s match can land inside it).
+    let digits = head.bytes().rev().take_while(u8::is_ascii_digit).count();
+    let digits_start = head.len() - digits;
+    if digits == 0 || digits_start == 0 {
         return None;
     }
     let before = head[..digits_start].strip_suffix(' ')?;
@@ -114,6 +117,25 @@ pub(crate) fn strip_truncation_marker(line: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_truncation_marker_after_a_wide_character_is_read_or_refused_whole() {
+        // Found by the `plan` fuzz target: a two-byte character right before " more characters"
+        // made the digits' start land inside it.
+        assert_eq!(
+            strip_truncation_marker("(\u{fffd}\u{7ff} more characters"),
+            None
+        );
+        assert_eq!(
+            strip_truncation_marker("Project [prénom#1] ... 42 more characters"),
+            Some("Project [prénom#1] ")
+        );
+        assert_eq!(
+            strip_truncation_marker("Project [a#1]... 42 more characters"),
+            Some("Project [a#1]")
+        );
+        assert_eq!(strip_truncation_marker("42 more characters"), None);
+    }
 
     #[test]
     fn splits_only_at_depth_zero() {
