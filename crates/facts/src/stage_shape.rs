@@ -375,9 +375,14 @@ fn rdd_consumer(stage: &StageAttempt, names: &HashMap<i64, &str>) -> ShuffleCons
 /// `hashpartitioning(k#3, 10)` is 10, `Coalesce 4` is 4.
 fn last_number(text: &str) -> Option<i64> {
     let end = text.rfind(|c: char| c.is_ascii_digit())? + 1;
-    let start = text[..end]
-        .rfind(|c: char| !c.is_ascii_digit())
-        .map_or(0, |i| i + 1);
+    // Counted in bytes back from the end: the digits are ASCII, the character before them may
+    // be any width.
+    let start = end
+        - text[..end]
+            .bytes()
+            .rev()
+            .take_while(u8::is_ascii_digit)
+            .count();
     // `k#3` is an attribute id, not a count.
     if text[..start].ends_with('#') {
         return None;
@@ -497,6 +502,9 @@ mod tests {
         assert_eq!(last_number("Coalesce 4"), Some(4));
         assert_eq!(last_number("hashpartitioning(k#3"), None);
         assert_eq!(last_number("SinglePartition"), None);
+        // A wide character right before the digits (the old scan from it cut it in two).
+        assert_eq!(last_number("Coalesce é5"), Some(5));
+        assert_eq!(last_number("é5"), Some(5));
     }
 
     #[test]
