@@ -27,6 +27,10 @@ written by real Spark (pyspark 4.3); nothing is edited.
   `spark.executor.pyspark.memory=128m`: the worker's address-space limit raises `MemoryError`.
 * corrupt-parquet: a Parquet folder holding one file that is not Parquet: the task fails in a
   wrapper exception whose innermost `Caused by:` names the file (not memory: the failure chain).
+* metaspace: forty distinct wide queries (60 computed columns each, their own generated classes)
+  on executors whose JVMs cap class metadata at `-XX:MaxMetaspaceSize=56m`: tasks fail with
+  `java.lang.OutOfMemoryError: Metaspace`, the executors exit with code 52 (which alone reads as
+  the heap), the retries on fresh executors get through and no job fails.
 * overprovisioned: 4 GiB executors (`local-cluster[2,1,4608]`) for a few small aggregations
   that peak at tens of MiB of heap, with process-tree metrics on.
 
@@ -87,6 +91,13 @@ SCENARIOS = {
     }),
     "corrupt-parquet": (SMALL, {
         "spark.executor.memory": "512m",
+    }),
+    "metaspace": (SMALL, {
+        "spark.executor.memory": "512m",
+        # The JVM's own cap on class metadata, far under what Spark's classes and the queries'
+        # generated code take: the heap has room, the metaspace does not.
+        "spark.executor.extraJavaOptions": "-XX:MaxMetaspaceSize=56m",
+        "spark.sql.adaptive.enabled": "false",
     }),
     "overprovisioned": (BIG, {
         "spark.executor.memory": "4g",
@@ -175,6 +186,22 @@ def python_worker_memory(spark):
         print("failed:", str(e).splitlines()[0], flush=True)
 
 
+def metaspace(spark):
+    """Forty distinct wide queries: each compiles its own generated classes on the executors,
+    and class metadata lives in the metaspace, outside the heap."""
+    from pyspark.sql import functions as F
+
+    base = spark.range(0, 20_000, 1, 4)
+    spark.sparkContext.setJobGroup("codegen", "forty queries, each with classes of its own")
+    try:
+        for i in range(40):
+            cols = [((F.col("id") * (i + 1) + j) % (97 + i)).alias(f"c{j}") for j in range(60)]
+            print(i, base.select(*cols).agg(*[F.sum(f"c{j}") for j in range(60)]).collect()[0][0],
+                  flush=True)
+    except Exception as e:
+        print("failed:", str(e).splitlines()[0], flush=True)
+
+
 def overprovisioned(spark):
     from pyspark.sql import functions as F
 
@@ -208,6 +235,7 @@ WORKLOADS = {
     "heap-oom-hot-key": heap_oom_hot_key,
     "driver-max-result": driver_max_result,
     "python-worker-memory": python_worker_memory,
+    "metaspace": metaspace,
     "overprovisioned": overprovisioned,
     "corrupt-parquet": corrupt_parquet,
 }

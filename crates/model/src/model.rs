@@ -85,7 +85,9 @@ pub fn explain_exit_code(code: i64) -> Option<&'static str> {
         }
         134 => "SIGABRT: the JVM aborted (a native crash)",
         139 => "SIGSEGV: a native crash (a UDF library, Arrow, a GPU driver)",
-        52 => "the executor's JVM ran out of heap (Spark's OOM exit code)",
+        52 => {
+            "the executor's JVM threw OutOfMemoryError (Spark's OOM exit code: its heap, unless the tasks' errors name another pool)"
+        }
         53 => "the executor could not create its local directories",
         50 => "an uncaught exception ended the executor",
         _ => return None,

@@ -326,6 +326,19 @@ pub fn classify<'t>(
     })
 }
 
+/// The value of a JVM flag (`-XX:MaxMetaspaceSize=56m` gives `56m`) in
+/// `spark.executor.extraJavaOptions`.
+fn jvm_flag(ctx: &crate::Context, flag: &str) -> Option<String> {
+    let options = ctx
+        .app
+        .spark_properties
+        .get("spark.executor.extraJavaOptions")?;
+    options
+        .split_whitespace()
+        .find_map(|o| o.strip_prefix(flag))
+        .map(str::to_string)
+}
+
 /// Whether a pattern's words mean memory under this application's cluster manager: a bare exit
 /// code 137 or 143 does under YARN and Kubernetes, whose memory limits send those signals, but
 /// not under standalone or local mode, where it is most often someone's kill.
@@ -350,6 +363,18 @@ pub struct MemoryFailure {
     pub stage: Option<(i64, i64)>,
     /// The executor it happened on ("driver" in local mode).
     pub executor: Option<String>,
+}
+
+impl MemoryFailure {
+    /// What ran out, in words: the region, or the JVM pool a kind names within it.
+    pub fn name(&self) -> &'static str {
+        match self.kind {
+            Kind::Metaspace => "executor JVM's metaspace (class metadata, outside the heap)",
+            Kind::DirectBuffers => "executor JVM's direct buffers (outside the heap)",
+            Kind::NativeThreads => "executor's native memory for threads (outside the heap)",
+            _ => self.region.name(),
+        }
+    }
 }
 
 /// The texts of a task failure worth matching: its class, message and root cause, and, for an
@@ -714,7 +739,16 @@ impl MemoryFailure {
             Kind::DirectBuffers => format!(
                 "The JVM's direct buffers (off-heap, used by shuffle and network I/O) ran out: raise spark.executor.memoryOverhead to {doubled_overhead} (now {overhead}) and set -XX:MaxDirectMemorySize in spark.executor.extraJavaOptions within it; fewer concurrent fetches (spark.reducer.maxSizeInFlight=24m, spark.reducer.maxReqsInFlight) need fewer."
             ),
-            Kind::NativeThreads | Kind::Metaspace => format!(
+            // The JVM has no metaspace limit unless one is set: a Metaspace error is that flag.
+            Kind::Metaspace => match jvm_flag(ctx, "-XX:MaxMetaspaceSize=") {
+                Some(cap) => format!(
+                    "The JVM's class-metadata space hit the cap spark.executor.extraJavaOptions sets (-XX:MaxMetaspaceSize={cap}); the heap was not the limit and neither heap nor overhead lifts it. Raise the cap or remove it (metaspace has no limit by default) and give spark.executor.memoryOverhead (now {overhead}) room for what it takes; many generated classes (wide queries, many distinct UDFs) fill it, and so does a class loader kept alive per task."
+                ),
+                None => format!(
+                    "The JVM's class-metadata space (metaspace) ran out outside the heap: raise -XX:MaxMetaspaceSize if a launcher sets it, and spark.executor.memoryOverhead to {doubled_overhead} (now {overhead}); the heap was not the limit."
+                ),
+            },
+            Kind::NativeThreads => format!(
                 "Memory outside the heap ran out: raise spark.executor.memoryOverhead to {doubled_overhead} (now {overhead}); the heap was not the limit."
             ),
             Kind::PythonWorker => {

@@ -179,7 +179,7 @@ fn post_mortem(ctx: &Context, chain: &Chain, job: &sparkdiag_model::Job) -> Find
     if let (Some(m), Some(lost)) = (&memory, &lost) {
         cause = format!(
             "{} ran out: {} ({}{}){}",
-            m.region.name(),
+            m.name(),
             m.evidence,
             m.source,
             m.executor

@@ -100,10 +100,25 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         .next()
         .unwrap_or_default()
         .to_string();
-    let means = first["exit_code_means"]
-        .as_str()
-        .map(|m| format!(" ({m})"))
-        .unwrap_or_default();
+    // What ran out: the lost executors' own task errors name the pool (an OutOfMemoryError:
+    // Metaspace), which exit code 52 alone does not; else the removal reason's words.
+    let memory = app
+        .task_failures
+        .iter()
+        .filter(|f| f.reason != "ExecutorLostFailure")
+        .filter(|f| lost_ids.contains(&app.executors[f.executor as usize].id))
+        .find_map(|f| crate::memory_region::of_task_failure(app, f))
+        .or_else(|| crate::memory_region::of_message(app, &reason_line, String::new(), None));
+    let means = match (&memory, first["exit_code"].as_i64()) {
+        (Some(m), Some(52)) if m.task_id.is_some() => format!(
+            " (Spark's OOM exit code: its tasks failed with {})",
+            m.evidence
+        ),
+        _ => first["exit_code_means"]
+            .as_str()
+            .map(|m| format!(" ({m})"))
+            .unwrap_or_default(),
+    };
     let others: Vec<String> = kinds
         .iter()
         .filter(|(k, _)| **k != Removal::Lost.name())
@@ -146,28 +161,44 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         .evidence("failed_task_ms", wasted_ms)
         .evidence(
             "memory_region",
-            crate::memory_region::of_message(ctx.app, &reason_line, String::new(), None)
+            memory
+                .as_ref()
                 .map(|m| serde_json::to_value(m.region).unwrap_or_default()),
         )
-        .recommend(format!("{}Read the removal reason: exit code 137 or \"exceeding memory limits\" needs more spark.executor.memoryOverhead (or memory) and smaller partitions; 143 is a SIGTERM from the cluster manager (preemption or a node drain); heartbeat timeouts point to GC pauses (GC001) or overloaded nodes. To lose less when one goes: {}.", memory_lead(ctx.app, &reason_line), super::common::keep_shuffle_output(ctx)));
+        .recommend(match &memory {
+            // The memory that ran out is the reason: its fix, not the list of other reasons.
+            Some(m) => format!("{}To lose less when one goes: {}.", memory_lead(ctx, m), super::common::keep_shuffle_output(ctx)),
+            None => format!("Read the removal reason: exit code 137 or \"exceeding memory limits\" needs more spark.executor.memoryOverhead (or memory) and smaller partitions; 143 is a SIGTERM from the cluster manager (preemption or a node drain); heartbeat timeouts point to GC pauses (GC001) or overloaded nodes. To lose less when one goes: {}.", super::common::keep_shuffle_output(ctx)),
+        });
     for (s, e) in windows {
         finding = finding.during(s, e);
     }
     vec![finding]
 }
 
-/// "The executor JVM heap ran out (52 is Spark's own exit code ...): FA001 names the fix. ", when
-/// the removal reason names a memory.
-fn memory_lead(app: &sparkdiag_model::Application, reason: &str) -> String {
-    crate::memory_region::of_message(app, reason, String::new(), None)
-        .map(|m| {
-            format!(
-                "The {} ran out ({}); the failed job's finding (FA001) gives the fix for it. ",
-                m.region.name(),
-                m.why
-            )
-        })
-        .unwrap_or_default()
+/// "The executor JVM heap ran out (...): FA001 gives the fix. " when a job failed of it, else
+/// the fix itself: no finding of a failed job exists to point to.
+pub(crate) fn memory_lead(ctx: &Context, m: &crate::memory_region::MemoryFailure) -> String {
+    let failed_job = ctx
+        .app
+        .jobs
+        .iter()
+        .any(|j| j.status == sparkdiag_model::JobStatus::Failed);
+    if failed_job {
+        format!(
+            "The {} ran out ({}); the failed job's finding (FA001) gives the fix for it. ",
+            m.name(),
+            m.evidence
+        )
+    } else {
+        let limits = crate::memory_limits::MemoryLimits::of(ctx.app);
+        format!(
+            "The {} ran out ({}) and the retries got through. {} ",
+            m.name(),
+            m.evidence,
+            m.advice(ctx, &limits)
+        )
+    }
 }
 
 /// The rule alone on real Spark output: a log where it fires, and one where it must not.
@@ -187,5 +218,29 @@ mod real_logs {
     #[test]
     fn is_quiet_on_the_healthy_run() {
         assert_quiet(&on_log(&LOST_EXECUTORS, "patterns/healthy", &[]));
+    }
+
+    /// Executors capped at 56 MiB of metaspace (`-XX:MaxMetaspaceSize`) died of it with exit
+    /// code 52, which alone reads as the heap: their tasks' errors name the metaspace, and the
+    /// fix is that cap, not the heap or the overhead. No job failed (the retries got through),
+    /// so the finding gives the fix itself rather than pointing to an FA001 that is not there.
+    #[test]
+    fn executors_dead_of_metaspace_are_told_about_the_metaspace_cap() {
+        let found = on_log(&LOST_EXECUTORS, "memory/metaspace", &[]);
+        assert_fires(&found, LOST_EXECUTORS.code);
+        let f = &found[0];
+        assert!(f.title.contains("code 52"), "{}", f.title);
+        assert!(
+            f.title.contains("OutOfMemoryError: Metaspace"),
+            "{}",
+            f.title
+        );
+        assert!(!f.title.contains("ran out of heap"), "{}", f.title);
+        assert_eq!(f.evidence["memory_region"], "container_overhead");
+        let advice = &f.recommendation;
+        assert!(advice.contains("-XX:MaxMetaspaceSize=56m"), "{advice}");
+        assert!(advice.contains("metaspace"), "{advice}");
+        assert!(!advice.contains("FA001"), "{advice}");
+        assert!(!advice.contains("spark.executor.memory="), "{advice}");
     }
 }

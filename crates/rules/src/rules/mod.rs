@@ -16,7 +16,7 @@ mod heap_overprovisioned;
 mod idle_cores;
 mod incomplete_run;
 mod job_train;
-mod lost_executors;
+pub(crate) mod lost_executors;
 mod nested_loop_join;
 mod oversized_partitions;
 mod plan_walk;

@@ -166,11 +166,28 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .recommend(format!(
                 "{}Fix the largest group first: memory errors need the memory that ran out raised or less data per task, fetch failures a stable executor or the external shuffle service, exceptions in user code a fix in the code or its input.",
                 memory
-                    .map(|m| format!(
-                        "The {} ran out ({}); the failed job's finding (FA001) gives its fix. ",
-                        m.region.name(),
-                        m.evidence
-                    ))
+                    .map(|m| {
+                        // A failed job's FA001 gives the fix (memory_lead points there); else,
+                        // on an executor that died of it, FA003 names the memory and its fix.
+                        let job_failed = app
+                            .jobs
+                            .iter()
+                            .any(|j| j.status == sparkdiag_model::JobStatus::Failed);
+                        let died = !job_failed && m.executor.as_ref().is_some_and(|id| {
+                            app.executors.iter().any(|e| {
+                                e.id == *id && app.removal(e) == sparkdiag_model::Removal::Lost
+                            })
+                        });
+                        if died {
+                            format!(
+                                "The {} ran out ({}); the lost executors' finding (FA003) gives its fix. ",
+                                m.name(),
+                                m.evidence
+                            )
+                        } else {
+                            super::lost_executors::memory_lead(ctx, &m)
+                        }
+                    })
                     .unwrap_or_default()
             )),
     ]
@@ -193,5 +210,17 @@ mod real_logs {
     #[test]
     fn is_quiet_on_the_healthy_run() {
         assert_quiet(&on_log(&TASK_FAILURES, "patterns/healthy", &[]));
+    }
+
+    /// Tasks that died of the metaspace on executors that then died of it: the lost executors'
+    /// finding (FA003) carries the fix, and this one says so once.
+    #[test]
+    fn failures_of_the_metaspace_point_to_the_lost_executors_finding() {
+        let found = on_log(&TASK_FAILURES, "memory/metaspace", &[]);
+        assert_fires(&found, TASK_FAILURES.code);
+        let advice = &found[0].recommendation;
+        assert!(advice.contains("metaspace"), "{advice}");
+        assert!(advice.contains("(FA003) gives its fix"), "{advice}");
+        assert!(!advice.contains("FA001"), "{advice}");
     }
 }
