@@ -736,9 +736,15 @@ impl MemoryFailure {
             Kind::Sigterm => format!(
                 "The executor got SIGTERM (143) from the cluster manager: on YARN and Kubernetes that is the container's memory limit or a preemption. If the node was not preempted, raise spark.executor.memoryOverhead to {doubled_overhead} (now {overhead}); the heap was not what filled."
             ),
-            Kind::DirectBuffers => format!(
-                "The JVM's direct buffers (off-heap, used by shuffle and network I/O) ran out: raise spark.executor.memoryOverhead to {doubled_overhead} (now {overhead}) and set -XX:MaxDirectMemorySize in spark.executor.extraJavaOptions within it; fewer concurrent fetches (spark.reducer.maxSizeInFlight=24m, spark.reducer.maxReqsInFlight) need fewer."
-            ),
+            Kind::DirectBuffers => match jvm_flag(ctx, "-XX:MaxDirectMemorySize=") {
+                // The cap set is what filled, whatever the container has.
+                Some(cap) => format!(
+                    "The JVM's direct buffers (off-heap, used by shuffle and network I/O) hit the cap spark.executor.extraJavaOptions sets (-XX:MaxDirectMemorySize={cap}; without it the cap is the heap's size): raise or remove it, within spark.executor.memoryOverhead (now {overhead}); fewer concurrent fetches (spark.reducer.maxSizeInFlight=24m, spark.reducer.maxReqsInFlight) need fewer."
+                ),
+                None => format!(
+                    "The JVM's direct buffers (off-heap, used by shuffle and network I/O) ran out: raise spark.executor.memoryOverhead to {doubled_overhead} (now {overhead}) and set -XX:MaxDirectMemorySize in spark.executor.extraJavaOptions within it; fewer concurrent fetches (spark.reducer.maxSizeInFlight=24m, spark.reducer.maxReqsInFlight) need fewer."
+                ),
+            },
             // The JVM has no metaspace limit unless one is set: a Metaspace error is that flag.
             Kind::Metaspace => match jvm_flag(ctx, "-XX:MaxMetaspaceSize=") {
                 Some(cap) => format!(
@@ -817,6 +823,27 @@ fn container_words(ctx: &crate::Context) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_jvm_cap_is_read_from_the_executors_java_options() {
+        let mut app = Application::default();
+        let ctx = crate::Context::new(&app);
+        assert_eq!(jvm_flag(&ctx, "-XX:MaxMetaspaceSize="), None);
+        app.spark_properties.insert(
+            "spark.executor.extraJavaOptions".into(),
+            "-XX:+UseG1GC  -XX:MaxDirectMemorySize=64m -XX:MaxMetaspaceSize=56m".into(),
+        );
+        let ctx = crate::Context::new(&app);
+        assert_eq!(
+            jvm_flag(&ctx, "-XX:MaxMetaspaceSize=").as_deref(),
+            Some("56m")
+        );
+        assert_eq!(
+            jvm_flag(&ctx, "-XX:MaxDirectMemorySize=").as_deref(),
+            Some("64m")
+        );
+        assert_eq!(jvm_flag(&ctx, "-Xss"), None);
+    }
 
     fn region(text: &str) -> Option<(Region, Kind)> {
         classify([text]).map(|(p, _)| (p.region, p.kind))
