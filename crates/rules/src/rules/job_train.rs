@@ -60,7 +60,11 @@ declare_rule! {
     ///    .write.partitionBy("month").mode("overwrite").parquet(path))
     /// ```
     /// Replace per-item `count()`/`collect()` checks with one aggregation, and join against a
-    /// DataFrame of the items instead of looping over them.
+    /// DataFrame of the items instead of looping over them. The advice follows what the plans of
+    /// the loop's queries say changes from one turn to the next (`evidence.loop_body`): only
+    /// filters and destinations (`over_items`: the job above), projections or aggregations
+    /// (`computations`: one pass computing them all, or the shared input cached), or nothing
+    /// (`same_query`: run it once and reuse the result).
     ///
     /// ## Threshold and its source
     /// At least `min_jobs` = 20 jobs of one kind with a median job under `max_median_job_s` = 10 s,
@@ -245,29 +249,175 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             duration(median),
             duration(needed)
         );
+        let body = loop_body(app, jobs);
         // The loop's cost the replay can see is the driver's time between its jobs, the change
         // DR001 names too: its saving is counted once. From a thread pool the jobs overlap and
         // one job would also save their own overheads, which the replay cannot model; it then
         // gives less than the rule's estimate, never more.
         findings.push(
-            Finding::new(&JOB_TRAIN, Severity::from_share(impact, ctx.app_ms), title, impact)
-                .during(train.first, train.last)
-                .proposes(
-                    crate::Change::RemoveDriverGaps,
-                    "the driver's time between the train's jobs",
-                )
-                .jobs(job_ids.iter().copied())
-                .evidence("jobs", jobs.len())
-                .evidence("job_kinds", train.kinds.clone())
-                .evidence("span_ms", span)
-                .evidence("median_job_ms", median)
-                .evidence("task_time_ms", task_ms)
-                .evidence("max_concurrent_jobs", concurrency)
-                .evidence("cores", ctx.cores)
-                .recommend("Replace the loop with one Spark job over all items: filter with isin(...) or join a DataFrame of the items, aggregate by the item column, and write once with df.write.partitionBy(item_column).mode(\"overwrite\") and spark.sql.sources.partitionOverwriteMode=dynamic."),
+            Finding::new(
+                &JOB_TRAIN,
+                Severity::from_share(impact, ctx.app_ms),
+                title,
+                impact,
+            )
+            .during(train.first, train.last)
+            .proposes(
+                crate::Change::RemoveDriverGaps,
+                "the driver's time between the train's jobs",
+            )
+            .jobs(job_ids.iter().copied())
+            .evidence("jobs", jobs.len())
+            .evidence("job_kinds", train.kinds.clone())
+            .evidence("span_ms", span)
+            .evidence("median_job_ms", median)
+            .evidence("task_time_ms", task_ms)
+            .evidence("max_concurrent_jobs", concurrency)
+            .evidence("cores", ctx.cores)
+            .evidence("loop_body", body.name())
+            .recommend(body.advice(jobs.len())),
         );
     }
     findings
+}
+
+/// What changes from one turn of the loop to the next, read from the plans of its first two
+/// SQL executions: that is what the one job replacing the loop must vary over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LoopBody {
+    /// Only filters, scans' pushed filters and write destinations differ: a loop over items
+    /// (`for m in months: df.where(col == m)...`).
+    OverItems,
+    /// Projections or aggregations differ: different computations over the same input.
+    Computations,
+    /// The same plan every time: the same query run again.
+    SameQuery,
+    /// No SQL plans to compare (RDD jobs) or only one execution.
+    Unknown,
+}
+
+impl LoopBody {
+    fn name(self) -> &'static str {
+        match self {
+            LoopBody::OverItems => "over_items",
+            LoopBody::Computations => "computations",
+            LoopBody::SameQuery => "same_query",
+            LoopBody::Unknown => "unknown",
+        }
+    }
+
+    fn advice(self, jobs: usize) -> String {
+        match self {
+            LoopBody::OverItems | LoopBody::Unknown => "Replace the loop with one Spark job over all items: filter with isin(...) or join a DataFrame of the items, aggregate by the item column, and write once with df.write.partitionBy(item_column).mode(\"overwrite\") and spark.sql.sources.partitionOverwriteMode=dynamic.".to_string(),
+            LoopBody::Computations => format!("The loop runs {jobs} different computations over the same input, one query each (their plans differ beyond filters): compute them in one pass, one select or agg holding every column or aggregate the loop asks for; where they must stay separate queries, cache the input they share (df.cache()) so each does not read it again."),
+            LoopBody::SameQuery => format!("The loop runs the same query {jobs} times (the same plan each time): run it once and reuse its result (collect or cache it before the loop)."),
+        }
+    }
+}
+
+/// A plan node's text without what differs between runs of one query: attribute ids (`#12`,
+/// `#12L`) and plan ids (`[plan_id=119]`).
+fn plan_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let plan_id = c == '=' && out.ends_with("plan_id");
+        if (c == '#' || plan_id) && chars.peek().is_some_and(char::is_ascii_digit) {
+            while chars
+                .peek()
+                .is_some_and(|d| d.is_ascii_digit() || *d == 'L')
+            {
+                chars.next();
+            }
+            out.push(c);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn nodes(plan: &sparkdiag_model::SparkPlanInfo, out: &mut Vec<(String, String)>) {
+    out.push((plan.node_name.clone(), plan_text(&plan.simple_string)));
+    for child in &plan.children {
+        nodes(child, out);
+    }
+}
+
+fn loop_body(app: &sparkdiag_model::Application, jobs: &[&sparkdiag_model::Job]) -> LoopBody {
+    let mut ids: Vec<i64> = jobs.iter().filter_map(|j| j.sql_execution_id).collect();
+    ids.dedup();
+    // Each execution's nodes, grouped by the plan's shape (its operators in order): a turn of
+    // the loop may run several queries, and each kind is compared with itself.
+    let mut shapes: Vec<(Vec<String>, Vec<Vec<String>>)> = Vec::new();
+    for id in ids.iter().take(64) {
+        let Some(sql) = app.sql.iter().find(|s| s.execution_id == *id) else {
+            continue;
+        };
+        let Some(plan) = sql.plan.as_ref().or(sql.final_plan.as_ref()) else {
+            continue;
+        };
+        let mut flat = Vec::new();
+        nodes(plan, &mut flat);
+        let (names, texts): (Vec<String>, Vec<String>) = flat.into_iter().unzip();
+        match shapes.iter_mut().find(|(shape, _)| *shape == names) {
+            Some((_, runs)) => runs.push(texts),
+            None => shapes.push((names, vec![texts])),
+        }
+    }
+    let item_node = |name: &str| {
+        name == "Filter"
+            || name.starts_with("Scan ")
+            || name.starts_with("FileScan")
+            || name.starts_with("BatchScan")
+            || name.starts_with("Execute ")
+            || name.contains("InsertInto")
+    };
+    let kinds: Vec<LoopBody> = shapes
+        .iter()
+        .filter(|(_, runs)| runs.len() >= 2)
+        .map(|(names, runs)| {
+            let differing: Vec<&str> = (0..names.len())
+                .filter(|&i| runs[0][i] != runs[1][i])
+                .map(|i| names[i].as_str())
+                .collect();
+            if differing.is_empty() {
+                LoopBody::SameQuery
+            } else if differing.iter().all(|n| item_node(n)) {
+                LoopBody::OverItems
+            } else {
+                LoopBody::Computations
+            }
+        })
+        .collect();
+    if kinds.contains(&LoopBody::OverItems) {
+        LoopBody::OverItems
+    } else if kinds.contains(&LoopBody::Computations) {
+        LoopBody::Computations
+    } else if !kinds.is_empty() && shapes.len() == 1 {
+        LoopBody::SameQuery
+    } else if shapes.len() >= 2 {
+        LoopBody::Computations
+    } else {
+        LoopBody::Unknown
+    }
+}
+
+#[cfg(test)]
+mod loop_body_tests {
+    use super::plan_text;
+
+    #[test]
+    fn ids_that_differ_between_runs_of_one_query_are_left_out() {
+        assert_eq!(
+            plan_text("Exchange hashpartitioning(k#12L, 8), ENSURE_REQUIREMENTS, [plan_id=119]"),
+            plan_text("Exchange hashpartitioning(k#40L, 8), ENSURE_REQUIREMENTS, [plan_id=188]")
+        );
+        assert_ne!(
+            plan_text("Filter ((id#3L % 24) = 1)"),
+            plan_text("Filter ((id#9L % 24) = 2)")
+        );
+    }
 }
 
 /// Job names carry line numbers and ids that differ between loop iterations only in digits
@@ -366,7 +516,36 @@ mod real_logs {
         for f in &unguarded {
             assert_eq!(f.evidence["max_concurrent_jobs"], 1, "{}", f.title);
             assert!(!f.title.contains("thread pool"), "{}", f.title);
+            // The same join each time: run it once, not "one job over all items".
+            assert_eq!(f.evidence["loop_body"], "same_query", "{}", f.title);
+            assert!(
+                f.recommendation.contains("the same query"),
+                "{}",
+                f.recommendation
+            );
         }
+    }
+
+    /// The advice follows what changes from one turn to the next: a month loop's filter and
+    /// destination (one job over all items), or forty different computations over one input
+    /// (one pass), each read from the plans of the loop's queries.
+    #[test]
+    fn the_advice_fits_what_the_loop_varies() {
+        for log in [
+            "patterns/driver-loop-serial",
+            "patterns/driver-loop-threadpool",
+        ] {
+            let found = on_log(&JOB_TRAIN, log, &[]);
+            assert_fires(&found, JOB_TRAIN.code);
+            assert_eq!(found[0].evidence["loop_body"], "over_items", "{log}");
+            assert!(found[0].recommendation.contains("isin"), "{log}");
+        }
+        let found = on_log(&JOB_TRAIN, "memory/metaspace", &[]);
+        assert_fires(&found, JOB_TRAIN.code);
+        assert_eq!(found[0].evidence["loop_body"], "computations");
+        let advice = &found[0].recommendation;
+        assert!(advice.contains("in one pass"), "{advice}");
+        assert!(!advice.contains("isin"), "{advice}");
     }
 
     /// Titles show a loop's description as the job's owner wrote it, not with its digits
