@@ -28,6 +28,8 @@ Writes testdata/logs/shapes/<shape>/<appId>.zstd, one zstd file per shape:
   directories (320 files of a few KB), then the table read back and aggregated.
 * `small-files-fixed`: the same write after `repartition("p")`: one task per partition value
   holds all its rows, 40 files.
+* `small-files-read`: another application reading the 320-file table `small-files` wrote: the
+  reader pays for the files it did not write.
 """
 import shutil
 import sys
@@ -230,6 +232,11 @@ def small_files(fixed=False):
     spark.sparkContext.setJobDescription("read events back")
     spark.read.parquet(str(folder / "events")).groupBy("p").agg(F.count("v")).collect()
     keep(name, spark, events)
+    if not fixed:
+        spark, events = session("small-files-read")
+        spark.sparkContext.setJobDescription("read the small files another job wrote")
+        spark.read.parquet(str(folder / "events")).groupBy("p").agg(F.count("v")).collect()
+        keep("small-files-read", spark, events)
 
 
 SHAPES = {

@@ -292,6 +292,18 @@ mod real_logs {
         assert!(advice.contains("fewer shuffle partitions"), "{advice}");
     }
 
+    /// Another application reading that table: its reader is told to compact it and fix the
+    /// job that writes it.
+    #[test]
+    fn fires_on_a_read_of_a_table_of_small_files() {
+        let found = on_log(&SMALL_FILES, "shapes/small-files-read", &[]);
+        assert_fires(&found, SMALL_FILES.code);
+        let f = &found[0];
+        assert!(f.title.contains("read 320 files"), "{}", f.title);
+        assert!(f.recommendation.contains("compact it"), "{}", f.recommendation);
+        assert!(!f.scope.sql_execution_ids.is_empty());
+    }
+
     /// The same write after `repartition("p")`: 40 files, one a directory.
     #[test]
     fn is_quiet_on_the_write_shuffled_by_its_partition_column() {
