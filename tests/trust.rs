@@ -415,6 +415,18 @@ fn a_fetch_failure_is_traced_to_the_executor_loss_that_started_it() {
             .unwrap()
             .contains(&Value::from("1"))
     );
+    // local-cluster puts no memory limit on an executor: its SIGKILL is the kernel or a
+    // person, never "the container went over its memory limit".
+    for rule in ["FA001", "FA003"] {
+        for f in of_rule(&r, rule) {
+            let text = format!("{} {}", f["title"], f["recommendation"]);
+            assert!(!text.contains("container went over"), "{rule}: {text}");
+            assert!(
+                !text.contains("needs more spark.executor.memoryOverhead"),
+                "{rule}: {text}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -76,7 +76,24 @@ pub fn exit_code_of(reason: &str) -> Option<i64> {
     None
 }
 
-/// What an exit code says, for the codes Spark's executors commonly die with.
+/// What an exit code says under `cluster_manager` (`Application::cluster_manager`): a SIGKILL
+/// or SIGTERM is a container's memory limit or a preemption only where containers have limits
+/// (YARN, Kubernetes); under standalone and local-cluster it is the kernel or a person.
+pub fn explain_exit_code_on(code: i64, cluster_manager: Option<&str>) -> Option<&'static str> {
+    let containers = matches!(cluster_manager, Some("yarn" | "kubernetes") | None);
+    match code {
+        137 if !containers => Some(
+            "SIGKILL: the kernel's OOM killer or someone's kill -9; this cluster manager puts no memory limit on executors",
+        ),
+        143 if !containers => {
+            Some("SIGTERM: the executor was asked to stop (a kill, or its worker shutting down)")
+        }
+        _ => explain_exit_code(code),
+    }
+}
+
+/// What an exit code says, for the codes Spark's executors commonly die with (as under YARN or
+/// Kubernetes: [`explain_exit_code_on`] fits the cluster manager).
 pub fn explain_exit_code(code: i64) -> Option<&'static str> {
     Some(match code {
         137 => "SIGKILL, usually the OOM killer: the container went over its memory limit",
@@ -849,6 +866,33 @@ impl SqlExecution {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kill_means_a_memory_limit_only_where_containers_have_one() {
+        for manager in [Some("yarn"), Some("kubernetes"), None] {
+            assert!(
+                explain_exit_code_on(137, manager)
+                    .unwrap()
+                    .contains("container")
+            );
+        }
+        for manager in [Some("standalone"), Some("local-cluster")] {
+            let said = explain_exit_code_on(137, manager).unwrap();
+            assert!(
+                said.contains("kill -9") && !said.contains("container went"),
+                "{said}"
+            );
+            assert!(
+                !explain_exit_code_on(143, manager)
+                    .unwrap()
+                    .contains("preemption")
+            );
+        }
+        assert_eq!(
+            explain_exit_code_on(52, Some("standalone")),
+            explain_exit_code(52)
+        );
+    }
 
     fn job(id: i64, start: i64, end: Option<i64>) -> Job {
         Job {

@@ -607,6 +607,7 @@ fn executor_loss_before(app: &sparkdiag_model::Application, at: i64) -> Option<S
             (
                 e.removed_ms.unwrap_or_default(),
                 loss_text(
+                    app,
                     e,
                     e.removed_reason
                         .as_deref()
@@ -625,6 +626,7 @@ fn executor_loss_before(app: &sparkdiag_model::Application, at: i64) -> Option<S
             (
                 f.finish_ms,
                 loss_text(
+                    app,
                     e,
                     f.message
                         .as_deref()
@@ -641,9 +643,13 @@ fn executor_loss_before(app: &sparkdiag_model::Application, at: i64) -> Option<S
 }
 
 /// "executor 1 on host lost (Command exited with code 137: SIGKILL — …)".
-fn loss_text(e: &sparkdiag_model::Executor, reason: &str) -> String {
+fn loss_text(
+    app: &sparkdiag_model::Application,
+    e: &sparkdiag_model::Executor,
+    reason: &str,
+) -> String {
     let means = sparkdiag_model::exit_code_of(reason)
-        .and_then(sparkdiag_model::explain_exit_code)
+        .and_then(|c| sparkdiag_model::explain_exit_code_on(c, app.cluster_manager()))
         .map(|m| format!(": {m}"))
         .unwrap_or_default();
     format!("executor {} on {} lost ({reason}{means})", e.id, e.host)

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule};
-use sparkdiag_model::{Removal, exit_code_of, explain_exit_code};
+use sparkdiag_model::{Removal, exit_code_of, explain_exit_code_on};
 
 declare_rule! {
     /// ## What it does
@@ -82,7 +82,7 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         let removed = e.removed_ms.unwrap_or_default();
         lost.push(serde_json::json!({"executor_id": e.id, "host": e.host, "removed_ms": removed,
             "kind": removal.name(), "reason": reason, "exit_code": exit_code,
-            "exit_code_means": exit_code.and_then(explain_exit_code), "failed_tasks": failed_on[i]}));
+            "exit_code_means": exit_code.and_then(|c| explain_exit_code_on(c, app.cluster_manager())), "failed_tasks": failed_on[i]}));
         lost_ids.push(e.id.clone());
         wasted_ms += failed_task_ms[i];
         if let Some(added) = e.added_ms.or(app.start_ms) {
@@ -168,7 +168,10 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         .recommend(match &memory {
             // The memory that ran out is the reason: its fix, not the list of other reasons.
             Some(m) => format!("{}To lose less when one goes: {}.", memory_lead(ctx, m), super::common::keep_shuffle_output(ctx)),
-            None => format!("Read the removal reason: exit code 137 or \"exceeding memory limits\" needs more spark.executor.memoryOverhead (or memory) and smaller partitions; 143 is a SIGTERM from the cluster manager (preemption or a node drain); heartbeat timeouts point to GC pauses (GC001) or overloaded nodes. To lose less when one goes: {}.", super::common::keep_shuffle_output(ctx)),
+            None if matches!(app.cluster_manager(), Some("yarn" | "kubernetes") | None) => format!("Read the removal reason: exit code 137 or \"exceeding memory limits\" needs more spark.executor.memoryOverhead (or memory) and smaller partitions; 143 is a SIGTERM from the cluster manager (preemption or a node drain); heartbeat timeouts point to GC pauses (GC001) or overloaded nodes. To lose less when one goes: {}.", super::common::keep_shuffle_output(ctx)),
+            // Standalone and local-cluster put no limit on an executor's memory: a 137 is the
+            // kernel (the machine out of memory) or a person, a 143 a stop.
+            None => format!("Read the removal reason: exit code 137 here is the kernel's OOM killer (the machine ran out of memory: fewer or smaller executors per machine, less spark.executor.memory plus overhead than the machine has) or a kill -9; 143 a stop; heartbeat timeouts point to GC pauses (GC001) or overloaded machines. To lose less when one goes: {}.", super::common::keep_shuffle_output(ctx)),
         });
     for (s, e) in windows {
         finding = finding.during(s, e);

@@ -300,7 +300,11 @@ mod real_logs {
         assert_fires(&found, SMALL_FILES.code);
         let f = &found[0];
         assert!(f.title.contains("read 320 files"), "{}", f.title);
-        assert!(f.recommendation.contains("compact it"), "{}", f.recommendation);
+        assert!(
+            f.recommendation.contains("compact it"),
+            "{}",
+            f.recommendation
+        );
         assert!(!f.scope.sql_execution_ids.is_empty());
     }
 
