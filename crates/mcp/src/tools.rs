@@ -916,7 +916,9 @@ impl Tools {
                     "removed_ms": e["removed_ms"],
                     "removed_reason": e["removed_reason"].as_str().map(|t| cut(t, 800)),
                     "exit_code": e["exit_code"],
-                    "exit_code_means": e["exit_code"].as_i64().and_then(sparkdiag_model::explain_exit_code),
+                    "exit_code_means": e["exit_code"].as_i64().and_then(|c| {
+                        sparkdiag_model::explain_exit_code_on(c, r["application"]["cluster_manager"].as_str())
+                    }),
                     "failed_tasks": e["failed_tasks"],
                 })
             })
