@@ -105,16 +105,19 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     findings
 }
 
-fn scoped(ctx: &Context, mut finding: Finding, sql_execution_id: i64) -> Finding {
-    finding.scope.sql_execution_ids.push(sql_execution_id);
-    let jobs: Vec<i64> = ctx
-        .app
+/// The jobs SQL execution `id` ran.
+fn jobs_of(ctx: &Context, id: i64) -> Vec<i64> {
+    ctx.app
         .jobs
         .iter()
-        .filter(|j| j.sql_execution_id == Some(sql_execution_id))
+        .filter(|j| j.sql_execution_id == Some(id))
         .map(|j| j.job_id)
-        .collect();
-    finding.jobs(jobs)
+        .collect()
+}
+
+fn scoped(ctx: &Context, mut finding: Finding, sql_execution_id: i64) -> Finding {
+    finding.scope.sql_execution_ids.push(sql_execution_id);
+    finding.jobs(jobs_of(ctx, sql_execution_id))
 }
 
 fn of_write(
@@ -208,13 +211,7 @@ fn write_stage<'a>(
     ctx: &Context<'a>,
     sql_execution_id: i64,
 ) -> Option<&'a sparkdiag_model::StageAttempt> {
-    let jobs: Vec<i64> = ctx
-        .app
-        .jobs
-        .iter()
-        .filter(|j| j.sql_execution_id == Some(sql_execution_id))
-        .map(|j| j.job_id)
-        .collect();
+    let jobs = jobs_of(ctx, sql_execution_id);
     ctx.app
         .stages
         .iter()
