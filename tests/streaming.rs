@@ -45,6 +45,7 @@ fn events(path: &std::path::Path) -> Vec<Value> {
 
 const STRUCTURED: &[&str] = &[
     "behind",
+    "behind_files",
     "healthy",
     "state_no_watermark",
     "tiny_200",
@@ -383,6 +384,26 @@ fn each_streaming_problem_is_found_where_it_was_made_and_only_there() {
     assert!(
         behind.iter().any(|(r, s, _)| r == "ST001" && s != "low"),
         "{behind:?}"
+    );
+    // A file source at its maxFilesPerTrigger: the rates agree and no batch grows, but every
+    // batch runs back to back with the same 160 rows.
+    let files = report(&log("behind_files"));
+    let st001 = files["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "ST001")
+        .unwrap_or_else(|| panic!("{:?}", rules_of(&files)));
+    let title = st001["title"].as_str().unwrap();
+    assert!(title.contains("each reading the same 160 rows"), "{title}");
+    let advice = st001["recommendation"].as_str().unwrap();
+    assert!(
+        advice.contains("maxFilesPerTrigger") && advice.contains("not the query faster"),
+        "{advice}"
+    );
+    assert!(
+        !advice.contains("backlog grows by"),
+        "the rates cannot show it: {advice}"
     );
     let state = found("state_no_watermark");
     assert!(

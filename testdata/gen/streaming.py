@@ -20,6 +20,9 @@ listener bus without any setting):
   pair `sparkdiag diff` compares batch for batch.
 * `late_rows`: a windowed count with a 10 s watermark where one row in ten claims to be two
   minutes old: those rows are dropped behind the watermark.
+* `behind_files`: a JSON file source fed four files of 20 rows a second by a thread of the
+  program, read through a UDF that sleeps 120 ms a row (about 17 rows/s on two cores), with
+  `maxFilesPerTrigger=8`: the files arrive faster than the batches take them.
 * `idle`: a file source given one file, then nothing, on a 1 s trigger for 70 s: every
   trigger after the first finds no new data (`QueryIdleEvent`).
 * `stopped`: a `foreachBatch` whose job runs a UDF that sleeps 1.5 s a row; the program calls
@@ -49,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import LOGS, WORK, fresh_dir, spark_env  # noqa: E402
 
 OUT = LOGS / "streaming"
-SCENARIOS = ["behind", "healthy", "state_no_watermark", "tiny_200", "tiny_fixed", "late_rows", "idle",
+SCENARIOS = ["behind", "behind_files", "healthy", "state_no_watermark", "tiny_200", "tiny_fixed", "late_rows", "idle",
              "stopped", "failed_udf", "dstreams", "connect", "connect_clients"]
 
 
@@ -102,6 +105,47 @@ def behind(event_dir):
          .queryName("slow_rate").trigger(processingTime="1 second")
          .option("checkpointLocation", checkpoint("behind")).start())
     run_for(q, 90)
+    spark.stop()
+
+
+def behind_files(event_dir):
+    import json as js
+    import shutil
+    import threading
+    from pyspark.sql.functions import udf
+    spark = session(event_dir, "streaming-behind-files", {"spark.sql.shuffle.partitions": "2"})
+
+    @udf("long")
+    def slow(v):
+        import time as t
+        t.sleep(0.12)
+        return v
+
+    spark.range(0, 4, 1, 2).select(slow("id")).collect()
+    inbox = WORK / "behind-files-inbox"
+    if inbox.exists():
+        shutil.rmtree(inbox)
+    inbox.mkdir(parents=True)
+    stop = threading.Event()
+
+    def feed():
+        n = 0
+        while not stop.is_set():
+            for _ in range(4):
+                tmp = inbox / f".part-{n:06}.json"
+                tmp.write_text("".join(js.dumps({"n": n * 20 + i}) + "\n" for i in range(20)))
+                tmp.rename(inbox / f"part-{n:06}.json")
+                n += 1
+            stop.wait(1.0)
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    df = spark.readStream.schema("n long").option("maxFilesPerTrigger", 8).json(str(inbox))
+    q = (df.select(slow("n").alias("v")).writeStream.format("noop")
+         .queryName("slow_files").trigger(processingTime="1 second")
+         .option("checkpointLocation", checkpoint("behind_files")).start())
+    run_for(q, 75)
+    stop.set()
     spark.stop()
 
 

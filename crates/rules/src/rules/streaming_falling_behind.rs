@@ -36,7 +36,9 @@ declare_rule! {
     /// the query is falling behind: it says by how much, and whether the input per batch grows
     /// (the backlog building up). Where every batch overruns, the trigger interval cannot be
     /// read from the log (the next batch starts at once) and the two rates agree; batches that
-    /// run back to back while each reads more rows than the last are then the sign.
+    /// run back to back while each reads more rows than the last are then the sign, and so are
+    /// batches back to back that each read exactly as many rows as the last: a source limit
+    /// (`maxFilesPerTrigger`, `maxOffsetsPerTrigger`) hands out a batch's worth and more waits.
     ///
     /// ## Why is this bad?
     /// A query that processes slower than data arrives never catches up: latency grows batch
@@ -53,7 +55,8 @@ declare_rule! {
     /// ## Threshold and its source
     /// At least `min_batches` = 5 steady batches, `min_behind_share` = 0.5 of them behind (over
     /// the trigger interval, or processed under `rate_margin` = 0.9 of the input rate), or, when
-    /// every batch overruns, four in five run back to back while rows per batch grow by a fifth. High when four
+    /// every batch overruns, four in five run back to back while rows per batch grow by a fifth
+    /// or stay exactly the same (a source at its limit). High when four
     /// batches in five are. A stream has no end to bring forward, so the impact is 0: the cost
     /// is latency and backlog, said in the title.
     pub static STREAMING_FALLING_BEHIND = {
@@ -102,8 +105,16 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             )
             .count();
         let busy = back_to_back * 10 >= (batches.len() - 1) * 8;
+        // Every batch the same size while none waits for its trigger: the source hands out a
+        // batch's worth at a time (maxFilesPerTrigger, maxOffsetsPerTrigger) and has more each
+        // time, so the backlog waits behind the cap where no rate or row count grows.
+        let capped_rows = batches[0].input_rows > 0
+            && batches
+                .iter()
+                .all(|b| b.input_rows == batches[0].input_rows);
         let mut share = behind.len() as f64 / batches.len() as f64;
-        let by_backlog = share < t.get(&MIN_BEHIND_SHARE) && busy && growing;
+        let by_cap = share < t.get(&MIN_BEHIND_SHARE) && busy && capped_rows && !growing;
+        let by_backlog = share < t.get(&MIN_BEHIND_SHARE) && busy && growing || by_cap;
         if by_backlog {
             share = back_to_back as f64 / (batches.len() - 1) as f64;
         } else if share < t.get(&MIN_BEHIND_SHARE) {
@@ -115,6 +126,13 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         let took = median(batches.iter().filter_map(|b| b.duration_ms)).unwrap_or(0);
         let mut title = format!("Query {} is falling behind: ", q.label());
         match interval {
+            _ if by_cap => title.push_str(&format!(
+                "{} of {} batches ran back to back (median {}), each reading the same {} rows: the source hands a batch no more, and input waits behind every one",
+                back_to_back + 1,
+                batches.len(),
+                duration(took),
+                batches[0].input_rows
+            )),
             _ if by_backlog => title.push_str(&format!(
                 "{} of {} batches ran back to back (median {}), never waiting for a trigger",
                 back_to_back + 1,
@@ -141,8 +159,9 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 rate(p)
             ));
         }
+        // Only a gap the rates can show: at a source's limit they agree whatever waits.
         let catch_up = match (input, processed) {
-            (Some(i), Some(p)) if p < i => format!(
+            (Some(i), Some(p)) if !by_cap && p < i * t.get(&RATE_MARGIN) => format!(
                 "At these rates the backlog grows by about {} and never clears: processing must outpace {} to catch up.",
                 rate(i - p),
                 rate(i)
@@ -184,7 +203,11 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 "; each batch runs {state_partitions} state partitions, and on batches this small they are most of the work (ST005)"
             ));
         }
-        if let Some(limit) = source_limit(source) {
+        if let (true, Some(limit)) = (by_cap, source_limit(source)) {
+            advice.push_str(&format!(
+                "; every batch is already at the source's limit, {limit}: a larger limit makes each batch larger, not the query faster"
+            ));
+        } else if let Some(limit) = source_limit(source) {
             advice.push_str(&format!(
                 "; bound each batch with {limit} so batches stay predictable while it catches up"
             ));
