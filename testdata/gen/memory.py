@@ -30,7 +30,8 @@ written by real Spark (pyspark 4.3); nothing is edited.
 * metaspace: forty distinct wide queries (60 computed columns each, their own generated classes)
   on executors whose JVMs cap class metadata at `-XX:MaxMetaspaceSize=56m`: tasks fail with
   `java.lang.OutOfMemoryError: Metaspace`, the executors exit with code 52 (which alone reads as
-  the heap), the retries on fresh executors get through and no job fails.
+  the heap), the retries on fresh executors get through and no job fails. `metaspace-fixed` is
+  its rerun with the cap sparkdiag recommends (`-XX:MaxMetaspaceSize=112m`).
 * overprovisioned: 4 GiB executors (`local-cluster[2,1,4608]`) for a few small aggregations
   that peak at tens of MiB of heap, with process-tree metrics on.
 

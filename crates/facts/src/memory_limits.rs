@@ -44,6 +44,10 @@ pub struct MemoryLimits {
     pub driver_memory_bytes: u64,
     /// `spark.driver.maxResultSize` (1g when unset; 0 means no limit).
     pub driver_max_result_bytes: u64,
+    /// `spark.executor.extraJavaOptions`, where the JVM's own caps (`-XX:MaxMetaspaceSize`,
+    /// `-XX:MaxDirectMemorySize`) are set. Not in the report: the environment has it whole.
+    #[serde(skip)]
+    pub executor_java_options: Option<String>,
 }
 
 impl MemoryLimits {
@@ -91,7 +95,40 @@ impl MemoryLimits {
             driver_max_result_bytes: prop("spark.driver.maxResultSize")
                 .and_then(|v| parse_size(v, 1))
                 .unwrap_or(1 << 30),
+            executor_java_options: prop("spark.executor.extraJavaOptions").map(str::to_string),
         }
+    }
+
+    /// The value a JVM flag is given in the executors' Java options (`-XX:MaxMetaspaceSize=`
+    /// gives `56m`).
+    pub fn jvm_flag(&self, flag: &str) -> Option<&str> {
+        self.executor_java_options
+            .as_deref()?
+            .split_whitespace()
+            .find_map(|o| o.strip_prefix(flag))
+    }
+
+    /// The executors' Java options with the size `flag` sets doubled, the rest as they were:
+    /// `-XX:+UseG1GC -XX:MaxMetaspaceSize=112m` for `...=56m`, without the options Spark adds to
+    /// them itself (it adds them again). `None` when the flag is not set or its size cannot be
+    /// read.
+    pub fn java_options_with_doubled(&self, flag: &str) -> Option<String> {
+        let bytes = parse_size(self.jvm_flag(flag)?, 1)?;
+        let options = self.executor_java_options.as_deref()?;
+        Some(
+            options
+                .split_whitespace()
+                .filter(|o| !is_sparks_own_java_option(o))
+                .map(|o| {
+                    if o.starts_with(flag) {
+                        format!("{flag}{}", setting(bytes.saturating_mul(2)))
+                    } else {
+                        o.to_string()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+        )
     }
 
     /// What the cluster manager holds an executor to: heap, overhead, off-heap and Python memory
@@ -115,6 +152,25 @@ impl MemoryLimits {
     }
 }
 
+/// Options Spark 3.3+ appends to `spark.executor.extraJavaOptions` itself, so the log shows
+/// them beside the user's: `JavaModuleOptions.DEFAULT_MODULE_OPTIONS` (and JDK 25's
+/// `--sun-misc-unsafe-memory-access`), and the IPv6 preference.
+fn is_sparks_own_java_option(option: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "-XX:+IgnoreUnrecognizedVMOptions",
+        "--add-modules=jdk.incubator.vector",
+        "--add-opens=",
+        "-Dio.netty.tryReflectionSetAccessible=",
+        "-Dio.netty.allocator.type=",
+        "-Dio.netty.handler.ssl.defaultEndpointVerificationAlgorithm=",
+        "-Dio.netty.noUnsafe=",
+        "--enable-native-access=",
+        "--sun-misc-unsafe-memory-access=",
+        "-Djava.net.preferIPv6Addresses=",
+    ];
+    PREFIXES.iter().any(|p| option.starts_with(p))
+}
+
 /// `n` bytes as a Spark setting: whole gibibytes as `4g`, else mebibytes rounded up (`1536m`).
 pub fn setting(n: u64) -> String {
     if n >= 1 << 30 && n.is_multiple_of(1 << 30) {
@@ -127,6 +183,42 @@ pub fn setting(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_jvm_cap_is_read_from_the_executors_java_options_and_doubled_in_place() {
+        let none = limits(&[]);
+        assert_eq!(none.jvm_flag("-XX:MaxMetaspaceSize="), None);
+        assert_eq!(
+            none.java_options_with_doubled("-XX:MaxMetaspaceSize="),
+            None
+        );
+        let set = limits(&[(
+            "spark.executor.extraJavaOptions",
+            "-XX:+UseG1GC  -XX:MaxDirectMemorySize=64m -XX:MaxMetaspaceSize=56m",
+        )]);
+        assert_eq!(set.jvm_flag("-XX:MaxMetaspaceSize="), Some("56m"));
+        assert_eq!(set.jvm_flag("-XX:MaxDirectMemorySize="), Some("64m"));
+        assert_eq!(
+            set.java_options_with_doubled("-XX:MaxMetaspaceSize=")
+                .as_deref(),
+            Some("-XX:+UseG1GC -XX:MaxDirectMemorySize=64m -XX:MaxMetaspaceSize=112m")
+        );
+        assert_eq!(set.java_options_with_doubled("-Xss"), None);
+        // As a Spark 4.3 log writes it: Spark's own options before the user's.
+        let logged = limits(&[(
+            "spark.executor.extraJavaOptions",
+            "-Djava.net.preferIPv6Addresses=false -XX:+IgnoreUnrecognizedVMOptions \
+             --add-modules=jdk.incubator.vector --add-opens=java.base/java.lang=ALL-UNNAMED \
+             -Dio.netty.tryReflectionSetAccessible=true --enable-native-access=ALL-UNNAMED \
+             -XX:MaxMetaspaceSize=56m",
+        )]);
+        assert_eq!(
+            logged
+                .java_options_with_doubled("-XX:MaxMetaspaceSize=")
+                .as_deref(),
+            Some("-XX:MaxMetaspaceSize=112m")
+        );
+    }
 
     fn limits(props: &[(&str, &str)]) -> MemoryLimits {
         let app = Application {

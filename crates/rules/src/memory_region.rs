@@ -326,19 +326,6 @@ pub fn classify<'t>(
     })
 }
 
-/// The value of a JVM flag (`-XX:MaxMetaspaceSize=56m` gives `56m`) in
-/// `spark.executor.extraJavaOptions`.
-fn jvm_flag(ctx: &crate::Context, flag: &str) -> Option<String> {
-    let options = ctx
-        .app
-        .spark_properties
-        .get("spark.executor.extraJavaOptions")?;
-    options
-        .split_whitespace()
-        .find_map(|o| o.strip_prefix(flag))
-        .map(str::to_string)
-}
-
 /// Whether a pattern's words mean memory under this application's cluster manager: a bare exit
 /// code 137 or 143 does under YARN and Kubernetes, whose memory limits send those signals, but
 /// not under standalone or local mode, where it is most often someone's kill.
@@ -366,6 +353,14 @@ pub struct MemoryFailure {
 }
 
 impl MemoryFailure {
+    /// The JVM flag that caps the pool a kind names (metaspace, direct buffers).
+    fn cap_flag(&self) -> &'static str {
+        match self.kind {
+            Kind::Metaspace => "-XX:MaxMetaspaceSize=",
+            _ => "-XX:MaxDirectMemorySize=",
+        }
+    }
+
     /// What ran out, in words: the region, or the JVM pool a kind names within it.
     pub fn name(&self) -> &'static str {
         match self.kind {
@@ -673,6 +668,17 @@ impl MemoryFailure {
             Kind::Heap | Kind::ExecutionPool => {
                 pair("spark.executor.memory", limits.executor_memory_bytes * 2)
             }
+            // A JVM cap that was hit: the options with it doubled, the rest as they were.
+            Kind::Metaspace | Kind::DirectBuffers
+                if limits.java_options_with_doubled(self.cap_flag()).is_some() =>
+            {
+                vec![(
+                    "spark.executor.extraJavaOptions".to_string(),
+                    limits
+                        .java_options_with_doubled(self.cap_flag())
+                        .unwrap_or_default(),
+                )]
+            }
             Kind::ContainerKilled
             | Kind::Sigkill
             | Kind::Sigterm
@@ -736,7 +742,7 @@ impl MemoryFailure {
             Kind::Sigterm => format!(
                 "The executor got SIGTERM (143) from the cluster manager: on YARN and Kubernetes that is the container's memory limit or a preemption. If the node was not preempted, raise spark.executor.memoryOverhead to {doubled_overhead} (now {overhead}); the heap was not what filled."
             ),
-            Kind::DirectBuffers => match jvm_flag(ctx, "-XX:MaxDirectMemorySize=") {
+            Kind::DirectBuffers => match limits.jvm_flag("-XX:MaxDirectMemorySize=") {
                 // The cap set is what filled, whatever the container has.
                 Some(cap) => format!(
                     "The JVM's direct buffers (off-heap, used by shuffle and network I/O) hit the cap spark.executor.extraJavaOptions sets (-XX:MaxDirectMemorySize={cap}; without it the cap is the heap's size): raise or remove it, within spark.executor.memoryOverhead (now {overhead}); fewer concurrent fetches (spark.reducer.maxSizeInFlight=24m, spark.reducer.maxReqsInFlight) need fewer."
@@ -746,7 +752,7 @@ impl MemoryFailure {
                 ),
             },
             // The JVM has no metaspace limit unless one is set: a Metaspace error is that flag.
-            Kind::Metaspace => match jvm_flag(ctx, "-XX:MaxMetaspaceSize=") {
+            Kind::Metaspace => match limits.jvm_flag("-XX:MaxMetaspaceSize=") {
                 Some(cap) => format!(
                     "The JVM's class-metadata space hit the cap spark.executor.extraJavaOptions sets (-XX:MaxMetaspaceSize={cap}); the heap was not the limit and neither heap nor overhead lifts it. Raise the cap or remove it (metaspace has no limit by default) and give spark.executor.memoryOverhead (now {overhead}) room for what it takes; many generated classes (wide queries, many distinct UDFs) fill it, and so does a class loader kept alive per task."
                 ),
@@ -823,27 +829,6 @@ fn container_words(ctx: &crate::Context) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_jvm_cap_is_read_from_the_executors_java_options() {
-        let mut app = Application::default();
-        let ctx = crate::Context::new(&app);
-        assert_eq!(jvm_flag(&ctx, "-XX:MaxMetaspaceSize="), None);
-        app.spark_properties.insert(
-            "spark.executor.extraJavaOptions".into(),
-            "-XX:+UseG1GC  -XX:MaxDirectMemorySize=64m -XX:MaxMetaspaceSize=56m".into(),
-        );
-        let ctx = crate::Context::new(&app);
-        assert_eq!(
-            jvm_flag(&ctx, "-XX:MaxMetaspaceSize=").as_deref(),
-            Some("56m")
-        );
-        assert_eq!(
-            jvm_flag(&ctx, "-XX:MaxDirectMemorySize=").as_deref(),
-            Some("64m")
-        );
-        assert_eq!(jvm_flag(&ctx, "-Xss"), None);
-    }
 
     fn region(text: &str) -> Option<(Region, Kind)> {
         classify([text]).map(|(p, _)| (p.region, p.kind))

@@ -145,7 +145,7 @@ pub fn split_flags<'a>(
 pub fn submission(settings: &[Setting]) -> String {
     settings
         .iter()
-        .map(|s| format!("--conf {}={}", s.key, s.value))
+        .map(|s| sparkdiag_facts::settings::conf_flag(&s.key, &s.value))
         .collect::<Vec<_>>()
         .join(" ")
 }

@@ -330,13 +330,13 @@ fn post_mortem(ctx: &Context, chain: &Chain, job: &sparkdiag_model::Job) -> Find
 }
 
 /// " First change to try: --conf k=v --conf k2=v2", or nothing.
-fn paste(conf: &[(String, String)]) -> String {
+pub(crate) fn paste(conf: &[(String, String)]) -> String {
     if conf.is_empty() {
         return String::new();
     }
     let list: Vec<String> = conf
         .iter()
-        .map(|(k, v)| format!("--conf {k}={v}"))
+        .map(|(k, v)| sparkdiag_facts::settings::conf_flag(k, v))
         .collect();
     format!(" First change to try: {}", list.join(" "))
 }
