@@ -152,12 +152,17 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 batches.len()
             )),
         }
-        if let (Some(i), Some(p)) = (input, processed) {
-            title.push_str(&format!(
+        match (input, processed) {
+            (Some(_), Some(p)) if by_cap => title.push_str(&format!(
+                "; its input and processed rates agree ({}) because they count only what the limit lets in",
+                rate(p)
+            )),
+            (Some(i), Some(p)) => title.push_str(&format!(
                 "; input {} against {} processed",
                 rate(i),
                 rate(p)
-            ));
+            )),
+            _ => {}
         }
         // Only a gap the rates can show: at a source's limit they agree whatever waits.
         let catch_up = match (input, processed) {
