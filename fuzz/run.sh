@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Fuzzes every target (or the ones named) for a given time each, one after the other, unattended.
 #
-#   fuzz/run.sh [-t SECONDS] [--cmin] [--no-build] [TARGET...]
+#   fuzz/run.sh [-t SECONDS] [-j JOBS] [--cmin] [--no-build] [TARGET...]
 #
 #   -t SECONDS  time per target (default 600; 0 with --cmin only minimises); a crash restarts
 #               the target for the time left, at most three times, so one bug does not end a run
+#   -j JOBS     targets fuzzed at once (default 1; one per core is what a quiet machine takes)
 #   --cmin      afterwards, minimise each target's corpus (fuzz/corpus/TARGET, committed) with
 #               what it found and its seeds (`cargo fuzz cmin` does the same merge), then keep
 #               its smallest files up to CORPUS_CAP_KB (default 512)
@@ -23,21 +24,24 @@
 # Crashes, logs and seeds of a run go to fuzz/artifacts/TARGET/, and one summary line per target
 # to fuzz/artifacts/summary.tsv (and the terminal): runs, execs/s, coverage, crashes.
 set -euo pipefail
-# All in one function, read whole before it runs: editing this file mid-run changes nothing.
+# All in one function, read whole before it runs, and the exit on its call's line ends the
+# script there: editing this file mid-run changes nothing.
 main() {
     here="$(cd "$(dirname "$0")" && pwd)"
     root="$(dirname "$here")"
     shared="${SHARED:-$root/../shared}"
     seconds=600
+    parallel=1
     cmin=false
     build=true
     targets=()
     while [ $# -gt 0 ]; do
         case "$1" in
             -t) seconds="$2"; shift 2 ;;
+            -j) parallel="$2"; shift 2 ;;
             --cmin) cmin=true; shift ;;
             --no-build) build=false; shift ;;
-            -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+            -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
             -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
             *) targets+=("$1"); shift ;;
         esac
@@ -94,7 +98,8 @@ main() {
     mkdir -p "$here/artifacts"
     [ -f "$summary" ] || printf 'date\ttarget\tseconds\truns\texecs_per_s\tcov\tft\tcorpus\tcrashes\n' >"$summary"
 
-    for target in "${targets[@]}"; do
+    one_target() {
+        local target="$1"
         bin="$bin_dir/$target"
         [ -x "$bin" ] || { echo "run.sh: $bin not built" >&2; exit 1; }
         out="$here/artifacts/$target"
@@ -160,6 +165,12 @@ main() {
             done < <(find "$corpus" -type f -printf '%s %p\n' | sort -n)
             echo "$target: corpus minimised to $(find "$corpus" -type f | wc -l) files, $(du -sh "$corpus" | cut -f1)"
         fi
+    }
+    # Each target in a subshell of its own (its variables stay its own), at most `parallel` at once.
+    for target in "${targets[@]}"; do
+        while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
+        (one_target "$target") &
     done
+    wait
 }
-main "$@"
+main "$@"; exit
