@@ -88,18 +88,24 @@ def run_for(query, seconds):
     query.stop()
 
 
-def behind(event_dir):
+def slow_udf(spark, seconds):
+    """A UDF that sleeps `seconds` a row, its Python workers started first (they are reused),
+    so the first batch is not the warm-up."""
     from pyspark.sql.functions import udf
-    spark = session(event_dir, "streaming-behind", {"spark.sql.shuffle.partitions": "2"})
 
     @udf("long")
     def slow(v):
         import time as t
-        t.sleep(0.24)
+        t.sleep(seconds)
         return v
 
-    # Start the Python workers first (they are reused), so the first batch is not the warm-up.
     spark.range(0, 4, 1, 2).select(slow("id")).collect()
+    return slow
+
+
+def behind(event_dir):
+    spark = session(event_dir, "streaming-behind", {"spark.sql.shuffle.partitions": "2"})
+    slow = slow_udf(spark, 0.24)
     df = spark.readStream.format("rate").option("rowsPerSecond", 10).load()
     q = (df.select(slow("value").alias("v")).writeStream.format("noop")
          .queryName("slow_rate").trigger(processingTime="1 second")
@@ -112,16 +118,8 @@ def behind_files(event_dir):
     import json as js
     import shutil
     import threading
-    from pyspark.sql.functions import udf
     spark = session(event_dir, "streaming-behind-files", {"spark.sql.shuffle.partitions": "2"})
-
-    @udf("long")
-    def slow(v):
-        import time as t
-        t.sleep(0.12)
-        return v
-
-    spark.range(0, 4, 1, 2).select(slow("id")).collect()
+    slow = slow_udf(spark, 0.12)
     inbox = WORK / "behind-files-inbox"
     if inbox.exists():
         shutil.rmtree(inbox)
