@@ -691,3 +691,45 @@ fn every_codec_cut_through_its_first_blocks_decodes_a_prefix_and_says_cut() {
         assert!(longest > 0, "{rel}: the first block decodes whole");
     }
 }
+
+/// Every threshold of every rule set to 0 and to a huge value (`--set CODE.key=N`), on logs of
+/// each kind: no rule panics whatever a user sets (a `min_batches=0` once subtracted past 0).
+#[test]
+fn no_threshold_a_user_sets_makes_a_rule_panic() {
+    let logs: Vec<_> = [
+        "logs/streaming/idle",
+        "logs/streaming/behind_files",
+        "logs/streaming/dstreams",
+        "logs/patterns/skew-join",
+        "logs/memory/metaspace",
+        "logs/failed",
+    ]
+    .iter()
+    .map(|rel| crate::util::load(&crate::util::testdata(rel)).1)
+    .collect();
+    let mut runs = 0;
+    for rule in sparkdiag_rules::all_rules() {
+        for t in rule.thresholds {
+            for value in ["0", "1e12"] {
+                let mut config = sparkdiag_rules::Config::default();
+                config
+                    .set_from_arg(&format!("{}.{}={value}", rule.code, t.key))
+                    .unwrap_or_else(|e| panic!("{}.{}: {e}", rule.code, t.key));
+                for app in &logs {
+                    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        sparkdiag_rules::analyze(app, &config)
+                    }));
+                    assert!(
+                        caught.is_ok(),
+                        "{}.{}={value} panics on {:?}",
+                        rule.code,
+                        t.key,
+                        app.name
+                    );
+                    runs += 1;
+                }
+            }
+        }
+    }
+    assert!(runs > 500, "{runs} runs");
+}

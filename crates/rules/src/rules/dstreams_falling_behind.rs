@@ -85,7 +85,8 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         })
         .collect();
     batches.sort_by_key(|b| b.time);
-    if (batches.len() as f64) < t.get(&MIN_BATCHES) {
+    // Two at the least, whatever `min_batches` is set to.
+    if batches.len() < 2 || (batches.len() as f64) < t.get(&MIN_BATCHES) {
         return Vec::new();
     }
     let Some(interval) = batches

@@ -69,7 +69,8 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let mut findings = Vec::new();
     for q in &ctx.app.streaming.queries {
         let batches = steady_batches(q);
-        if (batches.len() as f64) < t.get(&MIN_BATCHES) {
+        // Two at the least, whatever `min_batches` is set to.
+        if batches.len() < 2 || (batches.len() as f64) < t.get(&MIN_BATCHES) {
             continue;
         }
         let median_ms = median(batches.iter().filter_map(|b| b.duration_ms)).unwrap_or(0);

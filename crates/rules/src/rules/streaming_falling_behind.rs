@@ -74,7 +74,8 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let mut findings = Vec::new();
     for (index, q) in ctx.app.streaming.queries.iter().enumerate() {
         let batches = steady_batches(q);
-        if (batches.len() as f64) < t.get(&MIN_BATCHES) {
+        // Two batches at the least, whatever `min_batches` is set to: a trend needs a pair.
+        if batches.len() < 2 || (batches.len() as f64) < t.get(&MIN_BATCHES) {
             continue;
         }
         let interval = sparkdiag_model::streaming::trigger_interval_ms(q);

@@ -81,7 +81,8 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 )
             })
             .collect();
-        if (series.len() as f64) < t.get(&MIN_BATCHES) {
+        // Two at the least, whatever `min_batches` is set to.
+        if series.len() < 2 || (series.len() as f64) < t.get(&MIN_BATCHES) {
             continue;
         }
         let first = series.iter().map(|s| s.1).find(|&r| r > 0).unwrap_or(0);
