@@ -43,7 +43,8 @@ const FILE_METRICS: &[&str] = &[
 ];
 const BYTE_METRICS: &[&str] = &["written output", "numOutputBytes"];
 
-fn is_write(name: &str) -> bool {
+/// A plan node that writes: Spark's and Delta's write commands, V1 and V2.
+pub fn is_write(name: &str) -> bool {
     let name = name.strip_prefix("Execute ").unwrap_or(name);
     name.starts_with("InsertInto")
         || name.contains("TableAsSelect")
@@ -56,7 +57,8 @@ fn is_write(name: &str) -> bool {
         || name.starts_with("MergeInto")
 }
 
-fn is_scan(name: &str) -> bool {
+/// A plan node that reads a source.
+pub fn is_scan(name: &str) -> bool {
     name.starts_with("Scan ")
         || name.starts_with("FileScan")
         || name.starts_with("BatchScan")

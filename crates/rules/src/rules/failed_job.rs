@@ -99,6 +99,16 @@ impl<'a> Chain<'a> {
     }
 }
 
+/// Whether FA001 tells a failed job's post-mortem in this application (a failed query's batch
+/// jobs are ST003's): the other failure rules point to it only then.
+pub(crate) fn tells_a_failed_job(ctx: &Context) -> bool {
+    let queries = super::streaming_common::failed_query_jobs(ctx.app);
+    Chain::of(ctx)
+        .failed
+        .iter()
+        .any(|j| !queries.contains(&j.job_id))
+}
+
 /// FA001's finding for one failed job: its stage, first failed task and root cause, memory that
 /// ran out and what was lost, and the fix; ST003 builds a failed query's on it.
 pub(crate) fn of_job(ctx: &Context, job_id: i64) -> Option<Finding> {

@@ -365,13 +365,11 @@ fn loop_body(app: &sparkdiag_model::Application, jobs: &[&sparkdiag_model::Job])
             None => shapes.push((names, vec![texts])),
         }
     }
+    // What a loop over items changes: its filter, the scan that pushes it, the destination.
     let item_node = |name: &str| {
         name == "Filter"
-            || name.starts_with("Scan ")
-            || name.starts_with("FileScan")
-            || name.starts_with("BatchScan")
-            || name.starts_with("Execute ")
-            || name.contains("InsertInto")
+            || sparkdiag_facts::writes::is_scan(name)
+            || sparkdiag_facts::writes::is_write(name)
     };
     let kinds: Vec<LoopBody> = shapes
         .iter()

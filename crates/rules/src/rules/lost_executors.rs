@@ -177,11 +177,7 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         finding = finding.during(s, e);
     }
     // With no failed job there is no FA001 to carry the memory's settings: this finding does.
-    let job_failed = app
-        .jobs
-        .iter()
-        .any(|j| j.status == sparkdiag_model::JobStatus::Failed);
-    if let (Some(m), false) = (&memory, job_failed) {
+    if let (Some(m), false) = (&memory, super::failed_job::tells_a_failed_job(ctx)) {
         let limits = crate::memory_limits::MemoryLimits::of(app);
         let conf = m.settings(&limits);
         finding
@@ -195,12 +191,7 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
 /// "The executor JVM heap ran out (...): FA001 gives the fix. " when a job failed of it, else
 /// the fix itself: no finding of a failed job exists to point to.
 pub(crate) fn memory_lead(ctx: &Context, m: &crate::memory_region::MemoryFailure) -> String {
-    let failed_job = ctx
-        .app
-        .jobs
-        .iter()
-        .any(|j| j.status == sparkdiag_model::JobStatus::Failed);
-    if failed_job {
+    if super::failed_job::tells_a_failed_job(ctx) {
         format!(
             "The {} ran out ({}); the failed job's finding (FA001) gives the fix for it. ",
             m.name(),

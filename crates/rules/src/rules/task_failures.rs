@@ -169,11 +169,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                     .map(|m| {
                         // A failed job's FA001 gives the fix (memory_lead points there); else,
                         // on an executor that died of it, FA003 names the memory and its fix.
-                        let job_failed = app
-                            .jobs
-                            .iter()
-                            .any(|j| j.status == sparkdiag_model::JobStatus::Failed);
-                        let died = !job_failed && m.executor.as_ref().is_some_and(|id| {
+                        let died = !super::failed_job::tells_a_failed_job(ctx) && m.executor.as_ref().is_some_and(|id| {
                             app.executors.iter().any(|e| {
                                 e.id == *id && app.removal(e) == sparkdiag_model::Removal::Lost
                             })
