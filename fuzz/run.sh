@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes every target (or the ones named) for a given time each, one after the other, unattended.
+# Fuzzes every target (or the ones named) for a given time each, unattended: one after the
+# other, or -j at a time.
 #
 #   fuzz/run.sh [-t SECONDS] [-j JOBS] [--cmin] [--no-build] [TARGET...]
 #
@@ -10,6 +11,9 @@
 #               what it found and its seeds (`cargo fuzz cmin` does the same merge), then keep
 #               its smallest files up to CORPUS_CAP_KB (default 512)
 #   --no-build  use the binaries already built
+#
+#   SANITIZER=none fuzz/run.sh -j 2 -t 3600 --cmin    # an hour on every target, two at once,
+#                 without ASan (no unsafe code to check; many times the executions a second)
 #
 # Needs cargo-fuzz (`cargo install cargo-fuzz --locked`). On a stable toolchain the nightly
 # flags it passes (-Zsanitizer=address, -Cpasses=sancov-module) are allowed by RUSTC_BOOTSTRAP=1;
@@ -41,7 +45,7 @@ main() {
             -j) parallel="$2"; shift 2 ;;
             --cmin) cmin=true; shift ;;
             --no-build) build=false; shift ;;
-            -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+            -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
             -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
             *) targets+=("$1"); shift ;;
         esac

@@ -115,7 +115,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 .all(|b| b.input_rows == batches[0].input_rows);
         let mut share = behind.len() as f64 / batches.len() as f64;
         let by_cap = share < t.get(&MIN_BEHIND_SHARE) && busy && capped_rows && !growing;
-        let by_backlog = share < t.get(&MIN_BEHIND_SHARE) && busy && growing || by_cap;
+        let by_backlog = (share < t.get(&MIN_BEHIND_SHARE) && busy && growing) || by_cap;
         if by_backlog {
             share = back_to_back as f64 / (batches.len() - 1) as f64;
         } else if share < t.get(&MIN_BEHIND_SHARE) {
