@@ -228,7 +228,9 @@ fn a_job_cancelled_by_an_unexplained_shutdown_is_not_a_critical_failure() {
         fa001["evidence"]["why_the_context_stopped_is_unknown"], true,
         "{fa001}"
     );
-    assert_eq!(fa001["severity"], "high", "{fa001}");
+    // Lost work of unknown cause (1.7 s of a 74 s run), as a cancelled job is: not an incident
+    // for `--fail-on high`.
+    assert_eq!(fa001["severity"], "medium", "{fa001}");
     let failed = findings("logs/failed", &[]);
     let own = of_rule(&failed, "FA001")[0];
     assert_eq!(own["evidence"]["why_the_context_stopped_is_unknown"], false);

@@ -30,8 +30,8 @@ declare_rule! {
     /// ## Threshold and its source
     /// Any failed job. Critical when it failed the application (exit code, or the first failure
     /// of a failed application), high otherwise; medium for a job only cancelled because the
-    /// application was shutting down, and for a failed command in an interactive session. High,
-    /// not critical, when the log has no exit code (before Spark 3.0) and the application
+    /// application was shutting down, and for a failed command in an interactive session. Medium
+    /// too, not critical, when the log has no exit code (before Spark 3.0) and the application
     /// counts as failed only because its last job was cancelled by a shutdown nothing before
     /// it explains (`evidence.why_the_context_stopped_is_unknown`): the program may have ended
     /// while another thread's job ran.
@@ -218,8 +218,10 @@ fn post_mortem(ctx: &Context, chain: &Chain, job: &sparkdiag_model::Job) -> Find
     // stopped its context) while another thread's job ran: lost work, not a known crash.
     let stop_unexplained = cascade && root_job.is_none() && app.exit_code.is_none();
     // A command that failed in a shell or notebook is the person's to retry, not an incident.
+    // A shutdown nothing explains is lost work of unknown cause, not a known crash: as any job
+    // the shutdown cancelled, medium.
     let severity = if failed_app && stop_unexplained {
-        Severity::High
+        Severity::Medium
     } else if failed_app {
         Severity::Critical
     } else if cascade || app.interactive().is_some() {
