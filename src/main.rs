@@ -439,12 +439,16 @@ fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn rules(code: Option<&str>, format: RulesFormat) -> anyhow::Result<ExitCode> {
-    let rules: Vec<&sparkdiag_rules::Rule> = match code {
+    let rules: Vec<sparkdiag_rules::RuleDoc> = match code {
         Some(code) => vec![
             sparkdiag_rules::find_rule(code)
-                .with_context(|| format!("no rule `{code}`; `sparkdiag rules` lists them"))?,
+                .with_context(|| format!("no rule `{code}`; `sparkdiag rules` lists them"))?
+                .about(),
         ],
-        None => sparkdiag_rules::all_rules().to_vec(),
+        None => sparkdiag_rules::all_rules()
+            .iter()
+            .map(|r| r.about())
+            .collect(),
     };
     let out = match (format, code) {
         (RulesFormat::Json, _) => {
@@ -452,7 +456,7 @@ fn rules(code: Option<&str>, format: RulesFormat) -> anyhow::Result<ExitCode> {
             serde_json::to_string_pretty(&sparkdiag_rules::Registry { rules })? + "\n"
         }
         (RulesFormat::Text, None) => sparkdiag_report::catalogue::table(&rules),
-        (RulesFormat::Text, Some(_)) => sparkdiag_report::catalogue::explain(rules[0]),
+        (RulesFormat::Text, Some(_)) => sparkdiag_report::catalogue::explain(&rules[0]),
     };
     std::io::stdout().lock().write_all(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)

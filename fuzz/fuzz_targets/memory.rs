@@ -28,13 +28,13 @@ fuzz_target!(|data: &[u8]| {
             continue;
         }
         let app = builder.finish();
-        let limits = memory_limits::MemoryLimits::of(&app);
+        let limits = memory_limits::of(&app);
         let _ = limits.container_bytes();
         let _ = limits.unified_pool_bytes();
         let _ = limits.pool_per_task_bytes();
         let _ = memory_limits::setting(limits.executor_memory_bytes);
         let _ = memory_limits::setting(limits.container_bytes());
-        if let Some(figures) = memory_figures::MemoryFigures::of(&app) {
+        if let Some(figures) = memory_figures::of(&app) {
             for executor in figures.executors.iter().chain(&figures.executor_peak) {
                 let _ = executor.beyond_heap_bytes();
             }

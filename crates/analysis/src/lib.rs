@@ -1,6 +1,6 @@
 //! The one analysis step that every sparkdiag command shares (`analyze`, `batch`, `diff`, the
 //! tests, the examples and the benchmarks): read one input, build the model, run the rules, replay
-//! their changes in the what-if and build the report contract.
+//! their changes in the what-if and build the report contract ([`assemble`]).
 //!
 //! ```no_run
 //! let config = sparkdiag_rules::Config::default();
@@ -19,6 +19,7 @@ use sparkdiag_facts::PlanInput;
 use sparkdiag_model::{Application, ApplicationBuilder};
 use sparkdiag_rules::Config;
 
+pub mod assemble;
 mod pick;
 mod plan_text;
 
@@ -59,7 +60,7 @@ impl Analysis {
     /// and this, so the model can be dropped once it is taken; JSON, text and Markdown output
     /// never need it, which is why it is not built with the report.
     pub fn view_data(&self) -> ViewData {
-        ViewData::new(&self.app)
+        assemble::view_data(&self.app)
     }
 }
 
@@ -97,7 +98,7 @@ pub fn analyze_model(
     } else {
         options.inputs.clone()
     };
-    let report = Report::new(
+    let report = assemble::report(
         &inputs,
         &source,
         &app,

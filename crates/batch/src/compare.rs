@@ -6,7 +6,7 @@ use sparkdiag_contract::GROWTH_FACTOR;
 #[cfg(test)]
 use sparkdiag_contract::night::Night;
 use sparkdiag_contract::night::{Change, NightApp};
-use sparkdiag_model::units::{duration, human_bytes, thousands};
+use sparkdiag_contract::units::{duration, human_bytes, thousands};
 
 /// How many of a key's latest earlier nights make its band.
 pub const HISTORY_NIGHTS: usize = 14;
@@ -305,7 +305,7 @@ fn percent(before: i64, after: i64) -> String {
     if before <= 0 {
         "new".into()
     } else {
-        sparkdiag_model::units::share_change((after - before) as f64 / before as f64)
+        sparkdiag_contract::units::share_change((after - before) as f64 / before as f64)
     }
 }
 

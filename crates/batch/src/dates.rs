@@ -58,7 +58,7 @@ fn today() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
-    let (year, month, day) = sparkdiag_model::units::civil_from_days(secs.div_euclid(86_400));
+    let (year, month, day) = sparkdiag_contract::units::civil_from_days(secs.div_euclid(86_400));
     format!("{year:04}-{month:02}-{day:02}")
 }
 

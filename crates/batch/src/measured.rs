@@ -48,7 +48,7 @@ pub(crate) fn measured_cause(
         .map(|s| {
             format!(
                 ", {} of the runtime change",
-                sparkdiag_model::units::share(s, 0)
+                sparkdiag_contract::units::share(s, 0)
             )
         })
         .unwrap_or_default();

@@ -3,9 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::{AppStatus, Severity};
 use serde::Serialize;
-use sparkdiag_model::AppStatus;
-use sparkdiag_rules::Severity;
 
 pub const SCHEMA: &str = "sparkdiag/diff/v1";
 

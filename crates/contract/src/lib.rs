@@ -1,53 +1,42 @@
-//! The report contract: the versioned JSON document `sparkdiag/report/v1` ([`Report`]), built
-//! from an analysed application, what the views draw beyond it ([`ViewData`]), and
-//! `sparkdiag/plan/v1` ([`PlanReport`]) for plan text given on its own, `sparkdiag/diff/v1`
-//! ([`diff::Diff`], two runs compared) and what the nightly batch keeps of a night
-//! ([`night::Night`], `nights/DATE.json`). Nothing here
-//! renders: the text, Markdown and HTML views and the charts live in `sparkdiag-report`, the
-//! fleet's Parquet tables in `sparkdiag-tables`, and both read only these types.
+//! The report contract and its vocabulary: the versioned JSON document `sparkdiag/report/v1`
+//! ([`Report`]), what the views draw beyond it ([`ViewData`]), `sparkdiag/plan/v1`
+//! ([`PlanReport`]) for plan text given on its own, `sparkdiag/diff/v1` ([`diff::Diff`], two runs
+//! compared) and what the nightly batch keeps of a night ([`night::Night`], `nights/DATE.json`);
+//! and the words they are written in: the statuses, a [`Finding`] and its [`Severity`], a
+//! rule's [`RuleDoc`], the what-if's results ([`WhatIf`]), the memory figures, the packed
+//! durations and the one way to write a duration, a size or a count ([`units`]).
 //!
-//! [`Report::new`] takes the model ([`sparkdiag_model::Application`]), the reading account
-//! ([`sparkdiag_eventlog::SourceReport`]), the rules' findings as the what-if replay left them
-//! and the stages' facts; it runs neither the rules nor the replay. Its field names are a public
-//! API: adding a field is compatible, renaming or dropping one is a new schema version.
-//!
-//! ```no_run
-//! let config = sparkdiag_rules::Config::default();
-//! let input = &sparkdiag_eventlog::discover("app.zstd")?[0];
-//! let mut builder = sparkdiag_model::ApplicationBuilder::default();
-//! let source = sparkdiag_eventlog::read_log(input, |event| builder.on_event(event))?;
-//! let app = builder.finish();
-//! let analysed = sparkdiag_rules::analyze_keeping_all(&app, &config);
-//! let replayed = sparkdiag_whatif::replayed(&app, &analysed.stages, analysed.findings);
-//! let cores = sparkdiag_facts::peak_cores(&app);
-//! let report = sparkdiag_contract::Report::new(
-//!     &[], &source, &app, replayed, cores, &sparkdiag_contract::Prices::default(), &analysed.stages,
-//! );
-//! assert_eq!(report.schema, sparkdiag_contract::SCHEMA);
-//! # Ok::<(), sparkdiag_eventlog::ReadError>(())
-//! ```
+//! This crate computes nothing and depends on no other part of sparkdiag but the parsed plan:
+//! the model, the facts, the rules and the what-if use its types, `sparkdiag_analysis` fills the
+//! documents in (`sparkdiag_analysis::assemble`), and the views (`sparkdiag-report`) and the
+//! fleet's tables (`sparkdiag-tables`) read them and nothing else. Field names are a public API:
+//! adding a field is compatible, renaming or dropping one is a new schema version.
 
+mod counterfactual;
 pub mod diff;
+mod finding;
+pub mod memory;
 pub mod night;
+mod packed;
 mod plan;
 mod report;
+mod rule_doc;
+mod status;
 pub mod streaming;
+pub mod units;
 mod view;
+pub mod whatif;
 
+pub use counterfactual::{Change, Counterfactual};
+pub use finding::{Category, Finding, Scope, Severity};
+pub use memory::{ExecutorMemory, MemoryFigures};
+pub use packed::Varints;
 pub use plan::*;
 pub use report::*;
+pub use rule_doc::{Registry, RegistryEntry, RuleDoc, RuleIdentity, Threshold, threshold};
+pub use status::{AppStatus, JobStatus, Platform, Removal, StageStatus, Workload};
 pub use view::*;
+pub use whatif::{Advice, Setting, WhatIf, split_flags};
 
-/// The report's `memory` section is the facts layer's figures as they are.
-pub use sparkdiag_facts::memory_figures::{ExecutorMemory, MemoryFigures};
-
-/// The vocabulary the views render beside the report's own types, re-exported so that a view
-/// crate depends on this crate alone and reaches nothing that computes: the statuses, the
-/// findings and their severities, the rule registry (`sparkdiag rules`), the parsed plan
-/// (`sparkdiag plan`), the what-if, and the one way to write a duration, a size or a count.
-pub use sparkdiag_model::units;
-pub use sparkdiag_model::{AppStatus, Platform, StageStatus, Workload};
+/// The parsed plan (`sparkdiag plan`), which the plan report and the HTML page draw.
 pub use sparkdiag_plan::Plan;
-pub use sparkdiag_rules::{Finding, Rule, Severity, all_rules, find_rule};
-pub use sparkdiag_whatif::settings::{Setting, split_flags};
-pub use sparkdiag_whatif::{Advice, WhatIf};

@@ -8,8 +8,8 @@ use sparkdiag_contract::diff::{
     Cause, Correctness, Fact, FindingsDiff, MetricChange, PropertyChange, QueryDiff, Verdict,
     WorkMatch,
 };
+use sparkdiag_contract::units::{duration, human_bytes, share_change};
 use sparkdiag_contract::{GROWTH_FACTOR, Report};
-use sparkdiag_model::units::{duration, human_bytes, share_change};
 use sparkdiag_model::{Application, Removal};
 use sparkdiag_whatif::replay::{Graph, ReplayOptions};
 
@@ -374,8 +374,8 @@ fn data_growth(before: Run, after: Run, _facts: &Facts) -> Option<Cause> {
     let read = if rows_b > 0 && rows_a > 0 {
         format!(
             "{} → {} rows read",
-            sparkdiag_model::units::thousands(rows_b),
-            sparkdiag_model::units::thousands(rows_a)
+            sparkdiag_contract::units::thousands(rows_b),
+            sparkdiag_contract::units::thousands(rows_a)
         )
     } else {
         format!(
@@ -922,7 +922,7 @@ fn verdict(
         _ => {
             let share = top
                 .share
-                .map(|s| format!(" (explains {})", sparkdiag_model::units::share(s, 0)))
+                .map(|s| format!(" (explains {})", sparkdiag_contract::units::share(s, 0)))
                 .unwrap_or_default();
             format!(", because {}{share}", top.title)
         }

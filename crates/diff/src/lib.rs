@@ -57,7 +57,7 @@ use sparkdiag_facts::PlanInput;
 use sparkdiag_model::{AppStatus, Application, StageStatus};
 
 pub use sparkdiag_contract::diff::*;
-use sparkdiag_model::units::duration;
+use sparkdiag_contract::units::duration;
 pub use work::mask_numbers;
 
 /// One analysed run.
@@ -738,7 +738,7 @@ fn headline(d: &Diff) -> Vec<String> {
             Some(r) if (0.95..=1.05).contains(&r) => {
                 format!(
                     "about the same ({})",
-                    sparkdiag_model::units::share_change(r - 1.0)
+                    sparkdiag_contract::units::share_change(r - 1.0)
                 )
             }
             Some(r) if r > 0.0 && r < 1.0 => format!("{:.1}× faster", 1.0 / r),

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use sparkdiag_model::units::thousands;
+use sparkdiag_contract::units::thousands;
 use sparkdiag_model::{AppStatus, Application};
 
 pub use sparkdiag_facts::writes::{Read, STREAM_SINK, Write, collect};

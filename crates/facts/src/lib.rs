@@ -30,7 +30,7 @@ mod application;
 pub mod memory_figures;
 pub mod memory_limits;
 pub mod memory_sizing;
-mod packed;
+
 pub mod partition_count;
 mod plans;
 pub mod settings;
@@ -41,8 +41,9 @@ pub mod testing;
 pub mod writes;
 
 pub use application::{data_bytes, data_records, peak_cores, task_executors};
-pub use packed::Varints;
 pub use plans::{PlanInput, sql_plans};
+/// The packed durations are the contract's (the views read them back).
+pub use sparkdiag_contract::Varints;
 pub use stage_facts::{
     ExecutorTasks, FailedOn, StageStats, StageTaskFacts, TaskFigure, of_application as stage_stats,
 };

@@ -6,9 +6,6 @@ use sparkdiag_model::Application;
 
 use crate::settings::{MIB, parse_size};
 
-/// Spark's reserved memory (`RESERVED_SYSTEM_MEMORY_BYTES`): heap the unified pool never gets.
-pub const RESERVED_BYTES: u64 = 300 * MIB;
-
 /// The least overhead Spark gives an executor (`MEMORY_OVERHEAD_MIN_MIB`, 384 MiB).
 pub const MIN_OVERHEAD_BYTES: u64 = 384 * MIB;
 
@@ -22,134 +19,78 @@ pub const MIN_HEAP_BYTES: u64 = 450 * MIB;
 /// over a Java long, so such a log is not Spark's.
 pub const MAX_SIZE_BYTES: u64 = 1 << 60;
 
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct MemoryLimits {
-    /// `spark.executor.memory` (Spark's default 1g when unset).
-    pub executor_memory_bytes: u64,
-    pub executor_memory_set: bool,
-    /// `spark.executor.memoryOverhead`, or Spark's `max(384 MiB, factor x memory)`.
-    pub executor_overhead_bytes: u64,
-    pub executor_overhead_set: bool,
-    /// `spark.executor.memoryOverheadFactor` (0.1 unless set).
-    pub overhead_factor: f64,
-    /// `spark.memory.offHeap.size` when `spark.memory.offHeap.enabled=true`.
-    pub off_heap_bytes: Option<u64>,
-    /// `spark.executor.pyspark.memory`: the Python workers' own limit, when set.
-    pub pyspark_memory_bytes: Option<u64>,
-    /// `spark.memory.fraction` (0.6): the unified pool's share of the heap after the reserve.
-    pub memory_fraction: f64,
-    /// Cores per executor: `spark.executor.cores`, or what the executors registered with.
-    pub executor_cores: i64,
-    /// `spark.driver.memory` (1g when unset).
-    pub driver_memory_bytes: u64,
-    /// `spark.driver.maxResultSize` (1g when unset; 0 means no limit).
-    pub driver_max_result_bytes: u64,
-    /// `spark.executor.extraJavaOptions`, where the JVM's own caps (`-XX:MaxMetaspaceSize`,
-    /// `-XX:MaxDirectMemorySize`) are set. Not in the report: the environment has it whole.
-    #[serde(skip)]
-    pub executor_java_options: Option<String>,
+pub use sparkdiag_contract::memory::{MemoryLimits, RESERVED_BYTES};
+
+/// The memory `app` asked for, as Spark computes it from its settings.
+pub fn of(app: &Application) -> MemoryLimits {
+    let prop = |k: &str| app.spark_properties.get(k).map(|v| v.trim());
+    let mib = |k: &str| prop(k).and_then(|v| parse_size(v, MIB));
+    let executor_memory = mib("spark.executor.memory");
+    let heap = executor_memory.unwrap_or(1 << 30);
+    let overhead_factor = prop("spark.executor.memoryOverheadFactor")
+        .or(prop("spark.kubernetes.memoryOverheadFactor"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.1);
+    let overhead =
+        mib("spark.executor.memoryOverhead").or(mib("spark.yarn.executor.memoryOverhead"));
+    let off_heap = prop("spark.memory.offHeap.enabled")
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+        .then(|| prop("spark.memory.offHeap.size").and_then(|v| parse_size(v, 1)))
+        .flatten();
+    let cores = prop("spark.executor.cores")
+        .and_then(|v| v.parse().ok())
+        .or_else(|| {
+            app.executors
+                .iter()
+                .filter(|e| e.id != "driver")
+                .filter_map(|e| e.cores)
+                .max()
+        })
+        .unwrap_or(1)
+        .max(1);
+    MemoryLimits {
+        executor_memory_bytes: heap,
+        executor_memory_set: executor_memory.is_some(),
+        executor_overhead_bytes: overhead.unwrap_or_else(|| {
+            ((heap as f64 * overhead_factor) as u64).clamp(MIN_OVERHEAD_BYTES, MAX_SIZE_BYTES)
+        }),
+        executor_overhead_set: overhead.is_some(),
+        overhead_factor,
+        off_heap_bytes: off_heap.filter(|b| *b > 0),
+        pyspark_memory_bytes: mib("spark.executor.pyspark.memory"),
+        memory_fraction: prop("spark.memory.fraction")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.6),
+        executor_cores: cores,
+        driver_memory_bytes: mib("spark.driver.memory").unwrap_or(1 << 30),
+        driver_max_result_bytes: prop("spark.driver.maxResultSize")
+            .and_then(|v| parse_size(v, 1))
+            .unwrap_or(1 << 30),
+        executor_java_options: prop("spark.executor.extraJavaOptions").map(str::to_string),
+    }
 }
 
-impl MemoryLimits {
-    pub fn of(app: &Application) -> MemoryLimits {
-        let prop = |k: &str| app.spark_properties.get(k).map(|v| v.trim());
-        let mib = |k: &str| prop(k).and_then(|v| parse_size(v, MIB));
-        let executor_memory = mib("spark.executor.memory");
-        let heap = executor_memory.unwrap_or(1 << 30);
-        let overhead_factor = prop("spark.executor.memoryOverheadFactor")
-            .or(prop("spark.kubernetes.memoryOverheadFactor"))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0.1);
-        let overhead =
-            mib("spark.executor.memoryOverhead").or(mib("spark.yarn.executor.memoryOverhead"));
-        let off_heap = prop("spark.memory.offHeap.enabled")
-            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
-            .then(|| prop("spark.memory.offHeap.size").and_then(|v| parse_size(v, 1)))
-            .flatten();
-        let cores = prop("spark.executor.cores")
-            .and_then(|v| v.parse().ok())
-            .or_else(|| {
-                app.executors
-                    .iter()
-                    .filter(|e| e.id != "driver")
-                    .filter_map(|e| e.cores)
-                    .max()
-            })
-            .unwrap_or(1)
-            .max(1);
-        MemoryLimits {
-            executor_memory_bytes: heap,
-            executor_memory_set: executor_memory.is_some(),
-            executor_overhead_bytes: overhead.unwrap_or_else(|| {
-                ((heap as f64 * overhead_factor) as u64).clamp(MIN_OVERHEAD_BYTES, MAX_SIZE_BYTES)
-            }),
-            executor_overhead_set: overhead.is_some(),
-            overhead_factor,
-            off_heap_bytes: off_heap.filter(|b| *b > 0),
-            pyspark_memory_bytes: mib("spark.executor.pyspark.memory"),
-            memory_fraction: prop("spark.memory.fraction")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0.6),
-            executor_cores: cores,
-            driver_memory_bytes: mib("spark.driver.memory").unwrap_or(1 << 30),
-            driver_max_result_bytes: prop("spark.driver.maxResultSize")
-                .and_then(|v| parse_size(v, 1))
-                .unwrap_or(1 << 30),
-            executor_java_options: prop("spark.executor.extraJavaOptions").map(str::to_string),
-        }
-    }
-
-    /// The value a JVM flag is given in the executors' Java options (`-XX:MaxMetaspaceSize=`
-    /// gives `56m`).
-    pub fn jvm_flag(&self, flag: &str) -> Option<&str> {
-        self.executor_java_options
-            .as_deref()?
+/// The executors' Java options with the size `flag` sets doubled, the rest as they were:
+/// `-XX:+UseG1GC -XX:MaxMetaspaceSize=112m` for `...=56m`, without the options Spark adds to
+/// them itself (it adds them again). `None` when the flag is not set or its size cannot be
+/// read.
+pub fn java_options_with_doubled(limits: &MemoryLimits, flag: &str) -> Option<String> {
+    let bytes = parse_size(limits.jvm_flag(flag)?, 1)?;
+    let options = limits.executor_java_options.as_deref()?;
+    Some(
+        options
             .split_whitespace()
-            .find_map(|o| o.strip_prefix(flag))
-    }
-
-    /// The executors' Java options with the size `flag` sets doubled, the rest as they were:
-    /// `-XX:+UseG1GC -XX:MaxMetaspaceSize=112m` for `...=56m`, without the options Spark adds to
-    /// them itself (it adds them again). `None` when the flag is not set or its size cannot be
-    /// read.
-    pub fn java_options_with_doubled(&self, flag: &str) -> Option<String> {
-        let bytes = parse_size(self.jvm_flag(flag)?, 1)?;
-        let options = self.executor_java_options.as_deref()?;
-        Some(
-            options
-                .split_whitespace()
-                .filter(|o| !is_sparks_own_java_option(o))
-                .map(|o| {
-                    if o.starts_with(flag) {
-                        format!("{flag}{}", setting(bytes.saturating_mul(2)))
-                    } else {
-                        o.to_string()
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join(" "),
-        )
-    }
-
-    /// What the cluster manager holds an executor to: heap, overhead, off-heap and Python memory
-    /// (YARN's container, Kubernetes' pod limit).
-    pub fn container_bytes(&self) -> u64 {
-        self.executor_memory_bytes
-            + self.executor_overhead_bytes
-            + self.off_heap_bytes.unwrap_or(0)
-            + self.pyspark_memory_bytes.unwrap_or(0)
-    }
-
-    /// The unified (execution plus storage) pool of one executor's heap.
-    pub fn unified_pool_bytes(&self) -> u64 {
-        (self.executor_memory_bytes.saturating_sub(RESERVED_BYTES) as f64 * self.memory_fraction)
-            as u64
-    }
-
-    /// What one task can count on from the heap's pool when every core runs a task.
-    pub fn pool_per_task_bytes(&self) -> u64 {
-        self.unified_pool_bytes() / self.executor_cores.max(1) as u64
-    }
+            .filter(|o| !is_sparks_own_java_option(o))
+            .map(|o| {
+                if o.starts_with(flag) {
+                    format!("{flag}{}", setting(bytes.saturating_mul(2)))
+                } else {
+                    o.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
 }
 
 /// Options Spark 3.3+ appends to `spark.executor.extraJavaOptions` itself, so the log shows
@@ -189,7 +130,7 @@ mod tests {
         let none = limits(&[]);
         assert_eq!(none.jvm_flag("-XX:MaxMetaspaceSize="), None);
         assert_eq!(
-            none.java_options_with_doubled("-XX:MaxMetaspaceSize="),
+            java_options_with_doubled(&none, "-XX:MaxMetaspaceSize="),
             None
         );
         let set = limits(&[(
@@ -199,11 +140,10 @@ mod tests {
         assert_eq!(set.jvm_flag("-XX:MaxMetaspaceSize="), Some("56m"));
         assert_eq!(set.jvm_flag("-XX:MaxDirectMemorySize="), Some("64m"));
         assert_eq!(
-            set.java_options_with_doubled("-XX:MaxMetaspaceSize=")
-                .as_deref(),
+            java_options_with_doubled(&set, "-XX:MaxMetaspaceSize=").as_deref(),
             Some("-XX:+UseG1GC -XX:MaxDirectMemorySize=64m -XX:MaxMetaspaceSize=112m")
         );
-        assert_eq!(set.java_options_with_doubled("-Xss"), None);
+        assert_eq!(java_options_with_doubled(&set, "-Xss"), None);
         // As a Spark 4.3 log writes it: Spark's own options before the user's.
         let logged = limits(&[(
             "spark.executor.extraJavaOptions",
@@ -213,9 +153,7 @@ mod tests {
              -XX:MaxMetaspaceSize=56m",
         )]);
         assert_eq!(
-            logged
-                .java_options_with_doubled("-XX:MaxMetaspaceSize=")
-                .as_deref(),
+            java_options_with_doubled(&logged, "-XX:MaxMetaspaceSize=").as_deref(),
             Some("-XX:MaxMetaspaceSize=112m")
         );
     }
@@ -228,7 +166,7 @@ mod tests {
                 .collect(),
             ..Default::default()
         };
-        MemoryLimits::of(&app)
+        of(&app)
     }
 
     #[test]

@@ -3,9 +3,7 @@
 
 use sparkdiag_model::Application;
 
-use crate::memory_limits::{
-    MIN_HEAP_BYTES, MIN_OVERHEAD_BYTES, MemoryLimits, RESERVED_BYTES, setting,
-};
+use crate::memory_limits::{MIN_HEAP_BYTES, MIN_OVERHEAD_BYTES, RESERVED_BYTES, setting};
 
 /// A smaller executor that still holds what the run used, with the margin stated.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,7 +27,7 @@ pub const MARGIN: f64 = 1.5;
 /// pool's peak with [`MARGIN`], in whole 256 MiB steps, never under Spark's floor nor above what
 /// the application had; its overhead, the GB-hours it gives back and the `--conf` to paste.
 pub fn smaller_executor(app: &Application, peak_heap: u64) -> Sizing {
-    let limits = MemoryLimits::of(app);
+    let limits = crate::memory_limits::of(app);
     let executors = || app.executors.iter().filter(|e| e.id != "driver");
     // What the unified pool held at its peak (execution plus storage), which the smaller heap's
     // pool must still hold with the margin.

@@ -62,38 +62,12 @@ pub fn aqe_enabled(app: &sparkdiag_model::Application) -> bool {
     }
 }
 
-/// `--conf key=value` as a shell takes it: quoted when the value holds a space or a character
-/// the shell would read (`-XX:+UseG1GC -XX:MaxMetaspaceSize=112m`).
-pub fn conf_flag(key: &str, value: &str) -> String {
-    let plain = value
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-_.,:=/+%@".contains(c));
-    if plain {
-        format!("--conf {key}={value}")
-    } else {
-        format!("--conf '{key}={}'", value.replace('\'', "'\\''"))
-    }
-}
+/// `--conf key=value` as a shell takes it: the contract's one way to write a flag.
+pub use sparkdiag_contract::whatif::conf_flag;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_flag_whose_value_holds_spaces_is_quoted_for_the_shell() {
-        assert_eq!(
-            conf_flag("spark.executor.memory", "2g"),
-            "--conf spark.executor.memory=2g"
-        );
-        assert_eq!(
-            conf_flag(
-                "spark.executor.extraJavaOptions",
-                "-XX:+UseG1GC -XX:MaxMetaspaceSize=112m"
-            ),
-            "--conf 'spark.executor.extraJavaOptions=-XX:+UseG1GC -XX:MaxMetaspaceSize=112m'"
-        );
-        assert_eq!(conf_flag("k", "it's"), "--conf 'k=it'\\''s'");
-    }
 
     #[test]
     fn reads_sizes_as_spark_does() {

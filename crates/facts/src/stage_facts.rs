@@ -10,8 +10,8 @@
 use sparkdiag_model::quantile::{shs_index, shs_quantiles};
 use sparkdiag_model::{Application, Task, TaskOutcome};
 
+use crate::Varints;
 use crate::application::{data_bytes, data_records};
-use crate::packed::Varints;
 
 /// Statistics of one stage attempt's successful tasks (the History Server's population), and
 /// the other figures of its tasks the rules read.

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 use sparkdiag_analysis::Analysis;
+use sparkdiag_contract::units::{duration, share};
 use sparkdiag_eventlog::LogInput;
-use sparkdiag_model::units::{duration, share};
 
 use crate::fit::{MAX_TEXT_BYTES, fit};
 use crate::roots::Roots;

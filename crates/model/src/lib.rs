@@ -28,7 +28,8 @@ pub mod plan_graph;
 pub mod quantile;
 pub mod streaming;
 mod tasks;
-pub mod units;
+/// The one way to write a duration, a size or a count: the contract's, used here as it is.
+pub use sparkdiag_contract::units;
 
 pub use build::ApplicationBuilder;
 pub use model::*;

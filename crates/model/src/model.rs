@@ -7,48 +7,8 @@ pub use crate::tasks::{StageView, Tasks};
 
 use sparkdiag_eventlog::events::{ExecutorMetrics, SparkPlanInfo, TaskMetrics};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Platform {
-    Spark,
-    Databricks,
-    /// Amazon EMR (`spark.emr.*` or EMR's own class paths in the properties).
-    Emr,
-    /// Google Dataproc (`spark.dataproc.*`).
-    Dataproc,
-}
-
-/// How an executor left the application, from its `ExecutorRemoved` reason and the setting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Removal {
-    /// Still there when the log ends.
-    NotRemoved,
-    /// Released together with the application's end.
-    AtApplicationEnd,
-    /// Given back by the driver: dynamic allocation releasing an idle executor, or an explicit
-    /// kill request from the application.
-    Released,
-    /// Decommissioned gracefully (its blocks and shuffle files migrated first).
-    Decommissioned,
-    /// Killed or preempted by the cluster manager (YARN, Kubernetes, a spot reclaim).
-    KilledByClusterManager,
-    /// Died: a crash, an exit code, a lost heartbeat, the OOM killer.
-    Lost,
-}
-
-impl Removal {
-    pub fn name(self) -> &'static str {
-        match self {
-            Removal::NotRemoved => "not removed",
-            Removal::AtApplicationEnd => "at application end",
-            Removal::Released => "released",
-            Removal::Decommissioned => "decommissioned",
-            Removal::KilledByClusterManager => "killed by the cluster manager",
-            Removal::Lost => "lost",
-        }
-    }
-}
+/// The statuses and the platform are the report contract's vocabulary, used here as they are.
+pub use sparkdiag_contract::{AppStatus, JobStatus, Platform, Removal, StageStatus};
 
 /// The exit code an executor removal reason names (`exit code 137`, `exited with code 143`,
 /// `Exit status: 137`, `exitCode: 137`), if any.
@@ -109,15 +69,6 @@ pub fn explain_exit_code(code: i64) -> Option<&'static str> {
         50 => "an uncaught exception ended the executor",
         _ => return None,
     })
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum AppStatus {
-    Succeeded,
-    Failed,
-    /// No `SparkListenerApplicationEnd`: still running, killed, or the log is cut.
-    Incomplete,
 }
 
 /// One application attempt.
@@ -491,14 +442,6 @@ impl Application {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum JobStatus {
-    Running,
-    Succeeded,
-    Failed,
-}
-
 #[derive(Debug, Clone)]
 pub struct Job {
     pub job_id: i64,
@@ -523,18 +466,6 @@ pub struct Job {
     pub completed_stages: Vec<i64>,
     pub skipped_stages: Vec<i64>,
     pub failed_stages: i64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum StageStatus {
-    /// Named by a job, not submitted yet.
-    Pending,
-    Active,
-    Complete,
-    Failed,
-    /// Its output already existed, so it never ran.
-    Skipped,
 }
 
 /// Metric sums over a set of task ends, named as the History Server's REST API names them.

@@ -17,36 +17,8 @@ pub const MAX_QUERIES: usize = 1_000;
 pub const MAX_DSTREAM_BATCHES: usize = 50_000;
 pub const MAX_CONNECT_OPERATIONS: usize = 50_000;
 
-/// What the application is, as the batch-only rules need to know it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Workload {
-    /// A program that runs its jobs and ends.
-    Batch,
-    /// A shell, a notebook, the Thrift server, Livy: people between commands.
-    Interactive,
-    StructuredStreaming,
-    Dstreams,
-    SparkConnect,
-}
-
-impl Workload {
-    /// Its runs of jobs are a scheduler's triggers or other people's requests, not a loop in
-    /// the program, and its idle time is waiting for data or clients.
-    pub fn is_long_running(self) -> bool {
-        !matches!(self, Workload::Batch)
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Workload::Batch => "batch",
-            Workload::Interactive => "interactive",
-            Workload::StructuredStreaming => "structured_streaming",
-            Workload::Dstreams => "dstreams",
-            Workload::SparkConnect => "spark_connect",
-        }
-    }
-}
+/// What kind of workload an application is: the contract's vocabulary.
+pub use sparkdiag_contract::Workload;
 
 /// Everything streaming and Connect the log holds.
 #[derive(Debug, Default)]
@@ -680,23 +652,7 @@ pub fn trigger_interval_ms(q: &StreamingQuery) -> Option<i64> {
     Some((median + 5) / 10 * 10)
 }
 
-/// The line of a query's exception that says what went wrong: the innermost `…Error:` or
-/// `…Exception:` line (Python's traceback ends with it), else the first line.
-pub fn exception_cause(text: &str) -> &str {
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    let cause = lines.iter().rev().find(|l| {
-        !l.starts_with("at ")
-            && !l.starts_with("File ")
-            && l.split(':').next().is_some_and(|head| {
-                !head.contains(' ') && (head.ends_with("Error") || head.ends_with("Exception"))
-            })
-    });
-    cause.or(lines.first()).copied().unwrap_or_default()
-}
+pub use sparkdiag_contract::streaming::exception_cause;
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }

@@ -1,11 +1,12 @@
 //! The rules catalogue for a terminal, as `sparkdiag rules` prints it: every rule in a table, or
-//! one rule's documentation with its thresholds. Both come from the registry
-//! ([`sparkdiag_contract::all_rules`]); `--format json` is [`sparkdiag_contract::Rule::registry_entry`].
+//! one rule's documentation with its thresholds. Both are given what the registry says of each
+//! rule ([`RuleDoc`], `sparkdiag_rules::Rule::about`); `--format json` is
+//! [`RuleDoc::registry_entry`].
 
-use sparkdiag_contract::Rule;
+use sparkdiag_contract::RuleDoc;
 
 /// One line per rule: code, name, category and what it finds.
-pub fn table(rules: &[&Rule]) -> String {
+pub fn table(rules: &[RuleDoc]) -> String {
     let mut table = comfy_table::Table::new();
     table.load_style(comfy_table::presets::NOTHING);
     table.set_header(vec!["code", "name", "category", "what it finds"]);
@@ -28,7 +29,7 @@ pub fn table(rules: &[&Rule]) -> String {
 }
 
 /// One rule: what it finds, why it hurts, how to fix it, and its thresholds.
-pub fn explain(rule: &Rule) -> String {
+pub fn explain(rule: &RuleDoc) -> String {
     let mut out = format!(
         "# {} ({}) — {}\n\n{}\n\n",
         rule.code,

@@ -15,7 +15,7 @@
 //! | a Markdown table cell | [`markdown_cell`] | `a \| b` |
 //!
 //! [`duration`], [`human_bytes`], [`thousands`], [`cores`], [`share`], [`share_change`],
-//! [`clip`] and [`plain_text`] are implemented in `sparkdiag_model::units` and re-exported here
+//! [`clip`] and [`plain_text`] are implemented in `sparkdiag_contract::units` and re-exported here
 //! through the contract: the rules and the what-if write durations, sizes and quoted log text
 //! into findings, and a rule may not depend on a view, so the one implementation sits below the
 //! contract where both can reach it. Everything only views need is implemented here.

@@ -794,7 +794,7 @@ mod tests {
         app.sql.push(execution(0, short));
         app.sql.push(execution(1, long));
         let report = crate::charts::report_of(&app);
-        let page = render(&[(&report, &ViewData::new(&app))]);
+        let page = render(&[(&report, &sparkdiag_analysis::assemble::view_data(&app))]);
         let plans = &page[page.find("<h2>Query plans</h2>").expect("a plans section")..];
         assert!(plans.contains("<summary><strong>SQL execution 0</strong> · 2 operators"));
         assert!(!plans.contains("WholeStageCodegen") && !plans.contains("InputAdapter"));
@@ -868,7 +868,7 @@ mod tests {
     fn an_empty_application_renders() {
         let app = Application::default();
         let report = crate::charts::report_of(&app);
-        let page = render(&[(&report, &ViewData::new(&app))]);
+        let page = render(&[(&report, &sparkdiag_analysis::assemble::view_data(&app))]);
         assert!(page.contains("(unnamed application)"));
         assert!(page.ends_with("</html>\n"));
     }

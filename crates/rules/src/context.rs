@@ -139,6 +139,6 @@ impl<'a> Context<'a> {
         if self.app_ms <= 0 {
             return "-".into();
         }
-        sparkdiag_model::units::share(part as f64 / self.app_ms as f64, 0)
+        sparkdiag_contract::units::share(part as f64 / self.app_ms as f64, 0)
     }
 }

@@ -33,8 +33,6 @@
 mod checklist;
 mod config;
 mod context;
-mod counterfactual;
-mod finding;
 mod impact;
 pub mod memory_region;
 pub mod rules;
@@ -42,9 +40,13 @@ mod workload;
 
 pub use config::{Config, ConfigError};
 pub use context::Context;
-pub use counterfactual::{Change, Counterfactual};
-pub use finding::{Category, Finding, Scope, Severity};
+// What a rule reports and the registry's entries are the report contract's vocabulary
+// (`sparkdiag_contract`), named here as the rule files name them.
 pub use impact::is_outcome;
+pub use sparkdiag_contract::{
+    Category, Change, Counterfactual, Finding, Registry, RegistryEntry, RuleDoc, RuleIdentity,
+    Scope, Severity, Threshold, threshold,
+};
 
 // The facts the rules read, under the names the rule files give them (`crate::StageStats`,
 // `crate::stage_shape::…`); their one home is `sparkdiag_facts`.
@@ -103,72 +105,36 @@ pub enum Lead {
 }
 
 impl Rule {
+    /// What it is, without its check: what the views and `sparkdiag rules` show of it.
+    pub fn about(&self) -> RuleDoc {
+        RuleDoc {
+            code: self.code,
+            name: self.name,
+            category: self.category,
+            summary: self.summary,
+            doc: self.doc,
+            thresholds: self.thresholds,
+        }
+    }
+
     /// The doc as Markdown, without the space each `///` line leaves at its start.
     pub fn doc_markdown(&self) -> String {
-        self.doc
-            .lines()
-            .map(|l| l.strip_prefix(' ').unwrap_or(l))
-            .collect::<Vec<_>>()
-            .join("\n")
+        self.about().doc_markdown()
     }
 
     /// The rule as `sparkdiag rules --format json` prints it: the registry, nothing else.
     pub fn registry_entry(&self) -> RegistryEntry {
-        RegistryEntry {
-            code: self.code,
-            name: self.name,
-            category: self.category.name(),
-            summary: self.summary,
-            doc: self.doc_markdown(),
-            thresholds: self.thresholds,
-        }
+        self.about().registry_entry()
     }
 }
 
-/// What `sparkdiag rules --format json` prints: `{"rules": [...]}`.
-#[derive(Debug, serde::Serialize)]
-pub struct Registry {
-    pub rules: Vec<RegistryEntry>,
-}
+impl RuleIdentity for Rule {
+    fn code(&self) -> &'static str {
+        self.code
+    }
 
-/// One rule of `sparkdiag rules --format json`, its fields in this order.
-#[derive(Debug, serde::Serialize)]
-pub struct RegistryEntry {
-    pub code: &'static str,
-    pub name: &'static str,
-    pub category: &'static str,
-    pub summary: &'static str,
-    pub doc: String,
-    pub thresholds: &'static [Threshold],
-}
-
-/// A tunable number of a rule: the registry entry that `sparkdiag rules`, the README's detector
-/// table and the overrides are all checked against. Rules declare each one as a `const` and read
-/// it through [`Thresholds::get`], so a misspelt key is a compile error rather than a run-time one.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct Threshold {
-    pub key: &'static str,
-    pub default: f64,
-    pub unit: &'static str,
-    pub meaning: &'static str,
-    /// Where the default comes from: a Spark setting, another tool's tier, or sparkdiag's own.
-    pub source: &'static str,
-}
-
-/// A threshold entry for a rule's table.
-pub const fn threshold(
-    key: &'static str,
-    default: f64,
-    unit: &'static str,
-    meaning: &'static str,
-    source: &'static str,
-) -> Threshold {
-    Threshold {
-        key,
-        default,
-        unit,
-        meaning,
-        source,
+    fn category(&self) -> Category {
+        self.category
     }
 }
 

@@ -10,7 +10,7 @@
 
 use sparkdiag_model::{Application, StageAttempt, TaskFailure, TaskOutcome};
 
-use crate::memory_limits::{MemoryLimits, setting};
+use crate::memory_limits::{MemoryLimits, java_options_with_doubled, setting};
 use crate::rules::common::{bytes, clip};
 
 /// The memory that ran out.
@@ -670,13 +670,11 @@ impl MemoryFailure {
             }
             // A JVM cap that was hit: the options with it doubled, the rest as they were.
             Kind::Metaspace | Kind::DirectBuffers
-                if limits.java_options_with_doubled(self.cap_flag()).is_some() =>
+                if java_options_with_doubled(limits, self.cap_flag()).is_some() =>
             {
                 vec![(
                     "spark.executor.extraJavaOptions".to_string(),
-                    limits
-                        .java_options_with_doubled(self.cap_flag())
-                        .unwrap_or_default(),
+                    java_options_with_doubled(limits, self.cap_flag()).unwrap_or_default(),
                 )]
             }
             Kind::ContainerKilled

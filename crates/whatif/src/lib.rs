@@ -22,86 +22,12 @@ pub mod savings;
 pub mod settings;
 
 use replay::{Graph, ReplayOptions, StageChanges};
-use serde::Serialize;
+use sparkdiag_contract::units::{duration, human_bytes, share};
 use sparkdiag_facts::memory_limits::setting;
 use sparkdiag_model::Application;
-use sparkdiag_model::units::{duration, human_bytes, share};
 
-/// Where today's wall clock went; the three parts add up to `wall_ms`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Bounds {
-    pub wall_ms: i64,
-    /// No job was running: the driver alone (start-up, Python or JVM code between jobs, the end).
-    pub driver_only_ms: i64,
-    /// Jobs running, and no more cores would have made them shorter: each stage's longest task
-    /// and the stages' dependencies (the replay with unlimited cores, less the driver's time).
-    pub critical_path_ms: i64,
-    /// Jobs running, with tasks waiting for a free core: what more cores could recover at most.
-    pub core_wait_ms: i64,
-}
-
-/// One predicted run.
-#[derive(Debug, Clone, Serialize)]
-pub struct Scenario {
-    /// What changes: a multiple of today's cores ("2x", "½x"), or "skewed tasks cut to the
-    /// median", "driver's gaps between jobs removed", "both" at today's cores.
-    pub label: String,
-    /// Task slots (executor cores) in the replay.
-    pub cores: i64,
-    pub cut_skew: bool,
-    pub remove_driver_gaps: bool,
-    /// The replay's wall clock.
-    pub predicted_ms: i64,
-    /// `predicted_ms` against the replay of today's run (1x): negative is faster. Comparing two
-    /// replays cancels what the replay cannot know (the same error is in both).
-    pub change_vs_today: f64,
-    /// Added in v1: the finding's change this scenario replays (`null` for the cores, skew and
-    /// driver scenarios and for "every fix applied").
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub change: Option<sparkdiag_rules::Change>,
-    /// Added in v1: the findings whose change it replays (several can share one).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub findings: Vec<&'static str>,
-    /// Added in v1: every finding's replayable change applied together, which is
-    /// `summary.recoverable_ms`.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub every_fix: bool,
-}
-
-impl Scenario {
-    /// A change other than the number of cores: skew, gaps, a finding's fix.
-    pub fn is_a_fix(&self) -> bool {
-        self.cut_skew || self.remove_driver_gaps || self.change.is_some() || self.every_fix
-    }
-}
-
-/// A sizing recommendation with its reason and predicted effect.
-#[derive(Debug, Clone, Serialize)]
-pub struct Advice {
-    /// `cores`, `driver`, `skew`, `memory`, `settings`. (`partitions` is no longer written: the
-    /// findings size partitions, each for its stage's shape; the schema keeps the value for old reports.)
-    pub kind: &'static str,
-    pub text: String,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct WhatIf {
-    /// The executor cores the application had at its peak: the replay's "1x".
-    pub cores_today: i64,
-    pub bounds: Bounds,
-    /// The replay of today's run with today's cores, next to the measured `bounds.wall_ms`: how
-    /// far the replay is from the truth on this very log.
-    pub replay_today_ms: i64,
-    pub scenarios: Vec<Scenario>,
-    pub advice: Vec<Advice>,
-    /// Every setting the findings name and the cores the replay recommends, as one list to
-    /// paste (`settings` advice says it as `--conf` flags).
-    pub settings: Vec<settings::Setting>,
-    /// One sentence for a manager: what the run is bound by and what would help.
-    pub headline: String,
-    /// What the replay keeps fixed and what it cannot know.
-    pub assumptions: Vec<&'static str>,
-}
+// The what-if's results are the report contract's types (`sparkdiag_contract::whatif`).
+pub use sparkdiag_contract::whatif::{Advice, Bounds, Scenario, WhatIf};
 
 /// Multiples of today's cores that every report predicts.
 pub const CORE_FACTORS: [f64; 6] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0];
@@ -555,7 +481,7 @@ fn advise(
     (advice, resize)
 }
 
-pub use sparkdiag_model::units::cores;
+pub use sparkdiag_contract::units::cores;
 
 /// Executor memory from the measured peaks: short of memory when executors spilled or spent over
 /// 10 % of their time in GC; oversized when no executor's heap came near half of what it reserved.

@@ -4,18 +4,10 @@
 
 use std::cmp::Reverse;
 
-use serde::Serialize;
 use sparkdiag_model::{Application, Platform};
 use sparkdiag_rules::Finding;
 
-/// One setting of the merged list, and what asked for it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Setting {
-    pub key: String,
-    pub value: String,
-    /// The rule whose finding names it, or `what-if` for the cores the replay recommends.
-    pub from: String,
-}
+pub use sparkdiag_contract::whatif::{Setting, split_flags, submission};
 
 /// The settings every finding names (`evidence.conf`), most severe and most
 /// recoverable first, each key once: where two findings set the same key, the first one's value
@@ -125,27 +117,4 @@ pub fn advice(settings: &[Setting]) -> Option<crate::Advice> {
             submission(settings)
         ),
     })
-}
-
-/// The flags of a `settings` advice set apart from its sentence, for a view that prints them
-/// on their own: `None` for any other advice.
-pub fn split_flags<'a>(
-    advice: &'a crate::Advice,
-    settings: &[Setting],
-) -> Option<(&'a str, String)> {
-    let flags = submission(settings);
-    if advice.kind != "settings" || flags.is_empty() {
-        return None;
-    }
-    let sentence = advice.text.strip_suffix(flags.as_str())?;
-    Some((sentence.trim_end(), flags))
-}
-
-/// The list as one line to paste after `spark-submit`.
-pub fn submission(settings: &[Setting]) -> String {
-    settings
-        .iter()
-        .map(|s| sparkdiag_facts::settings::conf_flag(&s.key, &s.value))
-        .collect::<Vec<_>>()
-        .join(" ")
 }

@@ -639,7 +639,15 @@ pub(crate) fn report_of(app: &sparkdiag_model::Application) -> Report {
     };
     let stats = sparkdiag_facts::stage_stats(app);
     let replayed = sparkdiag_whatif::replayed(app, &stats, Vec::new());
-    Report::new(&[], &source, app, replayed, 0, &Default::default(), &stats)
+    sparkdiag_analysis::assemble::report(
+        &[],
+        &source,
+        app,
+        replayed,
+        0,
+        &Default::default(),
+        &stats,
+    )
 }
 
 /// A sparkline of `values` (two or more), 100 by 20 pixels, the last point marked, `label`
@@ -702,7 +710,7 @@ mod tests {
     fn an_empty_application_has_no_charts_and_says_why() {
         let app = sparkdiag_model::Application::default();
         let report = report_of(&app);
-        for chart in render_all(&report, &ViewData::new(&app)) {
+        for chart in render_all(&report, &sparkdiag_analysis::assemble::view_data(&app)) {
             assert!(chart.svg.is_none(), "{}", chart.name);
             assert!(!chart.caption.is_empty(), "{}", chart.name);
         }
@@ -771,7 +779,7 @@ mod tests {
     fn stages_without_tasks_still_get_a_timeline() {
         let app = app_of(&[(0, 0), (0, 0)], Some(5000));
         let report = report_of(&app);
-        let charts = render_all(&report, &ViewData::new(&app));
+        let charts = render_all(&report, &sparkdiag_analysis::assemble::view_data(&app));
         assert!(
             charts[0]
                 .svg
@@ -787,7 +795,7 @@ mod tests {
     fn every_drawn_chart_is_also_a_png() {
         let app = app_of(&[(2 << 30, 1 << 30), (4096, 0)], Some(5000));
         let report = report_of(&app);
-        for chart in render_all(&report, &ViewData::new(&app)) {
+        for chart in render_all(&report, &sparkdiag_analysis::assemble::view_data(&app)) {
             match (&chart.svg, chart.png()) {
                 (Some(_), Some(png)) => assert!(png.starts_with(b"\x89PNG\r\n"), "{}", chart.name),
                 (None, None) => {}
@@ -799,7 +807,7 @@ mod tests {
                 ),
             }
         }
-        let timeline = &render_all(&report, &ViewData::new(&app))[0];
+        let timeline = &render_all(&report, &sparkdiag_analysis::assemble::view_data(&app))[0];
         assert!(timeline.png().is_some(), "the timeline has data");
     }
 

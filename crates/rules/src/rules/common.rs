@@ -2,8 +2,8 @@
 
 use sparkdiag_model::StageAttempt;
 
+pub use sparkdiag_contract::units::{clip, duration, human_bytes as bytes};
 use sparkdiag_facts::settings::spark_seconds_setting_ms;
-pub use sparkdiag_model::units::{clip, duration, human_bytes as bytes};
 
 /// How much sooner a stage would end if no task ran longer than its successful tasks' median:
 /// its last finish today, minus its last finish with every task cut to the median.

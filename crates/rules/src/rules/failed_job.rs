@@ -72,7 +72,7 @@ struct Chain<'a> {
 impl<'a> Chain<'a> {
     fn of(ctx: &Context<'a>) -> Chain<'a> {
         let app = ctx.app;
-        let limits = MemoryLimits::of(app);
+        let limits = crate::memory_limits::of(app);
         let end = app.effective_end_ms().unwrap_or(0);
         let last_finished = app
             .jobs

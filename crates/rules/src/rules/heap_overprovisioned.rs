@@ -5,7 +5,7 @@ use sparkdiag_facts::settings::parse_memory;
 use sparkdiag_facts::memory_sizing::{MARGIN, Sizing, smaller_executor};
 
 use super::common::{bytes, ratio};
-use crate::memory_limits::{MemoryLimits, setting};
+use crate::memory_limits::setting;
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 
 pub const MAX_GC_SHARE: Threshold = threshold(
@@ -129,7 +129,7 @@ fn advice(sizing: &Sizing, ctx: &Context) -> String {
             " On Databricks memory comes with the node type: pick a node with less memory per core (a general-purpose or compute-optimized type instead of a memory-optimized one), about {} per executor core.",
             setting(
                 ((sizing.heap + sizing.overhead) as f64
-                    / MemoryLimits::of(ctx.app).executor_cores.max(1) as f64)
+                    / crate::memory_limits::of(ctx.app).executor_cores.max(1) as f64)
                     as u64
             )
         ),
@@ -204,7 +204,6 @@ mod real_logs {
     /// tree, and no more CPU (CPU time, not wall time: the machine's load moved between runs).
     #[test]
     fn the_rerun_with_the_suggested_heap_uses_less_memory_and_no_more_cpu() {
-        use crate::memory_limits::MemoryLimits;
         let found = on_log(&HEAP_OVERPROVISIONED, "memory/overprovisioned", &[]);
         let suggested = found[0].evidence["suggested_executor_memory_bytes"]
             .as_u64()
@@ -219,8 +218,8 @@ mod real_logs {
         assert!(after.task_failures.is_empty(), "{:?}", after.task_failures);
         assert_eq!(after.tasks.len(), before.tasks.len(), "the same work");
         assert!(
-            MemoryLimits::of(after).container_bytes() * 4
-                < MemoryLimits::of(before).container_bytes()
+            crate::memory_limits::of(after).container_bytes() * 4
+                < crate::memory_limits::of(before).container_bytes()
         );
         let peak = |app: &sparkdiag_model::Application,
                     f: fn(&sparkdiag_model::ExecutorMetrics) -> i64| {

@@ -127,7 +127,7 @@ const DRIVER_FULL_SHARE: f64 = 0.9;
 fn driver_heap_share(ctx: &Context) -> Option<f64> {
     let driver = ctx.app.executors.iter().find(|e| e.id == "driver")?;
     let heap = driver.peak_metrics?.jvm_heap_memory;
-    let limit = crate::memory_limits::MemoryLimits::of(ctx.app).driver_memory_bytes;
+    let limit = crate::memory_limits::of(ctx.app).driver_memory_bytes;
     (heap > 0).then(|| heap as f64 / limit.max(1) as f64)
 }
 
@@ -136,9 +136,7 @@ fn driver_lead(ctx: &Context) -> String {
         Some(share) if share >= DRIVER_FULL_SHARE => format!(
             "The driver's heap peaked at {:.0}% of spark.driver.memory ({}): the log most likely stops because the driver ran out of memory; raise spark.driver.memory and keep large results off the driver (write them out instead of collect/toPandas). ",
             share * 100.0,
-            crate::memory_limits::setting(
-                crate::memory_limits::MemoryLimits::of(ctx.app).driver_memory_bytes
-            )
+            crate::memory_limits::setting(crate::memory_limits::of(ctx.app).driver_memory_bytes)
         ),
         _ => String::new(),
     }

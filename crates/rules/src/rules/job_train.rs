@@ -180,7 +180,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 format!(
                     "`{}` ({}{more})",
                     short_site(&site),
-                    short(&sparkdiag_model::units::plain_text(d))
+                    short(&sparkdiag_contract::units::plain_text(d))
                 )
             }
             None => format!("`{}`", short_site(&site)),

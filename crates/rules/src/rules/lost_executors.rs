@@ -178,7 +178,7 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
     }
     // With no failed job there is no FA001 to carry the memory's settings: this finding does.
     if let (Some(m), false) = (&memory, super::failed_job::tells_a_failed_job(ctx)) {
-        let limits = crate::memory_limits::MemoryLimits::of(app);
+        let limits = crate::memory_limits::of(app);
         let conf = m.settings(&limits);
         finding
             .recommendation
@@ -198,7 +198,7 @@ pub(crate) fn memory_lead(ctx: &Context, m: &crate::memory_region::MemoryFailure
             m.evidence
         )
     } else {
-        let limits = crate::memory_limits::MemoryLimits::of(ctx.app);
+        let limits = crate::memory_limits::of(ctx.app);
         format!(
             "The {} ran out ({}) and the retries got through. {} ",
             m.name(),

@@ -2,8 +2,8 @@
 
 use super::common::bytes;
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
+use sparkdiag_contract::units::thousands;
 use sparkdiag_facts::writes::{Read, Write};
-use sparkdiag_model::units::thousands;
 
 pub const MIN_FILES: Threshold = threshold(
     "min_files",

@@ -11,7 +11,7 @@
 /// negative one (a change, a clock that went back) keeps its sign.
 ///
 /// ```
-/// use sparkdiag_model::units::duration;
+/// use sparkdiag_contract::units::duration;
 /// assert_eq!(duration(950), "950 ms");
 /// assert_eq!(duration(125_000), "2m 05s");
 /// assert_eq!(duration(126 * 3_600_000), "126h 00m");
@@ -34,7 +34,7 @@ pub fn duration(ms: i64) -> String {
 /// Bytes in binary units, as Spark's UI shows them; a negative size (a change) keeps its sign.
 ///
 /// ```
-/// use sparkdiag_model::units::human_bytes;
+/// use sparkdiag_contract::units::human_bytes;
 /// assert_eq!(human_bytes(1536), "1.5 KiB");
 /// assert_eq!(human_bytes(-(3 << 30)), "-3.0 GiB");
 /// assert_eq!(human_bytes(i64::MIN), "-8.0 EiB");
@@ -58,7 +58,7 @@ pub fn human_bytes(bytes: i64) -> String {
 /// A fraction as a percentage with `decimals` places: `0.687` as `69%` or `68.7%`.
 ///
 /// ```
-/// use sparkdiag_model::units::share;
+/// use sparkdiag_contract::units::share;
 /// assert_eq!(share(0.687, 0), "69%");
 /// assert_eq!(share(0.687, 1), "68.7%");
 /// ```
@@ -69,7 +69,7 @@ pub fn share(fraction: f64, decimals: usize) -> String {
 /// A relative change as a signed whole percentage: `0.12` as `+12%`, `-0.54` as `-54%`.
 ///
 /// ```
-/// use sparkdiag_model::units::share_change;
+/// use sparkdiag_contract::units::share_change;
 /// assert_eq!(share_change(0.12), "+12%");
 /// assert_eq!(share_change(-0.54), "-54%");
 /// ```
@@ -81,7 +81,7 @@ pub fn share_change(fraction: f64) -> String {
 /// message quotes a log's text without letting a 40-line stack trace through.
 ///
 /// ```
-/// use sparkdiag_model::units::clip;
+/// use sparkdiag_contract::units::clip;
 /// assert_eq!(clip("ab\ncd", 10), "ab\ncd");
 /// assert_eq!(clip("ééé", 2), "éé…");
 /// ```
@@ -98,7 +98,7 @@ pub fn clip(text: &str, max: usize) -> String {
 /// links; the listing job puts `<br/>` between its paths.
 ///
 /// ```
-/// use sparkdiag_model::units::plain_text;
+/// use sparkdiag_contract::units::plain_text;
 /// assert_eq!(
 ///     plain_text("Streaming job from <a href=\"/streaming/batch/?id=1\">[output operation 0, batch time 10:00:05]</a>"),
 ///     "Streaming job from [output operation 0, batch time 10:00:05]"

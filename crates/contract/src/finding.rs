@@ -1,4 +1,4 @@
-//! What a rule reports.
+//! What a rule reports: a finding, its severity, its scope and its category.
 
 use std::collections::BTreeMap;
 
@@ -195,14 +195,14 @@ pub struct Finding {
 
 impl Finding {
     pub fn new(
-        rule: &'static crate::Rule,
+        rule: &'static impl crate::RuleIdentity,
         severity: Severity,
         title: String,
         impact_ms: i64,
     ) -> Finding {
         Finding {
-            rule: rule.code,
-            category: rule.category,
+            rule: rule.code(),
+            category: rule.category(),
             severity,
             title,
             impact_ms: impact_ms.max(0),

@@ -1,0 +1,433 @@
+//! The report (`sparkdiag/report/v1`) built from the model, the reading account, the replayed
+//! findings and the stages' facts: the one place the contract's documents are filled in.
+
+use sparkdiag_contract::*;
+use sparkdiag_eventlog::SourceReport;
+use sparkdiag_facts::StageStats;
+use sparkdiag_model::{Application, JobStatus, SparkPlanInfo, StageAttempt, StageStatus};
+use sparkdiag_whatif::Replayed;
+
+/// `replayed` holds the rules' findings as the what-if replay left them, with that replay
+/// (`sparkdiag_whatif::replayed`; the caller runs it, so building the report computes
+/// nothing a rule or the replay decides). `cores` is the application's peak executor cores,
+/// which turns recoverable wall-clock time into core-hours (and, with `prices`, money). `stats` are the stages' statistics the rules took (indexed like `app.stages`;
+/// [`sparkdiag_facts::stage_stats`] without the rules): the report reads those rather than
+/// every stage's tasks again.
+pub fn report(
+    inputs: &[String],
+    source: &SourceReport,
+    app: &Application,
+    replayed: Replayed,
+    cores: i64,
+    prices: &Prices,
+    stats: &[StageStats],
+) -> Report {
+    debug_assert_eq!(
+        stats.len(),
+        app.stages.len(),
+        "statistics of another application"
+    );
+    let Replayed {
+        mut findings,
+        what_if,
+        recoverable_ms: replayed_ms,
+    } = replayed;
+    // Ranked again by the replayed savings.
+    findings.sort_by(|a, b| {
+        a.severity
+            .cmp(&b.severity)
+            .then(b.impact_ms.cmp(&a.impact_ms))
+            .then(a.rule.cmp(b.rule))
+    });
+    let estimated_beyond_replay_ms: i64 = findings
+        .iter()
+        .filter(|f| f.cost_core_hours.is_none() && !sparkdiag_rules::is_outcome(f.rule))
+        .filter(|f| !f.counterfactual.as_ref().is_some_and(|c| c.replayed))
+        .map(|f| f.impact_ms)
+        .sum();
+    let runtime = app.duration_ms().unwrap_or(0).max(0);
+    Report {
+        schema: SCHEMA,
+        source: {
+            let mut out = source_out(inputs, source);
+            out.warnings.extend(app.log_warnings());
+            out
+        },
+        application: application_out(app),
+        summary: Summary {
+            recoverable_ms: replayed_ms.min(runtime),
+            estimated_beyond_replay_ms: estimated_beyond_replay_ms
+                .min(runtime - replayed_ms.min(runtime)),
+            ..summary(app, stats)
+        },
+        jobs: app.jobs.iter().map(job_out).collect(),
+        stages: app
+            .stages
+            .iter()
+            .zip(stats)
+            .map(|(s, stats)| stage_out(app, s, stats))
+            .collect(),
+        executors: app.executors.iter().map(|e| executor_out(app, e)).collect(),
+        sql: {
+            let metrics = sparkdiag_model::SqlMetricValues::new(app);
+            app.sql.iter().map(|s| sql_out(s, &metrics)).collect()
+        },
+        findings: findings
+            .into_iter()
+            .map(|finding| {
+                let core_hours = finding
+                    .cost_core_hours
+                    .unwrap_or(finding.impact_ms as f64 * cores as f64 / 3_600_000.0);
+                let impact_kind = if finding.cost_core_hours.is_some() {
+                    "cost"
+                } else if finding.impact_ms <= 0 {
+                    "none"
+                } else if sparkdiag_rules::is_outcome(finding.rule) {
+                    "lost"
+                } else {
+                    "saving"
+                };
+                let gb_hours = finding
+                    .evidence
+                    .get("gb_hours_saved")
+                    .and_then(|v| v.as_f64());
+                FindingOut {
+                    impact_kind,
+                    impact_core_hours: (core_hours * 1000.0).round() / 1000.0,
+                    impact_cost: prices.per_core_hour.map(|p| cents(core_hours * p)),
+                    impact_memory_cost: prices
+                        .per_gb_hour
+                        .zip(gb_hours)
+                        .map(|(p, gb_hours)| cents(gb_hours * p)),
+                    finding,
+                }
+            })
+            .collect(),
+        what_if,
+        streaming: super::streaming::streaming_out(app),
+        memory: sparkdiag_facts::memory_figures::of(app),
+        prices: *prices,
+    }
+}
+
+/// Money rounded to cents.
+fn cents(amount: f64) -> f64 {
+    (amount * 100.0).round() / 100.0
+}
+
+fn source_out(inputs: &[String], s: &SourceReport) -> Source {
+    Source {
+        inputs: inputs.to_vec(),
+        layout: s.layout.name(),
+        files: s
+            .files
+            .iter()
+            .map(|f| SourceFile {
+                path: f.path.clone(),
+                codec: f.codec.map(|c| c.name()),
+                bytes: f.bytes,
+                decoded_bytes: f.decoded_bytes,
+                events: f.events,
+            })
+            .collect(),
+        complete: s.complete(),
+        in_progress: s.in_progress,
+        truncated: s.truncated,
+        malformed_lines: s.malformed_lines,
+        unknown_events: s.unknown_events.clone(),
+        warnings: s.warnings.clone(),
+    }
+}
+
+fn application_out(app: &Application) -> ApplicationOut {
+    ApplicationOut {
+        id: app.id.clone(),
+        name: app.name.clone(),
+        attempt_id: app.attempt_id.clone(),
+        user: app.user.clone(),
+        spark_version: app
+            .spark_version()
+            .map(str::to_string)
+            .or_else(|| app.databricks_runtime.clone()),
+        databricks_runtime: app.databricks_runtime.clone(),
+        platform: app.platform(),
+        start_ms: app.start_ms,
+        end_ms: app.end_ms,
+        duration_ms: app.duration_ms(),
+        status: app.status(),
+        exit_code: app.exit_code,
+        interactive: app.interactive(),
+        workload: app.workload(),
+        workload_evidence: app.workload_evidence(),
+        api: if app.uses_sql() { "sql" } else { "rdd" },
+        photon: app.photon(),
+        dynamic_allocation: app.dynamic_allocation(),
+        cluster_manager: app.cluster_manager(),
+        outcome: {
+            // Jobs the program's own stop cancelled are not failures (streaming workloads).
+            let stopped = app.jobs_stopped_by_program();
+            let failed = app
+                .jobs
+                .iter()
+                .filter(|j| j.status == JobStatus::Failed)
+                .count();
+            let text = outcome(app.status(), app.jobs.len(), failed - stopped.len());
+            match stopped.len() {
+                0 => text,
+                n => format!(
+                    "{text}; {n} job{} cancelled by the program's stop",
+                    if n == 1 { "" } else { "s" }
+                ),
+            }
+        },
+    }
+}
+
+/// A stage attempt that started running (not one only named by a job).
+fn started(stage: &StageAttempt) -> bool {
+    !matches!(stage.status, StageStatus::Pending | StageStatus::Skipped)
+        || stage.submission_ms.is_some()
+}
+
+fn summary(app: &Application, stats: &[StageStats]) -> Summary {
+    let (job_time_ms, driver_time_ms) = app.job_and_driver_time_ms();
+    let totals = |f: fn(&sparkdiag_model::MetricTotals) -> i64| {
+        app.stages.iter().map(|s| f(&s.totals)).sum::<i64>()
+    };
+    // In local mode the driver runs the tasks; elsewhere it only schedules them.
+    let executors = app
+        .executors
+        .iter()
+        .filter(|e| e.id != "driver" || e.total_tasks > 0 || e.completed_tasks > 0)
+        .count();
+    Summary {
+        jobs: app.jobs.len(),
+        failed_jobs: app
+            .jobs
+            .iter()
+            .filter(|j| j.status == JobStatus::Failed)
+            .count(),
+        stages: app.stages.iter().filter(|s| started(s)).count(),
+        failed_stages: app
+            .stages
+            .iter()
+            .filter(|s| s.status == StageStatus::Failed)
+            .count(),
+        skipped_stages: app
+            .stages
+            .iter()
+            .filter(|s| s.status == StageStatus::Skipped)
+            .count(),
+        tasks: app.tasks.len(),
+        failed_tasks: stats
+            .iter()
+            .flat_map(|s| &s.facts.failed_by_executor)
+            .map(|failed| failed.tasks)
+            .sum(),
+        killed_tasks: stats.iter().map(|s| s.facts.killed).sum(),
+        executors,
+        executor_run_time_ms: totals(|t| t.executor_run_time),
+        executor_cpu_time_ms: totals(|t| t.executor_cpu_time) / 1_000_000,
+        jvm_gc_time_ms: totals(|t| t.jvm_gc_time),
+        shuffle_read_bytes: totals(|t| t.shuffle_read_bytes()),
+        shuffle_write_bytes: totals(|t| t.shuffle_write_bytes),
+        memory_spill_bytes: totals(|t| t.memory_bytes_spilled),
+        disk_spill_bytes: totals(|t| t.disk_bytes_spilled),
+        input_bytes: totals(|t| t.input_bytes),
+        output_bytes: totals(|t| t.output_bytes),
+        driver_time_ms,
+        job_time_ms,
+        recoverable_ms: 0,
+        estimated_beyond_replay_ms: 0,
+    }
+}
+
+fn job_out(j: &sparkdiag_model::Job) -> JobOut {
+    JobOut {
+        job_id: j.job_id,
+        name: j.name.clone(),
+        description: j.description.clone(),
+        job_group: j.job_group.clone(),
+        sql_execution_id: j.sql_execution_id,
+        status: j.status,
+        submission_ms: j.submission_ms,
+        completion_ms: j.completion_ms,
+        duration_ms: j
+            .submission_ms
+            .zip(j.completion_ms)
+            .map(|(s, e)| (e - s).max(0)),
+        stage_ids: j.stage_ids.clone(),
+        num_tasks: j.num_tasks,
+        completed_tasks: j.completed_tasks,
+        failed_tasks: j.failed_tasks,
+        killed_tasks: j.killed_tasks,
+        skipped_tasks: j.skipped_tasks,
+        completed_stages: j.completed_stages.len(),
+        skipped_stages: j.skipped_stages.len(),
+        failed_stages: j.failed_stages,
+        failure: j.failure.clone(),
+    }
+}
+
+/// History Server quantiles of the successful tasks' durations, as the rules took them.
+fn task_duration_quantiles(stats: &StageStats) -> Option<Quantiles> {
+    let q = stats.facts.duration_quantiles?;
+    Some(Quantiles {
+        min: q[0],
+        p25: q[1],
+        p50: q[2],
+        p75: q[3],
+        p95: q[4],
+        max: q[5],
+    })
+}
+
+fn stage_out(app: &Application, s: &StageAttempt, stats: &StageStats) -> StageOut {
+    let t = &s.totals;
+    StageOut {
+        stage_id: s.stage_id,
+        attempt_id: s.attempt_id,
+        name: s.name.clone(),
+        status: s.status,
+        num_tasks: s.num_tasks,
+        completed_tasks: s.completed_tasks,
+        failed_tasks: s.failed_tasks,
+        killed_tasks: s.killed_tasks,
+        submission_ms: s.submission_ms,
+        completion_ms: s.completion_ms,
+        duration_ms: s.duration_ms(app.effective_end_ms()),
+        task_duration_ms: task_duration_quantiles(stats),
+        executor_run_time_ms: t.executor_run_time,
+        executor_cpu_time_ms: t.executor_cpu_time / 1_000_000,
+        jvm_gc_time_ms: t.jvm_gc_time,
+        shuffle_read_bytes: t.shuffle_read_bytes(),
+        shuffle_read_records: t.shuffle_read_records,
+        shuffle_write_bytes: t.shuffle_write_bytes,
+        shuffle_write_records: t.shuffle_write_records,
+        input_bytes: t.input_bytes,
+        input_records: t.input_records,
+        output_bytes: t.output_bytes,
+        output_records: t.output_records,
+        memory_spill_bytes: t.memory_bytes_spilled,
+        disk_spill_bytes: t.disk_bytes_spilled,
+        peak_execution_memory_bytes: t.peak_execution_memory,
+        job_ids: s.job_ids.clone(),
+        failure_reason: s.failure_reason.clone(),
+    }
+}
+
+fn executor_out(app: &Application, e: &sparkdiag_model::Executor) -> ExecutorOut {
+    ExecutorOut {
+        executor_id: e.id.clone(),
+        host: e.host.clone(),
+        cores: e.cores,
+        added_ms: e.added_ms,
+        removed_ms: e.removed_ms,
+        removed_reason: e.removed_reason.clone(),
+        removal: app.removal(e),
+        exit_code: e
+            .removed_reason
+            .as_deref()
+            .and_then(sparkdiag_model::exit_code_of),
+        task_time_ms: e.task_time_ms,
+        run_time_ms: e.run_time_ms,
+        jvm_gc_time_ms: e.jvm_gc_time_ms,
+        total_tasks: e.total_tasks,
+        completed_tasks: e.completed_tasks,
+        failed_tasks: e.failed_tasks,
+        killed_tasks: e.killed_tasks,
+        input_bytes: e.input_bytes,
+        shuffle_read_bytes: e.shuffle_read_bytes,
+        shuffle_write_bytes: e.shuffle_write_bytes,
+        memory_spill_bytes: e.memory_spill_bytes,
+        disk_spill_bytes: e.disk_spill_bytes,
+        max_memory_bytes: e.max_memory,
+        peak_jvm_heap_bytes: e.peak_metrics.map(|p| p.jvm_heap_memory),
+    }
+}
+
+/// Exchange metrics updated by the tasks that write the shuffle, and by those that read it.
+const SHUFFLE_WRITE_METRICS: &[&str] = &[
+    "shuffle bytes written",
+    "shuffle records written",
+    "shuffle write time",
+];
+const SHUFFLE_READ_METRICS: &[&str] = &[
+    "records read",
+    "local bytes read",
+    "remote bytes read",
+    "fetch wait time",
+    "local blocks read",
+    "remote blocks read",
+];
+
+fn sql_out(s: &sparkdiag_model::SqlExecution, values: &sparkdiag_model::SqlMetricValues) -> SqlOut {
+    let plan = s.plan_that_ran();
+    // Spark's own node ids (its UI, the History Server's /sql API): wrappers have none.
+    let nodes: Vec<(usize, &SparkPlanInfo)> = plan
+        .map(|root| sparkdiag_model::PlanGraph::new(root).nodes())
+        .unwrap_or_default();
+    let plan_nodes: Vec<PlanNodeOut> = nodes
+        .iter()
+        .map(|&(index, node)| {
+            let mut stage_ids: Vec<i64> = node
+                .metrics
+                .iter()
+                .filter_map(|m| values.values.get(&m.accumulator_id))
+                .flat_map(|(_, stages)| stages.iter().copied())
+                .collect();
+            stage_ids.sort_unstable();
+            stage_ids.dedup();
+            PlanNodeOut {
+                index,
+                name: node.node_name.clone(),
+                metrics: values.of_node(node, s),
+                stage_ids,
+            }
+        })
+        .collect();
+    let stages_of = |node: &SparkPlanInfo, names: &[&str]| -> Vec<i64> {
+        let mut ids: Vec<i64> = node
+            .metrics
+            .iter()
+            .filter(|m| names.contains(&m.name.as_str()))
+            .filter_map(|m| values.values.get(&m.accumulator_id))
+            .flat_map(|(_, stages)| stages.iter().copied())
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    };
+    let exchange_stages = nodes
+        .iter()
+        .zip(&plan_nodes)
+        .filter(|((_, n), _)| n.node_name == "Exchange")
+        .map(|(&(index, n), out)| ExchangeStagesOut {
+            node: index,
+            writer_stage_ids: stages_of(n, SHUFFLE_WRITE_METRICS),
+            reader_stage_ids: stages_of(n, SHUFFLE_READ_METRICS),
+            shuffle_bytes_written: out.metrics.get("shuffle bytes written").copied(),
+            shuffle_records_written: out.metrics.get("shuffle records written").copied(),
+        })
+        .collect();
+    SqlOut {
+        execution_id: s.execution_id,
+        description: s.description.clone(),
+        start_ms: s.start_ms,
+        end_ms: s.end_ms,
+        error: s.error.clone(),
+        exchanges: plan.map_or(0, |p| count_nodes(p, &|n| n == "Exchange")),
+        plan_nodes,
+        exchange_stages,
+        job_ids: s.job_ids.clone(),
+    }
+}
+
+fn count_nodes(node: &SparkPlanInfo, keep: &dyn Fn(&str) -> bool) -> usize {
+    usize::from(keep(&node.node_name))
+        + node
+            .children
+            .iter()
+            .map(|c| count_nodes(c, keep))
+            .sum::<usize>()
+}
