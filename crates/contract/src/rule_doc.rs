@@ -67,7 +67,7 @@ pub struct RegistryEntry {
 
 /// A tunable number of a rule: the registry entry that `sparkdiag rules`, the README's detector
 /// table and the overrides are all checked against. Rules declare each one as a `const` and read
-/// it through [`Thresholds::get`], so a misspelt key is a compile error rather than a run-time one.
+/// it through `sparkdiag_rules::Thresholds::get`, so a misspelt key is a compile error rather than a run-time one.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Threshold {
     pub key: &'static str,
