@@ -17,7 +17,7 @@ pub mod diff;
 mod finding;
 pub mod memory;
 pub mod night;
-mod packed;
+pub mod packed;
 mod plan;
 mod report;
 mod rule_doc;

@@ -405,7 +405,7 @@ impl Folded {
                 put(&mut raw, get(t));
             }
         }
-        let bytes = zstd::bulk::compress(&raw, ZSTD_LEVEL)
+        let bytes = sparkdiag_contract::packed::compress(&raw, ZSTD_LEVEL)
             .expect("zstd compresses any bytes held in memory");
         Folded {
             count: tasks.len(),
@@ -416,7 +416,7 @@ impl Folded {
     }
 
     fn unfold(&self, stage: u32) -> Vec<Task> {
-        let raw = zstd::bulk::decompress(&self.bytes, self.raw_len)
+        let raw = sparkdiag_contract::packed::decompress(&self.bytes, self.raw_len)
             .expect("the folded columns were compressed by this process");
         // One reader per column, each task filled field by field: writing a column at a time
         // would walk every 192-byte task once per column.
