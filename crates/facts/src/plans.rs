@@ -46,8 +46,10 @@ pub fn sql_plans(app: &Application, stats: &[StageStats]) -> Vec<PlanInput> {
             stages_of_job.entry(job).or_default().push(i);
         }
     }
+    // Each execution's plan text is parsed on its own: shared out over every core (in order).
+    use rayon::prelude::*;
     app.sql
-        .iter()
+        .par_iter()
         .filter_map(|sql| {
             let text = sql
                 .final_plan_description

@@ -175,8 +175,10 @@ pub fn of_application(app: &Application) -> Vec<StageStats> {
     // Tasks name executors by their index in `app.executors`: with fewer than two there, no
     // two executors' tasks can be compared.
     let by_executor = app.executors.len() >= 2;
+    // Each stage's walk is its own: the stages are shared out over every core (in order).
+    use rayon::prelude::*;
     app.stages
-        .iter()
+        .par_iter()
         .map(|stage| StageStats::new(&app.stage_tasks(stage), stage.duration_ms(end), by_executor))
         .collect()
 }

@@ -1,9 +1,8 @@
 //! What every rule needs, computed once: the facts of every stage and plan (from
 //! `sparkdiag_facts`), the application's time and how many cores it had.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use sparkdiag_facts::{PlanInput, StageStats, peak_cores};
 use sparkdiag_model::{Application, StageAttempt, Task, TaskOutcome};
@@ -27,7 +26,8 @@ pub struct Context<'a> {
     pub plans: Vec<PlanInput>,
     /// The slow tasks [`Context::successful_tasks_over`] found, by stage index and limit: the
     /// rules naming slow tasks ask for the same ones, and each ask would unfold the stage again.
-    slow_tasks: RefCell<HashMap<SlowTasksKey, Rc<Vec<Task>>>>,
+    /// The rules run at once on every core, so the first ask takes the lock while it looks.
+    slow_tasks: Mutex<HashMap<SlowTasksKey, Arc<Vec<Task>>>>,
     /// What each stage is (indexed like `app.stages`) and what the application ran on: the
     /// facts the rules' advice is chosen by.
     pub shapes: crate::stage_shape::Shapes,
@@ -42,7 +42,11 @@ impl<'a> Context<'a> {
         // Each stage's tasks are looked at here and only here: a folded stage costs a
         // decompression each time it is unfolded, so every figure a rule needs from the tasks
         // is taken in this one look.
-        let stages = sparkdiag_facts::stage_stats(app);
+        // The reading has ended and both cores are free: the stages' walk beside their shapes.
+        let (stages, shapes) = rayon::join(
+            || sparkdiag_facts::stage_stats(app),
+            || crate::stage_shape::of_application(app),
+        );
         let plans = sparkdiag_facts::sql_plans(app, &stages);
         let usable = match (app.start_ms, end) {
             (Some(start), Some(end)) if end > start => {
@@ -58,7 +62,7 @@ impl<'a> Context<'a> {
             stages,
             plans,
             slow_tasks: Default::default(),
-            shapes: crate::stage_shape::of_application(app),
+            shapes,
         }
     }
 
@@ -110,10 +114,15 @@ impl<'a> Context<'a> {
 
     /// The successful tasks (with metrics) of the stage attempt at `index` in `app.stages` that
     /// ran longer than `limit_ms`, slowest first (equals in task id order).
-    pub fn successful_tasks_over(&self, index: usize, limit_ms: f64) -> Rc<Vec<Task>> {
+    pub fn successful_tasks_over(&self, index: usize, limit_ms: f64) -> Arc<Vec<Task>> {
         let key = (index, limit_ms.to_bits());
-        if let Some(found) = self.slow_tasks.borrow().get(&key) {
-            return Rc::clone(found);
+        // Held while the stage is looked at, so that two rules asking at once unfold it once.
+        let mut kept = self
+            .slow_tasks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(found) = kept.get(&key) {
+            return Arc::clone(found);
         }
         let mut slow: Vec<Task> = self
             .app
@@ -124,8 +133,8 @@ impl<'a> Context<'a> {
             .copied()
             .collect();
         slow.sort_by_key(|t| std::cmp::Reverse(t.duration_ms));
-        let slow = Rc::new(slow);
-        self.slow_tasks.borrow_mut().insert(key, Rc::clone(&slow));
+        let slow = Arc::new(slow);
+        kept.insert(key, Arc::clone(&slow));
         slow
     }
 

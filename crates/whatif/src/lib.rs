@@ -113,7 +113,51 @@ pub fn what_if_with_findings(
         })
     };
     let today = replay(Some(cores_today as usize), false, false);
-    let unlimited = replay(None, false, false);
+    // Every replay from here on is of the same graph and its own: the cores, skew and driver
+    // scenarios are replayed at once on every core, beside the findings' own changes.
+    let mut core_counts: Vec<i64> = Vec::new();
+    for factor in CORE_FACTORS {
+        let cores = ((cores_today as f64 * factor).round() as i64).max(1);
+        if !core_counts.contains(&cores) {
+            core_counts.push(cores);
+        }
+    }
+    let slots = Some(cores_today as usize);
+    let skew_and_gaps = [
+        ("skewed tasks cut to the median", true, false),
+        ("driver's gaps between jobs removed", false, true),
+        ("both", true, true),
+    ];
+    let mut wanted: Vec<(Option<usize>, bool, bool)> = vec![(None, false, false)];
+    wanted.extend(
+        core_counts
+            .iter()
+            .filter(|&&cores| cores != cores_today)
+            .map(|&cores| (Some(cores as usize), false, false)),
+    );
+    wanted.extend(
+        skew_and_gaps
+            .iter()
+            .map(|&(_, cut, gaps)| (slots, cut, gaps)),
+    );
+    let (predicted, fixes) = rayon::join(
+        || {
+            use rayon::prelude::*;
+            wanted
+                .par_iter()
+                .map(|&(slots, cut, gaps)| replay(slots, cut, gaps))
+                .collect::<Vec<i64>>()
+        },
+        || savings::replay_findings(&graph, app, cores_today, today, findings),
+    );
+    let predicted_at = |key: (Option<usize>, bool, bool)| {
+        wanted
+            .iter()
+            .position(|w| *w == key)
+            .map(|i| predicted[i])
+            .expect("every scenario was replayed")
+    };
+    let unlimited = predicted_at((None, false, false));
 
     let (_, driver_only_ms) = app.job_and_driver_time_ms();
     let driver_only_ms = driver_only_ms.clamp(0, wall_ms);
@@ -133,15 +177,11 @@ pub fn what_if_with_findings(
         }
     };
     let mut scenarios: Vec<Scenario> = Vec::new();
-    for factor in CORE_FACTORS {
-        let cores = ((cores_today as f64 * factor).round() as i64).max(1);
-        if scenarios.iter().any(|s| s.cores == cores) {
-            continue;
-        }
+    for &cores in &core_counts {
         let predicted_ms = if cores == cores_today {
             today
         } else {
-            replay(Some(cores as usize), false, false)
+            predicted_at((Some(cores as usize), false, false))
         };
         scenarios.push(Scenario {
             label: factor_label(cores as f64 / cores_today as f64),
@@ -155,13 +195,8 @@ pub fn what_if_with_findings(
             every_fix: false,
         });
     }
-    let slots = Some(cores_today as usize);
-    for (label, cut_skew, gaps) in [
-        ("skewed tasks cut to the median", true, false),
-        ("driver's gaps between jobs removed", false, true),
-        ("both", true, true),
-    ] {
-        let predicted_ms = replay(slots, cut_skew, gaps);
+    for (label, cut_skew, gaps) in skew_and_gaps {
+        let predicted_ms = predicted_at((slots, cut_skew, gaps));
         scenarios.push(Scenario {
             label: label.to_string(),
             cores: cores_today,
@@ -174,7 +209,6 @@ pub fn what_if_with_findings(
             every_fix: false,
         });
     }
-    let fixes = savings::replay_findings(&graph, app, cores_today, today, findings);
     savings::cap_to_runtime(findings, wall_ms);
     scenarios.extend(fixes.scenarios.iter().cloned());
 

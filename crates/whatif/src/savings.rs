@@ -347,6 +347,29 @@ pub fn replay_findings(
     let mut scenarios: Vec<Scenario> = Vec::new();
     let mut replayed: Vec<Change> = Vec::new();
     let covered_by = covered_by(app, findings);
+    // Each distinct change is replayed on its own, all of them at once on every core; the walk
+    // below then reads each one's result in the findings' order.
+    let mut changes: Vec<&Change> = Vec::new();
+    for (i, f) in findings.iter().enumerate() {
+        if let Some(cf) = &f.counterfactual
+            && f.cost_core_hours.is_none()
+            && cf.change.replayable()
+            && covered_by[i].is_none()
+            && !changes.contains(&&cf.change)
+        {
+            changes.push(&cf.change);
+        }
+    }
+    let alone: Vec<(Change, (i64, i64))> = {
+        use rayon::prelude::*;
+        changes
+            .par_iter()
+            .map(|&change| {
+                let replay = Applied::of([change]).replay(graph, app, cores_today);
+                (change.clone(), replay)
+            })
+            .collect()
+    };
     for (i, f) in findings.iter_mut().enumerate() {
         if f.cost_core_hours.is_some() {
             continue;
@@ -388,7 +411,11 @@ pub fn replay_findings(
             f.severity = f.severity.at_most(Severity::Low);
             continue;
         }
-        let (predicted_ms, cores) = Applied::of([&cf.change]).replay(graph, app, cores_today);
+        let (predicted_ms, cores) = alone
+            .iter()
+            .find(|(change, _)| *change == cf.change)
+            .map(|(_, replay)| *replay)
+            .expect("every change to replay was replayed");
         let saving = (today_ms - predicted_ms).clamp(0, wall_ms);
         f.evidence.insert("replayed_ms".into(), saving.into());
         // Where a larger finding already explained part of this one's time (the settlement
@@ -454,12 +481,17 @@ pub fn replay_findings(
             candidates.push(cuts_first);
         }
         candidates.extend(replayed.iter().map(|c| vec![c.clone()]));
+        // Replayed at once, then the best taken in the candidates' order (the first of equals).
+        let replays: Vec<(i64, i64)> = {
+            use rayon::prelude::*;
+            candidates
+                .par_iter()
+                .map(|set| Applied::of(set).replay(graph, app, cores_today))
+                .collect()
+        };
         let (set, (predicted_ms, cores)) = candidates
             .into_iter()
-            .map(|set| {
-                let replay = Applied::of(&set).replay(graph, app, cores_today);
-                (set, replay)
-            })
+            .zip(replays)
             .min_by_key(|(set, (ms, _))| (*ms, std::cmp::Reverse(set.len())))
             .expect("at least one fix");
         recoverable_ms = (today_ms - predicted_ms).clamp(0, wall_ms);

@@ -68,7 +68,7 @@ pub const SKEW_THRESHOLDS: &[Threshold] = &[
 /// A stage whose slowest task passes the guards: the slow tasks, worst first.
 pub struct SlowStage<'a> {
     pub stage: &'a StageAttempt,
-    pub slow: std::rc::Rc<Vec<Task>>,
+    pub slow: std::sync::Arc<Vec<Task>>,
     pub median_ms: u32,
     pub median_bytes: u64,
     pub median_records: u64,
