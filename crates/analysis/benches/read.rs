@@ -5,7 +5,7 @@
 //! `SPARKDIAG_BENCH_MB` sets its uncompressed size (default 1024; 100 to 10240 were measured).
 //! Files go to `target/bench-data/` and are reused when present; above 2 GB only the zstd file is
 //! written, to spare the disk. `SPARKDIAG_BENCH_RUNS` sets the runs of each measurement (5; 1 for
-//! callgrind). `SPARKDIAG_BENCH_ONLY=analyze` (or `model`) runs that step once and prints a hash
+//! callgrind). `SPARKDIAG_BENCH_ONLY=analyze` (or `model`, or `read`: the events parsed and dropped) runs that step once and prints a hash
 //! of its result instead of timing anything: the run to give a profiler, and a check that a
 //! change leaves a large log's report byte for byte the same. `SPARKDIAG_BENCH_ONLY=after-reading`
 //! reads once and times the rest of `analyze` alone, many times over. `SPARKDIAG_BIN` names a built `sparkdiag` binary to time
@@ -208,8 +208,18 @@ fn profile_once(only: &str, zst: &Path) {
             );
         }
         "model" => println!("model: {} events", read_and_model(zst, &mut 0)),
+        "read" => {
+            // Decoding, line splitting and parsing, with every event dropped: how far the
+            // reading alone is from `zstd -dc`, and the model from the reading.
+            let input = &sparkdiag_eventlog::discover(zst.to_str().unwrap()).unwrap()[0];
+            let source = sparkdiag_eventlog::read_log(input, |event| {
+                std::hint::black_box(&event);
+            })
+            .unwrap();
+            println!("read: {} events", source.events());
+        }
         "after-reading" => after_reading(zst),
-        other => panic!("SPARKDIAG_BENCH_ONLY is analyze, model or after-reading, not {other}"),
+        other => panic!("SPARKDIAG_BENCH_ONLY is analyze, model, read or after-reading, not {other}"),
     }
 }
 
