@@ -92,11 +92,22 @@ fn cores_setting(app: &Application, cores: i64, cores_today: i64) -> Option<(Str
     })
 }
 
-/// The list said as one submission, when it holds two settings or more (one is its finding's
-/// own advice already). The flags come last, after `: `, so a view can set them apart.
+/// The list said as one submission, when it holds two settings or more (one a finding names
+/// is its finding's own advice already), or when its one setting is the cores replay's, which
+/// no finding's advice carries. The flags come last, after `: `, so a view can set them apart.
 pub fn advice(settings: &[Setting]) -> Option<crate::Advice> {
-    if settings.len() < 2 {
+    let replay_alone = matches!(settings, [only] if only.from == "what-if");
+    if settings.len() < 2 && !replay_alone {
         return None;
+    }
+    if replay_alone {
+        return Some(crate::Advice {
+            kind: "settings",
+            text: format!(
+                "As a setting on this cluster manager (from the cores replay): {}",
+                submission(settings)
+            ),
+        });
     }
     let mut from: Vec<&str> = Vec::new();
     for s in settings {
