@@ -271,6 +271,78 @@ fn the_findings_settings_merge_into_one_submission() {
     assert_eq!(advice, None);
 }
 
+/// Memory and cores as one submission, on a real standalone cluster (`spark://`, where the cores
+/// are `spark.cores.max`): four 4 GiB one-core executors ran stages of two tasks with a heap
+/// peak under 500 MiB. GC002's heap and the replay's two cores come out as one list, and the
+/// same script rerun with exactly that list (`-fixed`) does the same work on a quarter of the
+/// memory, with no more CPU and no longer jobs, and its replay asks for no other core count.
+#[test]
+fn memory_and_cores_merge_into_one_submission_that_the_rerun_proves() {
+    let analyse = |name: &str| {
+        let log = testdata(&format!("logs/memory/{name}"));
+        crate::util::json_of(&["analyze", "--format", "json", log.to_str().unwrap()])
+    };
+    let before = analyse("overprovisioned-standalone");
+    assert_eq!(before["application"]["cluster_manager"], "standalone");
+    let (settings, advice) = settings_of(&before);
+    assert_eq!(
+        settings,
+        [
+            "spark.executor.memory=768m [GC002]",
+            "spark.cores.max=2 [what-if]"
+        ]
+    );
+    let flags = "--conf spark.executor.memory=768m --conf spark.cores.max=2";
+    let advice = advice.expect("one submission for memory and cores");
+    assert!(advice.ends_with(flags), "{advice}");
+    assert!(advice.contains("GC002, the cores replay"), "{advice}");
+
+    let after = analyse("overprovisioned-standalone-fixed");
+    assert_eq!(
+        after["memory"]["limits"]["executor_memory_bytes"],
+        768i64 << 20
+    );
+    assert_eq!(
+        after["what_if"]["cores_today"], 2,
+        "the rerun held two cores"
+    );
+    assert_eq!(after["application"]["status"], "succeeded");
+    let summary = |r: &serde_json::Value, key: &str| r["summary"][key].as_i64().unwrap();
+    assert_eq!(summary(&after, "failed_tasks"), 0);
+    assert_eq!(
+        summary(&after, "tasks"),
+        summary(&before, "tasks"),
+        "the same work"
+    );
+    // Memory held: executors x (heap + overhead), from what each run asked for.
+    let held = |r: &serde_json::Value| {
+        let limits = &r["memory"]["limits"];
+        summary(r, "executors")
+            * (limits["executor_memory_bytes"].as_i64().unwrap()
+                + limits["executor_overhead_bytes"].as_i64().unwrap())
+    };
+    assert!(
+        held(&after) * 4 <= held(&before),
+        "{} against {}",
+        held(&after),
+        held(&before)
+    );
+    // No slower beyond noise: CPU and the jobs' time within a quarter (the machine was shared).
+    for key in ["executor_cpu_time_ms", "job_time_ms"] {
+        assert!(
+            summary(&after, key) as f64 <= 1.25 * summary(&before, key) as f64,
+            "{key}: {} after, {} before",
+            summary(&after, key),
+            summary(&before, key)
+        );
+    }
+    let (settings, _) = settings_of(&after);
+    assert!(
+        settings.iter().all(|s| !s.starts_with("spark.cores.max")),
+        "two cores were enough: {settings:?}"
+    );
+}
+
 /// Under dynamic allocation the executor ceiling is named only where it held the run: the
 /// Summit log reached its 50 executors (4 cores each) and the replay wants 511 cores; the Delight
 /// log stayed far under its ceiling of 100, held by its ramp-up, which no ceiling changes.

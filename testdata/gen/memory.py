@@ -34,13 +34,21 @@ written by real Spark (pyspark 4.3); nothing is edited.
   its rerun with the cap sparkdiag recommends (`-XX:MaxMetaspaceSize=112m`).
 * overprovisioned: 4 GiB executors (`local-cluster[2,1,4608]`) for a few small aggregations
   that peak at tens of MiB of heap, with process-tree metrics on.
+* overprovisioned-standalone: a real standalone cluster (a Master and a Worker started here
+  with `spark-class` on loopback, so `spark.master` is `spark://...`, where sparkdiag can name
+  `spark.cores.max`): four 4 GiB executors of one core each for aggregations whose stages have
+  two tasks each, so two of the four cores and almost all the heap sit idle. sparkdiag's one
+  `--conf` list lowers both; `overprovisioned-standalone-fixed` is the rerun with that list.
 
 Logs over 500 KB are recompressed as one zstd level-19 frame (the same events byte for byte).
 
 The `-fixed` folders are the same scripts rerun with exactly the settings `sparkdiag analyze`
 recommended for the log beside them (see README, "Proving the memory advice").
 """
+import contextlib
+import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -65,6 +73,8 @@ BASE = {
 }
 
 SMALL = "local-cluster[2,1,1024]"
+# A standalone cluster of one Worker started by this script (see `standalone_cluster`).
+STANDALONE = "standalone"
 BIG = "local-cluster[2,1,4608]"
 
 SCENARIOS = {
@@ -99,6 +109,14 @@ SCENARIOS = {
         # generated code take: the heap has room, the metaspace does not.
         "spark.executor.extraJavaOptions": "-XX:MaxMetaspaceSize=56m",
         "spark.sql.adaptive.enabled": "false",
+    }),
+    "overprovisioned-standalone": (STANDALONE, {
+        "spark.executor.memory": "4g",
+        "spark.executor.cores": "1",
+        "spark.cores.max": "4",
+        "spark.sql.shuffle.partitions": "2",
+        "spark.sql.adaptive.enabled": "false",
+        "spark.executor.processTreeMetrics.enabled": "true",
     }),
     "overprovisioned": (BIG, {
         "spark.executor.memory": "4g",
@@ -215,6 +233,21 @@ def overprovisioned(spark):
         facts.where(F.col("d") == i % 7).groupBy("d").count().collect()
 
 
+def overprovisioned_standalone(spark):
+    from pyspark.sql import functions as F
+
+    # Two partitions at every step: two tasks a stage, whatever the cores. The hashing keeps
+    # each task busy for seconds with almost no heap, so every executor runs tasks for over a
+    # minute (GC002's guard) while two of the four cores wait.
+    facts = spark.range(0, 16_000_000, 1, 2).select(
+        "id", (F.col("id") % 1000).alias("k"), (F.col("id") % 7).alias("d"))
+    for i in range(12):
+        facts.groupBy("k").agg(
+            F.sum(F.length(F.sha2(F.col("id").cast("string"), 256))),
+            F.countDistinct("d")).collect()
+        facts.where(F.col("d") == i % 7).groupBy("d").count().collect()
+
+
 def corrupt_parquet(spark):
     """A Parquet folder with one file that is not Parquet: the task fails in a wrapper
     exception whose `Caused by:` names the file."""
@@ -238,6 +271,7 @@ WORKLOADS = {
     "python-worker-memory": python_worker_memory,
     "metaspace": metaspace,
     "overprovisioned": overprovisioned,
+    "overprovisioned-standalone": overprovisioned_standalone,
     "corrupt-parquet": corrupt_parquet,
 }
 
@@ -251,7 +285,9 @@ def run_one(name, event_dir, extra):
     master, conf = SCENARIOS[name]
     conf = {**BASE, **conf, **extra, "spark.app.name": f"sparkdiag-fixture memory {name}",
             "spark.eventLog.dir": Path(event_dir).resolve().as_uri()}
-    if "spark.executor.memory" in extra:
+    if master == STANDALONE:
+        master = os.environ["SPARKDIAG_STANDALONE_MASTER"]
+    elif "spark.executor.memory" in extra:
         # The standalone worker must offer at least what an executor asks for.
         mib = int(common_memory_mib(extra["spark.executor.memory"])) + 512
         master = f"local-cluster[2,1,{max(mib, 1024)}]"
@@ -285,6 +321,49 @@ def repack(log):
                           check=True).stdout
 
 
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def standalone_cluster(env, log_dir):
+    """A standalone Master and one Worker (4 cores, 18 GiB to offer) on loopback, started with
+    Spark's own `spark-class` and stopped afterwards; yields the master URL."""
+    port = free_port()
+    url = f"spark://127.0.0.1:{port}"
+    spark_class = str(common.local_cluster_home() / "bin" / "spark-class")
+    daemons = []
+    try:
+        for name, args in (
+            ("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                        "--port", str(port), "--webui-port", str(free_port())]),
+            ("worker", ["org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
+                        "--cores", "4", "--memory", "18g", "--webui-port", str(free_port()),
+                        "--work-dir", str(common.fresh_dir(log_dir / "worker-work"))]),
+        ):
+            out = open(log_dir / f"{name}.out", "w")
+            daemons.append(subprocess.Popen(["nice", "-n", "10", spark_class, *args], env=env,
+                                            stdout=out, stderr=subprocess.STDOUT))
+            # The worker registers within seconds; the master must be listening first.
+            deadline = time.time() + 60
+            while name == "master" and time.time() < deadline:
+                with contextlib.suppress(OSError), socket.create_connection(
+                        ("127.0.0.1", port), timeout=1):
+                    break
+                time.sleep(0.5)
+        time.sleep(8)
+        yield url
+    finally:
+        for daemon in reversed(daemons):
+            daemon.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                daemon.wait(timeout=20)
+            if daemon.poll() is None:
+                daemon.kill()
+
+
 def main():
     args = sys.argv[1:]
     if len(args) >= 3 and args[0] == "--run":
@@ -308,7 +387,11 @@ def main():
         env = common.spark_env()
         env["SPARK_HOME"] = str(common.local_cluster_home())
         out = events.parent / f"{label}.out"
-        with open(out, "w") as fh:
+        cluster = (standalone_cluster(env, events.parent) if SCENARIOS[name][0] == STANDALONE
+                   else contextlib.nullcontext(None))
+        with open(out, "w") as fh, cluster as master_url:
+            if master_url:
+                env["SPARKDIAG_STANDALONE_MASTER"] = master_url
             cmd = ["nice", "-n", "10", sys.executable, __file__, "--run", name, str(events)]
             cmd += [f"{k}={v}" for k, v in extra.items()]
             rc = subprocess.run(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT).returncode
