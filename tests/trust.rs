@@ -145,6 +145,46 @@ fn on_every_real_log_the_merged_settings_are_the_findings_own() {
     }
 }
 
+/// The what-if's advice cites a rule only where that rule fired: its memory advice once said
+/// "512m would do (... GC002)" on runs where GC002's guards had kept it quiet, one of them already
+/// on 512m.
+#[test]
+fn the_what_if_cites_only_findings_the_report_holds() {
+    let mut cited = 0;
+    for a in &every_log() {
+        let r = &a.report;
+        let Some(advice) = r["what_if"]["advice"].as_array() else {
+            continue;
+        };
+        for text in advice.iter().filter_map(|x| x["text"].as_str()) {
+            for code in rule_codes(text) {
+                cited += 1;
+                assert!(
+                    !of_rule(r, code).is_empty(),
+                    "{}: the what-if cites {code}, which did not fire: {text}",
+                    a.label
+                );
+            }
+        }
+    }
+    assert!(
+        cited > 0,
+        "no log's what-if cites a rule: the check checks nothing"
+    );
+}
+
+/// The rule codes in `text`: two capitals and three digits (`GC002`), standing alone.
+fn rule_codes(text: &str) -> Vec<&str> {
+    text.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| {
+            let b = w.as_bytes();
+            b.len() == 5
+                && b[..2].iter().all(u8::is_ascii_uppercase)
+                && b[2..].iter().all(u8::is_ascii_digit)
+        })
+        .collect()
+}
+
 /// A sparkscope fixture splices two runs 1,918 days apart: the clock jump is named, and no replay
 /// predicts days for a run of 8 s.
 #[test]

@@ -281,7 +281,7 @@ pub fn what_if_with_findings(
             (advice, wanted)
         }
     };
-    advice.extend(memory_advice(app));
+    advice.extend(memory_advice(app, findings));
     // Partition counts are the findings' (PA001, PA002, CF002): each fitted to its stage's
     // shape, and the merged settings below carry them.
     let settings = settings::merged(
@@ -518,8 +518,9 @@ fn advise(
 pub use sparkdiag_contract::units::cores;
 
 /// Executor memory from the measured peaks: short of memory when executors spilled or spent over
-/// 10 % of their time in GC; oversized when no executor's heap came near half of what it reserved.
-fn memory_advice(app: &Application) -> Option<Advice> {
+/// 10 % of their time in GC; oversized when GC002 found it so (its guards, such as a minute of
+/// tasks on each executor, decide once whether the peaks mean anything), in GC002's size.
+fn memory_advice(app: &Application, findings: &[sparkdiag_rules::Finding]) -> Option<Advice> {
     let executors: Vec<&sparkdiag_model::Executor> =
         app.executors.iter().filter(|e| e.id != "driver").collect();
     let run: i64 = executors.iter().map(|e| e.run_time_ms).sum();
@@ -554,8 +555,10 @@ fn memory_advice(app: &Application) -> Option<Advice> {
         });
     }
     let (reserved, peak) = (reserved?, peak?);
-    // The size is GC002's, from the one sizing both read, so the two never name different ones.
-    (gc_share < 0.05 && (peak as f64) < 0.5 * reserved as f64).then(|| {
+    // The size is GC002's, from the one sizing both read, so the two never name different ones;
+    // and only where GC002 fired, so the advice never cites a finding the report does not hold.
+    let gc002_fired = findings.iter().any(|f| f.rule == "GC002");
+    (gc002_fired && gc_share < 0.05 && (peak as f64) < 0.5 * reserved as f64).then(|| {
         let sizing = sparkdiag_facts::memory_sizing::smaller_executor(app, peak.unsigned_abs());
         Advice {
             kind: "memory",
