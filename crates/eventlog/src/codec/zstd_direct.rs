@@ -87,6 +87,8 @@ pub(crate) struct ZstdChunks<R> {
     /// The buffer being decoded into: `cur[..filled]` is decoded text.
     cur: Vec<u8>,
     filled: usize,
+    /// The block being decoded is stored as it is (raw), so its bytes may come in pieces.
+    raw_block: bool,
     /// Where zstd's last write into `cur` ended, to tell a new buffer from a continuation.
     last_end: *const u8,
     /// The buffer before `cur`, which zstd may still read as the earlier part of its window.
@@ -120,6 +122,7 @@ impl<R: BufRead> ZstdChunks<R> {
             header: Vec::new(),
             cur: first,
             filled: 0,
+            raw_block: false,
             last_end: std::ptr::null(),
             held: None,
             released: VecDeque::new(),
@@ -399,7 +402,25 @@ impl<R: BufRead> ZstdChunks<R> {
             self.frame = Frame::Between;
             return Ok(0);
         }
+        // SAFETY: a valid context.
+        let kind = unsafe { sys::ZSTD_nextInputType(context) };
+        let in_raw_block = self.raw_block
+            && matches!(
+                kind,
+                sys::ZSTD_nextInputType_e::ZSTDnit_block
+                    | sys::ZSTD_nextInputType_e::ZSTDnit_lastBlock
+            );
         let input = self.raw.fill_buf()?;
+        if input.is_empty() {
+            return Err(self.cut());
+        }
+        // A stored (raw) block is copied as its bytes come, as zstd's streaming decoder does, so
+        // that a cut one still hands on what it holds; others are decoded whole.
+        let need = if in_raw_block && self.staging.is_empty() {
+            need.min(input.len())
+        } else {
+            need
+        };
         let whole = self.staging.is_empty() && input.len() >= need;
         if !whole {
             // Gather the step's bytes across the reader's buffer refills (a block is 128 KiB at
@@ -420,6 +441,10 @@ impl<R: BufRead> ZstdChunks<R> {
         } else {
             &self.staging[..need]
         };
+        if kind == sys::ZSTD_nextInputType_e::ZSTDnit_blockHeader {
+            // Its type: bits 1 and 2 of the first byte, 0 for a stored block.
+            self.raw_block = src.first().is_some_and(|b| (b >> 1) & 3 == 0);
+        }
         let dst = &mut self.cur[self.filled..];
         // SAFETY: `src` is `need` readable bytes; `dst` is the free end of the current buffer,
         // which zstd writes up to its length. zstd also reads what it wrote before: the current
@@ -670,5 +695,33 @@ mod tests {
         let (out, error) = decode(&compressed);
         assert!(out.is_empty());
         assert!(error.expect("refused").to_string().contains("memory"));
+    }
+
+    /// Stored blocks (of text that does not compress) come out as their bytes arrive, so a cut
+    /// one hands on all it holds: as much as zstd's streaming decoder does, or more (given a
+    /// whole block's room, it keeps a cut block's bytes until the block is complete).
+    #[test]
+    fn a_cut_stored_block_hands_on_what_it_holds_as_the_streaming_decoder_does() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let noise: Vec<u8> = (0..300_000)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 32) as u8
+            })
+            .collect();
+        let compressed = zstd::stream::encode_all(&noise[..], 1).unwrap();
+        for cut_at in [100_000, 200_000, compressed.len() - 1] {
+            let (direct, error) = decode(&compressed[..cut_at]);
+            assert_eq!(error.unwrap().kind(), io::ErrorKind::UnexpectedEof);
+            let mut streamed = Vec::new();
+            let failed = super::super::Codec::Zstd
+                .decoder(&compressed[..cut_at])
+                .read_to_end(&mut streamed);
+            assert!(failed.is_err());
+            assert!(direct.len() >= streamed.len(), "cut at {cut_at}");
+            assert!(direct.len() > cut_at - 1000 && noise.starts_with(&direct));
+        }
     }
 }
