@@ -362,6 +362,10 @@ enum Queued {
     Text(Chunk),
 }
 
+/// Sends the queued chunks whose buffers the first function gives back, keeping a spare.
+type Flush<'f> = dyn FnMut(&mut dyn FnMut() -> Option<Vec<u8>>, &mut VecDeque<Queued>, &mut Option<Vec<u8>>) -> bool
+    + 'f;
+
 /// [`decode_chunks`] for zstd decoded straight into the chunks ([`ZstdChunks`]): the same
 /// chunks, lines, long lines and errors, without the copy out of zstd's own window.
 ///
@@ -429,11 +433,7 @@ fn decode_chunks_direct<R: BufRead>(
     let finish = |zstd: ZstdChunks<R>,
                   queue: &mut VecDeque<Queued>,
                   last: Option<(usize, Vec<u32>, Option<io::Error>)>,
-                  flush: &mut dyn FnMut(
-        &mut dyn FnMut() -> Option<Vec<u8>>,
-        &mut VecDeque<Queued>,
-        &mut Option<Vec<u8>>,
-    ) -> bool| {
+                  flush: &mut Flush<'_>| {
         let (mut released, data, len) = zstd.finish();
         let mut none = None;
         if !flush(&mut || released.pop_front(), queue, &mut none) {
@@ -764,7 +764,7 @@ enum Decoding<'r, R> {
     /// Through [`Read`], copied into the chunks.
     Stream(Box<dyn Read + Send + 'r>),
     /// zstd, decoded straight into them.
-    Direct(ZstdChunks<R>),
+    Direct(Box<ZstdChunks<R>>),
 }
 
 /// How much of the text is looked at to tell a pretty-printed log: as `pretty` does.
@@ -848,7 +848,7 @@ fn read_part(
                 crate::pretty::one_event_a_line(Box::new(ZstdRead::new(zstd, CHUNK)));
             (Decoding::Stream(decoder), pretty)
         } else {
-            (Decoding::Direct(zstd), false)
+            (Decoding::Direct(Box::new(zstd)), false)
         }
     } else {
         let (decoder, pretty) = crate::pretty::one_event_a_line(codec.decoder(raw));
@@ -871,7 +871,7 @@ fn read_part(
             .name(DECODER_THREAD.into())
             .spawn_scoped(scope, move || match decoding {
                 Decoding::Stream(decoder) => decode_chunks(decoder, to_parser, recycled, budget),
-                Decoding::Direct(zstd) => decode_chunks_direct(zstd, to_parser, recycled, budget),
+                Decoding::Direct(zstd) => decode_chunks_direct(*zstd, to_parser, recycled, budget),
             })
             .map_err(|e| {
                 ReadError::new(
