@@ -1,7 +1,7 @@
 //! Streams a log's parts through their decoders, splits lines and parses events, keeping an
 //! account of everything that was skipped, cut or missing.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::Arc;
@@ -11,7 +11,7 @@ use std::sync::{Condvar, Mutex, mpsc};
 use rayon::prelude::*;
 
 use crate::ReadError;
-use crate::codec::{Codec, ZSTD_DIRECT_BLOCK, ZstdChunks, ZstdRead, error_offset};
+use crate::codec::{Codec, error_offset};
 use crate::events::{Event, ParseFailure, is_known_event_name, parse_line};
 use crate::layout::{Layout, LogInput, Part};
 
@@ -131,10 +131,8 @@ pub const MAX_SKIPPED_LINE: u64 = 1 << 30;
 /// lack its newline at the end of the stream), then possibly a line too long to keep, then
 /// possibly the error that ended the stream.
 struct Chunk {
-    /// The lines are `data[start..len]`; the rest is room the decoder may reuse. `start` is 0
-    /// but after a skipped long line whose end was decoded into the same buffer.
+    /// The lines are `data[..len]`; the rest is room the decoder may reuse.
     data: Vec<u8>,
-    start: usize,
     len: usize,
     /// Where each line ends in `data` (just past its newline), found by the decoder while the
     /// bytes were still in its core's cache; a last line without a newline is not here.
@@ -148,7 +146,6 @@ impl Chunk {
     fn lines(data: Vec<u8>, len: usize, ends: Vec<u32>) -> Self {
         Chunk {
             data,
-            start: 0,
             len,
             ends,
             long_line: None,
@@ -158,7 +155,7 @@ impl Chunk {
 
     /// What the chunk holds against the budget: its text and its list of line ends.
     fn weight(&self) -> usize {
-        self.len - self.start + self.ends.len() * std::mem::size_of::<u32>()
+        self.len + self.ends.len() * std::mem::size_of::<u32>()
     }
 }
 
@@ -351,275 +348,6 @@ fn decode_chunks(
     }
 }
 
-/// A buffer the direct zstd decoder has moved on from, with the lines to send from it once zstd
-/// no longer reads it, or a chunk without text queued behind such buffers.
-enum Queued {
-    Buffer {
-        start: usize,
-        len: usize,
-        ends: Vec<u32>,
-    },
-    Text(Chunk),
-}
-
-/// Sends the queued chunks whose buffers the first function gives back, keeping a spare.
-type Flush<'f> = dyn FnMut(&mut dyn FnMut() -> Option<Vec<u8>>, &mut VecDeque<Queued>, &mut Option<Vec<u8>>) -> bool
-    + 'f;
-
-/// [`decode_chunks`] for zstd decoded straight into the chunks ([`ZstdChunks`]): the same
-/// chunks, lines, long lines and errors, without the copy out of zstd's own window.
-///
-/// zstd reads back up to its window (at most [`CHUNK`] here) from the text it wrote, so a
-/// buffer goes to the parser (which edits it) only when zstd has let go of it: one buffer later.
-/// Each buffer is given [`CHUNK`] fresh bytes before the next is started, so the one before
-/// always holds the window. A line longer than the room left moves to a buffer twice its size,
-/// and the long line's own bytes, once it is over [`MAX_LINE`], are decoded and dropped buffer by
-/// buffer.
-fn decode_chunks_direct<R: BufRead>(
-    mut zstd: ZstdChunks<R>,
-    to_parser: mpsc::SyncSender<Chunk>,
-    recycled: mpsc::Receiver<Vec<u8>>,
-    budget: &Budget,
-) {
-    let send = |chunk: Chunk| budget.take(chunk.weight()) && to_parser.send(chunk).is_ok();
-    let mut queue: VecDeque<Queued> = VecDeque::new();
-    // A released buffer that carried no lines, to decode into next.
-    let mut spare: Option<Vec<u8>> = None;
-    // Sends what is queued as far as zstd has released the buffers; false once the parser stopped.
-    let mut flush = |released: &mut dyn FnMut() -> Option<Vec<u8>>,
-                     queue: &mut VecDeque<Queued>,
-                     spare: &mut Option<Vec<u8>>|
-     -> bool {
-        while let Some(front) = queue.front() {
-            let chunk = match front {
-                Queued::Text(_) => match queue.pop_front() {
-                    Some(Queued::Text(chunk)) => chunk,
-                    _ => unreachable!(),
-                },
-                Queued::Buffer { .. } => {
-                    let Some(buffer) = released() else {
-                        return true;
-                    };
-                    let Some(Queued::Buffer { start, len, ends }) = queue.pop_front() else {
-                        unreachable!()
-                    };
-                    if len == start {
-                        if buffer.len() <= 2 * CHUNK + 2 * ZSTD_DIRECT_BLOCK {
-                            *spare = Some(buffer);
-                        }
-                        continue;
-                    }
-                    Chunk {
-                        start,
-                        ..Chunk::lines(buffer, len, ends)
-                    }
-                }
-            };
-            if !send(chunk) {
-                return false;
-            }
-        }
-        true
-    };
-    let buffer = |spare: &mut Option<Vec<u8>>, len: usize| {
-        let mut buffer = spare
-            .take()
-            .or_else(|| recycled.try_recv().ok())
-            .unwrap_or_default();
-        buffer.resize(len, 0);
-        buffer
-    };
-    // Sends everything left once decoding is over, then `last` if given.
-    let finish = |zstd: ZstdChunks<R>,
-                  queue: &mut VecDeque<Queued>,
-                  last: Option<(usize, Vec<u32>, Option<io::Error>)>,
-                  flush: &mut Flush<'_>| {
-        let (mut released, data, len) = zstd.finish();
-        let mut none = None;
-        if !flush(&mut || released.pop_front(), queue, &mut none) {
-            return;
-        }
-        if let Some((start, ends, error)) = last {
-            send(Chunk {
-                start,
-                error,
-                ..Chunk::lines(data, len, ends)
-            });
-        }
-    };
-    // Where the lines of the current buffer start: after the end of a long line skipped.
-    let mut start = 0;
-    // Every line end in the current buffer's text.
-    let mut ends: Vec<u32> = line_ends(zstd.text(), 0).collect();
-    // Where the text zstd wrote into this buffer starts (after the line carried over).
-    let mut segment = 0;
-    loop {
-        // Up to a chunk's worth more, each piece searched for newlines while it is in cache.
-        let begin = zstd.filled();
-        let mut end: Option<io::Result<()>> = None;
-        while zstd.filled() - begin < CHUNK && zstd.room() >= ZSTD_DIRECT_BLOCK {
-            let at = zstd.filled();
-            match zstd.decode_piece() {
-                Ok(0) => {
-                    end = Some(Ok(()));
-                    break;
-                }
-                Ok(_) => ends.extend(line_ends(&zstd.text()[at..], at)),
-                Err(e) => {
-                    end = Some(Err(e));
-                    break;
-                }
-            }
-        }
-        let filled = zstd.filled();
-        let lines_end = ends.last().map_or(start, |&end| end as usize);
-        if let Some(Err(error)) = end {
-            finish(
-                zstd,
-                &mut queue,
-                Some((start, ends, Some(error))),
-                &mut flush,
-            );
-            return;
-        }
-        if filled - lines_end > MAX_LINE {
-            let mut len = (filled - lines_end) as u64;
-            // The lines before it go when zstd lets go of this buffer; the line's bytes do not.
-            let next = buffer(&mut spare, CHUNK + ZSTD_DIRECT_BLOCK);
-            zstd.switch(next, filled);
-            queue.push_back(Queued::Buffer {
-                start,
-                len: lines_end,
-                ends: std::mem::take(&mut ends),
-            });
-            segment = 0;
-            let mut released = || zstd.take_released();
-            if !flush(&mut released, &mut queue, &mut spare) {
-                return;
-            }
-            if end.is_some() {
-                queue.push_back(Queued::Text(long_line_chunk(LongLine::unended(len), None)));
-                finish(zstd, &mut queue, None, &mut flush);
-                return;
-            }
-            // Follow it to its newline, as `skip_line` does.
-            loop {
-                if len > MAX_SKIPPED_LINE {
-                    let line = LongLine {
-                        len,
-                        ended: false,
-                        gave_up: true,
-                    };
-                    queue.push_back(Queued::Text(long_line_chunk(line, None)));
-                    finish(zstd, &mut queue, None, &mut flush);
-                    return;
-                }
-                if zstd.room() < ZSTD_DIRECT_BLOCK {
-                    let next = buffer(&mut spare, CHUNK + ZSTD_DIRECT_BLOCK);
-                    let filled = zstd.filled();
-                    zstd.switch(next, filled);
-                    segment = 0;
-                    queue.push_back(Queued::Buffer {
-                        start: 0,
-                        len: 0,
-                        ends: Vec::new(),
-                    });
-                    let mut released = || zstd.take_released();
-                    if !flush(&mut released, &mut queue, &mut spare) {
-                        return;
-                    }
-                }
-                let at = zstd.filled();
-                match zstd.decode_piece() {
-                    Ok(0) => {
-                        queue
-                            .push_back(Queued::Text(long_line_chunk(LongLine::unended(len), None)));
-                        finish(zstd, &mut queue, None, &mut flush);
-                        return;
-                    }
-                    Err(e) => {
-                        queue.push_back(Queued::Text(long_line_chunk(
-                            LongLine::unended(len),
-                            Some(e),
-                        )));
-                        finish(zstd, &mut queue, None, &mut flush);
-                        return;
-                    }
-                    Ok(n) => match memchr::memchr(b'\n', &zstd.text()[at..]) {
-                        Some(i) => {
-                            len += (i + 1) as u64;
-                            start = at + i + 1;
-                            ends.extend(line_ends(&zstd.text()[start..], start));
-                            let line = LongLine {
-                                len,
-                                ended: true,
-                                gave_up: false,
-                            };
-                            queue.push_back(Queued::Text(long_line_chunk(line, None)));
-                            let mut released = || zstd.take_released();
-                            if !flush(&mut released, &mut queue, &mut spare) {
-                                return;
-                            }
-                            break;
-                        }
-                        None => len += n as u64,
-                    },
-                }
-            }
-            continue;
-        }
-        if end.is_some() {
-            finish(zstd, &mut queue, Some((start, ends, None)), &mut flush);
-            return;
-        }
-        if filled - segment < CHUNK {
-            // zstd's window may reach back past this buffer's start: fill it further first.
-            continue;
-        }
-        if lines_end > start {
-            // The next chunk starts with the line in progress.
-            let carry = filled - lines_end;
-            let next = buffer(&mut spare, carry + CHUNK + ZSTD_DIRECT_BLOCK);
-            zstd.switch(next, lines_end);
-            queue.push_back(Queued::Buffer {
-                start,
-                len: lines_end,
-                ends: std::mem::take(&mut ends),
-            });
-            start = 0;
-            segment = carry;
-        } else if zstd.room() < CHUNK + ZSTD_DIRECT_BLOCK {
-            // A line longer than the room left: on to a buffer twice its size (as a `Vec` grows).
-            let carry = filled - start;
-            let next = buffer(&mut spare, 2 * carry + CHUNK + ZSTD_DIRECT_BLOCK);
-            zstd.switch(next, start);
-            queue.push_back(Queued::Buffer {
-                start: 0,
-                len: 0,
-                ends: Vec::new(),
-            });
-            ends.clear();
-            start = 0;
-            segment = carry;
-        } else {
-            continue;
-        }
-        let mut released = || zstd.take_released();
-        if !flush(&mut released, &mut queue, &mut spare) {
-            return;
-        }
-    }
-}
-
-/// A chunk that reports a long line (and possibly the error that ended the stream).
-fn long_line_chunk(line: LongLine, error: Option<io::Error>) -> Chunk {
-    Chunk {
-        long_line: Some(line),
-        error,
-        ..Chunk::lines(Vec::new(), 0, Vec::new())
-    }
-}
-
 /// Fills `data[at..at + len]` from `decoder` as far as it will go, adding the line ends it
 /// reads to `ends`; returns how much was read and the error that stopped it, the bytes read
 /// before an error included.
@@ -759,26 +487,6 @@ pub fn read_log(
     Ok(report)
 }
 
-/// How a part's text comes out of its decoder.
-enum Decoding<'r, R> {
-    /// Through [`Read`], copied into the chunks.
-    Stream(Box<dyn Read + Send + 'r>),
-    /// zstd, decoded straight into them.
-    Direct(Box<ZstdChunks<R>>),
-}
-
-/// How much of the text is looked at to tell a pretty-printed log: as `pretty` does.
-const HEAD: usize = 64 << 10;
-
-/// The first non-blank line is complete (a newline follows it).
-fn first_line_ended(head: &[u8]) -> bool {
-    let start = head
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(head.len());
-    head[start..].contains(&b'\n')
-}
-
 fn read_part(
     part: &Part,
     is_last_part: bool,
@@ -837,23 +545,7 @@ fn read_part(
     };
     let (to_parser, chunks) = mpsc::sync_channel::<Chunk>(IN_FLIGHT);
     let (recycle, recycled) = mpsc::sync_channel::<Vec<u8>>(IN_FLIGHT);
-    let (decoding, pretty) = if codec == Codec::Zstd {
-        // Decoded straight into the chunks, but for pretty-printed logs (rare), whose re-joiner
-        // reads the text as a stream. The head decoded here to tell which starts the first chunk.
-        let mut zstd = ZstdChunks::new(raw, vec![0u8; CHUNK + ZSTD_DIRECT_BLOCK], CHUNK);
-        let pretty = zstd.decode_head(|head| head.len() >= HEAD || first_line_ended(head))
-            && crate::pretty::one_event_a_line(Box::new(io::Cursor::new(zstd.text().to_vec()))).1;
-        if pretty {
-            let (decoder, pretty) =
-                crate::pretty::one_event_a_line(Box::new(ZstdRead::new(zstd, CHUNK)));
-            (Decoding::Stream(decoder), pretty)
-        } else {
-            (Decoding::Direct(Box::new(zstd)), false)
-        }
-    } else {
-        let (decoder, pretty) = crate::pretty::one_event_a_line(codec.decoder(raw));
-        (Decoding::Stream(decoder), pretty)
-    };
+    let (decoder, pretty) = crate::pretty::one_event_a_line(codec.decoder(raw));
     if pretty {
         report.warnings.push(format!(
             "{}: pretty-printed JSON (each event over many lines, where Spark writes one a line); it was read event by event, so line numbers below count events",
@@ -869,9 +561,8 @@ fn read_part(
         // stops waiting on it) before the decoder is joined.
         let decoder_thread = std::thread::Builder::new()
             .name(DECODER_THREAD.into())
-            .spawn_scoped(scope, move || match decoding {
-                Decoding::Stream(decoder) => decode_chunks(decoder, to_parser, recycled, budget),
-                Decoding::Direct(zstd) => decode_chunks_direct(*zstd, to_parser, recycled, budget),
+            .spawn_scoped(scope, move || {
+                decode_chunks(decoder, to_parser, recycled, budget)
             })
             .map_err(|e| {
                 ReadError::new(
@@ -884,13 +575,9 @@ fn read_part(
         let _close = CloseOnDrop(budget);
         for chunk in chunks {
             let mut chunk = chunk;
-            let (chunk_start, chunk_len) = (chunk.start, chunk.len);
+            let chunk_len = chunk.len;
             let chunk_weight = chunk.weight();
-            let lines = split_lines_at(
-                &mut chunk.data[chunk_start..chunk_len],
-                chunk_start,
-                &chunk.ends,
-            );
+            let lines = split_lines_at(&mut chunk.data[..chunk_len], &chunk.ends);
             let mut shapes: Vec<LineShape> = Vec::with_capacity(lines.len());
             for (i, l) in lines.iter().enumerate() {
                 let before: &[u8] = if i == 0 { &previous_line } else { lines[i - 1] };
@@ -1132,12 +819,12 @@ struct LineShape {
 }
 
 /// The lines of `data` with their newline, cut at `ends` (where the decoder found each
-/// newline, counted from `base` before `data`'s start), then the rest if it lacks one, as
-/// separate mutable slices so each parser can edit its own line.
-fn split_lines_at<'d>(data: &'d mut [u8], base: usize, ends: &[u32]) -> Vec<&'d mut [u8]> {
+/// newline), then the rest if it lacks one, as separate mutable slices so each parser can edit
+/// its own line.
+fn split_lines_at<'d>(data: &'d mut [u8], ends: &[u32]) -> Vec<&'d mut [u8]> {
     let mut lines = Vec::with_capacity(ends.len() + 1);
     let mut rest = data;
-    let mut start = base;
+    let mut start = 0;
     for &end in ends {
         let end = end as usize;
         let (line, tail) = std::mem::take(&mut rest).split_at_mut(end - start);
@@ -1218,7 +905,7 @@ mod tests {
                 let weight = chunk.weight();
                 let len = chunk.len;
                 lines.extend(
-                    split_lines_at(&mut chunk.data[..len], 0, &chunk.ends)
+                    split_lines_at(&mut chunk.data[..len], &chunk.ends)
                         .into_iter()
                         .map(|line| line.to_vec()),
                 );
@@ -1232,57 +919,5 @@ mod tests {
         assert_eq!(lines.len(), expected.len());
         assert!(lines == expected, "a line was cut in the wrong place");
         assert!(!lines.last().unwrap().ends_with(b"\n"));
-    }
-
-    /// zstd decoded straight into the chunks cuts a log into exactly its lines, across frames,
-    /// buffers and a line longer than a chunk, and hands every buffer back.
-    #[test]
-    fn zstd_decoded_into_the_chunks_gives_the_logs_lines() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../testdata/logs/single/plain/local-1796049337368"
-        );
-        let whole = std::fs::read(path).unwrap();
-        let mut text = whole.repeat(4);
-        // A line of 3 MiB in the middle, and no newline at the end.
-        let middle = text.len() / 2 + 1;
-        let middle = middle + text[middle..].iter().position(|&b| b == b'\n').unwrap() + 1;
-        let long: Vec<u8> = std::iter::repeat_n(b'x', 3 << 20).chain([b'\n']).collect();
-        text.splice(middle..middle, long);
-        text.pop();
-        let mut compressed = zstd::stream::encode_all(&text[..text.len() / 3], 1).unwrap();
-        let mut encoder = zstd::stream::Encoder::new(Vec::new(), 1).unwrap();
-        std::io::Write::write_all(&mut encoder, &text[text.len() / 3..]).unwrap();
-        compressed.extend(encoder.finish().unwrap());
-        let (to_parser, chunks) = mpsc::sync_channel::<Chunk>(IN_FLIGHT);
-        let (recycle, recycled) = mpsc::sync_channel::<Vec<u8>>(IN_FLIGHT);
-        let budget = Budget::new();
-        let mut lines: Vec<Vec<u8>> = Vec::new();
-        std::thread::scope(|scope| {
-            let budget = &budget;
-            let raw = BufReader::with_capacity(1000, &compressed[..]);
-            let zstd = ZstdChunks::new(raw, vec![0; CHUNK + ZSTD_DIRECT_BLOCK], CHUNK);
-            scope.spawn(move || decode_chunks_direct(zstd, to_parser, recycled, budget));
-            for mut chunk in chunks {
-                assert!(chunk.error.is_none() && chunk.long_line.is_none());
-                let weight = chunk.weight();
-                let (start, len) = (chunk.start, chunk.len);
-                lines.extend(
-                    split_lines_at(&mut chunk.data[start..len], start, &chunk.ends)
-                        .into_iter()
-                        .map(|line| line.to_vec()),
-                );
-                // As the parser does: scribble over the text, then give the buffer back.
-                chunk.data.fill(b'#');
-                let _ = recycle.try_send(chunk.data);
-                budget.give_back(weight);
-            }
-        });
-        let expected: Vec<Vec<u8>> = text
-            .split_inclusive(|&b| b == b'\n')
-            .map(<[u8]>::to_vec)
-            .collect();
-        assert_eq!(lines.len(), expected.len());
-        assert!(lines == expected, "a line was cut in the wrong place");
     }
 }

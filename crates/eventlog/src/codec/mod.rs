@@ -3,7 +3,6 @@
 mod lz4block;
 mod lzf;
 mod snappy;
-mod zstd_direct;
 
 use std::fmt;
 use std::io::{self, Read};
@@ -11,7 +10,6 @@ use std::io::{self, Read};
 pub use lz4block::Lz4BlockReader;
 pub use lzf::LzfReader;
 pub use snappy::XerialSnappyReader;
-pub(crate) use zstd_direct::{BLOCK as ZSTD_DIRECT_BLOCK, ZstdChunks, ZstdRead};
 
 /// How an event-log file is compressed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
