@@ -5,7 +5,8 @@
 #   fuzz/run.sh [-t SECONDS] [-j JOBS] [--cmin] [--no-build] [TARGET...]
 #
 #   -t SECONDS  time per target (default 600; 0 with --cmin only minimises); a crash restarts
-#               the target for the time left, at most three times, so one bug does not end a run
+#               the target for the time left, at most three times, so one bug does not end a run;
+#               a timeout that does not recur when replayed alone is not counted (a paused run)
 #   -j JOBS     targets fuzzed at once (default 1; one per core is what a quiet machine takes)
 #   --cmin      afterwards, minimise each target's corpus (fuzz/corpus/TARGET, committed) with
 #               what it found and its seeds (`cargo fuzz cmin` does the same merge), then keep
@@ -140,6 +141,18 @@ main() {
                 [ "$restarts" -lt 3 ] || break
             done
             ran=$(($(date +%s) - start))
+            # libFuzzer times an input by the wall clock, so a process stopped (SIGSTOP, to keep
+            # a benchmark quiet; a suspended machine) or starved mid-input reports a hang that is
+            # not one. Each new timeout is replayed alone; one that finishes within the limit is
+            # kept as `unreproduced-timeout-*` for a look, and not counted as a crash.
+            while read -r hang; do
+                [ -n "$hang" ] || continue
+                if nice -n 19 "$bin" -timeout="$(timeout_of "$target")" -rss_limit_mb=2048 \
+                    "$hang" >>"$log" 2>&1; then
+                    mv "$hang" "$out/unreproduced-$(basename "$hang")"
+                    echo "$target: $(basename "$hang") did not hang when replayed alone"
+                fi
+            done < <(find "$out" -maxdepth 1 -name 'timeout-*' -newermt "@$start")
             after=$(find "$out" -maxdepth 1 -name 'crash-*' -o -maxdepth 1 -name 'timeout-*' \
                 -o -maxdepth 1 -name 'oom-*' -o -maxdepth 1 -name 'leak-*' | wc -l)
             last=$(grep -E '^#[0-9]+.*cov: ' "$log" | tail -1 || true)
