@@ -6,10 +6,11 @@
 //! Files go to `target/bench-data/` and are reused when present; above 2 GB only the zstd file is
 //! written, to spare the disk. `SPARKDIAG_BENCH_RUNS` sets the runs of each measurement (5; 1 for
 //! callgrind). `SPARKDIAG_BENCH_ONLY=analyze` (or `model`, or `read`: the events parsed and
-//! dropped) runs that step once and prints a hash of its result instead of timing anything: the run to give a profiler, and a check that a
-//! change leaves a large log's report byte for byte the same. `SPARKDIAG_BENCH_ONLY=after-reading`
-//! reads once and times the rest of `analyze` alone, many times over. `SPARKDIAG_BIN` names a built `sparkdiag` binary to time
-//! `analyze` on the same file with its peak memory. Run with
+//! dropped) runs that step once and prints a hash of its result instead of timing anything: the
+//! run to give a profiler, and a check that a change leaves a large log's report byte for byte
+//! the same. `SPARKDIAG_BENCH_ONLY=after-reading` reads once and times the rest of `analyze`
+//! alone, many times over. `SPARKDIAG_BIN` names a built `sparkdiag` binary to time `analyze` on
+//! the same file with its peak memory. Run with
 //! `cargo bench -p sparkdiag-analysis --bench read` (it needs no polars, so it builds quickly).
 
 use std::fs::File;
