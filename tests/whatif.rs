@@ -343,6 +343,41 @@ fn memory_and_cores_merge_into_one_submission_that_the_rerun_proves() {
     );
 }
 
+/// Idle cores are given back the way the cluster manager takes them: a local master's threads
+/// (it has no executors to shrink), a standalone application's `spark.cores.max`.
+#[test]
+fn fewer_cores_are_said_as_the_cluster_manager_takes_them() {
+    for (log, manager, said) in [
+        (
+            "logs/patterns/driver-loop-serial",
+            "local",
+            "--master local[1]",
+        ),
+        (
+            "logs/memory/overprovisioned-standalone",
+            "standalone",
+            "spark.cores.max=2",
+        ),
+    ] {
+        let path = testdata(log);
+        let r = crate::util::json_of(&["analyze", "--format", "json", path.to_str().unwrap()]);
+        assert_eq!(r["application"]["cluster_manager"], manager, "{log}");
+        let text = r["what_if"]["advice"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["kind"] == "cores")
+            .and_then(|a| a["text"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            text.contains("sat idle") && text.contains(said),
+            "{log}: {text}"
+        );
+        assert!(!text.contains("executors"), "{log}: {text}");
+    }
+}
+
 /// Under dynamic allocation the executor ceiling is named only where it held the run: the
 /// Summit log reached its 50 executors (4 cores each) and the replay wants 511 cores; the Delight
 /// log stayed far under its ceiling of 100, held by its ramp-up, which no ceiling changes.

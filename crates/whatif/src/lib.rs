@@ -236,6 +236,7 @@ pub fn what_if_with_findings(
     let (mut advice, cores_wanted) = match merged_today {
         None => advise(
             &graph,
+            &|knee| fewer_cores(app, knee),
             cores_today,
             today,
             unlimited,
@@ -246,6 +247,7 @@ pub fn what_if_with_findings(
         Some(merged_today) => {
             let (mut advice, wanted) = advise(
                 &graph,
+                &|knee| fewer_cores(app, knee),
                 cores_today,
                 merged_today,
                 at_merged(None),
@@ -418,9 +420,33 @@ fn headline(bounds: &Bounds, scenarios: &[Scenario], cores_today: i64) -> String
     text
 }
 
+/// How this application would hold fewer cores, said for its cluster manager: a local master's
+/// threads are no executors, a standalone application's cores are capped, a Databricks cluster
+/// is sized by its workers, and under dynamic allocation the ceiling is what a user sets.
+fn fewer_cores(app: &Application, cores: i64) -> String {
+    if app.platform() == sparkdiag_model::Platform::Databricks {
+        return "A smaller cluster (fewer workers, or a smaller worker type) costs less for the same run."
+            .into();
+    }
+    match app.cluster_manager() {
+        Some("local") => format!(
+            "--master local[{cores}] does the same run and leaves the machine's other cores free."
+        ),
+        Some("standalone") => {
+            format!("Capping the cores (spark.cores.max={cores}) costs less for the same run.")
+        }
+        Some("yarn" | "kubernetes") if app.dynamic_allocation() => {
+            "A lower ceiling (spark.dynamicAllocation.maxExecutors) costs less for the same run."
+                .into()
+        }
+        _ => "Fewer or smaller executors cost less for the same run.".into(),
+    }
+}
+
 /// The fewest cores whose replay is within 10 % of the unlimited one: more would sit idle.
 fn advise(
     graph: &Graph,
+    fewer_cores: &dyn Fn(i64) -> String,
     cores_today: i64,
     today: i64,
     unlimited: i64,
@@ -460,11 +486,12 @@ fn advise(
             kind: "cores",
             text: format!(
                 "{} would finish within {} of today's run on {} (predicted {}): \
-                 the rest sat idle. Fewer or smaller executors (or spark.dynamicAllocation.maxExecutors) cost less for the same run.",
+                 the rest sat idle. {}",
                 cores(knee),
                 change(at_knee),
                 cores(cores_today),
-                duration(at_knee)
+                duration(at_knee),
+                fewer_cores(knee)
             ),
         });
     } else if knee > cores_today {
