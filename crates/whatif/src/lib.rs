@@ -236,23 +236,27 @@ pub fn what_if_with_findings(
     let (mut advice, cores_wanted) = match merged_today {
         None => advise(
             &graph,
-            &|knee| fewer_cores(app, knee),
+            About {
+                app,
+                gaps_are_not_the_driver,
+            },
             cores_today,
             today,
             unlimited,
             &scenarios,
-            gaps_are_not_the_driver,
             &StageChanges::default(),
         ),
         Some(merged_today) => {
             let (mut advice, wanted) = advise(
                 &graph,
-                &|knee| fewer_cores(app, knee),
+                About {
+                    app,
+                    gaps_are_not_the_driver,
+                },
                 cores_today,
                 merged_today,
                 at_merged(None),
                 &scenarios,
-                gaps_are_not_the_driver,
                 &merges,
             );
             let which: Vec<String> = fixes
@@ -420,6 +424,15 @@ fn headline(bounds: &Bounds, scenarios: &[Scenario], cores_today: i64) -> String
     text
 }
 
+/// What the advice says beyond the replay's numbers depends on: the application, for its
+/// cluster manager, and whether its gaps between jobs are its driver's.
+#[derive(Clone, Copy)]
+struct About<'a> {
+    app: &'a Application,
+    /// The gaps are people between commands or a stream's triggers, not a loop to rewrite.
+    gaps_are_not_the_driver: bool,
+}
+
 /// How this application would hold fewer cores, said for its cluster manager: a local master's
 /// threads are no executors, a standalone application's cores are capped, a Databricks cluster
 /// is sized by its workers, and under dynamic allocation the ceiling is what a user sets.
@@ -446,12 +459,11 @@ fn fewer_cores(app: &Application, cores: i64) -> String {
 /// The fewest cores whose replay is within 10 % of the unlimited one: more would sit idle.
 fn advise(
     graph: &Graph,
-    fewer_cores: &dyn Fn(i64) -> String,
+    about: About,
     cores_today: i64,
     today: i64,
     unlimited: i64,
     scenarios: &[Scenario],
-    gaps_are_not_the_driver: bool,
     changes: &StageChanges,
 ) -> (Vec<Advice>, Option<i64>) {
     let mut advice = Vec::new();
@@ -491,7 +503,7 @@ fn advise(
                 change(at_knee),
                 cores(cores_today),
                 duration(at_knee),
-                fewer_cores(knee)
+                fewer_cores(about.app, knee)
             ),
         });
     } else if knee > cores_today {
@@ -520,7 +532,7 @@ fn advise(
     }
     if let Some(g) = of(scenarios, false, true)
         .filter(|g| g.change_vs_today <= -0.10)
-        .filter(|_| !gaps_are_not_the_driver)
+        .filter(|_| !about.gaps_are_not_the_driver)
     {
         advice.push(Advice {
             kind: "driver",
