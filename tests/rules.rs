@@ -207,6 +207,44 @@ fn the_what_if_and_gc002_name_one_memory_size() {
     );
 }
 
+/// The what-if's memory advice quotes GC002's own peak, not one of its own: on this real log an
+/// executor with under a minute of tasks (which GC002 leaves out) peaked higher than those GC002
+/// names, and the advice once called that higher peak the one the size came from.
+#[test]
+fn the_what_if_quotes_the_peak_gc002_sized_from() {
+    let p = testdata("logs/causes/grow");
+    let report = json_of(&["analyze", p.to_str().unwrap(), "--format", "json"]);
+    let gc = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "GC002")
+        .expect("GC002 fires on the grow log")
+        .clone();
+    let gc_peak = gc["evidence"]["peak_heap_bytes"].as_u64().unwrap();
+    let largest = report["executors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["executor_id"] != "driver")
+        .filter_map(|e| e["peak_jvm_heap_bytes"].as_u64())
+        .max()
+        .unwrap();
+    assert!(largest > gc_peak, "the log no longer tells them apart");
+    let mib = |b: u64| format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64);
+    let advice = report["what_if"]["advice"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["kind"] == "memory")
+        .expect("the what-if sizes the memory where GC002 fired")["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(advice.contains(&mib(gc_peak)), "{advice}");
+    assert!(!advice.contains(&mib(largest)), "{advice}");
+}
+
 /// A Spark 2.0 log (no exit code) whose last job was cancelled because SparkContext shut down,
 /// with no job failing before it: the log cannot say whether the application crashed or the
 /// program ended while another thread's job ran, so FA001 reports the lost job as high, not as

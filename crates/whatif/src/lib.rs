@@ -433,29 +433,6 @@ struct About<'a> {
     gaps_are_not_the_driver: bool,
 }
 
-/// How this application would hold fewer cores, said for its cluster manager: a local master's
-/// threads are no executors, a standalone application's cores are capped, a Databricks cluster
-/// is sized by its workers, and under dynamic allocation the ceiling is what a user sets.
-fn fewer_cores(app: &Application, cores: i64) -> String {
-    if app.platform() == sparkdiag_model::Platform::Databricks {
-        return "A smaller cluster (fewer workers, or a smaller worker type) costs less for the same run."
-            .into();
-    }
-    match app.cluster_manager() {
-        Some("local") => format!(
-            "--master local[{cores}] does the same run and leaves the machine's other cores free."
-        ),
-        Some("standalone") => {
-            format!("Capping the cores (spark.cores.max={cores}) costs less for the same run.")
-        }
-        Some("yarn" | "kubernetes") if app.dynamic_allocation() => {
-            "A lower ceiling (spark.dynamicAllocation.maxExecutors) costs less for the same run."
-                .into()
-        }
-        _ => "Fewer or smaller executors cost less for the same run.".into(),
-    }
-}
-
 /// The fewest cores whose replay is within 10 % of the unlimited one: more would sit idle.
 fn advise(
     graph: &Graph,
@@ -503,7 +480,7 @@ fn advise(
                 change(at_knee),
                 cores(cores_today),
                 duration(at_knee),
-                fewer_cores(about.app, knee)
+                settings::cores_on_this_cluster(about.app, knee, cores_today).fewer
             ),
         });
     } else if knee > cores_today {
@@ -573,11 +550,6 @@ fn memory_advice(app: &Application, findings: &[sparkdiag_rules::Finding]) -> Op
         .spark_properties
         .get("spark.executor.memory")
         .and_then(|m| sparkdiag_facts::settings::parse_memory(m));
-    let peak = executors
-        .iter()
-        .filter_map(|e| e.peak_metrics.map(|m| m.jvm_heap_memory))
-        .max()
-        .filter(|&p| p > 0);
     if gc_share > 0.10 || spill >= 256 << 20 {
         let more = reserved.map_or("more".to_string(), |r| setting(r.saturating_mul(3) / 2));
         return Some(Advice {
@@ -593,22 +565,26 @@ fn memory_advice(app: &Application, findings: &[sparkdiag_rules::Finding]) -> Op
             ),
         });
     }
-    let (reserved, peak) = (reserved?, peak?);
-    // The size is GC002's, from the one sizing both read, so the two never name different ones;
-    // and only where GC002 fired, so the advice never cites a finding the report does not hold.
-    let gc002_fired = findings.iter().any(|f| f.rule == "GC002");
-    (gc002_fired && gc_share < 0.05 && (peak as f64) < 0.5 * reserved as f64).then(|| {
-        let sizing = sparkdiag_facts::memory_sizing::smaller_executor(app, peak.unsigned_abs());
-        Advice {
-            kind: "memory",
-            text: format!(
-                "The largest executor heap peaked at {} of spark.executor.memory={} with {} GC and no spill: {} would do ({}x the peak, in 256 MiB steps; GC002), or more cores per executor.",
-                human_bytes(peak),
-                setting(reserved),
-                share(gc_share, 0),
-                setting(sizing.heap),
-                sparkdiag_facts::memory_sizing::MARGIN
-            ),
-        }
+    // The size is GC002's own, read from its finding, so the two never name different ones; and
+    // only where GC002 fired, so the advice never cites a finding the report does not hold.
+    let gc002 = findings
+        .iter()
+        .find(|f| f.rule == sparkdiag_rules::rules::HEAP_OVERPROVISIONED.code)?;
+    let figure = |key: &str| gc002.evidence.get(key).and_then(|v| v.as_u64());
+    let (reserved, peak, suggested) = (
+        figure("executor_memory_bytes")?,
+        figure("peak_heap_bytes")?,
+        figure("suggested_executor_memory_bytes")?,
+    );
+    (gc_share < 0.05).then(|| Advice {
+        kind: "memory",
+        text: format!(
+            "The executors GC002 names peaked at {} of heap or less out of spark.executor.memory={}, with {} GC and no spill: {} would do ({}x the peak, in 256 MiB steps; GC002), or more cores per executor.",
+            human_bytes(peak as i64),
+            setting(reserved),
+            share(gc_share, 0),
+            setting(suggested),
+            sparkdiag_facts::memory_sizing::MARGIN
+        ),
     })
 }

@@ -33,7 +33,9 @@ pub fn merged(
             add(app, &mut settings, key, value, finding.rule);
         }
     }
-    if let Some((key, value)) = cores.and_then(|n| cores_setting(app, n, cores_today)) {
+    if let Some((key, value)) =
+        cores.and_then(|n| cores_on_this_cluster(app, n, cores_today).setting)
+    {
         add(app, &mut settings, &key, &value, "what-if");
     }
     settings
@@ -56,16 +58,40 @@ fn add(app: &Application, settings: &mut Vec<Setting>, key: &str, value: &str, f
     });
 }
 
-/// The setting that gives the application `cores` executor cores on its cluster manager: whole
-/// executors of today's size on YARN and Kubernetes, `spark.cores.max` on a standalone cluster.
-/// Under dynamic allocation the ceiling, and only where it is what holds the count: raised when
-/// it is below what more cores need (a run that stayed under a higher ceiling was held by its
-/// ramp-up or its cluster, which no ceiling changes), lowered when fewer would do. None on
-/// Databricks, where the cluster's node count sizes it; in local mode, where the machine's cores
-/// bound whatever the master asks for; and where the manager is unknown.
-fn cores_setting(app: &Application, cores: i64, cores_today: i64) -> Option<(String, String)> {
-    if app.platform() == Platform::Databricks || cores < 1 {
-        return None;
+/// How this application would run on `cores` executor cores, on its cluster manager: the
+/// setting that does it, and the words for holding fewer. One match on the manager, so the
+/// flag a submission carries and the sentence the advice says never name different things.
+pub(crate) struct CoresOnThisCluster {
+    /// Whole executors of today's size on YARN and Kubernetes, `spark.cores.max` on a standalone
+    /// cluster. Under dynamic allocation the ceiling, and only where it is what holds the count:
+    /// raised when it is below what more cores need (a run that stayed under a higher ceiling
+    /// was held by its ramp-up or its cluster, which no ceiling changes), lowered when fewer
+    /// would do. None on Databricks, where the cluster's node count sizes it; in local mode,
+    /// where the master's `local[N]` is no setting; and where the manager is unknown.
+    pub setting: Option<(String, String)>,
+    /// How to hold fewer cores: a local master's threads are no executors, a standalone
+    /// application's cores are capped, a Databricks cluster is sized by its workers, and under
+    /// dynamic allocation the ceiling is what a user sets.
+    pub fewer: String,
+}
+
+pub(crate) fn cores_on_this_cluster(
+    app: &Application,
+    cores: i64,
+    cores_today: i64,
+) -> CoresOnThisCluster {
+    let said = |setting: Option<(&str, i64)>, fewer: String| CoresOnThisCluster {
+        setting: setting
+            .filter(|_| cores >= 1)
+            .map(|(key, n)| (key.to_string(), n.to_string())),
+        fewer,
+    };
+    if app.platform() == Platform::Databricks {
+        return said(
+            None,
+            "A smaller cluster (fewer workers, or a smaller worker type) costs less for the same run."
+                .into(),
+        );
     }
     let per_executor = sparkdiag_facts::stage_shape::app_shape(app)
         .cores_per_executor
@@ -75,21 +101,34 @@ fn cores_setting(app: &Application, cores: i64, cores_today: i64) -> Option<(Str
         .spark_properties
         .get("spark.dynamicAllocation.maxExecutors")
         .and_then(|v| v.trim().parse::<i64>().ok());
-    let holds = if cores > cores_today {
+    let ceiling_holds = if cores > cores_today {
         ceiling.is_some_and(|c| c < executors)
     } else {
         ceiling.is_none_or(|c| c > executors)
     };
-    Some(match app.cluster_manager()? {
-        "yarn" | "kubernetes" if app.dynamic_allocation() && holds => (
-            "spark.dynamicAllocation.maxExecutors".into(),
-            executors.to_string(),
+    let executors_fewer = || "Fewer or smaller executors cost less for the same run.".to_string();
+    match app.cluster_manager() {
+        Some("local") => said(
+            None,
+            format!(
+                "--master local[{cores}] does the same run and leaves the machine's other cores free."
+            ),
         ),
-        "yarn" | "kubernetes" if app.dynamic_allocation() => return None,
-        "yarn" | "kubernetes" => ("spark.executor.instances".into(), executors.to_string()),
-        "standalone" => ("spark.cores.max".into(), cores.to_string()),
-        _ => return None,
-    })
+        Some("standalone") => said(
+            Some(("spark.cores.max", cores)),
+            format!("Capping the cores (spark.cores.max={cores}) costs less for the same run."),
+        ),
+        Some("yarn" | "kubernetes") if app.dynamic_allocation() => said(
+            ceiling_holds.then_some(("spark.dynamicAllocation.maxExecutors", executors)),
+            "A lower ceiling (spark.dynamicAllocation.maxExecutors) costs less for the same run."
+                .into(),
+        ),
+        Some("yarn" | "kubernetes") => said(
+            Some(("spark.executor.instances", executors)),
+            executors_fewer(),
+        ),
+        _ => said(None, executors_fewer()),
+    }
 }
 
 /// The list said as one submission, when it holds two settings or more (one a finding names
@@ -99,15 +138,6 @@ pub fn advice(settings: &[Setting]) -> Option<crate::Advice> {
     let replay_alone = matches!(settings, [only] if only.from == "what-if");
     if settings.len() < 2 && !replay_alone {
         return None;
-    }
-    if replay_alone {
-        return Some(crate::Advice {
-            kind: "settings",
-            text: format!(
-                "As a setting on this cluster manager (from the cores replay): {}",
-                submission(settings)
-            ),
-        });
     }
     let mut from: Vec<&str> = Vec::new();
     for s in settings {
@@ -120,10 +150,15 @@ pub fn advice(settings: &[Setting]) -> Option<crate::Advice> {
             from.push(name);
         }
     }
+    let opening = if replay_alone {
+        "As a setting on this cluster manager"
+    } else {
+        "Together, as one submission"
+    };
     Some(crate::Advice {
         kind: "settings",
         text: format!(
-            "Together, as one submission (from {}): {}",
+            "{opening} (from {}): {}",
             from.join(", "),
             submission(settings)
         ),

@@ -50,6 +50,9 @@ pub(crate) mod testing;
 
 use crate::Rule;
 
+/// The what-if reads GC002's sizing from its finding rather than sizing the heap again.
+pub use heap_overprovisioned::HEAP_OVERPROVISIONED;
+
 pub static ALL: &[&Rule] = &[
     &data_skew::DATA_SKEW,
     &straggler::STRAGGLER,
