@@ -228,7 +228,7 @@ impl Applied {
 pub fn assumption(change: &Change) -> &'static str {
     match change {
         Change::SplitPartitions { .. } => {
-            "replayed: the stage's measured task time spread evenly over the new partitions, plus each new task's average scheduling, deserialisation and result overhead (no spill or GC saved); the rest of the run as measured"
+            "replayed: the stage's measured task time spread evenly over the new partitions, as if its data spread evenly over its keys (the log holds no per-key sizes, and a hot key stays in one partition however many there are, so this is the most the split saves), plus each new task's average scheduling, deserialisation and result overhead (no spill or GC saved); the rest of the run as measured"
         }
         Change::MergePartitions { .. } => {
             "replayed: the stage's measured task time spread evenly over the new partitions, less each merged task's average scheduling, deserialisation and result overhead; the rest of the run as measured"
