@@ -46,12 +46,14 @@ The `-fixed` folders are the same scripts rerun with exactly the settings `spark
 recommended for the log beside them (see README, "Proving the memory advice").
 """
 import contextlib
+import json
 import os
 import shutil
 import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -327,18 +329,40 @@ def free_port():
         return sock.getsockname()[1]
 
 
+def wait_for(ready, what, log, seconds=120):
+    """Polls `ready` until it holds; fails naming what it waited for and the daemon's log."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        with contextlib.suppress(OSError, ValueError):
+            if ready():
+                return
+        time.sleep(0.5)
+    sys.exit(f"gave up after {seconds} s waiting for {what}; see {log}")
+
+
+def listening(port):
+    with socket.create_connection(("127.0.0.1", port), timeout=1):
+        return True
+
+
+def worker_alive(ui_port):
+    """The master's web UI lists its workers and their states at /json."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json", timeout=2) as page:
+        return any(w.get("state") == "ALIVE" for w in json.load(page).get("workers", []))
+
+
 @contextlib.contextmanager
 def standalone_cluster(env, log_dir):
     """A standalone Master and one Worker (4 cores, 18 GiB to offer) on loopback, started with
     Spark's own `spark-class` and stopped afterwards; yields the master URL."""
-    port = free_port()
+    port, ui_port = free_port(), free_port()
     url = f"spark://127.0.0.1:{port}"
     spark_class = str(common.local_cluster_home() / "bin" / "spark-class")
     daemons = []
     try:
         for name, args in (
             ("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                        "--port", str(port), "--webui-port", str(free_port())]),
+                        "--port", str(port), "--webui-port", str(ui_port)]),
             ("worker", ["org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
                         "--cores", "4", "--memory", "18g", "--webui-port", str(free_port()),
                         "--work-dir", str(common.fresh_dir(log_dir / "worker-work"))]),
@@ -346,14 +370,13 @@ def standalone_cluster(env, log_dir):
             out = open(log_dir / f"{name}.out", "w")
             daemons.append(subprocess.Popen(["nice", "-n", "10", spark_class, *args], env=env,
                                             stdout=out, stderr=subprocess.STDOUT))
-            # The worker registers within seconds; the master must be listening first.
-            deadline = time.time() + 60
-            while name == "master" and time.time() < deadline:
-                with contextlib.suppress(OSError), socket.create_connection(
-                        ("127.0.0.1", port), timeout=1):
-                    break
-                time.sleep(0.5)
-        time.sleep(8)
+            # The worker needs the master listening; the application needs the worker
+            # registered, or it starts with no executor to run on.
+            if name == "master":
+                wait_for(lambda: listening(port), "the standalone master to listen",
+                         log_dir / "master.out")
+        wait_for(lambda: worker_alive(ui_port), "a worker ALIVE on the master's /json page",
+                 log_dir / "worker.out")
         yield url
     finally:
         for daemon in reversed(daemons):
