@@ -427,13 +427,28 @@ fn skip_line(decoder: &mut impl Read, seen: u64) -> (LongLine, Vec<u8>, Option<i
 /// whose very first bytes do not decode.
 pub fn read_log(
     input: &LogInput,
+    on_event: impl FnMut(Event<'_>),
+) -> Result<SourceReport, ReadError> {
+    read_log_parsing(input, Parsing::for_this_machine(), on_event)
+}
+
+fn read_log_parsing(
+    input: &LogInput,
+    parsing: Parsing,
     mut on_event: impl FnMut(Event<'_>),
 ) -> Result<SourceReport, ReadError> {
     let mut report = SourceReport::new(input);
     let mut state = ReadState::default();
     for (i, part) in input.parts.iter().enumerate() {
         let is_last_part = i + 1 == input.parts.len();
-        let file = read_part(part, is_last_part, &mut report, &mut state, &mut on_event);
+        let file = read_part(
+            part,
+            is_last_part,
+            parsing,
+            &mut report,
+            &mut state,
+            &mut on_event,
+        );
         match file {
             Ok(file) => report.files.push(file),
             Err(err) if input.parts.len() == 1 => return Err(err),
@@ -490,6 +505,7 @@ pub fn read_log(
 fn read_part(
     part: &Part,
     is_last_part: bool,
+    parsing: Parsing,
     report: &mut SourceReport,
     state: &mut ReadState,
     on_event: &mut impl FnMut(Event<'_>),
@@ -594,10 +610,6 @@ fn read_part(
                     previous_line.extend_from_slice(last);
                 }
             }
-            // Parsing is the costly step and lines are independent: parse them in parallel,
-            // then apply them in log order. The chunk goes in segments so that applying one
-            // segment (on this thread) overlaps parsing the next (on the pool's threads): on
-            // two cores, the decoder, the parsers and the model then keep both busy.
             let mut shapes_left: &[LineShape] = &shapes;
             let mut apply = |parsed: Vec<Parsed<'_>>| {
                 let (shapes, later) = shapes_left.split_at(parsed.len());
@@ -676,21 +688,28 @@ fn read_part(
                     }
                 }
             };
-            let mut lines = lines.into_iter();
-            let mut next_segment = || lines.by_ref().take(SEGMENT).collect::<Vec<_>>();
-            let mut parsed = parse_lines(next_segment());
-            loop {
-                let segment = next_segment();
-                if segment.is_empty() {
-                    apply(parsed);
-                    break;
+            match parsing {
+                Parsing::InLine => apply(lines.into_iter().map(parse_one).collect()),
+                Parsing::Parallel => {
+                    // Applying one segment (on this thread) overlaps parsing the next (on the
+                    // pool's threads).
+                    let mut lines = lines.into_iter();
+                    let mut next_segment = || lines.by_ref().take(SEGMENT).collect::<Vec<_>>();
+                    let mut parsed = parse_lines(next_segment());
+                    loop {
+                        let segment = next_segment();
+                        if segment.is_empty() {
+                            apply(parsed);
+                            break;
+                        }
+                        let mut parsed_next = Vec::new();
+                        rayon::in_place_scope(|scope| {
+                            scope.spawn(|_| parsed_next = parse_lines(segment));
+                            apply(parsed);
+                        });
+                        parsed = parsed_next;
+                    }
                 }
-                let mut parsed_next = Vec::new();
-                rayon::in_place_scope(|scope| {
-                    scope.spawn(|_| parsed_next = parse_lines(segment));
-                    apply(parsed);
-                });
-                parsed = parsed_next;
             }
             drop(shapes);
             budget.give_back(chunk_weight);
@@ -791,6 +810,30 @@ fn happens_once(event: &Event<'_>) -> bool {
 /// What parsing made of one line: nothing for a blank line, else the event or why not.
 type Parsed<'a> = Option<Result<Event<'a>, ParseFailure<'a>>>;
 
+/// Where a chunk's lines are parsed before they are applied in log order on the reading thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Parsing {
+    /// On the reading thread, line after line.
+    InLine,
+    /// On the pool's threads, segment by segment, each segment parsed while the one before it
+    /// is applied.
+    Parallel,
+}
+
+impl Parsing {
+    /// The decoder has a thread of its own and the model is applied on the reading thread, so
+    /// parsing in parallel pays only with a core beyond those two. On two cores the pool's
+    /// threads only took time from them: waking and idling between segments (65,000
+    /// `sched_yield` calls on the 1 GB bench log) cost a sixth of the reading's CPU time for a
+    /// longer wall time (docs/performance.md, sixth round).
+    fn for_this_machine() -> Parsing {
+        match std::thread::available_parallelism() {
+            Ok(cores) if cores.get() > 2 => Parsing::Parallel,
+            _ => Parsing::InLine,
+        }
+    }
+}
+
 /// Lines parsed as one piece of work, applied while the next segment is parsed: 128 task ends
 /// are about 600 KB, two segments to a chunk. Smaller segments overlap more but cost more in
 /// waking the pool's threads (64 lines and 8 to a task: 9% of the profile in scheduling).
@@ -803,11 +846,13 @@ fn parse_lines(lines: Vec<&mut [u8]>) -> Vec<Parsed<'_>> {
     lines
         .into_par_iter()
         .with_min_len(LINES_PER_TASK)
-        .map(|line| {
-            let line: &[u8] = trim_line_end(line);
-            (!line.iter().all(u8::is_ascii_whitespace)).then(|| parse_line(line))
-        })
+        .map(parse_one)
         .collect()
+}
+
+fn parse_one(line: &mut [u8]) -> Parsed<'_> {
+    let line: &[u8] = trim_line_end(line);
+    (!line.iter().all(u8::is_ascii_whitespace)).then(|| parse_line(line))
 }
 
 /// A line's length and whether it ended with a newline, taken before parsing edits it.
@@ -874,6 +919,64 @@ mod tests {
             self.bytes = &self.bytes[n..];
             Ok(n)
         }
+    }
+
+    /// Everything a read hands on and reports, in a form two reads can be compared by.
+    fn read_with(path: &std::path::Path, parsing: Parsing) -> (Vec<String>, String) {
+        let input = &crate::discover(path.to_str().unwrap()).unwrap()[0];
+        let mut events = Vec::new();
+        let report =
+            read_log_parsing(input, parsing, |event| events.push(format!("{event:?}"))).unwrap();
+        (events, format!("{report:?}"))
+    }
+
+    /// Parsing on the reading thread and on the pool's threads hand on the same events in the
+    /// same order and report the same, on real logs of every layout the tests have (plain,
+    /// zstd, rolling) and on one damaged mid-log and cut short. CI's two cores take only the
+    /// first way, so this is where the second is kept honest.
+    #[test]
+    fn both_ways_of_parsing_read_the_same() {
+        let logs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/logs/");
+        let plain = std::path::Path::new(logs).join("single/plain/local-1796049337368");
+        let mut damaged = std::fs::read(&plain).unwrap();
+        let middle = damaged.len() / 2
+            + damaged[damaged.len() / 2..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .unwrap()
+            + 1;
+        damaged.splice(
+            middle..middle,
+            *b"{\"Event\":\"SparkListenerTaskEnd\",\"Stage ID\":[}\n",
+        );
+        damaged.truncate(damaged.len() - 40);
+        let damaged_path =
+            std::env::temp_dir().join(format!("sparkdiag-both-ways-{}", std::process::id()));
+        std::fs::write(&damaged_path, &damaged).unwrap();
+        for path in [
+            plain.clone(),
+            std::path::Path::new(logs).join("single/zstd/local-1796049355449.zstd"),
+            std::path::Path::new(logs).join("rolling/zstd/eventlog_v2_local-1796049428891"),
+            damaged_path.clone(),
+        ] {
+            let (in_line, in_line_report) = read_with(&path, Parsing::InLine);
+            let (parallel, parallel_report) = read_with(&path, Parsing::Parallel);
+            assert!(
+                in_line.len() > 100,
+                "{}: {} events",
+                path.display(),
+                in_line.len()
+            );
+            assert!(in_line == parallel, "{}: the events differ", path.display());
+            assert_eq!(in_line_report, parallel_report, "{}", path.display());
+        }
+        let (_, damaged_report) = read_with(&damaged_path, Parsing::InLine);
+        std::fs::remove_file(&damaged_path).unwrap();
+        assert!(
+            damaged_report.contains("malformed_lines: 1")
+                && damaged_report.contains("truncated: true"),
+            "{damaged_report}"
+        );
     }
 
     /// The line ends the decoder finds piece by piece cut a real log into exactly its lines,
