@@ -9,8 +9,9 @@
 //! dropped) runs that step once and prints a hash of its result instead of timing anything: the
 //! run to give a profiler, and a check that a change leaves a large log's report byte for byte
 //! the same. `SPARKDIAG_BENCH_ONLY=after-reading` reads once and times the rest of `analyze`
-//! alone, many times over. `SPARKDIAG_BIN` names a built `sparkdiag` binary to time `analyze` on
-//! the same file with its peak memory. Run with
+//! alone, many times over, and the stage statistics within it. `SPARKDIAG_BENCH_PLAIN=1` runs
+//! the step on the uncompressed log instead (up to 2 GB). `SPARKDIAG_BIN` names a built
+//! `sparkdiag` binary to time `analyze` on the same file with its peak memory. Run with
 //! `cargo bench -p sparkdiag-analysis --bench read` (it needs no polars, so it builds quickly).
 
 use std::fs::File;
@@ -49,7 +50,17 @@ fn main() {
         generate(plain.as_deref(), &zst, target_mb << 20);
     }
     if let Ok(only) = std::env::var("SPARKDIAG_BENCH_ONLY") {
-        profile_once(&only, &zst);
+        // `SPARKDIAG_BENCH_PLAIN=1`: the same step on the uncompressed log, where decoding
+        // leaves a core free.
+        let plain_wanted = std::env::var_os("SPARKDIAG_BENCH_PLAIN").is_some_and(|v| v == "1");
+        let log = match (&plain, plain_wanted) {
+            (Some(plain), true) => plain.as_path(),
+            (None, true) => {
+                panic!("SPARKDIAG_BENCH_PLAIN=1 needs SPARKDIAG_BENCH_MB <= {PLAIN_LIMIT_MB}")
+            }
+            (_, false) => zst.as_path(),
+        };
+        profile_once(&only, log);
         return;
     }
     let zst_len = std::fs::metadata(&zst).unwrap().len();
@@ -259,6 +270,22 @@ fn after_reading(zst: &Path) {
         walls[runs / 2].as_secs_f64(),
         walls[0].as_secs_f64(),
         walls[runs - 1].as_secs_f64(),
+    );
+    // The part of it that needs no more than each stage's own tasks (issue 30's step 1: what
+    // could be computed while the reading goes on): the stage statistics, folded stages
+    // unfolded for them included.
+    let (mut walls, cpu_before) = (Vec::new(), cpu_seconds());
+    for _ in 0..runs {
+        let t = Instant::now();
+        std::hint::black_box(sparkdiag_facts::stage_stats(&app));
+        walls.push(t.elapsed());
+    }
+    let cpu = (cpu_seconds() - cpu_before) / runs as f64;
+    walls.sort();
+    println!(
+        "  of which the stage statistics: median {:.3} s wall (best {:.3}), {cpu:.3} s CPU a run",
+        walls[runs / 2].as_secs_f64(),
+        walls[0].as_secs_f64(),
     );
 }
 
