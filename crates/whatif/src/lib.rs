@@ -21,6 +21,8 @@ pub mod replay;
 pub mod savings;
 pub mod settings;
 
+use std::collections::BTreeMap;
+
 use replay::{Graph, ReplayOptions, StageChanges};
 use sparkdiag_contract::units::{duration, human_bytes, share};
 use sparkdiag_facts::memory_limits::setting;
@@ -128,7 +130,7 @@ pub fn what_if_with_findings(
         ("driver's gaps between jobs removed", false, true),
         ("both", true, true),
     ];
-    let mut wanted: Vec<(Option<usize>, bool, bool)> = vec![(None, false, false)];
+    let mut wanted: Vec<(Option<usize>, bool, bool)> = Vec::new();
     wanted.extend(
         core_counts
             .iter()
@@ -140,15 +142,27 @@ pub fn what_if_with_findings(
             .iter()
             .map(|&(_, cut, gaps)| (slots, cut, gaps)),
     );
-    let (predicted, fixes) = rayon::join(
+    // The knee's bisection is a chain of replays, each waiting for the last: it runs beside
+    // the others rather than after them (it was a quarter of the step after the reading).
+    let ((predicted, fixes), (unlimited, knee_unchanged)) = rayon::join(
         || {
-            use rayon::prelude::*;
-            wanted
-                .par_iter()
-                .map(|&(slots, cut, gaps)| replay(slots, cut, gaps))
-                .collect::<Vec<i64>>()
+            rayon::join(
+                || {
+                    use rayon::prelude::*;
+                    wanted
+                        .par_iter()
+                        .map(|&(slots, cut, gaps)| replay(slots, cut, gaps))
+                        .collect::<Vec<i64>>()
+                },
+                || savings::replay_findings(&graph, app, cores_today, today, findings),
+            )
         },
-        || savings::replay_findings(&graph, app, cores_today, today, findings),
+        || {
+            let unlimited = replay(None, false, false);
+            let unchanged = StageChanges::default();
+            let knee = knee(&graph, &unchanged, unlimited, (cores_today, today));
+            (unlimited, knee)
+        },
     );
     let predicted_at = |key: (Option<usize>, bool, bool)| {
         wanted
@@ -157,7 +171,6 @@ pub fn what_if_with_findings(
             .map(|i| predicted[i])
             .expect("every scenario was replayed")
     };
-    let unlimited = predicted_at((None, false, false));
 
     let (_, driver_only_ms) = app.job_and_driver_time_ms();
     let driver_only_ms = driver_only_ms.clamp(0, wall_ms);
@@ -235,29 +248,32 @@ pub fn what_if_with_findings(
         .filter(|&ms| ms as f64 <= today as f64 * 0.95);
     let (mut advice, cores_wanted) = match merged_today {
         None => advise(
-            &graph,
             About {
                 app,
                 gaps_are_not_the_driver,
             },
-            cores_today,
-            today,
-            unlimited,
+            Replays {
+                cores_today,
+                today,
+                unlimited,
+                knee: knee_unchanged,
+            },
             &scenarios,
-            &StageChanges::default(),
         ),
         Some(merged_today) => {
+            let unlimited = at_merged(None);
             let (mut advice, wanted) = advise(
-                &graph,
                 About {
                     app,
                     gaps_are_not_the_driver,
                 },
-                cores_today,
-                merged_today,
-                at_merged(None),
+                Replays {
+                    cores_today,
+                    today: merged_today,
+                    unlimited,
+                    knee: knee(&graph, &merges, unlimited, (cores_today, merged_today)),
+                },
                 &scenarios,
-                &merges,
             );
             let which: Vec<String> = fixes
                 .scenarios
@@ -433,41 +449,57 @@ struct About<'a> {
     gaps_are_not_the_driver: bool,
 }
 
-/// The fewest cores whose replay is within 10 % of the unlimited one: more would sit idle.
-fn advise(
-    graph: &Graph,
-    about: About,
+/// The replays the cores advice is said from, all with the same stage changes.
+struct Replays {
     cores_today: i64,
+    /// On today's cores.
     today: i64,
+    /// On as many cores as the tasks can use.
     unlimited: i64,
-    scenarios: &[Scenario],
-    changes: &StageChanges,
-) -> (Vec<Advice>, Option<i64>) {
-    let mut advice = Vec::new();
+    /// The fewest cores within 10 % of `unlimited`, and its replay ([`knee`]).
+    knee: (i64, i64),
+}
+
+/// The fewest cores whose replay with `changes` is within 10 % of `unlimited`: more would sit
+/// idle. With its replay. By bisection over 1..=max, since the replay's time only falls as cores
+/// grow; `known` holds core counts already replayed with the same changes.
+fn knee(graph: &Graph, changes: &StageChanges, unlimited: i64, known: (i64, i64)) -> (i64, i64) {
     let max = graph.max_parallelism() as i64;
-    let at = |cores: i64| {
-        graph.replay_with(
-            ReplayOptions {
-                slots: Some(cores as usize),
-                cut_skew: false,
-                remove_driver_gaps: false,
-            },
-            changes,
-        )
+    let mut replayed: BTreeMap<i64, i64> = BTreeMap::from([known]);
+    let mut at = |cores: i64| {
+        *replayed.entry(cores).or_insert_with(|| {
+            graph.replay_with(
+                ReplayOptions {
+                    slots: Some(cores as usize),
+                    cut_skew: false,
+                    remove_driver_gaps: false,
+                },
+                changes,
+            )
+        })
     };
-    let enough = |cores: i64| at(cores) as f64 <= unlimited as f64 * 1.10;
-    // The knee by bisection over 1..=max: the replay's time only falls as cores grow.
+    let enough = |ms: i64| ms as f64 <= unlimited as f64 * 1.10;
     let (mut low, mut high) = (1i64, max.max(1));
     while low < high {
         let mid = (low + high) / 2;
-        if enough(mid) {
+        if enough(at(mid)) {
             high = mid;
         } else {
             low = mid + 1;
         }
     }
-    let knee = low;
-    let at_knee = at(knee);
+    (low, at(low))
+}
+
+/// The cores advice, and the count to resize to when it is not today's.
+fn advise(about: About, replays: Replays, scenarios: &[Scenario]) -> (Vec<Advice>, Option<i64>) {
+    let Replays {
+        cores_today,
+        today,
+        unlimited,
+        knee: (knee, at_knee),
+    } = replays;
+    let mut advice = Vec::new();
     let resize = (knee * 2 <= cores_today || knee > cores_today).then_some(knee);
     let change = |ms: i64| percent(ms as f64 / today.max(1) as f64 - 1.0);
     if knee * 2 <= cores_today {
