@@ -610,102 +610,109 @@ fn read_part(
                     previous_line.extend_from_slice(last);
                 }
             }
-            let mut shapes_left: &[LineShape] = &shapes;
-            let mut apply = |parsed: Vec<Parsed<'_>>| {
-                let (shapes, later) = shapes_left.split_at(parsed.len());
-                shapes_left = later;
-                for (line, result) in shapes.iter().zip(parsed) {
-                    let line_offset = file.decoded_bytes;
-                    file.decoded_bytes += line.len as u64;
-                    file.lines += 1;
-                    if line.repeats && matches!(&result, Some(Ok(e)) if happens_once(e)) {
-                        state.repeated_lines += 1;
-                        if state.first_repeat.is_none() {
-                            state.first_repeat = Some(format!(
-                                "{} line {} (byte {line_offset})",
-                                part.display, file.lines
-                            ));
-                        }
+            let mut apply = |line: &LineShape, result: Parsed<'_>| {
+                let line_offset = file.decoded_bytes;
+                file.decoded_bytes += line.len as u64;
+                file.lines += 1;
+                if line.repeats && matches!(&result, Some(Ok(e)) if happens_once(e)) {
+                    state.repeated_lines += 1;
+                    if state.first_repeat.is_none() {
+                        state.first_repeat = Some(format!(
+                            "{} line {} (byte {line_offset})",
+                            part.display, file.lines
+                        ));
                     }
-                    match result {
-                        None => {}
-                        Some(Ok(event)) => {
-                            file.events += 1;
-                            match &event {
-                                Event::ApplicationStart(_) => {
-                                    state.application_starts += 1;
-                                    if state.application_starts == 2 {
-                                        report.warnings.push(format!(
-                                            "{}: line {} (byte {line_offset}) is a second SparkListenerApplicationStart: two logs may have been joined, and events may be counted twice",
-                                            part.display, file.lines
-                                        ));
-                                    }
+                }
+                match result {
+                    None => {}
+                    Some(Ok(event)) => {
+                        file.events += 1;
+                        match &event {
+                            Event::ApplicationStart(_) => {
+                                state.application_starts += 1;
+                                if state.application_starts == 2 {
+                                    report.warnings.push(format!(
+                                        "{}: line {} (byte {line_offset}) is a second SparkListenerApplicationStart: two logs may have been joined, and events may be counted twice",
+                                        part.display, file.lines
+                                    ));
                                 }
-                                Event::ApplicationEnd(_) => report.saw_application_end = true,
-                                Event::Other(name) => {
-                                    let bucket = if is_known_event_name(name) {
-                                        &mut report.ignored_events
-                                    } else {
-                                        &mut report.unknown_events
-                                    };
-                                    *bucket.entry((*name).to_string()).or_default() += 1;
-                                }
-                                _ => {}
                             }
-                            on_event(event);
+                            Event::ApplicationEnd(_) => report.saw_application_end = true,
+                            Event::Other(name) => {
+                                let bucket = if is_known_event_name(name) {
+                                    &mut report.ignored_events
+                                } else {
+                                    &mut report.unknown_events
+                                };
+                                *bucket.entry((*name).to_string()).or_default() += 1;
+                            }
+                            _ => {}
                         }
-                        // Only the last line of a stream can lack its newline: the writer stopped there.
-                        Some(Err(failure)) if !line.newline => {
-                            report.truncated = true;
+                        on_event(event);
+                    }
+                    // Only the last line of a stream can lack its newline: the writer stopped there.
+                    Some(Err(failure)) if !line.newline => {
+                        report.truncated = true;
+                        report.warnings.push(format!(
+                            "{}: line {} (byte {line_offset}) is cut short{}; it was skipped{}",
+                            part.display,
+                            file.lines,
+                            describe_event(&failure),
+                            if is_last_part && chunk.error.is_none() {
+                                " (the writer stopped mid-line)"
+                            } else {
+                                ""
+                            },
+                        ));
+                    }
+                    Some(Err(failure)) => {
+                        report.malformed_lines += 1;
+                        if state.located < LOCATED_LINE_LIMIT {
+                            state.located += 1;
                             report.warnings.push(format!(
-                                "{}: line {} (byte {line_offset}) is cut short{}; it was skipped{}",
+                                "{}: line {} (byte {line_offset}) is not a valid event{}: {}; it was skipped",
                                 part.display,
                                 file.lines,
                                 describe_event(&failure),
-                                if is_last_part && chunk.error.is_none() {
-                                    " (the writer stopped mid-line)"
-                                } else {
-                                    ""
-                                },
+                                failure
+                                    .error
+                                    .as_ref()
+                                    .map_or("expected a JSON object with an \"Event\" key".to_string(), |e| e.to_string()),
                             ));
-                        }
-                        Some(Err(failure)) => {
-                            report.malformed_lines += 1;
-                            if state.located < LOCATED_LINE_LIMIT {
-                                state.located += 1;
-                                report.warnings.push(format!(
-                                    "{}: line {} (byte {line_offset}) is not a valid event{}: {}; it was skipped",
-                                    part.display,
-                                    file.lines,
-                                    describe_event(&failure),
-                                    failure
-                                        .error
-                                        .as_ref()
-                                        .map_or("expected a JSON object with an \"Event\" key".to_string(), |e| e.to_string()),
-                                ));
-                            }
                         }
                     }
                 }
             };
             match parsing {
-                Parsing::InLine => apply(lines.into_iter().map(parse_one).collect()),
+                // Each event applied as soon as it is parsed: collecting a chunk's events first
+                // moved every one of them (a task end is hundreds of bytes) once more.
+                Parsing::InLine => {
+                    for (shape, line) in shapes.iter().zip(lines) {
+                        apply(shape, parse_one(line));
+                    }
+                }
                 Parsing::Parallel => {
                     // Applying one segment (on this thread) overlaps parsing the next (on the
                     // pool's threads).
+                    let mut shapes = shapes.iter();
+                    let mut apply_all = |parsed: Vec<Parsed<'_>>| {
+                        for (result, shape) in parsed.into_iter().zip(shapes.by_ref()) {
+                            apply(shape, result);
+                        }
+                    };
                     let mut lines = lines.into_iter();
                     let mut next_segment = || lines.by_ref().take(SEGMENT).collect::<Vec<_>>();
                     let mut parsed = parse_lines(next_segment());
                     loop {
                         let segment = next_segment();
                         if segment.is_empty() {
-                            apply(parsed);
+                            apply_all(parsed);
                             break;
                         }
                         let mut parsed_next = Vec::new();
                         rayon::in_place_scope(|scope| {
                             scope.spawn(|_| parsed_next = parse_lines(segment));
-                            apply(parsed);
+                            apply_all(parsed);
                         });
                         parsed = parsed_next;
                     }
