@@ -15,7 +15,7 @@
 pub use sparkdiag_contract::Prices;
 use sparkdiag_contract::{Report, ViewData};
 use sparkdiag_eventlog::{LogInput, ReadError, SourceReport};
-use sparkdiag_facts::{FoldedStageStats, PlanInput};
+use sparkdiag_facts::PlanInput;
 use sparkdiag_model::{Application, ApplicationBuilder};
 use sparkdiag_rules::Config;
 
@@ -76,8 +76,8 @@ pub fn analyze_with_progress(
     options: &Options,
     mut progress: impl FnMut(u64),
 ) -> Result<Analysis, ReadError> {
-    let (source, app, early) = model_and_stage_stats(input, &mut progress)?;
-    Ok(analyze_model_given(input, source, app, early, options))
+    let (source, app) = model_with_progress(input, &mut progress)?;
+    Ok(analyze_model(input, source, app, options))
 }
 
 /// The second half of [`analyze`]: every enabled rule and the report, over a model already built
@@ -89,17 +89,7 @@ pub fn analyze_model(
     app: Application,
     options: &Options,
 ) -> Analysis {
-    analyze_model_given(input, source, app, Vec::new(), options)
-}
-
-fn analyze_model_given(
-    input: &LogInput,
-    source: SourceReport,
-    app: Application,
-    early: Vec<FoldedStageStats>,
-    options: &Options,
-) -> Analysis {
-    let analysed = sparkdiag_rules::analyze_keeping_all_given(&app, options.config, early);
+    let analysed = sparkdiag_rules::analyze_keeping_all(&app, options.config);
     // The what-if replays each finding's change before the report is built from them.
     let replayed = sparkdiag_whatif::replayed(&app, &analysed.stages, analysed.findings);
     let cores = sparkdiag_facts::peak_cores(&app);
@@ -145,49 +135,6 @@ fn model_with_progress(
     })?;
     Ok((source, builder.finish()))
 }
-
-/// [`model_with_progress`], with the statistics of each stage computed on a thread of its own
-/// as the stage completes, from its tasks as they were folded: the work that needs no more than
-/// one stage's tasks is done while the reading goes on, not after it.
-fn model_and_stage_stats(
-    input: &LogInput,
-    mut progress: impl FnMut(u64),
-) -> Result<(SourceReport, Application, Vec<FoldedStageStats>), ReadError> {
-    let mut builder = ApplicationBuilder::default().handing_on_folded_stages();
-    let mut events: u64 = 0;
-    let (to_stats, folded) = std::sync::mpsc::channel::<sparkdiag_model::FoldedStage>();
-    std::thread::scope(|scope| {
-        let stats = std::thread::Builder::new()
-            .name(STAGE_STATS_THREAD.into())
-            .spawn_scoped(scope, move || {
-                folded
-                    .iter()
-                    .map(|stage| FoldedStageStats::of(&stage))
-                    .collect::<Vec<_>>()
-            });
-        let source = sparkdiag_eventlog::read_log(input, |event| {
-            builder.on_event(event);
-            for stage in builder.take_folded() {
-                // Without the thread (it could not start) the stages' statistics are computed
-                // after the reading, as always.
-                let _ = to_stats.send(stage);
-            }
-            events += 1;
-            if events.is_multiple_of(PROGRESS_EVERY) {
-                progress(events);
-            }
-        });
-        drop(to_stats);
-        let early = match stats {
-            Ok(thread) => thread.join().unwrap_or_default(),
-            Err(_) => Vec::new(),
-        };
-        Ok((source?, builder.finish(), early))
-    })
-}
-
-/// The thread computing completed stages' statistics while the reading goes on.
-pub const STAGE_STATS_THREAD: &str = "sparkdiag-stage-stats";
 
 /// Events between two progress calls.
 pub const PROGRESS_EVERY: u64 = 100_000;

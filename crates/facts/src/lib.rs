@@ -45,6 +45,5 @@ pub use plans::{PlanInput, sql_plans};
 /// The packed durations are the contract's (the views read them back).
 pub use sparkdiag_contract::Varints;
 pub use stage_facts::{
-    ExecutorTasks, FailedOn, FoldedStageStats, StageStats, StageTaskFacts, TaskFigure,
-    of_application as stage_stats, of_application_given as stage_stats_given,
+    ExecutorTasks, FailedOn, StageStats, StageTaskFacts, TaskFigure, of_application as stage_stats,
 };

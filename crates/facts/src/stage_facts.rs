@@ -8,7 +8,7 @@
 //! stays in each rule's own file.
 
 use sparkdiag_model::quantile::{shs_index, shs_quantiles};
-use sparkdiag_model::{Application, FoldedStage, Task, TaskOutcome};
+use sparkdiag_model::{Application, Task, TaskOutcome};
 
 use crate::Varints;
 use crate::application::{data_bytes, data_records};
@@ -171,63 +171,15 @@ fn keep_largest(best: &mut Option<TaskFigure>, task: &Task, value: u64) {
 /// Each stage attempt's statistics and facts, indexed like `app.stages`: one look at each
 /// stage's tasks.
 pub fn of_application(app: &Application) -> Vec<StageStats> {
-    of_application_given(app, Vec::new())
-}
-
-/// A completed stage's statistics, computed from its tasks as they were folded, while the
-/// reading went on.
-#[derive(Debug)]
-pub struct FoldedStageStats {
-    index: usize,
-    duration_ms: Option<i64>,
-    stats: StageStats,
-}
-
-impl FoldedStageStats {
-    /// By executor always: whether the application had two executors is known only at its end.
-    pub fn of(stage: &FoldedStage) -> FoldedStageStats {
-        FoldedStageStats {
-            index: stage.index(),
-            duration_ms: stage.duration_ms(),
-            stats: StageStats::new(&stage.tasks(), stage.duration_ms(), true),
-        }
-    }
-}
-
-/// [`of_application`], taking each stage's statistics from `early` where the stage is as it was
-/// when they were computed: no task ended after it was folded, and its duration is the same.
-pub fn of_application_given(app: &Application, early: Vec<FoldedStageStats>) -> Vec<StageStats> {
     let end = app.effective_end_ms();
     // Tasks name executors by their index in `app.executors`: with fewer than two there, no
     // two executors' tasks can be compared.
     let by_executor = app.executors.len() >= 2;
-    let mut known: Vec<Option<StageStats>> = app.stages.iter().map(|_| None).collect();
-    for FoldedStageStats {
-        index,
-        duration_ms,
-        mut stats,
-    } in early
-    {
-        let Some(stage) = app.stages.get(index) else {
-            continue;
-        };
-        if stats.facts.tasks == stage.tasks.len() && duration_ms == stage.duration_ms(end) {
-            if !by_executor {
-                stats.facts.by_executor = Vec::new();
-            }
-            known[index] = Some(stats);
-        }
-    }
     // Each stage's walk is its own: the stages are shared out over every core (in order).
     use rayon::prelude::*;
     app.stages
         .par_iter()
-        .zip(known)
-        .map(|(stage, known)| {
-            known.unwrap_or_else(|| {
-                StageStats::new(&app.stage_tasks(stage), stage.duration_ms(end), by_executor)
-            })
-        })
+        .map(|stage| StageStats::new(&app.stage_tasks(stage), stage.duration_ms(end), by_executor))
         .collect()
 }
 

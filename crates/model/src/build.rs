@@ -29,9 +29,6 @@ pub struct ApplicationBuilder {
     days: std::collections::BTreeMap<i64, (i64, i64)>,
     /// Keeps every task as read instead of folding completed stages (to check the folding).
     keep_tasks_unfolded: bool,
-    /// Stages folded since [`ApplicationBuilder::take_folded`] last took them, when they are
-    /// handed on.
-    folded: Option<Vec<FoldedStage>>,
 }
 
 impl ApplicationBuilder {
@@ -41,22 +38,6 @@ impl ApplicationBuilder {
         ApplicationBuilder {
             keep_tasks_unfolded: true,
             ..ApplicationBuilder::default()
-        }
-    }
-
-    /// A builder that keeps each stage it folds for [`ApplicationBuilder::take_folded`], so that
-    /// what is computed from a completed stage's tasks alone can be computed while the reading
-    /// goes on.
-    pub fn handing_on_folded_stages(mut self) -> ApplicationBuilder {
-        self.folded = Some(Vec::new());
-        self
-    }
-
-    /// The stages folded since the last call (none unless [`Self::handing_on_folded_stages`]).
-    pub fn take_folded(&mut self) -> Vec<FoldedStage> {
-        match &mut self.folded {
-            Some(folded) if !folded.is_empty() => std::mem::take(folded),
-            _ => Vec::new(),
         }
     }
 
@@ -414,12 +395,8 @@ impl ApplicationBuilder {
                 _ => job.failed_stages += 1,
             }
         }
-        if !self.keep_tasks_unfolded
-            && let Some(mut folded) = self.app.tasks.fold(stage)
-            && let Some(handed_on) = &mut self.folded
-        {
-            folded.duration_ms = self.app.stages[stage].duration_ms(None);
-            handed_on.push(folded);
+        if !self.keep_tasks_unfolded {
+            self.app.tasks.fold(stage);
         }
         if let Some(t) = info.completion_time {
             self.seen(t);

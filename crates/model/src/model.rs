@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-pub use crate::tasks::{FoldedStage, StageView, Tasks};
+pub use crate::tasks::{StageView, Tasks};
 
 use sparkdiag_eventlog::events::{ExecutorMetrics, SparkPlanInfo, TaskMetrics};
 

@@ -79,8 +79,7 @@ struct Folded {
     count: usize,
     /// Length of the columns before compression.
     raw_len: usize,
-    /// Shared with a [`FoldedStage`] handed on to be unfolded on another thread.
-    bytes: Arc<[u8]>,
+    bytes: Box<[u8]>,
     /// Tasks that ended after the stage completed (speculative copies killed late, a failed
     /// attempt's zombie tasks), folded in when the application is finished: folding again for
     /// each of them would cost the whole stage each time.
@@ -221,26 +220,15 @@ impl Tasks {
         self.count += 1;
     }
 
-    /// Folds stage attempt `stage`: its tasks are final unless a late one arrives. The folded
-    /// stage, when this call folded it.
-    pub(crate) fn fold(&mut self, stage: usize) -> Option<FoldedStage> {
+    /// Folds stage attempt `stage`: its tasks are final unless a late one arrives.
+    pub(crate) fn fold(&mut self, stage: usize) {
         self.forget_unfolded();
         if let Some(slot) = self.stages.get_mut(stage)
             && let StageTasks::Open(tasks) = slot
             && !tasks.is_empty()
         {
-            let folded = Folded::new(tasks);
-            let handed_on = FoldedStage {
-                stage: stage as u32,
-                duration_ms: None,
-                count: folded.count,
-                raw_len: folded.raw_len,
-                bytes: Arc::clone(&folded.bytes),
-            };
-            *slot = StageTasks::Folded(folded);
-            return Some(handed_on);
+            *slot = StageTasks::Folded(Folded::new(tasks));
         }
-        None
     }
 
     /// Sorts every open stage's tasks by task id and, when `fold` is set, folds them too; pads
@@ -422,112 +410,66 @@ impl Folded {
         Folded {
             count: tasks.len(),
             raw_len: raw.len(),
-            bytes: bytes.into(),
+            bytes: bytes.into_boxed_slice(),
             late: Vec::new(),
         }
     }
 
     fn unfold(&self, stage: u32) -> Vec<Task> {
-        let mut tasks = unfold_columns(
-            &self.bytes,
-            self.raw_len,
-            self.count,
+        let raw = sparkdiag_contract::packed::decompress(&self.bytes, self.raw_len)
+            .expect("the folded columns were compressed by this process");
+        // One reader per column, each task filled field by field: writing a column at a time
+        // would walk every 192-byte task once per column.
+        let mut at = 0;
+        let mut column_at = |varints: usize| {
+            let start = at;
+            let mut left = varints;
+            while left > 0 {
+                left -= usize::from(raw[at] < 0x80);
+                at += 1;
+            }
+            Reader {
+                bytes: &raw,
+                at: start,
+            }
+        };
+        let mut ids = column_at(3 * self.count);
+        let mut columns: Vec<Reader> = PLAIN_COLUMNS
+            .iter()
+            .map(|_| column_at(self.count))
+            .collect();
+        let blank = Task {
+            task_id: 0,
+            launch_ms: 0,
+            duration_ms: 0,
             stage,
-            self.late.len(),
-        );
+            executor: 0,
+            index: 0,
+            attempt: 0,
+            outcome: TaskOutcome::Success,
+            speculative: false,
+            has_metrics: false,
+            getting_result_ms: 0,
+            metrics: TaskMetricsCompact::default(),
+        };
+        let mut tasks = Vec::with_capacity(self.count + self.late.len());
+        let mut previous = (0i64, 0i64, 0i64);
+        for _ in 0..self.count {
+            let mut t = blank;
+            t.task_id = previous.0.wrapping_add(unzigzag(ids.next()));
+            t.launch_ms = previous.1.wrapping_add(unzigzag(ids.next()));
+            let index = previous.2 + unzigzag(ids.next());
+            t.index = index as u32;
+            previous = (t.task_id, t.launch_ms, index);
+            set_plain_columns(&mut t, &mut columns);
+            tasks.push(t);
+        }
         if !self.late.is_empty() {
             tasks.extend_from_slice(&self.late);
             tasks.sort_unstable_by_key(|t| t.task_id);
         }
         tasks
     }
-}
-
-/// A completed stage's tasks as they were folded, to unfold on another thread while the
-/// reading goes on (see [`crate::ApplicationBuilder::handing_on_folded_stages`]). Tasks that end
-/// after the stage completed are not in it.
-#[derive(Debug, Clone)]
-pub struct FoldedStage {
-    stage: u32,
-    /// The stage's duration when it was folded (see [`FoldedStage::duration_ms`]).
-    pub(crate) duration_ms: Option<i64>,
-    count: usize,
-    raw_len: usize,
-    bytes: Arc<[u8]>,
-}
-
-impl FoldedStage {
-    /// The stage attempt's index in [`crate::Application::stages`].
-    pub fn index(&self) -> usize {
-        self.stage as usize
-    }
-
-    /// Submission to completion, as [`crate::StageAttempt::duration_ms`] gave it when the stage
-    /// was folded, with no end of the log to fall back on.
-    pub fn duration_ms(&self) -> Option<i64> {
-        self.duration_ms
-    }
-
-    /// Its tasks, sorted by task id, as [`Tasks::of_stage`] gives them unless late ones came.
-    pub fn tasks(&self) -> Vec<Task> {
-        unfold_columns(&self.bytes, self.raw_len, self.count, self.stage, 0)
-    }
-}
-
-/// The `count` tasks of stage attempt `stage` folded into `bytes`, with room for `more`.
-fn unfold_columns(
-    bytes: &[u8],
-    raw_len: usize,
-    count: usize,
-    stage: u32,
-    more: usize,
-) -> Vec<Task> {
-    let raw = sparkdiag_contract::packed::decompress(bytes, raw_len)
-        .expect("the folded columns were compressed by this process");
-    // One reader per column, each task filled field by field: writing a column at a time
-    // would walk every 192-byte task once per column.
-    let mut at = 0;
-    let mut column_at = |varints: usize| {
-        let start = at;
-        let mut left = varints;
-        while left > 0 {
-            left -= usize::from(raw[at] < 0x80);
-            at += 1;
-        }
-        Reader {
-            bytes: &raw,
-            at: start,
-        }
-    };
-    let mut ids = column_at(3 * count);
-    let mut columns: Vec<Reader> = PLAIN_COLUMNS.iter().map(|_| column_at(count)).collect();
-    let blank = Task {
-        task_id: 0,
-        launch_ms: 0,
-        duration_ms: 0,
-        stage,
-        executor: 0,
-        index: 0,
-        attempt: 0,
-        outcome: TaskOutcome::Success,
-        speculative: false,
-        has_metrics: false,
-        getting_result_ms: 0,
-        metrics: TaskMetricsCompact::default(),
-    };
-    let mut tasks = Vec::with_capacity(count + more);
-    let mut previous = (0i64, 0i64, 0i64);
-    for _ in 0..count {
-        let mut t = blank;
-        t.task_id = previous.0.wrapping_add(unzigzag(ids.next()));
-        t.launch_ms = previous.1.wrapping_add(unzigzag(ids.next()));
-        let index = previous.2 + unzigzag(ids.next());
-        t.index = index as u32;
-        previous = (t.task_id, t.launch_ms, index);
-        set_plain_columns(&mut t, &mut columns);
-        tasks.push(t);
-    }
-    tasks
 }
 
 #[cfg(test)]

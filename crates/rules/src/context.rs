@@ -38,22 +38,13 @@ type SlowTasksKey = (usize, u64);
 
 impl<'a> Context<'a> {
     pub fn new(app: &'a Application) -> Context<'a> {
-        Context::with_early_stats(app, Vec::new())
-    }
-
-    /// [`Context::new`] with the statistics of stages computed while the reading went on
-    /// ([`sparkdiag_facts::stage_stats_given`]).
-    pub fn with_early_stats(
-        app: &'a Application,
-        early: Vec<sparkdiag_facts::FoldedStageStats>,
-    ) -> Context<'a> {
         let end = app.effective_end_ms();
         // Each stage's tasks are looked at here and only here: a folded stage costs a
         // decompression each time it is unfolded, so every figure a rule needs from the tasks
         // is taken in this one look.
         // The reading has ended and both cores are free: the stages' walk beside their shapes.
         let (stages, shapes) = rayon::join(
-            || sparkdiag_facts::stage_stats_given(app, early),
+            || sparkdiag_facts::stage_stats(app),
             || crate::stage_shape::of_application(app),
         );
         let plans = sparkdiag_facts::sql_plans(app, &stages);

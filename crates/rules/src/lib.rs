@@ -267,23 +267,14 @@ pub struct Analysed {
 
 /// [`analyze_keeping_plans`], also handing back the per-stage statistics the rules read.
 pub fn analyze_keeping_all(app: &Application, config: &Config) -> Analysed {
-    analyze_keeping_all_given(app, config, Vec::new())
-}
-
-/// [`analyze_keeping_all`] with the statistics of the stages computed while the reading went on.
-pub fn analyze_keeping_all_given(
-    app: &Application,
-    config: &Config,
-    early: Vec<sparkdiag_facts::FoldedStageStats>,
-) -> Analysed {
     if app.start_ms.is_none() {
         return Analysed {
             findings: Vec::new(),
             plans: Vec::new(),
-            stages: sparkdiag_facts::stage_stats_given(app, early),
+            stages: sparkdiag_facts::stage_stats(app),
         };
     }
-    let context = Context::with_early_stats(app, early);
+    let context = Context::new(app);
     let mut findings = impact::settle(&context, run(&context, config, |_| true));
     sort(&mut findings);
     Analysed {
