@@ -171,19 +171,25 @@ fn price_per_gb_hour_prices_memory_right_sizing() {
     eprintln!("GC002 gb_hours_saved={gb_hours} impact_memory_cost={money}");
 }
 
-/// The what-if's memory advice and GC002 read one sizing: on the real over-provisioned log both
-/// name the same executor memory (they once said 460m and 512m side by side).
-#[test]
-fn the_what_if_and_gc002_name_one_memory_size() {
-    let p = testdata("logs/memory/overprovisioned");
+/// The JSON report of the committed log `name` and its GC002 finding, which must fire.
+fn report_and_gc002(name: &str) -> (Value, Value) {
+    let p = testdata(&format!("logs/{name}"));
     let report = json_of(&["analyze", p.to_str().unwrap(), "--format", "json"]);
     let gc = report["findings"]
         .as_array()
         .unwrap()
         .iter()
         .find(|f| f["rule"] == "GC002")
-        .expect("GC002 fires on the over-provisioned log")
+        .unwrap_or_else(|| panic!("GC002 fires on {name}"))
         .clone();
+    (report, gc)
+}
+
+/// The what-if's memory advice and GC002 read one sizing: on the real over-provisioned log both
+/// name the same executor memory (they once said 460m and 512m side by side).
+#[test]
+fn the_what_if_and_gc002_name_one_memory_size() {
+    let (report, gc) = report_and_gc002("memory/overprovisioned");
     let suggested = gc["evidence"]["suggested_executor_memory_bytes"]
         .as_u64()
         .unwrap();
@@ -212,15 +218,7 @@ fn the_what_if_and_gc002_name_one_memory_size() {
 /// names, and the advice once called that higher peak the one the size came from.
 #[test]
 fn the_what_if_quotes_the_peak_gc002_sized_from() {
-    let p = testdata("logs/causes/grow");
-    let report = json_of(&["analyze", p.to_str().unwrap(), "--format", "json"]);
-    let gc = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule"] == "GC002")
-        .expect("GC002 fires on the grow log")
-        .clone();
+    let (report, gc) = report_and_gc002("causes/grow");
     let gc_peak = gc["evidence"]["peak_heap_bytes"].as_u64().unwrap();
     let largest = report["executors"]
         .as_array()

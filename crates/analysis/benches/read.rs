@@ -178,11 +178,16 @@ fn workspace_root() -> PathBuf {
 
 /// Wall time of each run, and the CPU time (user + system, every thread and waited-for child)
 /// of all of them: on a shared machine the CPU time is the steadier figure.
-fn time_runs(mut f: impl FnMut()) -> (Vec<Duration>, f64) {
+fn time_runs(f: impl FnMut()) -> (Vec<Duration>, f64) {
     let runs = std::env::var("SPARKDIAG_BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(RUNS);
+    time_n_runs(runs, f)
+}
+
+/// `f` run `runs` times: each run's wall time, in order, and the CPU time of them all.
+fn time_n_runs(runs: usize, mut f: impl FnMut()) -> (Vec<Duration>, f64) {
     let cpu_before = cpu_seconds();
     let times = (0..runs)
         .map(|_| {
@@ -246,25 +251,22 @@ fn after_reading(zst: &Path) {
     let input = &sparkdiag_eventlog::discover(zst.to_str().unwrap()).unwrap()[0];
     let config = sparkdiag_rules::Config::default();
     let options = sparkdiag_analysis::Options::new(&config);
-    let (mut source, mut app) = sparkdiag_analysis::model(input).unwrap();
+    let (source, app) = sparkdiag_analysis::model(input).unwrap();
     let runs: usize = std::env::var("SPARKDIAG_BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(15);
-    let (mut walls, mut hash) = (Vec::new(), 0);
-    let cpu_before = cpu_seconds();
-    for _ in 0..runs {
-        let t = Instant::now();
+    let mut hash = 0;
+    let mut kept = Some((source, app));
+    let (walls, cpu) = timed(runs, || {
+        let (source, app) = kept.take().expect("put back after each run");
         let analysis = sparkdiag_analysis::analyze_model(input, source, app, &options);
         let json = serde_json::to_string_pretty(&analysis.report).unwrap();
-        walls.push(t.elapsed());
         let mut hasher = DefaultHasher::new();
         hasher.write(json.as_bytes());
         hash = hasher.finish();
-        (source, app) = (analysis.source, analysis.app);
-    }
-    let cpu = (cpu_seconds() - cpu_before) / runs as f64;
-    walls.sort();
+        kept = Some((analysis.source, analysis.app));
+    });
     println!(
         "after reading: median {:.3} s wall (best {:.3}, worst {:.3}), {cpu:.3} s CPU a run, {runs} runs, report hash {hash:016x}",
         walls[runs / 2].as_secs_f64(),
@@ -274,19 +276,22 @@ fn after_reading(zst: &Path) {
     // The part of it that needs no more than each stage's own tasks (issue 30's step 1: what
     // could be computed while the reading goes on): the stage statistics, folded stages
     // unfolded for them included.
-    let (mut walls, cpu_before) = (Vec::new(), cpu_seconds());
-    for _ in 0..runs {
-        let t = Instant::now();
+    let (_, app) = kept.expect("put back after the last run");
+    let (walls, cpu) = timed(runs, || {
         std::hint::black_box(sparkdiag_facts::stage_stats(&app));
-        walls.push(t.elapsed());
-    }
-    let cpu = (cpu_seconds() - cpu_before) / runs as f64;
-    walls.sort();
+    });
     println!(
         "  of which the stage statistics: median {:.3} s wall (best {:.3}), {cpu:.3} s CPU a run",
         walls[runs / 2].as_secs_f64(),
         walls[0].as_secs_f64(),
     );
+}
+
+/// `step` run `runs` times: each run's wall time, sorted, and the CPU time a run.
+fn timed(runs: usize, step: impl FnMut()) -> (Vec<Duration>, f64) {
+    let (mut walls, cpu) = time_n_runs(runs, step);
+    walls.sort();
+    (walls, cpu / runs as f64)
 }
 
 /// What `sparkdiag analyze LOG --format json` does, in this light crate: read, model, every
