@@ -406,6 +406,12 @@ impl Application {
         self.tasks.at_positions(&stage.tasks)
     }
 
+    /// Each of `stage`'s task ends, in no set order, without unfolding the whole stage
+    /// ([`Tasks::for_each_at_positions`]).
+    pub fn for_each_stage_task(&self, stage: &StageAttempt, each: impl FnMut(&Task)) {
+        self.tasks.for_each_at_positions(&stage.tasks, each)
+    }
+
     pub fn executor(&self, task: &Task) -> &Executor {
         &self.executors[task.executor as usize]
     }

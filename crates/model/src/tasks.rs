@@ -176,6 +176,27 @@ impl Tasks {
         }
     }
 
+    /// Each task end at `positions` (one stage attempt's, as [`Tasks::at_positions`] takes
+    /// them), in no set order, without holding the stage unfolded: a folded stage's tasks are
+    /// built one at a time from its columns, so a look that needs each task once costs the
+    /// columns (about 48 bytes a task) instead of the whole stage (192).
+    pub fn for_each_at_positions(&self, positions: &Range<usize>, mut each: impl FnMut(&Task)) {
+        if positions.is_empty() {
+            return;
+        }
+        let stage = self.starts.partition_point(|&s| s <= positions.start) - 1;
+        let whole =
+            self.starts[stage] == positions.start && positions.len() == self.count_of_stage(stage);
+        match self.stages.get(stage) {
+            Some(StageTasks::Folded(folded)) if whole => {
+                self.unfolds.fetch_add(1, Ordering::Relaxed);
+                folded.visit(stage as u32, |t| each(&t));
+                folded.late.iter().for_each(each);
+            }
+            _ => self.at_positions(positions).iter().for_each(each),
+        }
+    }
+
     /// Every task end, stage attempt by stage attempt, unfolding one stage at a time.
     pub fn iter(&self) -> impl Iterator<Item = Task> + '_ {
         (0..self.stages.len()).flat_map(move |stage| {
@@ -416,6 +437,18 @@ impl Folded {
     }
 
     fn unfold(&self, stage: u32) -> Vec<Task> {
+        let mut tasks = Vec::with_capacity(self.count + self.late.len());
+        self.visit(stage, |t| tasks.push(t));
+        if !self.late.is_empty() {
+            tasks.extend_from_slice(&self.late);
+            tasks.sort_unstable_by_key(|t| t.task_id);
+        }
+        tasks
+    }
+
+    /// Each folded task in task id order, built one at a time (the late ones are not among
+    /// them).
+    fn visit(&self, stage: u32, mut each: impl FnMut(Task)) {
         let raw = sparkdiag_contract::packed::decompress(&self.bytes, self.raw_len)
             .expect("the folded columns were compressed by this process");
         // One reader per column, each task filled field by field: writing a column at a time
@@ -452,7 +485,6 @@ impl Folded {
             getting_result_ms: 0,
             metrics: TaskMetricsCompact::default(),
         };
-        let mut tasks = Vec::with_capacity(self.count + self.late.len());
         let mut previous = (0i64, 0i64, 0i64);
         for _ in 0..self.count {
             let mut t = blank;
@@ -462,13 +494,8 @@ impl Folded {
             t.index = index as u32;
             previous = (t.task_id, t.launch_ms, index);
             set_plain_columns(&mut t, &mut columns);
-            tasks.push(t);
+            each(t);
         }
-        if !self.late.is_empty() {
-            tasks.extend_from_slice(&self.late);
-            tasks.sort_unstable_by_key(|t| t.task_id);
-        }
-        tasks
     }
 }
 
@@ -526,6 +553,26 @@ mod tests {
         assert_eq!(tasks.unfolds(), 2, "nothing is kept once no look holds it");
         assert_eq!(tasks.len(), 3);
         assert_eq!(tasks.count_of_stage(0), 3);
+    }
+
+    /// Visiting a folded stage's tasks one at a time gives every task unfolding gives, late
+    /// ones included, and never holds the stage unfolded.
+    #[test]
+    fn visiting_a_folded_stage_gives_every_task_without_unfolding_it() {
+        let mut tasks = Tasks::default();
+        for t in [task(9, 1_700_000_000_000, 4), task(2, 1_700_000_000_500, 0)] {
+            tasks.push(t);
+        }
+        tasks.fold(0);
+        tasks.push(task(5, -5, u32::MAX));
+        tasks.finish(1, true);
+        let positions = tasks.positions(0);
+        let mut visited: Vec<Task> = Vec::new();
+        tasks.for_each_at_positions(&positions, |t| visited.push(*t));
+        visited.sort_unstable_by_key(|t| t.task_id);
+        assert_eq!(visited.len(), 3);
+        assert_eq!(tasks.unfolds(), 1, "one pass over the columns");
+        assert_eq!(visited.as_slice(), tasks.at_positions(&positions).as_ref());
     }
 
     #[test]
