@@ -144,7 +144,7 @@ fn advice(sizing: &Sizing, ctx: &Context) -> String {
         _ => String::new(),
     };
     format!(
-        "Lower the executor memory to {} (peak heap {} plus a {MARGIN}x margin, {:.0}% of it left free; never under Spark's 450 MiB floor, and room for the unified pool's peak of {}): {:.2} GB-hours less over {:.2} executor-hours.{platform} These flags change the memory alone; the what-if's one submission for the run, where it gives one, holds them with the other findings' settings and the cores it replayed: --conf {}",
+        "Lower the executor memory to {} (peak heap {} plus a {MARGIN}x margin, {:.0}% of it left free; never under Spark's 450 MiB floor, and room for the unified pool's peak of {}): {:.2} GB-hours less over {:.2} executor-hours.{platform} The list keeps today's cores, executors and shuffle partitions, so that only the memory changes; where the what-if gives one submission for the whole run, that one holds this memory with the other findings' settings and the cores it replayed: --conf {}",
         setting(sizing.heap),
         bytes(sizing.peak_heap as i64),
         sizing.headroom * 100.0,
