@@ -140,6 +140,19 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         let (advice, setting) = more_partitions(ctx, stage, recommended, |how| {
             format!("Raise the partition count to about {recommended}: {how}.")
         });
+        // The saving is replayed as the stage's time spread evenly over the new partitions; the
+        // log holds no per-key sizes, but today's partitions show how evenly the keys spread.
+        let mean_bytes = total as f64 / stats.successful.max(1) as f64;
+        let largest_to_mean = (max_bytes / mean_bytes.max(1.0) * 100.0).round() / 100.0;
+        let spread = if largest_to_mean <= EVEN_PARTITIONS {
+            format!(
+                " Today's {tasks} partitions are even (the largest {largest_to_mean:.2}x the mean), so the data spreads over its keys and more partitions should share it evenly, as the saving assumes."
+            )
+        } else {
+            format!(
+                " Today's partitions are uneven (the largest {largest_to_mean:.2}x the mean): more partitions split the large ones only if they hold many keys, which the saving assumes and the log cannot show."
+            )
+        };
         findings.push(
             Finding::new(&OVERSIZED, severity, title, impact)
                 .stages([stage.stage_id])
@@ -157,12 +170,16 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 .evidence("cores", ctx.cores)
                 .evidence("disk_spill_bytes", stage.totals.disk_bytes_spilled)
                 .evidence("recommended_partitions", recommended)
+                .evidence("largest_to_mean_partition", largest_to_mean)
                 .settings(setting)
-                .recommend(advice),
+                .recommend(advice + &spread),
         );
     }
     findings
 }
+
+/// The largest partition at most this many times the mean: the keys spread evenly.
+const EVEN_PARTITIONS: f64 = 1.25;
 
 /// The advice for giving `stage` about `n` partitions, and the one setting it names: none when
 /// the count comes from the code or the input. `worded` puts the setting's advice in a sentence.
@@ -293,6 +310,33 @@ mod real_logs {
             ),
             OVERSIZED.code,
         );
+    }
+
+    /// The saving spreads a stage's time evenly over more partitions; the advice says whether
+    /// today's partitions back that: on the skewed join, the stage holding the hot key is told
+    /// its partitions are uneven, with the ratio in the evidence.
+    #[test]
+    fn says_whether_todays_partitions_back_an_even_split() {
+        let found = on_log(
+            &OVERSIZED,
+            "patterns/skew-join",
+            &["PA002.max_partition_gb=0.02"],
+        );
+        let mut uneven = 0;
+        for f in found
+            .iter()
+            .filter(|f| !f.evidence.contains_key("spilling_tasks"))
+        {
+            let ratio = f.evidence["largest_to_mean_partition"].as_f64().unwrap();
+            let advice = &f.recommendation;
+            if ratio > super::EVEN_PARTITIONS {
+                uneven += 1;
+                assert!(advice.contains("partitions are uneven"), "{advice}");
+            } else {
+                assert!(advice.contains("partitions are even"), "{advice}");
+            }
+        }
+        assert!(uneven > 0, "the hot key's stage is uneven: {found:#?}");
     }
 
     #[test]
