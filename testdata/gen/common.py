@@ -5,6 +5,7 @@ process" helper. Everything here is plain standard library.
 """
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,13 @@ EXPECTED = TESTDATA / "expected"
 WORK = Path(os.environ.get("SPARKDIAG_GEN_WORK", "/tmp/sparkdiag-gen"))
 
 SPARK_VERSION = "4.3.0"
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on now, for a daemon started here."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def spark_env():

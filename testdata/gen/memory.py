@@ -323,16 +323,13 @@ def repack(log):
                           check=True).stdout
 
 
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for(ready, what, log, seconds=120):
-    """Polls `ready` until it holds; fails naming what it waited for and the daemon's log."""
+def wait_for(ready, what, daemon, log, seconds=120):
+    """Polls `ready` until it holds; fails naming what it waited for and the daemon's log, at
+    once if the daemon has exited."""
     deadline = time.time() + seconds
     while time.time() < deadline:
+        if daemon.poll() is not None:
+            sys.exit(f"the daemon exited (code {daemon.returncode}) before {what}; see {log}")
         with contextlib.suppress(OSError, ValueError):
             if ready():
                 return
@@ -355,7 +352,7 @@ def worker_alive(ui_port):
 def standalone_cluster(env, log_dir):
     """A standalone Master and one Worker (4 cores, 18 GiB to offer) on loopback, started with
     Spark's own `spark-class` and stopped afterwards; yields the master URL."""
-    port, ui_port = free_port(), free_port()
+    port, ui_port = common.free_port(), common.free_port()
     url = f"spark://127.0.0.1:{port}"
     spark_class = str(common.local_cluster_home() / "bin" / "spark-class")
     daemons = []
@@ -364,7 +361,7 @@ def standalone_cluster(env, log_dir):
             ("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                         "--port", str(port), "--webui-port", str(ui_port)]),
             ("worker", ["org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
-                        "--cores", "4", "--memory", "18g", "--webui-port", str(free_port()),
+                        "--cores", "4", "--memory", "18g", "--webui-port", str(common.free_port()),
                         "--work-dir", str(common.fresh_dir(log_dir / "worker-work"))]),
         ):
             out = open(log_dir / f"{name}.out", "w")
@@ -373,10 +370,10 @@ def standalone_cluster(env, log_dir):
             # The worker needs the master listening; the application needs the worker
             # registered, or it starts with no executor to run on.
             if name == "master":
-                wait_for(lambda: listening(port), "the standalone master to listen",
-                         log_dir / "master.out")
-        wait_for(lambda: worker_alive(ui_port), "a worker ALIVE on the master's /json page",
-                 log_dir / "worker.out")
+                wait_for(lambda: listening(port), "the standalone master listened",
+                         daemons[-1], log_dir / "master.out")
+        wait_for(lambda: worker_alive(ui_port), "a worker was ALIVE on the master's /json page",
+                 daemons[-1], log_dir / "worker.out")
         yield url
     finally:
         for daemon in reversed(daemons):

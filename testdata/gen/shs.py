@@ -6,20 +6,13 @@ memory (spark.history.store.path unset), and is killed by its own pid.
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
-from common import WORK, spark_env, spark_home
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from common import WORK, free_port, spark_env, spark_home
 
 
 class HistoryServer:
