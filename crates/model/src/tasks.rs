@@ -555,10 +555,10 @@ mod tests {
         assert_eq!(tasks.count_of_stage(0), 3);
     }
 
-    /// Visiting a folded stage's tasks one at a time gives every task unfolding gives, late
-    /// ones included, and never holds the stage unfolded.
+    /// Visiting a folded stage's tasks one at a time gives every task unfolding gives (a late
+    /// one too, folded in when the application finished), in one pass over the columns.
     #[test]
-    fn visiting_a_folded_stage_gives_every_task_without_unfolding_it() {
+    fn visiting_a_folded_stage_gives_every_task_in_one_pass() {
         let mut tasks = Tasks::default();
         for t in [task(9, 1_700_000_000_000, 4), task(2, 1_700_000_000_500, 0)] {
             tasks.push(t);
