@@ -957,8 +957,9 @@ mod tests {
             *b"{\"Event\":\"SparkListenerTaskEnd\",\"Stage ID\":[}\n",
         );
         damaged.truncate(damaged.len() - 40);
-        let damaged_path =
-            std::env::temp_dir().join(format!("sparkdiag-both-ways-{}", std::process::id()));
+        // Removed when the test ends, passed or not.
+        let dir = tempfile::tempdir().unwrap();
+        let damaged_path = dir.path().join("damaged");
         std::fs::write(&damaged_path, &damaged).unwrap();
         for path in [
             plain.clone(),
@@ -978,7 +979,6 @@ mod tests {
             assert_eq!(in_line_report, parallel_report, "{}", path.display());
         }
         let (_, damaged_report) = read_with(&damaged_path, Parsing::InLine);
-        std::fs::remove_file(&damaged_path).unwrap();
         assert!(
             damaged_report.contains("malformed_lines: 1")
                 && damaged_report.contains("truncated: true"),
