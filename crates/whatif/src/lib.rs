@@ -21,8 +21,6 @@ pub mod replay;
 pub mod savings;
 pub mod settings;
 
-use std::collections::BTreeMap;
-
 use replay::{Graph, ReplayOptions, StageChanges};
 use sparkdiag_contract::units::{duration, human_bytes, share};
 use sparkdiag_facts::memory_limits::setting;
@@ -465,30 +463,31 @@ struct Replays {
 /// grow; `known` holds core counts already replayed with the same changes.
 fn knee(graph: &Graph, changes: &StageChanges, unlimited: i64, known: (i64, i64)) -> (i64, i64) {
     let max = graph.max_parallelism() as i64;
-    let mut replayed: BTreeMap<i64, i64> = BTreeMap::from([known]);
-    let mut at = |cores: i64| {
-        *replayed.entry(cores).or_insert_with(|| {
-            graph.replay_with(
-                ReplayOptions {
-                    slots: Some(cores as usize),
-                    cut_skew: false,
-                    remove_driver_gaps: false,
-                },
-                changes,
-            )
-        })
+    let at = |cores: i64| match known {
+        (known_cores, ms) if known_cores == cores => ms,
+        _ => graph.replay_with(
+            ReplayOptions {
+                slots: Some(cores as usize),
+                cut_skew: false,
+                remove_driver_gaps: false,
+            },
+            changes,
+        ),
     };
     let enough = |ms: i64| ms as f64 <= unlimited as f64 * 1.10;
     let (mut low, mut high) = (1i64, max.max(1));
+    // The replay of `high` once the bisection has made one: the knee's own, when it ends there.
+    let mut at_high = None;
     while low < high {
         let mid = (low + high) / 2;
-        if enough(at(mid)) {
-            high = mid;
+        let ms = at(mid);
+        if enough(ms) {
+            (high, at_high) = (mid, Some(ms));
         } else {
             low = mid + 1;
         }
     }
-    (low, at(low))
+    (low, at_high.unwrap_or_else(|| at(low)))
 }
 
 /// The cores advice, and the count to resize to when it is not today's.
