@@ -460,7 +460,7 @@ struct Replays {
 
 /// The fewest cores whose replay with `changes` is within 10 % of `unlimited`: more would sit
 /// idle. With its replay. By bisection over 1..=max, since the replay's time only falls as cores
-/// grow; `known` holds core counts already replayed with the same changes.
+/// grow; `known` is a core count already replayed with the same changes, and its time.
 fn knee(graph: &Graph, changes: &StageChanges, unlimited: i64, known: (i64, i64)) -> (i64, i64) {
     let max = graph.max_parallelism() as i64;
     let at = |cores: i64| match known {
