@@ -582,13 +582,7 @@ impl Progress {
         if !std::io::stderr().is_terminal() {
             return Progress(None);
         }
-        let bytes: u64 = input
-            .parts
-            .iter()
-            .filter_map(|p| p.path.as_ref())
-            .filter_map(|p| std::fs::metadata(p).ok())
-            .map(|m| m.len())
-            .sum();
+        let bytes: u64 = input.parts.iter().filter_map(|p| p.len()).sum();
         if bytes <= Self::MIN_BYTES {
             return Progress(None);
         }

@@ -384,7 +384,7 @@ fn a_zip_bomb_stops_at_the_ratio_limit_and_leaves_nothing_behind() {
         "{:?}",
         inputs[0].skipped
     );
-    let unpacked = inputs[0].parts[0].path.clone().unwrap();
+    let unpacked = inputs[0].parts[0].file().unwrap().to_path_buf();
     let folder = unpacked.parent().unwrap().to_path_buf();
     assert!(!folder.join("zeros").exists(), "the cut member is removed");
     let report = read_log(&inputs[0], |_| {}).unwrap();

@@ -334,7 +334,10 @@ fn generate(plain: Option<&Path>, zst: &Path, target: u64) {
     let fixture = workspace_root().join("testdata/logs/rolling/zstd");
     // The rolling log's files, in order.
     let input = &sparkdiag_eventlog::discover(fixture.to_str().unwrap()).unwrap()[0];
-    let files = input.parts.iter().map(|part| part.path.clone().unwrap());
+    let files = input
+        .parts
+        .iter()
+        .map(|part| part.file().unwrap().to_path_buf());
     let mut lines: Vec<Value> = Vec::new();
     for f in files {
         for line in BufReader::new(zstd::Decoder::new(File::open(f).unwrap()).unwrap()).lines() {

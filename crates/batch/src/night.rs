@@ -170,7 +170,8 @@ pub(crate) fn keep_worst(worst: &mut Vec<NightFinding>) {
     worst.truncate(WORST_FINDINGS);
 }
 
-/// Whether every file of a log was last modified more than `since` ago.
+/// Whether every file of a log was last modified (a file's time, an object's Last-Modified) more
+/// than `since` ago.
 fn older_than(input: &sparkdiag_eventlog::LogInput, since: std::time::Duration) -> bool {
     let Some(cutoff) = std::time::SystemTime::now().checked_sub(since) else {
         return false;
@@ -178,8 +179,7 @@ fn older_than(input: &sparkdiag_eventlog::LogInput, since: std::time::Duration) 
     input
         .parts
         .iter()
-        .filter_map(|p| p.path.as_ref())
-        .filter_map(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
+        .filter_map(|p| p.modified())
         .all(|modified| modified < cutoff)
 }
 

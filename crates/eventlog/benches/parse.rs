@@ -27,7 +27,7 @@ fn main() {
     // The rolling log's files, in order.
     let input = &sparkdiag_eventlog::discover(dir.to_str().unwrap()).unwrap()[0];
     for part in &input.parts {
-        let part = part.path.as_ref().unwrap();
+        let part = part.file().unwrap();
         let raw = std::fs::read(part).unwrap();
         Codec::Zstd
             .decoder(&raw[..])

@@ -7,11 +7,14 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::ReadError;
 use crate::codec::Codec;
+use crate::store::Location;
+use crate::{ReadError, ReadErrorKind};
 
 mod list;
+mod remote;
 pub use list::LogList;
+pub use remote::discover_in_store;
 
 /// How an application's log is laid out on disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,10 +43,32 @@ impl Layout {
 /// One file of a log, in the order its events were written.
 #[derive(Debug, Clone)]
 pub struct Part {
-    /// `None` for standard input.
-    pub path: Option<PathBuf>,
-    /// The name shown to the user (inside an archive: `archive.zip!/inner/path`).
+    pub location: Location,
+    /// The name shown to the user (inside an archive: `archive.zip!/inner/path`; in a store,
+    /// its URL).
     pub display: String,
+}
+
+impl Part {
+    /// The local file, if the part is one (not standard input, not an object in a store).
+    pub fn file(&self) -> Option<&Path> {
+        self.location.file()
+    }
+
+    /// Its length in bytes, when known without reading it.
+    pub fn len(&self) -> Option<u64> {
+        self.location.len()
+    }
+
+    /// When it was last written (a file's or an object's last-modified time), when known.
+    pub fn modified(&self) -> Option<std::time::SystemTime> {
+        self.location.modified()
+    }
+
+    /// Its bytes as a stream, and its length when known.
+    pub fn open(&self) -> Result<(Box<dyn Read + Send>, Option<u64>), ReadError> {
+        self.location.open(&self.display)
+    }
 }
 
 /// Everything needed to read one application attempt's log.
@@ -94,7 +119,7 @@ fn discover_with(path: &str, unpack_into: Option<&Path>) -> Result<LogList, Read
             display: "<stdin>".into(),
             layout: Layout::Stdin,
             parts: vec![Part {
-                path: None,
+                location: Location::Stdin,
                 display: "<stdin>".into(),
             }],
             in_progress: false,
@@ -103,6 +128,10 @@ fn discover_with(path: &str, unpack_into: Option<&Path>) -> Result<LogList, Read
             _extracted: None,
         });
         return Ok(found);
+    }
+    if crate::store::scheme(path).is_some() {
+        let (store, key) = crate::store::store_for(path)?;
+        return remote::discover_with(store, &key, unpack_into);
     }
     let root = Path::new(path);
     let meta = fs::metadata(root).map_err(|e| ReadError::io(path, None, "cannot open", e))?;
@@ -117,7 +146,7 @@ fn discover_with(path: &str, unpack_into: Option<&Path>) -> Result<LogList, Read
             if !walk.skipped.is_empty() {
                 message.push_str(&format!(" (passed over: {})", walk.skipped.join("; ")));
             }
-            return Err(ReadError::new(path, None, message));
+            return Err(ReadError::new(ReadErrorKind::NoLog, path, None, message));
         }
     } else {
         walk.file(root, path, &None, &mut found, true)?;
@@ -265,6 +294,7 @@ impl Walk {
         if let Some(kind) = archive_kind(path, &head, display)? {
             if self.nesting >= ArchiveLimits::MAX_NESTING {
                 return Err(ReadError::new(
+                    ReadErrorKind::NoLog,
                     display,
                     None,
                     format!(
@@ -289,7 +319,7 @@ impl Walk {
                 if !passed_over.is_empty() {
                     message.push_str(&format!(" (passed over: {})", passed_over.join("; ")));
                 }
-                return Err(ReadError::new(display, None, message));
+                return Err(ReadError::new(ReadErrorKind::NoLog, display, None, message));
             }
             return Ok(());
         }
@@ -299,7 +329,7 @@ impl Walk {
                     display: display.to_string(),
                     layout: Layout::SingleFile,
                     parts: vec![Part {
-                        path: Some(path.to_path_buf()),
+                        location: Location::File(path.to_path_buf()),
                         display: display.to_string(),
                     }],
                     in_progress: name.ends_with(".inprogress"),
@@ -309,15 +339,7 @@ impl Walk {
                 });
                 Ok(())
             }
-            None if named_directly => Err(ReadError::new(
-                display,
-                Some(0),
-                format!(
-                    "not a Spark event log: expected JSON lines or a zstd, lz4, snappy, lzf, gzip, bzip2 or xz stream, found bytes {}{}",
-                    hex(&head[..head.len().min(8)]),
-                    guess_format(&head)
-                ),
-            )),
+            None if named_directly => Err(not_a_log(display, &head)),
             // Passed over, but named: a log the user expected to see (compressed with a tool
             // Spark does not use, or a driver log mistaken for an event log) must not vanish.
             None => {
@@ -329,6 +351,20 @@ impl Walk {
             }
         }
     }
+}
+
+/// The error for a file named directly that is not a log.
+fn not_a_log(display: &str, head: &[u8]) -> ReadError {
+    ReadError::new(
+        ReadErrorKind::NotALog,
+        display,
+        Some(0),
+        format!(
+            "not a Spark event log: expected JSON lines or a zstd, lz4, snappy, lzf, gzip, bzip2 or xz stream, found bytes {}{}",
+            hex(&head[..head.len().min(8)]),
+            guess_format(head)
+        ),
+    )
 }
 
 /// What a file inside a folder is when it is not a log: a known format, else its first line.
@@ -373,21 +409,36 @@ fn rolling_dir(
     display: &str,
     extracted: &Option<Arc<Extracted>>,
 ) -> Result<Option<LogInput>, ReadError> {
-    let dir_name = file_name(dir);
-    let entries = sorted_entries(dir, display)?;
-    let mut events: Vec<(u64, String, PathBuf)> = Vec::new();
+    let entries = sorted_entries(dir, display)?.map(|(name, path)| (name, Location::File(path)));
+    Ok(
+        rolling_log(&file_name(dir), display, entries).map(|mut input| {
+            input._extracted = extracted.clone();
+            input
+        }),
+    )
+}
+
+/// A rolling log from its folder's entries (name and location, in name order): the
+/// `events_<N>_*` files in index order from the last compacted one, with notes on gaps and on
+/// the `appstatus_*` marker. `None` when the folder is not a rolling log's.
+fn rolling_log(
+    dir_name: &str,
+    display: &str,
+    entries: impl Iterator<Item = (String, Location)>,
+) -> Option<LogInput> {
+    let mut events: Vec<(u64, String, Location)> = Vec::new();
     let mut status: Option<String> = None;
-    for (name, path) in entries {
+    for (name, location) in entries {
         if let Some(rest) = name.strip_prefix("events_") {
             if let Some(index) = rest.split('_').next().and_then(|n| n.parse::<u64>().ok()) {
-                events.push((index, name, path));
+                events.push((index, name, location));
             }
         } else if name.starts_with("appstatus_") {
             status = Some(name);
         }
     }
     if events.is_empty() || !(dir_name.starts_with("eventlog_v2_") || status.is_some()) {
-        return Ok(None);
+        return None;
     }
     events.sort_by_key(|(index, _, _)| *index);
     let mut notes = Vec::new();
@@ -426,69 +477,82 @@ fn rolling_dir(
     };
     let parts = events
         .into_iter()
-        .map(|(_, name, path)| Part {
-            path: Some(path),
+        .map(|(_, name, location)| Part {
+            location,
             display: format!("{}/{}", display.trim_end_matches('/'), name),
         })
         .collect();
-    Ok(Some(LogInput {
+    Some(LogInput {
         display: display.to_string(),
         layout: Layout::Rolling,
         parts,
         in_progress,
         notes,
         skipped: Vec::new(),
-        _extracted: extracted.clone(),
-    }))
+        _extracted: None,
+    })
 }
 
-/// A Databricks context folder: roll files `eventlog-YYYY-MM-DD--HH-MM[.gz]` (oldest first by the
-/// time in their name), then the current `eventlog`.
 fn databricks_dir(
     dir: &Path,
     display: &str,
     extracted: &Option<Arc<Extracted>>,
 ) -> Result<Option<LogInput>, ReadError> {
-    let entries = sorted_entries(dir, display)?;
-    let mut rolls: Vec<(String, PathBuf)> = Vec::new();
-    let mut current = None;
     // `<cluster>/eventlog/` is itself a folder named like the current log file: only files count.
-    for (name, path) in entries.filter(|(_, p)| p.is_file()) {
+    let entries = sorted_entries(dir, display)?
+        .filter(|(_, path)| path.is_file())
+        .map(|(name, path)| (name, Location::File(path)));
+    Ok(databricks_log(display, entries).map(|mut input| {
+        input._extracted = extracted.clone();
+        input
+    }))
+}
+
+/// A Databricks context folder from its files (name and location): roll files
+/// `eventlog-YYYY-MM-DD--HH-MM[.gz]` (oldest first by the time in their name), then the current
+/// `eventlog`. `None` when the folder holds neither.
+fn databricks_log(
+    display: &str,
+    files: impl Iterator<Item = (String, Location)>,
+) -> Option<LogInput> {
+    let mut rolls: Vec<(String, Location)> = Vec::new();
+    let mut current = None;
+    for (name, location) in files {
         if name == "eventlog" {
-            current = Some(path);
+            current = Some(location);
         } else if let Some(stamp) = name.strip_prefix("eventlog-") {
             let stamp = stamp.trim_end_matches(".gz");
             if is_databricks_stamp(stamp) {
-                rolls.push((name, path));
+                rolls.push((name, location));
             }
         }
     }
     if current.is_none() && rolls.is_empty() {
-        return Ok(None);
+        return None;
     }
     // The zero-padded stamp sorts lexically in time order.
-    rolls.sort();
+    rolls.sort_by(|a, b| a.0.cmp(&b.0));
     let mut parts: Vec<Part> = rolls
         .into_iter()
-        .map(|(name, path)| Part {
-            path: Some(path),
+        .map(|(name, location)| Part {
+            location,
             display: format!("{}/{}", display.trim_end_matches('/'), name),
         })
         .collect();
     let mut notes = Vec::new();
     match current {
-        Some(path) => parts.push(Part { path: Some(path), display: format!("{}/eventlog", display.trim_end_matches('/')) }),
+        Some(location) => parts.push(Part { location, display: format!("{}/eventlog", display.trim_end_matches('/')) }),
         None => notes.push(format!("{display} has roll files but no current `eventlog` file: the newest events may be missing")),
     }
-    Ok(Some(LogInput {
+    Some(LogInput {
         display: display.to_string(),
         layout: Layout::Databricks,
         parts,
         in_progress: false,
         notes,
         skipped: Vec::new(),
-        _extracted: extracted.clone(),
-    }))
+        _extracted: None,
+    })
 }
 
 /// `YYYY-MM-DD--HH-MM`.
@@ -793,7 +857,13 @@ impl Walk {
         let root = extracted.path().to_path_buf();
         match kind {
             ArchiveKind::Zip => unzip(file, &root, &mut unpacking).map_err(|e| {
-                ReadError::new(display, None, format!("cannot unpack zip archive: {e}"))
+                ReadError::new(
+                    ReadErrorKind::NoLog,
+                    display,
+                    None,
+                    "cannot unpack zip archive",
+                )
+                .with_source(e)
             })?,
             ArchiveKind::Tar => untar(file, &root, &mut unpacking),
             ArchiveKind::TarGz => untar(
@@ -991,7 +1061,7 @@ mod tests {
         );
         let into = tempfile::tempdir().unwrap();
         let inputs = discover_unpacking_into(archive, into.path()).unwrap();
-        let part = inputs[0].parts[0].path.clone().unwrap();
+        let part = inputs[0].parts[0].file().unwrap().to_path_buf();
         assert!(part.starts_with(into.path()) && part.exists(), "{part:?}");
         remove_unpacked_archives();
         // The inputs are still alive, as in a process stopped mid-run: the hook alone removed it.

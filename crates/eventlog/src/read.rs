@@ -2,7 +2,6 @@
 //! account of everything that was skipped, cut or missing.
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,10 +9,10 @@ use std::sync::{Condvar, Mutex, mpsc};
 
 use rayon::prelude::*;
 
-use crate::ReadError;
 use crate::codec::{Codec, error_offset};
 use crate::events::{Event, ParseFailure, is_known_event_name, parse_line};
 use crate::layout::{Layout, LogInput, Part};
+use crate::{ReadError, ReadErrorKind};
 
 /// How many damaged lines are located one by one before the rest are only counted.
 const LOCATED_LINE_LIMIT: usize = 10;
@@ -91,10 +90,25 @@ struct ReadState {
 }
 
 /// Counts the compressed bytes a decoder has consumed (not merely buffered), so a failure can
-/// say where in the file it is.
+/// say where in the file it is, and keeps a store's own failure (a cut connection), which is
+/// not damage in the log, for the reader to give back whole.
 struct Position<R> {
     inner: R,
     count: Arc<AtomicU64>,
+    store_failure: Arc<Mutex<Option<ReadError>>>,
+}
+
+impl<R: BufRead> Position<R> {
+    fn keep_store_failure(&self, err: io::Error, shown: &str) -> io::Error {
+        if !crate::store::is_store_failure(&err) {
+            return err;
+        }
+        let kind = err.kind();
+        let failure = crate::store::failure_of(err, shown, self.count.load(Ordering::Relaxed));
+        let text = failure.to_string();
+        *self.store_failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(failure);
+        io::Error::new(kind, text)
+    }
 }
 
 impl<R: BufRead> Read for Position<R> {
@@ -109,6 +123,10 @@ impl<R: BufRead> Read for Position<R> {
 
 impl<R: BufRead> BufRead for Position<R> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        // Checked first and returned after, so the borrow of the buffer ends on each path.
+        if let Err(err) = self.inner.fill_buf() {
+            return Err(self.keep_store_failure(err, ""));
+        }
         self.inner.fill_buf()
     }
 
@@ -451,7 +469,17 @@ fn read_log_parsing(
         );
         match file {
             Ok(file) => report.files.push(file),
-            Err(err) if input.parts.len() == 1 => return Err(err),
+            // A store that fails mid-log fails the log: its other parts would be read from
+            // the same failing store, and a report with a part missing would look like damage.
+            Err(err)
+                if input.parts.len() == 1
+                    || matches!(
+                        err.kind,
+                        ReadErrorKind::Connection | ReadErrorKind::Credentials
+                    ) =>
+            {
+                return Err(err);
+            }
             Err(err) => {
                 report.gaps = true;
                 report
@@ -511,23 +539,31 @@ fn read_part(
     on_event: &mut impl FnMut(Event<'_>),
 ) -> Result<FileReport, ReadError> {
     let count = Arc::new(AtomicU64::new(0));
-    let (raw, bytes): (Box<dyn Read + Send>, u64) = match &part.path {
-        Some(path) => {
-            let file = File::open(path)
-                .map_err(|e| ReadError::io(&part.display, None, "cannot open", e))?;
-            let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-            (Box::new(file), len)
-        }
-        None => (Box::new(io::stdin()), 0),
+    let (raw, len) = part.open()?;
+    let bytes = len.unwrap_or(0);
+    let store_failure = Arc::new(Mutex::new(None));
+    let take_store_failure = || {
+        store_failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .map(|mut failure: ReadError| {
+                failure.path.clone_from(&part.display);
+                failure
+            })
     };
     let mut raw = Position {
         inner: BufReader::with_capacity(BUFFER, raw),
         count: count.clone(),
+        store_failure: store_failure.clone(),
     };
-    let head = raw
-        .fill_buf()
-        .map_err(|e| ReadError::io(&part.display, Some(0), "cannot read", e))?
-        .to_vec();
+    let head = match raw.fill_buf() {
+        Ok(head) => head.to_vec(),
+        Err(e) => {
+            return Err(take_store_failure()
+                .unwrap_or_else(|| ReadError::io(&part.display, Some(0), "cannot read", e)));
+        }
+    };
     let name = part.display.rsplit('/').next().unwrap_or_default();
     if head.is_empty() {
         // Empty is empty whatever the codec its name promises: Spark creates a log before it
@@ -546,6 +582,7 @@ fn read_part(
     }
     let codec = Codec::detect(&head, name).ok_or_else(|| {
         ReadError::new(
+            ReadErrorKind::NotALog,
             &part.display,
             Some(0),
             "not a Spark event log: the first bytes are neither JSON nor a codec Spark writes",
@@ -582,6 +619,7 @@ fn read_part(
             })
             .map_err(|e| {
                 ReadError::new(
+                    ReadErrorKind::Io,
                     &part.display,
                     None,
                     format!("cannot start a thread to decode it: {e}"),
@@ -749,9 +787,15 @@ fn read_part(
                 }
             }
             if let Some(err) = chunk.error.take() {
+                // The store failed (a connection cut): no damage in the log, and no reason to
+                // believe the rest is gone, so the log is not analysed from half its events.
+                if let Some(failure) = take_store_failure() {
+                    return Err(failure);
+                }
                 let at = error_offset(&err).unwrap_or_else(|| count.load(Ordering::Relaxed));
                 if file.decoded_bytes == 0 {
                     return Err(ReadError::new(
+                        ReadErrorKind::Codec,
                         &part.display,
                         Some(at),
                         format!("cannot decode as {codec}: {err}"),
@@ -783,7 +827,7 @@ fn read_part(
         }
         Ok(())
     })?;
-    if part.path.is_none() {
+    if len.is_none() {
         // Standard input has no size up front; what was read is its size.
         file.bytes = count.load(Ordering::Relaxed);
     }

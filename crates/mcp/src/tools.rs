@@ -379,7 +379,7 @@ impl Tools {
             .map_err(|e| e.to_string())?;
         for input in &inputs {
             for part in &input.parts {
-                if let Some(file) = &part.path {
+                if let Some(file) = part.file() {
                     self.roots.check_found(file, self.unpack.path())?;
                 }
             }
@@ -479,7 +479,7 @@ impl Tools {
             let own_path = input
                 .parts
                 .first()
-                .and_then(|p| p.path.as_ref())
+                .and_then(|p| p.file())
                 .filter(|p| !p.starts_with(self.unpack.path()))
                 .map(|_| input.display.clone());
             let ask_path = own_path.unwrap_or_else(|| canonical.display().to_string());

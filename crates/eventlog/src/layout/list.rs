@@ -7,6 +7,7 @@ use std::ffi::OsStr;
 use std::path::PathBuf;
 
 use super::{Layout, LogInput, Part};
+use crate::store::Location;
 
 /// Every log a search found, in the order found; [`LogList::get`] gives each back as the
 /// [`LogInput`] the search made, field for field.
@@ -113,8 +114,7 @@ impl LogList {
             }
         };
         let at_its_name = |part: &Part| {
-            part.path
-                .as_ref()
+            part.file()
                 .is_some_and(|p| p.as_os_str() == OsStr::new(&part.display))
         };
         if let [only] = input.parts.as_slice()
@@ -182,14 +182,14 @@ impl LogList {
             .map(|name| {
                 let display = format!("{folder}{name}");
                 Part {
-                    path: Some(PathBuf::from(&display)),
+                    location: Location::File(PathBuf::from(&display)),
                     display,
                 }
             })
             .collect();
         if parts.is_empty() {
             parts.push(Part {
-                path: Some(PathBuf::from(&display)),
+                location: Location::File(PathBuf::from(&display)),
                 display: display.clone(),
             });
         }
@@ -271,7 +271,7 @@ mod tests {
         assert_eq!(list.len(), 1);
         let input = list.get(0);
         assert_eq!(input.display, file);
-        assert_eq!(input.parts[0].path.as_deref(), Some(Path::new(&file)));
+        assert_eq!(input.parts[0].file(), Some(Path::new(&file)));
         assert!(list.whole.is_empty());
     }
 }
