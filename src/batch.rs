@@ -12,9 +12,22 @@ use sparkdiag_rules::Config;
 
 #[derive(clap::Args)]
 pub struct BatchArgs {
-    /// Directories holding event logs (any mix of layouts, codecs and archives).
-    #[arg(required = true, value_name = "DIR")]
+    /// Directories holding event logs (any mix of layouts, codecs and archives); with the
+    /// `remote` feature also s3://, gs://, abfss:// and az:// prefixes.
+    #[cfg_attr(
+        feature = "remote",
+        arg(required_unless_present = "history_server", value_name = "DIR")
+    )]
+    #[cfg_attr(not(feature = "remote"), arg(required = true, value_name = "DIR"))]
     pub dirs: Vec<String>,
+    /// Also every application this Spark History Server lists (http://host:18080), through its
+    /// REST API; --since keeps those updated within that long.
+    #[cfg(feature = "remote")]
+    #[arg(long, value_name = "URL")]
+    pub history_server: Option<String>,
+    #[cfg(feature = "remote")]
+    #[command(flatten)]
+    pub storage: crate::remote::StorageFlags,
     /// Where the reports, the index page, the tables and the night's history go.
     #[arg(short, long, value_name = "OUTDIR")]
     pub output: PathBuf,
@@ -71,8 +84,19 @@ pub fn run(
         })?,
         None => NightDate::today(),
     };
+    #[cfg(feature = "remote")]
+    let dirs = {
+        args.storage.install()?;
+        let mut dirs = args.dirs;
+        if let Some(server) = &args.history_server {
+            dirs.extend(crate::remote::history_server_paths(server, &[]));
+        }
+        dirs
+    };
+    #[cfg(not(feature = "remote"))]
+    let dirs = args.dirs;
     let options = sparkdiag_batch::Options {
-        dirs: args.dirs,
+        dirs,
         output: args.output,
         date,
         jobs: args.jobs,

@@ -8,6 +8,8 @@ mod features;
 mod flags;
 mod habits;
 mod process;
+#[cfg(feature = "remote")]
+mod remote;
 mod shell;
 
 use std::io::Write;
@@ -141,6 +143,14 @@ struct McpCommand {
     /// (and the client's MCP roots) is read.
     #[arg(long = "root", value_name = "DIR")]
     roots: Vec<PathBuf>,
+    /// A remote prefix whose logs the assistant may read (repeatable), e.g.
+    /// s3://bucket/cluster-logs/. Without one, nothing remote is read.
+    #[cfg(feature = "remote")]
+    #[arg(long = "allow-prefix", value_name = "URL")]
+    allow_prefixes: Vec<String>,
+    #[cfg(feature = "remote")]
+    #[command(flatten)]
+    storage: remote::StorageFlags,
     #[command(flatten)]
     rules: RuleFlags,
     #[command(flatten)]
@@ -149,9 +159,19 @@ struct McpCommand {
 
 #[derive(clap::Args)]
 struct AnalyzeArgs {
-    /// Event logs, directories or archives to read; - reads standard input.
+    /// Event logs, directories or archives to read; - reads standard input. With the `remote`
+    /// feature also s3://, gs://, abfss:// and az:// URLs, and with --history-server the ids of
+    /// its applications.
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<String>,
+    /// Read the applications from this Spark History Server's REST API
+    /// (http://host:18080): each PATH is then an application id (APP_ID or APP_ID/ATTEMPT).
+    #[cfg(feature = "remote")]
+    #[arg(long, value_name = "URL")]
+    history_server: Option<String>,
+    #[cfg(feature = "remote")]
+    #[command(flatten)]
+    storage: remote::StorageFlags,
     /// Output format: a summary for people, the versioned JSON report (schema sparkdiag/report/v1),
     /// Markdown for an issue or pull request, or one self-contained HTML page with charts.
     /// [default: text]
@@ -239,6 +259,9 @@ struct BatchCommand {
 struct DiffCommand {
     #[command(flatten)]
     diff: diff::DiffArgs,
+    #[cfg(feature = "remote")]
+    #[command(flatten)]
+    storage: remote::StorageFlags,
     #[command(flatten)]
     rules: RuleFlags,
     #[command(flatten)]
@@ -340,11 +363,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         ),
         #[cfg(not(feature = "tables"))]
         Command::Batch(_) => features::missing("batch", "tables"),
-        Command::Diff(args) => diff::run(
-            args.diff,
-            args.rules.config()?,
-            args.prices.prices(&config::Found::here())?,
-        ),
+        Command::Diff(args) => {
+            #[cfg(feature = "remote")]
+            args.storage.install()?;
+            diff::run(
+                args.diff,
+                args.rules.config()?,
+                args.prices.prices(&config::Found::here())?,
+            )
+        }
         #[cfg(feature = "serve")]
         Command::Serve(args) => serve(args),
         Command::Mcp(args) => mcp(args),
@@ -380,8 +407,16 @@ fn serve(args: ServeCommand) -> anyhow::Result<ExitCode> {
 }
 
 fn mcp(args: McpCommand) -> anyhow::Result<ExitCode> {
+    #[cfg(feature = "remote")]
+    if !args.allow_prefixes.is_empty() {
+        args.storage.install()?;
+    }
     let options = sparkdiag_mcp::Options {
         roots: args.roots,
+        #[cfg(feature = "remote")]
+        remote_prefixes: args.allow_prefixes,
+        #[cfg(not(feature = "remote"))]
+        remote_prefixes: Vec::new(),
         rules: args.rules.config()?,
         prices: args.prices.prices(&config::Found::here())?,
     };
@@ -476,7 +511,17 @@ fn analyze(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let keep_views = matches!(format, Format::Html) || args.charts.is_some() || args.habits.open;
     let mut views = Vec::new();
     let mut ui_links = Vec::new();
-    for path in &args.paths {
+    #[cfg(feature = "remote")]
+    let paths = {
+        args.storage.install()?;
+        match &args.history_server {
+            Some(server) => remote::history_server_paths(server, &args.paths),
+            None => args.paths.clone(),
+        }
+    };
+    #[cfg(not(feature = "remote"))]
+    let paths = args.paths.clone();
+    for path in &paths {
         for input in sparkdiag_eventlog::discover(path)? {
             if !args.habits.quiet {
                 for passed_over in &input.skipped {

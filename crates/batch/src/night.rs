@@ -3,6 +3,7 @@
 //! and its line to the night file as soon as it is its turn.
 
 use sparkdiag_contract::night::NightFinding;
+use sparkdiag_eventlog::ReadErrorKind;
 use sparkdiag_rules::{Config, Severity};
 
 use crate::app::{analyse, night_error};
@@ -26,7 +27,7 @@ pub(crate) fn analyse_night(
     let missing: Vec<&String> = options
         .dirs
         .iter()
-        .filter(|d| std::fs::metadata(d).is_err())
+        .filter(|d| sparkdiag_eventlog::store::scheme(d).is_none() && std::fs::metadata(d).is_err())
         .collect();
     if !missing.is_empty() {
         anyhow::bail!(
@@ -52,6 +53,14 @@ pub(crate) fn analyse_night(
         // A path that is not a log is listed like any unreadable log; it does not stop the night.
         let logs = match sparkdiag_eventlog::discover_list(dir) {
             Ok(logs) => logs,
+            // A store that cannot be read (no credentials, access refused, no such bucket, no
+            // connection) is a mistake in the command, as a missing folder is.
+            Err(e)
+                if sparkdiag_eventlog::store::scheme(dir).is_some()
+                    && !matches!(e.kind, ReadErrorKind::NoLog | ReadErrorKind::NotALog) =>
+            {
+                anyhow::bail!("{e}; nothing was written");
+            }
             Err(e) => {
                 // Said once, by the first slice.
                 if options.slice.is_none_or(|s| s.index == 0) {

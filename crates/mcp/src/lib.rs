@@ -3,7 +3,8 @@
 //! analysis as `sparkdiag analyze` and no History Server.
 //!
 //! It is read-only and reads only inside the folders it is given (`--root`, and the client's
-//! MCP roots); it opens no network connection. Every answer is capped
+//! MCP roots); it opens no network connection unless it is given remote prefixes
+//! (`--allow-prefix s3://bucket/logs/`), and then reads only under those. Every answer is capped
 //! ([`fit::MAX_TEXT_BYTES`]) and says what it left out. The protocol is written out with
 //! `serde_json` rather than with the official Rust SDK (`rmcp`): see `docs/mcp.md` for why and
 //! the measurement.
@@ -11,6 +12,7 @@
 //! ```no_run
 //! let options = sparkdiag_mcp::Options {
 //!     roots: vec!["/var/log/spark-events".into()],
+//!     remote_prefixes: Vec::new(),
 //!     rules: sparkdiag_rules::Config::default(),
 //!     prices: sparkdiag_analysis::Prices::default(),
 //! };
@@ -30,6 +32,9 @@ pub use server::{PROTOCOL_VERSIONS, serve};
 pub struct Options {
     /// The folders whose logs may be read (with the client's MCP roots).
     pub roots: Vec<std::path::PathBuf>,
+    /// The remote prefixes whose logs may be read (`s3://bucket/logs/`); none by default, so
+    /// nothing remote is read. The program installs the stores that read them.
+    pub remote_prefixes: Vec<String>,
     /// The rules' configuration, as `analyze --config/--set/--disable` give it.
     pub rules: sparkdiag_rules::Config,
     /// Money beside the savings, as `analyze --price-per-core-hour/--price-per-gb-hour` give it.

@@ -11,6 +11,8 @@ use std::time::Duration;
 pub struct Roots {
     /// From `--root`, canonical.
     fixed: Vec<PathBuf>,
+    /// Remote prefixes (`s3://bucket/logs/`) that may be read; none unless given.
+    remote: Vec<String>,
     client: Mutex<ClientRoots>,
     changed: Condvar,
 }
@@ -46,9 +48,50 @@ impl Roots {
         }
         Ok(Roots {
             fixed,
+            remote: Vec::new(),
             client: Mutex::new(ClientRoots::default()),
             changed: Condvar::new(),
         })
+    }
+
+    /// Also these remote prefixes (`--allow-prefix`), each a folder: `s3://b/logs` allows
+    /// `s3://b/logs/…`, not `s3://b/logs-other`.
+    pub fn allowing_remote(mut self, prefixes: Vec<String>) -> Roots {
+        self.remote = prefixes
+            .into_iter()
+            .map(|p| format!("{}/", p.trim_end_matches('/')))
+            .collect();
+        self
+    }
+
+    /// `None` when `path` is not a URL (a local path, for [`Roots::resolve`]); else the URL
+    /// when it is under an allowed prefix, or why it may not be read.
+    pub fn remote(&self, path: &str) -> Option<Result<String, String>> {
+        let (scheme, rest) = path.split_once("://")?;
+        if scheme.len() < 2
+            || !scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        {
+            return None;
+        }
+        if self.remote.is_empty() {
+            return Some(Err(format!(
+                "{scheme}://…: this server reads no remote logs; start it with --allow-prefix {scheme}://BUCKET/PREFIX/ to allow some"
+            )));
+        }
+        let climbs = rest
+            .split('/')
+            .any(|segment| segment == ".." || segment == ".");
+        let folder = format!("{}/", path.trim_end_matches('/'));
+        if climbs || !self.remote.iter().any(|p| folder.starts_with(p.as_str())) {
+            return Some(Err(format!(
+                "{}: outside the remote prefixes this server may read ({})",
+                path.split(['?', '#']).next().unwrap_or_default(),
+                self.remote.join(", ")
+            )));
+        }
+        Some(Ok(path.to_string()))
     }
 
     pub fn expect_client_roots(&self) {
@@ -323,6 +366,32 @@ mod tests {
             );
             // A folder holding a link out is refused as a whole, since the search follows links.
             assert!(roots.resolve(".").unwrap_err().contains("is a link to"));
+        }
+    }
+
+    /// Remote logs are read only under a prefix given: none by default, and a prefix is a
+    /// folder (no sibling that shares its first letters, no `..` out of it).
+    #[test]
+    fn remote_paths_are_read_only_under_an_allowed_prefix() {
+        let tmp = tempfile::tempdir().unwrap();
+        let local = Roots::new(&[tmp.path().to_path_buf()]).unwrap();
+        assert!(local.remote("/var/log/app-1").is_none());
+        let refused = local.remote("s3://bucket/logs/app-1").unwrap().unwrap_err();
+        assert!(refused.contains("--allow-prefix"), "{refused}");
+        let allowed = Roots::new(&[tmp.path().to_path_buf()])
+            .unwrap()
+            .allowing_remote(vec!["s3://bucket/logs".into()]);
+        assert_eq!(
+            allowed.remote("s3://bucket/logs/app-1").unwrap().unwrap(),
+            "s3://bucket/logs/app-1"
+        );
+        assert!(allowed.remote("s3://bucket/logs").unwrap().is_ok());
+        for outside in [
+            "s3://bucket/logs-other/app-1",
+            "s3://bucket/logs/../secret/app",
+            "gs://bucket/logs/app-1",
+        ] {
+            assert!(allowed.remote(outside).unwrap().is_err(), "{outside}");
         }
     }
 }

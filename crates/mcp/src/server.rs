@@ -73,7 +73,7 @@ pub fn serve(
     output: impl Write + Send + 'static,
     options: Options,
 ) -> Result<(), String> {
-    let roots = Arc::new(Roots::new(&options.roots)?);
+    let roots = Arc::new(Roots::new(&options.roots)?.allowing_remote(options.remote_prefixes));
     let tools = Tools::new(options.rules, options.prices, roots.clone())?;
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())

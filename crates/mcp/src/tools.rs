@@ -371,6 +371,12 @@ impl Tools {
 
     /// The logs `path` holds, each of whose files is inside the roots.
     fn discover(&self, path: &str) -> Result<(PathBuf, Vec<LogInput>), String> {
+        if let Some(allowed) = self.roots.remote(path) {
+            let url = allowed?;
+            let inputs = sparkdiag_eventlog::discover_unpacking_into(&url, self.unpack.path())
+                .map_err(|e| e.to_string())?;
+            return Ok((PathBuf::from(url), inputs));
+        }
         let canonical = self.roots.resolve(path)?;
         let shown = canonical
             .to_str()
@@ -398,7 +404,10 @@ impl Tools {
 
     /// The application `path` (and `app_id`) names, analysed; the last few are kept.
     pub fn load(&self, path: &str, app_id: Option<&str>) -> Result<Arc<Loaded>, String> {
-        let canonical = self.roots.resolve(path)?;
+        let canonical = match self.roots.remote(path) {
+            Some(allowed) => PathBuf::from(allowed?),
+            None => self.roots.resolve(path)?,
+        };
         let meta = std::fs::metadata(&canonical).ok();
         let key = CacheKey {
             path: canonical.clone(),

@@ -269,10 +269,24 @@ impl StoreWalk {
             let mut reader = self.store.open(object)?;
             copy_from_store(&mut reader, &mut file, display)
         })();
+        let before = found.len();
         let walked = copy.and_then(|()| {
             self.local
                 .file(&copied, display, &None, found, named_directly)
         });
+        // The unpacked files are as old as the archive, not as the unpacking, so that
+        // `batch --since` keeps or leaves them by the object's own last-modified time.
+        if let Some(modified) = object.modified {
+            for i in before..found.len() {
+                for part in &found.get(i).parts {
+                    if let Some(file) = part.file()
+                        && let Ok(file) = std::fs::File::options().write(true).open(file)
+                    {
+                        let _ = file.set_modified(modified);
+                    }
+                }
+            }
+        }
         cleanup::forget(download.path());
         drop(download);
         walked
