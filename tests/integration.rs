@@ -38,6 +38,9 @@ mod links;
 mod mcp;
 /// `sparkdiag plan` on real plan text, and plan findings inside event logs.
 mod plans;
+/// Logs read where they live: S3, Azure, GCS and a History Server, from real servers.
+#[cfg(feature = "remote")]
+mod remote;
 /// The detectors on real logs with planted problems, and the rule catalogue.
 mod rules;
 /// What a fix saves: each finding's replayed change against the what-if, money apart from time.

@@ -1,11 +1,13 @@
 """The servers tests/remote.rs reads logs from, on 127.0.0.1 and free ports.
 
-    python3 tests/remote/servers.py KIND [ARG]
+    python3 tests/remote/servers.py KIND [ARG...]
 
 KIND is one of:
   s3       moto's S3 server (PyPI moto[server])
   azure    Azurite's blob service (npm azurite)
   gcs      gcp-storage-emulator (PyPI), behind the adapter below
+           (each of these three with ROOT REL...: the files under ROOT/REL are uploaded
+           to the bucket or container `logs` under the key REL/...)
   shs      a Spark History Server from PySpark, over the log folder ARG
   cut      a TCP proxy in front of ARG (host:port) that cuts every response body
            after 16 KiB, or with ARG2=once only the first long one
@@ -72,20 +74,64 @@ def need(path: Path, what: str) -> str:
     return str(path)
 
 
-def s3():
+def files_under(root: Path, rels):
+    """(key, path) of every file under each of `rels` (relative to root), keys as the rels."""
+    for rel in rels:
+        path = root / rel
+        paths = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+        for p in paths:
+            yield p.relative_to(root).as_posix(), p
+
+
+def put(port, path, body, headers):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    conn.request("PUT", path, body=body, headers=headers)
+    resp = conn.getresponse()
+    answer = resp.read()
+    conn.close()
+    if resp.status not in (200, 201):
+        raise SystemExit(f"upload of {path} refused: {resp.status} {answer[:300]!r}")
+
+
+def s3(root, rels):
     port = free_port()
     moto = need(EMULATORS / "venv" / "bin" / "moto_server", "moto[server]")
     proc = start([moto, "-H", "127.0.0.1", "-p", str(port)], "moto", port)
+    # moto checks no signature: the bucket and the objects go in with plain requests.
+    put(port, "/logs", b"", {"Content-Length": "0"})
+    for key, path in files_under(root, rels):
+        body = path.read_bytes()
+        if body:
+            put(port, f"/logs/{urllib.parse.quote(key)}", body,
+                {"Content-Type": "application/octet-stream"})
+            continue
+        # An empty body reads as no body to the emulator: an empty file goes as the second
+        # part of a multipart upload.
+        boundary = "sparkdiag-boundary"
+        multipart = (f"--{boundary}\r\nContent-Type: application/json\r\n\r\n"
+                     + json.dumps({"name": key}) + f"\r\n--{boundary}\r\n"
+                     "Content-Type: application/octet-stream\r\n\r\n"
+                     f"\r\n--{boundary}--\r\n").encode()
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        conn.request("POST", "/upload/storage/v1/b/logs/o?uploadType=multipart", body=multipart,
+                     headers={"Content-Type": f"multipart/related; boundary={boundary}"})
+        resp = conn.getresponse()
+        answer = resp.read()
+        conn.close()
+        if resp.status != 200:
+            raise SystemExit(f"upload of {key} refused: {resp.status} {answer[:300]!r}")
     return [proc], {"endpoint": f"http://127.0.0.1:{port}"}
 
 
-def azure(tmp: Path):
+def azure(tmp: Path, root, rels):
     port = free_port()
     azurite = need(EMULATORS / "node_modules" / ".bin" / "azurite-blob", "azurite")
     cmd = [azurite, "--blobHost", "127.0.0.1", "--blobPort", str(port),
            "--location", str(tmp / "azurite"), "--silent", "--skipApiVersionCheck"]
     proc = start(cmd, "azurite", port)
     create_container(port, "logs")
+    for key, path in files_under(root, rels):
+        put_blob(port, "logs", key, path.read_bytes())
     return [proc], {"endpoint": f"http://127.0.0.1:{port}"}
 
 
@@ -95,26 +141,45 @@ DEV_KEY = ("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZF
            "KBHBeksoGMGw==")
 
 
-def create_container(port: int, name: str):
-    """Creates a container with a request signed by the development account's key."""
+def shared_key(verb: str, length: str, content_type: str, headers: dict, resource: str,
+               query: str) -> str:
+    """The Authorization header of a request signed with the development account's key."""
     import base64
     import hashlib
     import hmac
 
-    date = email.utils.formatdate(usegmt=True)
-    version = "2021-08-06"
-    to_sign = ("PUT\n" + "\n" * 11 + f"x-ms-date:{date}\nx-ms-version:{version}\n"
-               f"/{DEV_ACCOUNT}/{DEV_ACCOUNT}/{name}\nrestype:container")
+    canonical_headers = "".join(f"{k}:{v}\n" for k, v in sorted(headers.items()))
+    to_sign = (f"{verb}\n\n\n{length}\n\n{content_type}\n" + "\n" * 6 + canonical_headers
+               + f"/{DEV_ACCOUNT}/{DEV_ACCOUNT}/{resource}" + (f"\n{query}" if query else ""))
     mac = hmac.new(base64.b64decode(DEV_KEY), to_sign.encode(), hashlib.sha256)
-    auth = f"SharedKey {DEV_ACCOUNT}:{base64.b64encode(mac.digest()).decode()}"
+    return f"SharedKey {DEV_ACCOUNT}:{base64.b64encode(mac.digest()).decode()}"
+
+
+def ms_headers(**extra):
+    headers = {"x-ms-date": email.utils.formatdate(usegmt=True), "x-ms-version": "2021-08-06"}
+    headers.update(extra)
+    return headers
+
+
+def create_container(port: int, name: str):
+    headers = ms_headers()
+    auth = shared_key("PUT", "", "", headers, name, "restype:container")
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    conn.request("PUT", f"/{DEV_ACCOUNT}/{name}?restype=container", headers={
-        "x-ms-date": date, "x-ms-version": version, "Authorization": auth,
-        "Content-Length": "0"})
+    conn.request("PUT", f"/{DEV_ACCOUNT}/{name}?restype=container",
+                 headers={**headers, "Authorization": auth, "Content-Length": "0"})
     resp = conn.getresponse()
     body = resp.read()
     if resp.status not in (201, 409):
         raise SystemExit(f"azurite refused to create container {name}: {resp.status} {body[:200]}")
+
+
+def put_blob(port: int, container: str, key: str, body: bytes):
+    headers = ms_headers(**{"x-ms-blob-type": "BlockBlob"})
+    resource = f"{container}/{urllib.parse.quote(key)}"
+    auth = shared_key("PUT", str(len(body)) if body else "", "application/octet-stream",
+                      headers, resource, "")
+    put(port, f"/{DEV_ACCOUNT}/{resource}", body,
+        {**headers, "Authorization": auth, "Content-Type": "application/octet-stream"})
 
 
 class Adapter(http.server.BaseHTTPRequestHandler):
@@ -248,15 +313,38 @@ class ThreadingServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
 
 
-def gcs(tmp: Path):
+def gcs(tmp: Path, root, rels):
     port = free_port()
     emulator = need(EMULATORS / "venv" / "bin" / "gcp-storage-emulator", "gcp-storage-emulator")
     cmd = [emulator, "start", "--host", "127.0.0.1", "--port", str(port),
            "--default-bucket", "logs", "--in-memory"]
-    proc = start(cmd, "gcp-storage-emulator", port)
+    proc = start(cmd, "gcp-storage-emulator", port, log=tmp / "gcs.log")
     Adapter.upstream = ("127.0.0.1", port)
     adapter = ThreadingServer(("127.0.0.1", 0), Adapter)
     threading.Thread(target=adapter.serve_forever, daemon=True).start()
+    # The emulator's XML upload, the one object_store uses (its media upload fails on an
+    # empty body, and a rolling log's appstatus file is empty).
+    for key, path in files_under(root, rels):
+        body = path.read_bytes()
+        if body:
+            put(port, f"/logs/{urllib.parse.quote(key)}", body,
+                {"Content-Type": "application/octet-stream"})
+            continue
+        # An empty body reads as no body to the emulator: an empty file goes as the second
+        # part of a multipart upload.
+        boundary = "sparkdiag-boundary"
+        multipart = (f"--{boundary}\r\nContent-Type: application/json\r\n\r\n"
+                     + json.dumps({"name": key}) + f"\r\n--{boundary}\r\n"
+                     "Content-Type: application/octet-stream\r\n\r\n"
+                     f"\r\n--{boundary}--\r\n").encode()
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        conn.request("POST", "/upload/storage/v1/b/logs/o?uploadType=multipart", body=multipart,
+                     headers={"Content-Type": f"multipart/related; boundary={boundary}"})
+        resp = conn.getresponse()
+        answer = resp.read()
+        conn.close()
+        if resp.status != 200:
+            raise SystemExit(f"upload of {key} refused: {resp.status} {answer[:300]!r}")
     return [proc], {"endpoint": f"http://127.0.0.1:{adapter.server_address[1]}",
                     "emulator": f"http://127.0.0.1:{port}"}
 
@@ -365,12 +453,14 @@ def main():
     kind = sys.argv[1]
     tmp = Path(tempfile.mkdtemp(prefix=f"sparkdiag-{kind}-"))
     started = time.time()
+    # s3, azure, gcs: ROOT REL... uploads each file under ROOT/REL to the bucket `logs` as REL.
+    root, rels = (Path(sys.argv[2]), sys.argv[3:]) if len(sys.argv) > 2 else (None, [])
     if kind == "s3":
-        procs, info = s3()
+        procs, info = s3(root, rels)
     elif kind == "azure":
-        procs, info = azure(tmp)
+        procs, info = azure(tmp, root, rels)
     elif kind == "gcs":
-        procs, info = gcs(tmp)
+        procs, info = gcs(tmp, root, rels)
     elif kind == "shs":
         procs, info = shs(sys.argv[2], tmp)
     elif kind == "cut":
@@ -389,7 +479,8 @@ def main():
                     proc.wait(20)
                 except subprocess.TimeoutExpired:
                     os.killpg(proc.pid, signal.SIGKILL)
-        subprocess.run(["rm", "-rf", str(tmp)], check=False)
+        if not os.environ.get("SPARKDIAG_KEEP_SERVER_LOGS"):
+            subprocess.run(["rm", "-rf", str(tmp)], check=False)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,111 @@
+//! Reading and modelling the read bench's large log from an S3 server on loopback (moto, as
+//! the tests start it), against reading the same file from disk: the cost of the network path
+//! (HTTP, the bounded bridge, the store's retries) over the local one. The target is at most
+//! 1.5 times the disk's wall time.
+//!
+//! Needs the log the read bench writes (`cargo bench -p sparkdiag-analysis --bench read` makes
+//! `target/bench-data/large-{MB}mb.zstd`; `SPARKDIAG_BENCH_MB` picks the size, 1024 by default)
+//! and the emulators .ci/run installs under `target/emulators`. `SPARKDIAG_BENCH_RUNS` sets the
+//! runs of each (3). Run with `cargo bench -p sparkdiag-remote --bench s3`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn main() {
+    let mb: u64 = std::env::var("SPARKDIAG_BENCH_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1024);
+    let runs: usize = std::env::var("SPARKDIAG_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let data = root.join("target/bench-data");
+    let name = format!("large-{mb}mb.zstd");
+    let log = data.join(&name);
+    if !log.exists() {
+        eprintln!(
+            "{} is missing: run `SPARKDIAG_BENCH_MB={mb} cargo bench -p sparkdiag-analysis --bench read` first",
+            log.display()
+        );
+        std::process::exit(2);
+    }
+    // The harness uploads target/bench-data/NAME to the bucket `logs` under the key NAME.
+    let mut harness = Command::new("python3")
+        .arg(root.join("tests/remote/servers.py"))
+        .args(["s3", data.to_str().unwrap(), &name])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start tests/remote/servers.py");
+    let mut line = String::new();
+    BufReader::new(harness.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let info: serde_json::Value = serde_json::from_str(&line).expect("the S3 server's address");
+    let endpoint = info["endpoint"].as_str().unwrap().to_string();
+    let options = sparkdiag_remote::StorageOptions(vec![
+        ("aws_endpoint".into(), endpoint),
+        ("aws_access_key_id".into(), "bench".into()),
+        ("aws_secret_access_key".into(), "bench-secret".into()),
+        ("aws_region".into(), "us-east-1".into()),
+    ]);
+    sparkdiag_remote::install(options).unwrap();
+    let url = format!("s3://logs/{name}");
+    let len = std::fs::metadata(&log).unwrap().len();
+    println!(
+        "{name}: {:.0} MiB compressed, {runs} runs each, load {}",
+        len as f64 / (1 << 20) as f64,
+        load_average()
+    );
+    let disk = time(runs, || events(log.to_str().unwrap()));
+    let s3 = time(runs, || events(&url));
+    let ratio = s3.0.as_secs_f64() / disk.0.as_secs_f64();
+    println!(
+        "disk: {:.2} s (median wall), {} events",
+        disk.0.as_secs_f64(),
+        disk.1
+    );
+    println!(
+        "s3 (moto on loopback): {:.2} s (median wall), {} events",
+        s3.0.as_secs_f64(),
+        s3.1
+    );
+    println!(
+        "s3 / disk: {ratio:.2}x ({} the 1.5x target)",
+        if ratio <= 1.5 { "within" } else { "OVER" }
+    );
+    assert_eq!(disk.1, s3.1, "the two reads saw different events");
+    drop(harness.stdin.take());
+    let _ = harness.wait();
+    let _ = std::io::stdout().flush();
+}
+
+/// Reads and models the log at `path` (a file or a URL); the events it held.
+fn events(path: &str) -> u64 {
+    let inputs = sparkdiag_eventlog::discover(path).unwrap();
+    let (report, _app) = sparkdiag_analysis::model(&inputs[0]).unwrap();
+    report.events()
+}
+
+/// The median wall time of `runs` runs, and what the last returned.
+fn time(runs: usize, mut f: impl FnMut() -> u64) -> (Duration, u64) {
+    let mut times = Vec::new();
+    let mut out = 0;
+    for _ in 0..runs {
+        let start = Instant::now();
+        out = f();
+        times.push(start.elapsed());
+    }
+    times.sort();
+    (times[times.len() / 2], out)
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
