@@ -38,6 +38,9 @@ mod links;
 mod mcp;
 /// `sparkdiag plan` on real plan text, and plan findings inside event logs.
 mod plans;
+/// The logs users bring from Databricks and EMR: the workload from what ran, advice for the
+/// operation that made each stage.
+mod platforms;
 /// Logs read where they live: S3, Azure, GCS and a History Server, from real servers.
 #[cfg(feature = "remote")]
 mod remote;
