@@ -35,16 +35,26 @@ fn emulators() -> PathBuf {
 
 /// Starts `kind` with `args`, or says why it cannot (skip, or fail under CI).
 fn start(kind: &str, args: &[&str]) -> Option<Server> {
-    let needs = match kind {
-        "azure" => emulators().join("node_modules/.bin/azurite-blob"),
-        "shs" => PathBuf::from("/"),
-        _ => emulators().join("venv/bin/moto_server"),
+    let installed = match kind {
+        "azure" => emulators().join("node_modules/.bin/azurite-blob").exists(),
+        "gcs" => emulators().join("venv/bin/gcp-storage-emulator").exists(),
+        "shs" => Command::new("python3")
+            .args(["-c", "import pyspark"])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success()),
+        // s3, and the proxy that cuts connections to it.
+        _ => emulators().join("venv/bin/moto_server").exists(),
     };
-    if !needs.exists() {
-        let message = format!(
-            "{kind}: the emulators are not installed under {} (.ci/run installs them)",
-            emulators().display()
-        );
+    if !installed {
+        let message = if kind == "shs" {
+            "shs: PySpark is not installed (.ci/run installs it)".to_string()
+        } else {
+            format!(
+                "{kind}: the emulators are not installed under {} (.ci/run installs them)",
+                emulators().display()
+            )
+        };
         if std::env::var_os("CI").is_some() {
             panic!("CI is set but {message}");
         }

@@ -100,26 +100,8 @@ def s3(root, rels):
     # moto checks no signature: the bucket and the objects go in with plain requests.
     put(port, "/logs", b"", {"Content-Length": "0"})
     for key, path in files_under(root, rels):
-        body = path.read_bytes()
-        if body:
-            put(port, f"/logs/{urllib.parse.quote(key)}", body,
-                {"Content-Type": "application/octet-stream"})
-            continue
-        # An empty body reads as no body to the emulator: an empty file goes as the second
-        # part of a multipart upload.
-        boundary = "sparkdiag-boundary"
-        multipart = (f"--{boundary}\r\nContent-Type: application/json\r\n\r\n"
-                     + json.dumps({"name": key}) + f"\r\n--{boundary}\r\n"
-                     "Content-Type: application/octet-stream\r\n\r\n"
-                     f"\r\n--{boundary}--\r\n").encode()
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        conn.request("POST", "/upload/storage/v1/b/logs/o?uploadType=multipart", body=multipart,
-                     headers={"Content-Type": f"multipart/related; boundary={boundary}"})
-        resp = conn.getresponse()
-        answer = resp.read()
-        conn.close()
-        if resp.status != 200:
-            raise SystemExit(f"upload of {key} refused: {resp.status} {answer[:300]!r}")
+        put(port, f"/logs/{urllib.parse.quote(key)}", path.read_bytes(),
+            {"Content-Type": "application/octet-stream"})
     return [proc], {"endpoint": f"http://127.0.0.1:{port}"}
 
 

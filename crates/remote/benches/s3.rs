@@ -1,7 +1,9 @@
 //! Reading and modelling the read bench's large log from an S3 server on loopback (moto, as
 //! the tests start it), against reading the same file from disk: the cost of the network path
 //! (HTTP, the bounded bridge, the store's retries) over the local one. The target is at most
-//! 1.5 times the disk's wall time.
+//! 1.5 times the disk's wall time. Each read's peak resident memory is printed beside its time:
+//! the object is streamed, so the S3 read's peak stays near the disk read's and far below the
+//! log's size.
 //!
 //! Needs the log the read bench writes (`cargo bench -p sparkdiag-analysis --bench read` makes
 //! `target/bench-data/large-{MB}mb.zstd`; `SPARKDIAG_BENCH_MB` picks the size, 1024 by default)
@@ -65,14 +67,16 @@ fn main() {
     let s3 = time(runs, || events(&url));
     let ratio = s3.0.as_secs_f64() / disk.0.as_secs_f64();
     println!(
-        "disk: {:.2} s (median wall), {} events",
+        "disk: {:.2} s (median wall), {} events, peak {}",
         disk.0.as_secs_f64(),
-        disk.1
+        disk.1,
+        disk.2
     );
     println!(
-        "s3 (moto on loopback): {:.2} s (median wall), {} events",
+        "s3 (moto on loopback): {:.2} s (median wall), {} events, peak {}",
         s3.0.as_secs_f64(),
-        s3.1
+        s3.1,
+        s3.2
     );
     println!(
         "s3 / disk: {ratio:.2}x ({} the 1.5x target)",
@@ -91,8 +95,12 @@ fn events(path: &str) -> u64 {
     report.events()
 }
 
-/// The median wall time of `runs` runs, and what the last returned.
-fn time(runs: usize, mut f: impl FnMut() -> u64) -> (Duration, u64) {
+/// The median wall time of `runs` runs, what the last returned, and the highest resident
+/// memory any of them reached.
+fn time(runs: usize, mut f: impl FnMut() -> u64) -> (Duration, u64, String) {
+    // Writing 5 to clear_refs resets this process's VmHWM (Linux), so that each kind of read
+    // has its own peak, not the one before it.
+    let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
     let mut times = Vec::new();
     let mut out = 0;
     for _ in 0..runs {
@@ -101,7 +109,24 @@ fn time(runs: usize, mut f: impl FnMut() -> u64) -> (Duration, u64) {
         times.push(start.elapsed());
     }
     times.sort();
-    (times[times.len() / 2], out)
+    let peak = if reset {
+        peak_resident()
+    } else {
+        "unknown".into()
+    };
+    (times[times.len() / 2], out, peak)
+}
+
+/// This process's peak resident set since the last reset (`VmHWM`).
+fn peak_resident() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .map(|v| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into())
 }
 
 fn load_average() -> String {
