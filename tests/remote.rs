@@ -128,7 +128,10 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
             command.env_remove(key);
         }
     }
-    command.env("HOME", std::env::temp_dir().join("sparkdiag-remote-no-home"));
+    command.env(
+        "HOME",
+        std::env::temp_dir().join("sparkdiag-remote-no-home"),
+    );
     command.env("AWS_EC2_METADATA_DISABLED", "true");
     command.envs(env.iter().copied());
     command.args(args).output().expect("run sparkdiag")
@@ -274,9 +277,10 @@ fn a_history_server_application_reports_as_its_log_on_disk() {
             &[],
         );
         let base = format!("{url}/api/v1/applications/{app}!/");
-        let remote = remote
-            .replace(&base, "ROOT/multi/")
-            .replace(&format!("{url}/api/v1/applications/{app}"), &format!("ROOT/multi/{rel}"));
+        let remote = remote.replace(&base, "ROOT/multi/").replace(
+            &format!("{url}/api/v1/applications/{app}"),
+            &format!("ROOT/multi/{rel}"),
+        );
         assert_eq!(remote, local_report(&format!("multi/{rel}")), "{app}");
     }
     let missing = run(
@@ -357,7 +361,10 @@ fn batch_over_an_s3_prefix_matches_batch_over_the_folder() {
     );
     let head = |s: &str| s.split(" in ").next().unwrap_or_default().to_string();
     assert_eq!(head(&remote_summary), head(&local_summary));
-    assert!(remote_summary.starts_with("2 application(s)"), "{remote_summary}");
+    assert!(
+        remote_summary.starts_with("2 application(s)"),
+        "{remote_summary}"
+    );
     let reports = |dir: &Path, input: &str| {
         let apps = dir.join("apps/2026-12-01");
         let mut found: Vec<(String, String)> = std::fs::read_dir(&apps)
@@ -420,9 +427,15 @@ fn no_such_bucket_no_such_key_and_an_empty_prefix_say_what_to_check() {
     let env = env_refs(&env);
     let stderr = failure(&["analyze", "s3://no-such-bucket/app-1"], &env);
     assert!(stderr.contains("no such bucket"), "{stderr}");
-    for missing in ["s3://logs/multi/app-that-is-not-there", "s3://logs/empty-prefix/"] {
+    for missing in [
+        "s3://logs/multi/app-that-is-not-there",
+        "s3://logs/empty-prefix/",
+    ] {
         let stderr = failure(&["analyze", missing], &env);
-        assert!(stderr.contains("check the bucket and the prefix"), "{stderr}");
+        assert!(
+            stderr.contains("check the bucket and the prefix"),
+            "{stderr}"
+        );
     }
     assert!(!stderr.contains(AWS_SECRET));
 }
@@ -435,12 +448,7 @@ fn a_refused_key_is_access_denied_and_never_printed() {
     let wrong_key = "c3BhcmtkaWFnLXdyb25nLWtleS1uZXZlci1wcmludGVkLTEyMzQ1Njc4OTA=";
     let option = format!("azure_storage_account_key={wrong_key}");
     let stderr = failure(
-        &[
-            "analyze",
-            "az://logs/multi/",
-            "--storage-option",
-            &option,
-        ],
+        &["analyze", "az://logs/multi/", "--storage-option", &option],
         &[
             ("AZURE_STORAGE_USE_EMULATOR", "true"),
             ("AZURITE_BLOB_STORAGE_URL", &*server.get("endpoint")),

@@ -63,26 +63,26 @@ fn main() {
         len as f64 / (1 << 20) as f64,
         load_average()
     );
-    let disk = time(runs, || events(log.to_str().unwrap()));
-    let s3 = time(runs, || events(&url));
-    let ratio = s3.0.as_secs_f64() / disk.0.as_secs_f64();
+    // Paired: a disk read, then an S3 read, `runs` times, so the machine's load falls on both.
+    let (disk, s3) = paired(runs, || events(log.to_str().unwrap()), || events(&url));
+    let ratio = s3.median.as_secs_f64() / disk.median.as_secs_f64();
     println!(
         "disk: {:.2} s (median wall), {} events, peak {}",
-        disk.0.as_secs_f64(),
-        disk.1,
-        disk.2
+        disk.median.as_secs_f64(),
+        disk.events,
+        disk.peak
     );
     println!(
         "s3 (moto on loopback): {:.2} s (median wall), {} events, peak {}",
-        s3.0.as_secs_f64(),
-        s3.1,
-        s3.2
+        s3.median.as_secs_f64(),
+        s3.events,
+        s3.peak
     );
     println!(
         "s3 / disk: {ratio:.2}x ({} the 1.5x target)",
         if ratio <= 1.5 { "within" } else { "OVER" }
     );
-    assert_eq!(disk.1, s3.1, "the two reads saw different events");
+    assert_eq!(disk.events, s3.events, "the two reads saw different events");
     drop(harness.stdin.take());
     let _ = harness.wait();
     let _ = std::io::stdout().flush();
@@ -95,38 +95,64 @@ fn events(path: &str) -> u64 {
     report.events()
 }
 
-/// The median wall time of `runs` runs, what the last returned, and the highest resident
-/// memory any of them reached.
-fn time(runs: usize, mut f: impl FnMut() -> u64) -> (Duration, u64, String) {
-    // Writing 5 to clear_refs resets this process's VmHWM (Linux), so that each kind of read
-    // has its own peak, not the one before it.
-    let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
-    let mut times = Vec::new();
-    let mut out = 0;
-    for _ in 0..runs {
-        let start = Instant::now();
-        out = f();
-        times.push(start.elapsed());
-    }
-    times.sort();
-    let peak = if reset {
-        peak_resident()
-    } else {
-        "unknown".into()
-    };
-    (times[times.len() / 2], out, peak)
+/// A read's median wall time, what it returned, and its highest resident memory.
+struct Measured {
+    median: Duration,
+    events: u64,
+    peak: String,
 }
 
-/// This process's peak resident set since the last reset (`VmHWM`).
-fn peak_resident() -> String {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .map(|v| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into())
+/// `first` and `second` run one after the other, `runs` times.
+fn paired(
+    runs: usize,
+    mut first: impl FnMut() -> u64,
+    mut second: impl FnMut() -> u64,
+) -> (Measured, Measured) {
+    let (mut a, mut b) = (Samples::default(), Samples::default());
+    for _ in 0..runs {
+        a.run(&mut first);
+        b.run(&mut second);
+    }
+    (a.measured(), b.measured())
+}
+
+#[derive(Default)]
+struct Samples {
+    times: Vec<Duration>,
+    events: u64,
+    peak_kb: Option<u64>,
+}
+
+impl Samples {
+    fn run(&mut self, f: &mut impl FnMut() -> u64) {
+        // Writing 5 to clear_refs resets this process's VmHWM (Linux), so that each read has
+        // its own peak, not the one of the read before it.
+        let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+        let start = Instant::now();
+        self.events = f();
+        self.times.push(start.elapsed());
+        if let Some(kb) = peak_resident_kb().filter(|_| reset) {
+            self.peak_kb = Some(self.peak_kb.unwrap_or(0).max(kb));
+        }
+    }
+
+    fn measured(mut self) -> Measured {
+        self.times.sort();
+        Measured {
+            median: self.times[self.times.len() / 2],
+            events: self.events,
+            peak: self
+                .peak_kb
+                .map_or_else(|| "unknown".into(), |kb| format!("{} MiB", kb / 1024)),
+        }
+    }
+}
+
+/// This process's peak resident set since the last reset (`VmHWM`), in KiB.
+fn peak_resident_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?;
+    line.trim().trim_end_matches("kB").trim().parse().ok()
 }
 
 fn load_average() -> String {

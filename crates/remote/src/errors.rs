@@ -246,7 +246,9 @@ pub(crate) fn classify(
                 credential_chain(kind)
             ),
         ),
-        _ if lower.contains("credential") || (lower.contains("token") && lower.contains("fetch")) => {
+        _ if lower.contains("credential")
+            || (lower.contains("token") && lower.contains("fetch")) =>
+        {
             (
                 ReadErrorKind::Credentials,
                 format!(
