@@ -627,7 +627,7 @@ impl Progress {
         if !std::io::stderr().is_terminal() {
             return Progress(None);
         }
-        let bytes: u64 = input.parts.iter().filter_map(|p| p.len()).sum();
+        let bytes: u64 = input.parts.iter().filter_map(|p| p.known_len()).sum();
         if bytes <= Self::MIN_BYTES {
             return Progress(None);
         }

@@ -56,8 +56,8 @@ impl Part {
     }
 
     /// Its length in bytes, when known without reading it.
-    pub fn len(&self) -> Option<u64> {
-        self.location.len()
+    pub fn known_len(&self) -> Option<u64> {
+        self.location.known_len()
     }
 
     /// When it was last written (a file's or an object's last-modified time), when known.

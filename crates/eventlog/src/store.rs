@@ -107,7 +107,7 @@ impl Location {
     }
 
     /// The length in bytes, when known without reading (not for standard input).
-    pub fn len(&self) -> Option<u64> {
+    pub fn known_len(&self) -> Option<u64> {
         match self {
             Location::File(path) => std::fs::metadata(path).ok().map(|m| m.len()),
             Location::Stdin => None,

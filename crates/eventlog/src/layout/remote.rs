@@ -62,10 +62,11 @@ pub(super) fn discover_with(
     }
     let mut root = Folder::default();
     for object in objects {
-        let Some(relative) = object.key.strip_prefix(&prefix) else {
+        // Owned: the object moves into the tree under it.
+        let Some(relative) = object.key.strip_prefix(&prefix).map(str::to_owned) else {
             continue;
         };
-        root.insert(&relative.to_string(), object);
+        root.insert(&relative, object);
     }
     walk.folder(&root, key_name(&prefix), &shown, &mut found, 0)?;
     if found.is_empty() {
