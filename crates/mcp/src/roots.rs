@@ -68,7 +68,9 @@ impl Roots {
     /// when it is under an allowed prefix, or why it may not be read.
     pub fn remote(&self, path: &str) -> Option<Result<String, String>> {
         let (scheme, rest) = path.split_once("://")?;
-        if scheme.len() < 2
+        // A file URL names a local file: the roots decide, as for any path.
+        if scheme.eq_ignore_ascii_case("file")
+            || scheme.len() < 2
             || !scheme
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
@@ -376,6 +378,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let local = Roots::new(&[tmp.path().to_path_buf()]).unwrap();
         assert!(local.remote("/var/log/app-1").is_none());
+        assert!(local.remote("file:///var/log/app-1").is_none());
         let refused = local.remote("s3://bucket/logs/app-1").unwrap().unwrap_err();
         assert!(refused.contains("--allow-prefix"), "{refused}");
         let allowed = Roots::new(&[tmp.path().to_path_buf()])
