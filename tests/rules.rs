@@ -485,6 +485,17 @@ const EVERY_RULE: &[(&str, &str, &[&str])] = &[
     ("DR001", "pattern:driver-loop-serial", &[]),
     ("DR002", "pattern:driver-loop-threadpool", &[]),
     (
+        "PL008",
+        "logs/operations/gzip-reread",
+        &[
+            "--set",
+            "PL008.min_read_mb=16",
+            "--set",
+            "PL008.min_again_gb=0.1",
+        ],
+    ),
+    ("DR003", "logs/operations/late-commit", &[]),
+    (
         "UT001",
         "pattern:driver-loop-serial",
         &["--set", "UT001.min_core_h=0"],

@@ -28,6 +28,9 @@ pub struct Read {
     /// `number of files read` and `size of files read` of a file scan.
     pub files: Option<i64>,
     pub bytes: Option<i64>,
+    /// An `InMemoryTableScan`, or a scan of the plan under one: a read of cached data, not of
+    /// the source's files (which only the job filling the cache read).
+    pub cached: bool,
 }
 
 /// Row counters of write commands, as Spark and Delta name them.
@@ -80,8 +83,8 @@ pub fn collect(app: &Application) -> (Vec<Write>, Vec<Read>) {
             continue;
         };
         let mut nodes = Vec::new();
-        preorder(plan, &mut nodes);
-        for node in nodes {
+        preorder(plan, false, &mut nodes);
+        for (node, under_cache) in nodes {
             let name = node.node_name.as_str();
             // Spark 4 wraps saveAsTable in SaveAsV1TableCommand and
             // CreateDataSourceTableAsSelectCommand executions without metrics around the nested
@@ -117,6 +120,7 @@ pub fn collect(app: &Application) -> (Vec<Write>, Vec<Read>) {
                     rows: metrics.get("number of output rows").copied(),
                     files: metrics.get("number of files read").copied(),
                     bytes: metrics.get("size of files read").copied(),
+                    cached: under_cache || name.contains("InMemoryTableScan"),
                 });
             }
         }
@@ -141,10 +145,17 @@ fn partition_columns(node: &SparkPlanInfo) -> Vec<String> {
         .collect()
 }
 
-fn preorder<'a>(node: &'a SparkPlanInfo, out: &mut Vec<&'a SparkPlanInfo>) {
-    out.push(node);
+/// Each node with whether it sits under an `InMemoryTableScan`: the plan that built the cache,
+/// whose scans ran only when the cache was first filled.
+fn preorder<'a>(
+    node: &'a SparkPlanInfo,
+    under_cache: bool,
+    out: &mut Vec<(&'a SparkPlanInfo, bool)>,
+) {
+    out.push((node, under_cache));
+    let cached = under_cache || node.node_name.contains("InMemoryTableScan");
     for child in &node.children {
-        preorder(child, out);
+        preorder(child, cached, out);
     }
 }
 

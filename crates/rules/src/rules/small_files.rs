@@ -70,7 +70,7 @@ declare_rule! {
 }
 
 fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
-    let (writes, reads) = sparkdiag_facts::writes::collect(ctx.app);
+    let (writes, reads) = (&ctx.facts.writes, &ctx.facts.reads);
     let small = |files: Option<i64>, size: Option<i64>| match (files, size) {
         (Some(files), Some(size)) if files as f64 >= t.get(&MIN_FILES) => {
             let average = size / files.max(1);
@@ -87,7 +87,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         }
     };
     let mut findings = Vec::new();
-    for w in &writes {
+    for w in writes {
         if let Some((files, size, average)) = small(w.files, w.bytes) {
             findings.push(of_write(ctx, w, files, size, average, severity(files)));
         }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use sparkdiag_facts::Facts;
-pub use sparkdiag_facts::testing::apps;
+pub use sparkdiag_facts::testing::{apps, shared_apps};
 use sparkdiag_model::Application;
 
 use crate::{Config, Context, Finding, Rule, Thresholds};
@@ -38,6 +38,18 @@ pub fn on_log(rule: &Rule, rel: &str, sets: &[&str]) -> Vec<Finding> {
             )
         })
         .collect()
+}
+
+/// What `rule` alone finds in `app`, with `--set` overrides.
+pub fn run(rule: &Rule, app: &Application, sets: &[&str]) -> Vec<Finding> {
+    let config = config(sets);
+    (rule.check)(
+        &Context::new(app, &Facts::of(app)),
+        &Thresholds {
+            rule,
+            config: &config,
+        },
+    )
 }
 
 /// What `rule` alone finds in the plans printed in `testdata/plans/{file}`.
