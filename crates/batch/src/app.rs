@@ -97,7 +97,10 @@ pub(crate) fn analyse(
         failed_jobs: report
             .summary
             .failed_jobs
-            .saturating_sub(app.jobs_stopped_by_program().len()),
+            .saturating_sub(report.summary.stopped_jobs),
+        stopped_jobs: report.summary.stopped_jobs,
+        outcome: report.application.outcome_kind.name().to_string(),
+        settings: sparkdiag_diff::settings_fingerprint(&app),
         input: input.display.clone(),
         input_rows: report.input_rows(),
         input_bytes: report.summary.input_bytes,
