@@ -443,7 +443,7 @@ pub const CHROMIUM_QUIET: [&str; 7] = [
 ];
 
 /// Runs `cmd`, killing it after `limit`: a hung browser must fail the test, not hang it.
-fn output_within(
+pub(crate) fn output_within(
     mut cmd: std::process::Command,
     limit: std::time::Duration,
 ) -> std::process::Output {
