@@ -44,14 +44,15 @@ pub(crate) fn diff_logs(
 /// diff finds no cause beyond the noise, and the summaries' likely cause stands.
 pub(crate) fn measured_cause(diff: &sparkdiag_diff::Diff) -> Option<String> {
     // Two logs that do not look like one job (a key that matched two different programs)
-    // have no cause to give; nor has a cause that pushes against the change.
+    // have no cause to give; nor has a cause that made the run faster or cheaper (a shrunk
+    // input), whatever its size: the night is slower or costlier.
     if !diff.same_job.same {
         return None;
     }
     let top = diff
         .causes
         .iter()
-        .find(|c| !matches!(c.kind, "nothing_material" | "unexplained") && c.share.is_some())?;
+        .find(|c| !matches!(c.kind, "nothing_material" | "unexplained") && c.explained_ms > 0)?;
     let share = top
         .share
         .map(|s| {
