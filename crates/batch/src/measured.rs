@@ -30,7 +30,7 @@ pub(crate) fn diff_logs(
         sparkdiag_diff::Run {
             app: &a.app,
             report: &a.report,
-            plans: &a.plans,
+            facts: &a.facts,
         }
     }
     Some(sparkdiag_diff::compare(
