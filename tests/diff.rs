@@ -1214,7 +1214,12 @@ fn a_rerun_with_the_recommended_fix_is_checked_against_the_prediction() {
             .unwrap()
             .iter()
             .filter(|f| f["rule"] == rule)
-            .map(|f| i(&f["impact_ms"]))
+            // A finding whose saving another fix holds ("in EX003") predicted its own
+            // change's replay all the same.
+            .map(|f| match i(&f["impact_ms"]) {
+                0 => i(&f["evidence"]["replayed_ms"]),
+                ms => ms,
+            })
             .max()
             .unwrap();
         assert_eq!(i(&fix["predicted_ms"]), predicted, "{case}");

@@ -31,12 +31,10 @@ pub(crate) fn check(before: Run, after: Run, paired: &Paired) -> Vec<FixCheck> {
         .map(|f| f.finding.rule)
         .collect();
     let mut out: Vec<FixCheck> = Vec::new();
-    for f in before
-        .report
-        .findings
-        .iter()
-        .filter(|f| f.impact_kind == "saving")
-    {
+    for f in before.report.findings.iter() {
+        let Some(predicted_ms) = predicted_ms(f) else {
+            continue;
+        };
         let works = works_of(before.app, f, paired);
         let mut applied = settings_applied(before.app, after.app, f);
         applied.extend(structure_applied(f, &works, paired));
@@ -52,16 +50,27 @@ pub(crate) fn check(before: Run, after: Run, paired: &Paired) -> Vec<FixCheck> {
             rule: f.finding.rule,
             title: f.finding.title.clone(),
             applied,
-            predicted_ms: f.finding.impact_ms,
+            predicted_ms,
             before_ms,
             after_ms,
             measured_ms,
-            error_ms: f.finding.impact_ms - measured_ms,
+            error_ms: predicted_ms - measured_ms,
             measured_on,
             resolved: !rules_after.contains(f.finding.rule),
         });
     }
     out
+}
+
+/// The saving sparkdiag predicted for the finding's own fix: its `impact_ms`, or, when another
+/// finding's fix removes its stages and holds its saving ("in EX003"), the replay of its own
+/// change all the same. `None` for findings that save no time (a failure, idle cores).
+fn predicted_ms(f: &FindingOut) -> Option<i64> {
+    if f.impact_kind == "saving" {
+        return Some(f.finding.impact_ms);
+    }
+    f.finding.evidence.get("removed_by_fix_of")?;
+    f.finding.evidence.get("replayed_ms")?.as_i64()
 }
 
 /// The indexes into `pairs` of the work the finding is about: the work holding its jobs, its

@@ -43,7 +43,15 @@ pub fn report(
         .iter()
         .filter(|f| f.cost_core_hours.is_none() && !f.is_outcome())
         .filter(|f| !f.counterfactual.as_ref().is_some_and(|c| c.replayed))
-        .map(|f| f.impact_ms)
+        // A broadcast credited with the skew its fix removes: that part is in the replay.
+        .map(|f| {
+            let replayed = f
+                .evidence
+                .get("includes_replayed_ms")
+                .and_then(|v| v.as_i64())
+                .unwrap_or(0);
+            (f.impact_ms - replayed).max(0)
+        })
         .sum();
     let runtime = app.duration_ms().unwrap_or(0).max(0);
     let application = application_out(app);
