@@ -193,23 +193,22 @@ fn structure_applied(f: &FindingOut, works: &[usize], paired: &Paired) -> Vec<St
             Change::RemoveDriverGaps if a.count < b.count || a.jobs < b.jobs => {
                 out.push(format!("`{}`: {}", m.label, m.summary));
             }
-            Change::CutSkewToMedian { .. } => {
+            Change::CutSkewToMedian { .. }
                 if plan(a).is_some_and(|p| p.skew_join_split)
-                    && !plan(b).is_some_and(|p| p.skew_join_split)
-                {
-                    out.push(format!("`{}`: AQE now splits the skewed join", m.label));
-                }
+                    && !plan(b).is_some_and(|p| p.skew_join_split) =>
+            {
+                out.push(format!("`{}`: AQE now splits the skewed join", m.label));
             }
-            Change::MergePartitions { .. } | Change::SplitPartitions { .. } => {
-                if a.tasks != b.tasks && !m.plan_changes.is_empty() {
-                    out.push(format!(
-                        "`{}`: {} → {} tasks ({})",
-                        m.label,
-                        b.tasks,
-                        a.tasks,
-                        m.plan_changes.join("; ")
-                    ));
-                }
+            Change::MergePartitions { .. } | Change::SplitPartitions { .. }
+                if a.tasks != b.tasks && !m.plan_changes.is_empty() =>
+            {
+                out.push(format!(
+                    "`{}`: {} → {} tasks ({})",
+                    m.label,
+                    b.tasks,
+                    a.tasks,
+                    m.plan_changes.join("; ")
+                ));
             }
             _ => {}
         }
