@@ -1284,6 +1284,9 @@ fn two_unrelated_runs_are_said_not_to_be_the_same_job() {
         "{}",
         d["headline"]
     );
+    let causes = d["causes"].as_array().unwrap();
+    assert_eq!(causes.len(), 1, "{causes:?}");
+    assert_eq!(causes[0]["kind"], "not_comparable");
     let same = diff(&a, &a, &[]);
     assert_eq!(same["same_job"]["same"], true);
     assert_eq!(same["verdict"]["comparable"], true);

@@ -146,7 +146,8 @@ pub struct Verdict {
 #[derive(Debug, Clone, Serialize)]
 pub struct Cause {
     /// `data_growth`, `plan_change`, `configuration_change`, `cluster_change`,
-    /// `version_change`, `skew_spill_failures`, `driver_time` or `nothing_material`.
+    /// `version_change`, `skew_spill_failures`, `driver_time` or `nothing_material`; added
+    /// in v1: `not_comparable`, the one cause of two runs that do not look like the same job.
     pub kind: &'static str,
     /// In words, e.g. "the input grew 4.0× (1.2 GiB → 4.8 GiB)".
     pub title: String,

@@ -246,14 +246,30 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
     verdict.new_failure = new_failure(&before_out, &after_out, after.report);
     if let Some(failure) = &verdict.new_failure {
         verdict.sentence = format!(
-            "AFTER failed where BEFORE did not ({failure}): its runtime measures a run that did              not do all its work, not a speed-up."
+            "AFTER failed where BEFORE did not ({failure}): its runtime measures a run that did not do all its work, not a speed-up."
         );
     } else if !same_job.same {
         verdict.sentence = format!(
-            "These runs do not look like the same job ({}): their numbers are set side by side              below, but no verdict or cause is given.",
+            "These runs do not look like the same job ({}): their numbers are set side by side below, but no verdict or cause is given.",
             same_job.evidence.join("; ")
         );
     }
+    // Two different jobs have no causes: what differs between them is listed, not ranked.
+    let causes = if same_job.same {
+        causes
+    } else {
+        vec![Cause {
+            kind: "not_comparable",
+            title: "the runs do not look like the same job, so nothing is called a cause"
+                .to_string(),
+            explained_ms: 0,
+            share: None,
+            measured_by: "not measured",
+            facts: Vec::new(),
+            evidence: same_job.evidence.clone(),
+            properties: Vec::new(),
+        }]
+    };
     let mut diff = Diff {
         schema: SCHEMA,
         before: before_out,
@@ -806,7 +822,7 @@ fn same_job(before: Run, after: Run, work: &[WorkMatch], correctness: &Correctne
     let shapes_differ = matches!((sb, sa), (Some(b), Some(a)) if b < 0.5 && a < 0.5);
     if let (Some(b), Some(a)) = (sb, sa) {
         evidence.push(format!(
-            "{} of BEFORE's work time and {} of AFTER's matched by plan shape, description or              output",
+            "{} of BEFORE's work time and {} of AFTER's matched by plan shape, description or output",
             sparkdiag_contract::units::share(b, 0),
             sparkdiag_contract::units::share(a, 0)
         ));
