@@ -1,13 +1,15 @@
 //! PL002 window-without-partition: a window over all rows, computed by one task.
 
-use super::plan_walk::{PASS_THROUGH, below, node_label, running, scoped};
+use super::plan_walk::{node_label, running, scoped, single_partition_feed};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule};
-use sparkdiag_plan::{Operator, PartitioningKind};
+use sparkdiag_plan::Operator;
 
 declare_rule! {
     /// ## What it does
     /// Finds `Window` operators fed by an `Exchange SinglePartition`: a window function without
-    /// `partitionBy`, so Spark moves every row into one partition to compute it.
+    /// `partitionBy`, so Spark moves every row into one partition to compute it. On Databricks
+    /// the same is a `PhotonWindow` over a `PhotonShuffleExchangeSink SinglePartition` (Photon
+    /// runs window functions: "Photon coverage", <https://docs.databricks.com/en/compute/photon.html>).
     ///
     /// ## Why is this bad?
     /// One task on one core processes the whole data set, however large the cluster; it is slow
@@ -40,18 +42,9 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
             .into_iter()
             .filter(|&n| plan.nodes[n].operator == Operator::Window)
         {
-            let Some(feed) = below(plan, window, PASS_THROUGH) else {
+            let Some(feed) = single_partition_feed(plan, window) else {
                 continue;
             };
-            let single = plan.nodes[feed].operator == Operator::Exchange
-                && plan.nodes[feed]
-                    .details
-                    .partitioning
-                    .as_ref()
-                    .is_some_and(|p| p.kind == PartitioningKind::Single);
-            if !single {
-                continue;
-            }
             let title = format!(
                 "{}: {} has no partitionBy, so one task computes it over every row",
                 input.label(i),
@@ -85,5 +78,55 @@ mod real_logs {
     #[test]
     fn is_quiet_on_the_healthy_plan() {
         assert_quiet(&on_plan(&WINDOW_WITHOUT_PARTITION, "healthy.txt"));
+    }
+
+    /// Photon draws a shuffle as sink, map stage and source: the walk from a Photon operator
+    /// reaches the map stage and reads the `SinglePartition` its sink prints, on two real
+    /// Databricks plans (no real plan with a `PhotonWindow` is at hand; the walk is the one the
+    /// rule takes from it): the global top-k `(30) PhotonTopK` over `(27)
+    /// PhotonShuffleExchangeSink` / `(28) PhotonShuffleMapStage`, and, through AQE's
+    /// `ShuffleQueryStage (30)`, `(32) PhotonAgg` over map stage `(29)` of a DBR 13.3 final plan.
+    #[test]
+    fn reaches_a_photon_single_partition_shuffle() {
+        use super::super::plan_walk::single_partition_feed;
+        use crate::rules::testing::sample_plans;
+        for (file, from, feed) in [
+            (
+                "databricks-serverless-photon__github-readme-pyspark_demo__explain-formatted__top_avg_opt.txt",
+                30,
+                28,
+            ),
+            (
+                "databricks-13.3-photon__spark-rapids-tools-nds_q88__exec26__last-SQLAdaptiveExecutionUpdate__physicalPlanDescription.txt",
+                32,
+                29,
+            ),
+        ] {
+            let Some(plans) = sample_plans(file) else {
+                return;
+            };
+            let plan = &plans[0];
+            let at = |id: u32| plan.nodes.iter().position(|n| n.id == Some(id)).unwrap();
+            let found = single_partition_feed(plan, at(from)).map(|i| plan.nodes[i].id);
+            assert_eq!(found, Some(Some(feed)), "{file}");
+            assert_eq!(plan.nodes[at(feed)].name, "PhotonShuffleMapStage");
+            // A hash-partitioned Photon shuffle is not one partition: (20) PhotonGroupingAgg
+            // reads map stage (18), hashpartitioning(anime_id, Anime Title, 1024).
+            if from == 30 {
+                assert_eq!(single_partition_feed(plan, at(20)), None);
+            }
+        }
+    }
+
+    #[test]
+    fn is_quiet_on_real_photon_plans() {
+        for file in [
+            "databricks-serverless-photon__github-readme-pyspark_demo__explain-formatted__top_avg_opt.txt",
+            "databricks-13.3-photon__spark-rapids-tools-nds_q88__exec26__last-SQLAdaptiveExecutionUpdate__physicalPlanDescription.txt",
+        ] {
+            if let Some(found) = crate::rules::testing::on_sample(&WINDOW_WITHOUT_PARTITION, file) {
+                assert_quiet(&found);
+            }
+        }
     }
 }
