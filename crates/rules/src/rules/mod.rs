@@ -19,6 +19,7 @@ mod job_train;
 pub(crate) mod lost_executors;
 mod nested_loop_join;
 mod oversized_partitions;
+mod photon_fallback;
 mod plan_walk;
 mod python_udf;
 mod repeated_scans;
@@ -86,6 +87,7 @@ pub static ALL: &[&Rule] = &[
     &repeated_scans::REPEATED_SCANS,
     &sort_before_write::SORT_BEFORE_WRITE,
     &filter_not_pushed::FILTER_NOT_PUSHED,
+    &photon_fallback::PHOTON_FALLBACK,
     &streaming_falling_behind::STREAMING_FALLING_BEHIND,
     &streaming_batch_overhead::STREAMING_BATCH_OVERHEAD,
     &streaming_query_failed::STREAMING_QUERY_FAILED,
