@@ -53,9 +53,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         {
             let node = &plan.nodes[n];
             // Photon prints no `PushedFilters`: the filters its scan applies are
-            // `RequiredDataFilters` and `DictionaryFilters`, which name columns with their
-            // expression ids (`t_hour#145`), new in every sub-query that reads the table again.
-            // A path read (`PhotonScan parquet `, no table in the name) is told apart by its
+            // `RequiredDataFilters` and `DictionaryFilters`, read without expression ids. A path read (`PhotonScan parquet `, no table in the name) is told apart by its
             // location.
             let key = match &node.details.scan {
                 Some(s) => format!(
@@ -66,12 +64,12 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                     s.partition_filters,
                     s.pushed_filters,
                     s.data_filters,
-                    s.required_data_filters,
-                    s.dictionary_filters,
+                    s.required_data_filters.as_deref().map(without_ids),
+                    s.dictionary_filters.as_deref().map(without_ids),
                 ),
                 None => node.tree_text.clone(),
             };
-            scans.entry(without_ids(&key)).or_default().push(n);
+            scans.entry(key).or_default().push(n);
         }
         for (_, nodes) in scans
             .into_iter()
@@ -97,23 +95,31 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     findings
 }
 
-/// `a#12L = 3` as `a = 3`: expression ids differ between two reads of the same column.
-fn without_ids(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '#' && chars.peek().is_some_and(char::is_ascii_digit) {
-            while chars.peek().is_some_and(char::is_ascii_digit) {
-                chars.next();
+/// Photon's scan filters with the columns' expression ids left out (`(t_hour#145 = 8)` as
+/// `(t_hour = 8)`): every read of a table names its columns with new ids. Spark's own
+/// `PushedFilters` name columns without ids, and its partition filters are kept as printed: a
+/// dynamic-pruning filter's id is the sub-query that prunes, which tells two reads apart.
+fn without_ids(filters: &[String]) -> Vec<String> {
+    filters
+        .iter()
+        .map(|text| {
+            let mut out = String::with_capacity(text.len());
+            let mut chars = text.chars().peekable();
+            while let Some(c) = chars.next() {
+                if c == '#' && chars.peek().is_some_and(char::is_ascii_digit) {
+                    while chars.peek().is_some_and(char::is_ascii_digit) {
+                        chars.next();
+                    }
+                    if chars.peek() == Some(&'L') {
+                        chars.next();
+                    }
+                    continue;
+                }
+                out.push(c);
             }
-            if chars.peek() == Some(&'L') {
-                chars.next();
-            }
-            continue;
-        }
-        out.push(c);
-    }
-    out
+            out
+        })
+        .collect()
 }
 
 /// The scan as a reader knows it: its name with the table (`Scan parquet db.t`), or for a path
