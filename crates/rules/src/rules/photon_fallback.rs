@@ -17,7 +17,7 @@ declare_rule! {
     /// alone.
     ///
     /// ## Why is this bad?
-    /// Photon is Databricks' vectorised engine, paid for by the DBU; what it cannot run goes back
+    /// Photon is Databricks' vectorised engine, billed at its own DBU rate; what it cannot run goes back
     /// to Spark's row-at-a-time engine, and every row crosses between the two, columnar to row
     /// and back. Databricks' own list of what Photon covers ("Photon coverage", and its
     /// limitations: no UDFs, no RDD APIs, <https://docs.databricks.com/en/compute/photon.html>)
@@ -175,7 +175,7 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
                 listed(&reasons)
             ),
             (true, false, true) => format!(
-                "{}: {ops} ran outside Photon, on rows in Spark's JVM engine between Photon stages",
+                "{}: {ops} ran outside Photon, on rows in Spark's JVM engine",
                 input.label(i)
             ),
             (true, true, _) => format!(
@@ -295,6 +295,44 @@ mod real_logs {
             .collect();
         assert_eq!(explanations, [true]);
         assert_quiet(&on_sample_log(&PHOTON_FALLBACK, file).unwrap());
+    }
+
+    /// The same plan cut before its explanation, as Spark cuts a plan text longer than
+    /// `spark.sql.maxPlanStringLength`: the operators still say what ran outside Photon, and
+    /// the advice is to find what it did not support.
+    #[test]
+    fn without_the_explanation_the_operators_say_it() {
+        let Some(plans) = crate::rules::testing::sample_plans(
+            "databricks-photon__github-notebook-dbx-demo__explain-formatted__scala-udf-fallback.txt",
+        ) else {
+            return;
+        };
+        let mut plan = plans.into_iter().next().unwrap();
+        plan.trailers.clear();
+        let app = sparkdiag_model::Application::default();
+        let facts = sparkdiag_facts::Facts::of_plans(vec![plan]);
+        let config = crate::Config::default();
+        let found = (PHOTON_FALLBACK.check)(
+            &crate::Context::new(&app, &facts),
+            &crate::Thresholds {
+                rule: &PHOTON_FALLBACK,
+                config: &config,
+            },
+        );
+        assert_fires(&found, PHOTON_FALLBACK.code);
+        let f = &found[0];
+        assert!(
+            f.title
+                .ends_with("(4) Project ran outside Photon, on rows in Spark's JVM engine"),
+            "{}",
+            f.title
+        );
+        assert_eq!(f.evidence["photon_explanation"], false);
+        assert!(
+            f.recommendation.contains("== Photon Explanation =="),
+            "{}",
+            f.recommendation
+        );
     }
 
     /// Spark outside Databricks has no Photon: nothing is a fallback.
