@@ -69,10 +69,12 @@ pub struct Unsupported {
 
 impl Unsupported {
     /// A user-defined function (Scala, Java, Python or SQL), which Photon does not run: Spark
-    /// prints an unnamed one as `UDF(…)`, and Databricks calls the expression `scalaudf` or
-    /// `pythonudf`.
+    /// prints an unnamed one as `UDF(…)`, Databricks calls the expression `scalaudf` or
+    /// `pythonudf`, and a Python UDF is its own operator (`BatchEvalPython`, `ArrowEvalPython`).
     pub fn is_udf(&self) -> bool {
-        self.what.contains("UDF(")
+        (self.kind == UnsupportedKind::Node
+            && Operator::classify(&self.what) == Operator::PythonUdf)
+            || self.what.contains("UDF(")
             || self.what.to_ascii_lowercase().contains("pythonudf")
             || self
                 .why
@@ -281,6 +283,9 @@ mod tests {
             "LocalTableScan [name#11284, age#11285, city#11286]"
         );
         assert!(local.unsupported[0].is_local_rows() && !local.unsupported[0].is_udf());
+        let python =
+            entry("Unsupported node: BatchEvalPython [score_udf(amount#12)#40], [pythonUDF0#41].");
+        assert!(python.is_some_and(|u| u.is_udf()));
 
         let sample = read_explanation(
             "  Photon does not fully support the query because:\n  Unsupported node: Sample 0.0, 0.01, false, 8646570776163936710\nreference node:\n  Sample 0.0, 0.01, false, 8646570776163936710",

@@ -61,6 +61,8 @@ struct Fallback {
     /// Whether Databricks printed an explanation.
     explained: bool,
     runs_photon: bool,
+    /// A Python UDF operator (`BatchEvalPython`, `ArrowEvalPython`) is among `outside`.
+    python_udf: bool,
 }
 
 fn fallback(plan: &Plan) -> Option<Fallback> {
@@ -93,7 +95,11 @@ fn fallback(plan: &Plan) -> Option<Fallback> {
     if unsupported.is_empty() && outside.is_empty() {
         return None;
     }
+    let python_udf = outside
+        .iter()
+        .any(|&i| plan.nodes[i].operator == Operator::PythonUdf);
     Some(Fallback {
+        python_udf,
         unsupported,
         reference_nodes,
         outside,
@@ -130,8 +136,8 @@ fn listed(items: &[String]) -> String {
 
 fn advice(f: &Fallback, ops: &str) -> String {
     let mut parts = Vec::new();
-    if f.unsupported.iter().any(Unsupported::is_udf) {
-        parts.push("Replace the user-defined function with built-in functions (pyspark.sql.functions or Spark SQL: when, regexp_extract, transform, …) so Photon runs the whole query; every row now leaves Photon through ColumnarToRow to be computed in the JVM. If the UDF must stay, apply it after the filters, joins and aggregations, so fewer rows leave Photon.".to_string());
+    if f.unsupported.iter().any(Unsupported::is_udf) || f.python_udf {
+        parts.push("Replace the user-defined function with built-in functions (pyspark.sql.functions or Spark SQL: when, regexp_extract, transform, …) so Photon runs the whole query; every row now leaves Photon (ColumnarToRow) to be computed outside it. If the UDF must stay, apply it after the filters, joins and aggregations, so fewer rows leave Photon.".to_string());
     }
     let others: Vec<String> = f
         .unsupported
