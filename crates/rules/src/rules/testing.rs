@@ -58,9 +58,15 @@ pub fn on_plan(rule: &Rule, file: &str) -> Vec<Finding> {
 /// The path of `plan-samples/{file}` beside the repository (`../shared`), or `None` when that
 /// directory is absent; under CI a missing sample is a failure, not a skip.
 fn sample_path(file: &str) -> Option<PathBuf> {
+    shared_path(&format!("plan-samples/{file}"))
+}
+
+/// The path of `{rel}` under `../shared` beside the repository, or `None` when absent (a
+/// failure under CI).
+fn shared_path(rel: &str) -> Option<PathBuf> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/plan-samples")
-        .join(file);
+        .join("../../../shared")
+        .join(rel);
     if !path.exists() {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -85,6 +91,27 @@ pub fn sample_apps(file: &str) -> Option<Vec<Application>> {
     sample_path(file)?;
     // `apps` reads under `testdata/`; the shared folder sits beside the repository.
     Some(apps(&format!("../../shared/plan-samples/{file}")))
+}
+
+/// What `rule` alone finds in the event log `real-world/{rel}` beside the repository (other
+/// projects' real logs), with `--set` overrides, or `None` when absent.
+pub fn on_real_world_log(rule: &Rule, rel: &str, sets: &[&str]) -> Option<Vec<Finding>> {
+    shared_path(&format!("real-world/{rel}"))?;
+    let config = config(sets);
+    Some(
+        apps(&format!("../../shared/real-world/{rel}"))
+            .iter()
+            .flat_map(|app| {
+                (rule.check)(
+                    &Context::new(app, &Facts::of(app)),
+                    &Thresholds {
+                        rule,
+                        config: &config,
+                    },
+                )
+            })
+            .collect(),
+    )
 }
 
 /// What `rule` alone finds in `plan-samples/{file}` beside the repository (`../shared`), or

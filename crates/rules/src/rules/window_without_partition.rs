@@ -1,8 +1,17 @@
 //! PL002 window-without-partition: a window over all rows, computed by one task.
 
+use super::common::bytes;
 use super::plan_walk::{node_label, running, scoped, single_partition_feed};
-use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule};
+use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 use sparkdiag_plan::Operator;
+
+pub const ONE_PARTITION_MB: Threshold = threshold(
+    "one_partition_mb",
+    64.0,
+    "MB",
+    "a window whose single-partition shuffle was measured under this is left alone",
+    "spark.sql.adaptive.advisoryPartitionSizeInBytes's default (64 MB): the size Spark aims one shuffle partition at",
+);
 
 declare_rule! {
     /// ## What it does
@@ -22,19 +31,24 @@ declare_rule! {
     /// / `zipWithIndex` when only unique ids are needed.
     ///
     /// ## Threshold and its source
-    /// Presence: medium.
+    /// Presence: medium. In an event log, a window whose single-partition shuffle carried less
+    /// than `one_partition_mb` = 64 MB (the log's `data size` SQL metric) is left alone: that is
+    /// the size Spark's AQE aims one shuffle partition at
+    /// (`spark.sql.adaptive.advisoryPartitionSizeInBytes`), so one task is what Spark would give
+    /// those rows anyway, such as a ranking over a few hundred aggregated rows.
     pub static WINDOW_WITHOUT_PARTITION = {
         code: "PL002",
         name: "window-without-partition",
         category: Plan,
         claims: Saving,
         summary: "A window function without partitionBy moves every row into one task",
-        thresholds: &[] as &[Threshold],
+        thresholds: &[ONE_PARTITION_MB] as &[Threshold],
         check: check,
     };
 }
 
-fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
+fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
+    let small = t.get(&ONE_PARTITION_MB) * 1e6;
     let mut findings = Vec::new();
     for (i, input) in ctx.plans.iter().enumerate() {
         let plan = &input.plan;
@@ -45,10 +59,21 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
             let Some(feed) = single_partition_feed(plan, window) else {
                 continue;
             };
+            let measured = input
+                .measured
+                .get(&feed)
+                .and_then(|m| m.get("data size"))
+                .copied();
+            if measured.is_some_and(|size| (size as f64) < small) {
+                continue;
+            }
             let title = format!(
-                "{}: {} has no partitionBy, so one task computes it over every row",
+                "{}: {} has no partitionBy, so one task computes it over every row{}",
                 input.label(i),
-                node_label(plan, window)
+                node_label(plan, window),
+                measured
+                    .map(|size| format!(" ({} shuffled into it)", bytes(size)))
+                    .unwrap_or_default()
             );
             let finding = Finding::new(&WINDOW_WITHOUT_PARTITION, Severity::Medium, title, 0)
                 .recommend("Add partitionBy to the window specification (Window.partitionBy(key).orderBy(...)).");
@@ -72,6 +97,30 @@ mod real_logs {
                 "antipattern-window-no-partition.txt",
             ),
             WINDOW_WITHOUT_PARTITION.code,
+        );
+    }
+
+    /// A DBR 9.1 job run (`databricks.zip`) ranks 381 aggregated rows in a window without
+    /// `partitionBy`: its single-partition shuffle measured 9 KB, and the one task took 0.3 s.
+    /// Under a lower threshold the same window is named with the size the log measured.
+    #[test]
+    fn is_quiet_on_a_window_over_a_few_measured_rows() {
+        use crate::rules::testing::on_real_world_log;
+        let log = "spark_log_parser/tests/logs/databricks.zip";
+        let Some(found) = on_real_world_log(&WINDOW_WITHOUT_PARTITION, log, &[]) else {
+            return;
+        };
+        assert_quiet(&found);
+        let found = on_real_world_log(
+            &WINDOW_WITHOUT_PARTITION,
+            log,
+            &["PL002.one_partition_mb=0.001"],
+        )
+        .unwrap();
+        assert_fires(&found, WINDOW_WITHOUT_PARTITION.code);
+        assert_eq!(
+            found[0].title,
+            "SQL execution 8: (4) Window has no partitionBy, so one task computes it over every row (8.9 KiB shuffled into it)"
         );
     }
 
