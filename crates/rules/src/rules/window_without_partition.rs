@@ -124,6 +124,29 @@ mod real_logs {
         );
     }
 
+    /// `row_number()` over `Window.orderBy("v")` on 6M rows (`testdata/gen/operations.py`):
+    /// the log measured what its one partition took; with `partitionBy("k")` nothing is found.
+    #[test]
+    fn names_the_size_a_log_measured_for_a_big_window() {
+        use crate::rules::testing::on_log;
+        let found = on_log(
+            &WINDOW_WITHOUT_PARTITION,
+            "operations/window-no-partition",
+            &[],
+        );
+        assert_fires(&found, WINDOW_WITHOUT_PARTITION.code);
+        assert!(
+            found[0].title.ends_with("MiB shuffled into it)"),
+            "{}",
+            found[0].title
+        );
+        assert_quiet(&on_log(
+            &WINDOW_WITHOUT_PARTITION,
+            "operations/window-no-partition-fixed",
+            &[],
+        ));
+    }
+
     #[test]
     fn is_quiet_on_the_healthy_plan() {
         assert_quiet(&on_plan(&WINDOW_WITHOUT_PARTITION, "healthy.txt"));
