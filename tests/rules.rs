@@ -536,6 +536,11 @@ const EVERY_RULE: &[(&str, &str, &[&str])] = &[
     ),
     ("PL005", "plan:plans/antipattern-sort-before-write.txt", &[]),
     ("PL006", "plan:plans/antipattern-filter-not-pushed.txt", &[]),
+    (
+        "PL007",
+        "sample:databricks-photon__github-notebook-dbx-demo__explain-formatted__scala-udf-fallback.txt",
+        &[],
+    ),
     ("ST001", "logs/streaming/behind", &[]),
     (
         "ST002",

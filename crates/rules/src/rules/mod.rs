@@ -20,6 +20,7 @@ mod job_train;
 pub(crate) mod lost_executors;
 mod nested_loop_join;
 mod oversized_partitions;
+mod photon_fallback;
 mod plan_walk;
 mod python_udf;
 mod query_after_jobs;
@@ -90,6 +91,7 @@ pub static ALL: &[&Rule] = &[
     &input_read_again::INPUT_READ_AGAIN,
     &sort_before_write::SORT_BEFORE_WRITE,
     &filter_not_pushed::FILTER_NOT_PUSHED,
+    &photon_fallback::PHOTON_FALLBACK,
     &streaming_falling_behind::STREAMING_FALLING_BEHIND,
     &streaming_batch_overhead::STREAMING_BATCH_OVERHEAD,
     &streaming_query_failed::STREAMING_QUERY_FAILED,

@@ -31,8 +31,10 @@ pub const MEDIUM_FILES: Threshold = threshold(
 
 declare_rule! {
     /// ## What it does
-    /// Reads each write command's SQL metrics (`number of written files`, `written output`)
-    /// and each file scan's (`number of files read`, `size of files read`), and names the
+    /// Reads each write command's SQL metrics (`number of written files`, `written output`;
+    /// on Databricks `files written`, the count where it leaves `number of written files` at 0,
+    /// and Delta's `numFiles`, `numOutputBytes`) and each file scan's (`number of files read`,
+    /// `size of files read`; Photon's `files read`), and names the
     /// writes and scans of `min_files` or more files averaging under `max_avg_mib`.
     ///
     /// ## Why is this bad?
