@@ -43,6 +43,18 @@ fn databricks_and_emr_runs_are_read_as_what_they_did() {
                 && why.contains("no streaming batch ran"),
             "{zip}: {why}"
         );
+        // A job cluster ends with its run: its idle cores' fix is the job cluster's autoscaling,
+        // never "run the work on a job cluster".
+        for idle in r["findings"].as_array().unwrap() {
+            let advice = idle["recommendation"].as_str().unwrap();
+            if idle["rule"] == "UT001" {
+                assert!(
+                    advice.contains("autoscaling on the job cluster")
+                        && !advice.contains("run the work on a job cluster"),
+                    "{zip}: {advice}"
+                );
+            }
+        }
     }
     let r = report(&logs.join("emr.zip"));
     assert_eq!(r["application"]["workload"], "batch");

@@ -219,6 +219,10 @@ pub fn shuffle_stages<'a>(
 pub fn release_idle_executors(ctx: &crate::Context) -> String {
     use sparkdiag_model::Platform;
     match (ctx.app.platform(), ctx.app.cluster_manager()) {
+        // A job cluster ends with its run: auto-termination and "use a job cluster" do not apply.
+        (Platform::Databricks, _) if ctx.app.databricks_job_run.is_some() => {
+            "enable autoscaling on the job cluster (a lower minimum of workers, so the driver-only and single-task phases hold few), or give the job fewer or smaller workers".to_string()
+        }
         (Platform::Databricks, _) => {
             "enable the cluster's autoscaling (a lower minimum of workers) and auto-termination, or run the work on a job cluster".to_string()
         }
