@@ -191,3 +191,33 @@ fn gzip_input_read_again_is_named_and_never_given_split_advice() {
         );
     }
 }
+
+/// `repartition(16, "tail_num")` with 70 % of the rows on one tail number before a Parquet
+/// write: the hot key is the program's own repartition, not a join's, so the advice is to
+/// repartition by row count, salt, or ask for a rebalance, never AQE's skew join; the rerun with
+/// `hint("rebalance", "tail_num")` has no skew left.
+#[test]
+fn a_hot_key_repartition_before_a_write_gets_the_rebalance_fix() {
+    let r = report(&testdata("logs/operations/hot-key-repartition-write"));
+    let skew: Vec<&Value> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "SK001")
+        .collect();
+    assert_eq!(skew.len(), 1, "{skew:?}");
+    assert_eq!(skew[0]["evidence"]["stage_shape"], "repartition");
+    let advice = skew[0]["recommendation"].as_str().unwrap();
+    assert!(
+        advice.contains("repartition(16, key)")
+            && advice.contains("hint(\"rebalance\"")
+            && !advice.contains("skewJoin"),
+        "{advice}"
+    );
+    let fixed = report(&testdata("logs/operations/hot-key-repartition-write-fixed"));
+    assert!(
+        !rules_of(&fixed).iter().any(|r| r.starts_with("SK")),
+        "{:?}",
+        rules_of(&fixed)
+    );
+}
