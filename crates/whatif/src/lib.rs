@@ -142,7 +142,7 @@ pub fn what_if_with_findings(
                         .map(|&(slots, cut, gaps)| replay(slots, cut, gaps))
                         .collect::<Vec<i64>>()
                 },
-                || savings::replay_findings(&graph, app, cores_today, today, findings),
+                || savings::replay_findings(&graph, app, facts, cores_today, today, findings),
             )
         },
         || {
