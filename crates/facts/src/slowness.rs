@@ -842,4 +842,157 @@ mod tests {
         (t.first_wave, t.tasks, t.first_wave_ms, t.later_ms) = (10, 10, 7_000, 0);
         assert!(!t.cold_first_wave());
     }
+
+    #[test]
+    fn a_copy_ends_a_straggler_a_typical_task_after_speculation_starts() {
+        let typical = Typical {
+            duration_ms: 1_000,
+            three_quarters_done_ms: 10_000,
+            ..Default::default()
+        };
+        // Launched at 0 and still running when three quarters are done at 10 s: a copy then.
+        assert_eq!(typical.speculated_ms(0, 60_000, 1.5), 11_000);
+        // Launched at 9.5 s: the copy waits for 1.5x the typical task.
+        assert_eq!(typical.speculated_ms(9_500, 60_000, 1.5), 2_500);
+        // Short of the copy's end, it ends on its own.
+        assert_eq!(typical.speculated_ms(9_500, 2_000, 1.5), 2_000);
+    }
+}
+
+/// The attribution on real Spark output: each cause where a log planted it, and none of the
+/// executor kind where no host was slow.
+#[cfg(test)]
+mod real_logs {
+    use super::*;
+    use crate::Facts;
+    use crate::testing::apps;
+
+    /// Each application of one log with its facts.
+    fn with_facts(rel: &str) -> Vec<(Application, Facts)> {
+        apps(rel)
+            .into_iter()
+            .map(|app| {
+                let facts = Facts::of(&app);
+                (app, facts)
+            })
+            .collect()
+    }
+
+    /// Every long task of every stage with its stage's id.
+    fn causes(app: &Application, facts: &Facts) -> Vec<(i64, LongTask)> {
+        app.stages
+            .iter()
+            .zip(&facts.stages)
+            .flat_map(|(stage, s)| {
+                s.facts
+                    .slowness
+                    .long_tasks
+                    .iter()
+                    .map(move |l| (stage.stage_id, *l))
+            })
+            .collect()
+    }
+
+    /// orders JOIN customers with 60 % of the orders on one customer: the hot partition's task
+    /// is long for its data (24x the typical task's records).
+    #[test]
+    fn the_hot_join_partition_is_long_for_its_data() {
+        for (app, facts) in with_facts("logs/patterns/skew-join") {
+            let found = causes(&app, &facts);
+            let (_, hot) = found
+                .iter()
+                .filter(|(stage, _)| *stage == 2)
+                .max_by_key(|(_, l)| l.duration_ms)
+                .expect("a long task in the join stage");
+            assert_eq!(hot.index, 13);
+            assert_eq!(hot.attribution.cause(), Cause::Data, "{hot:?}");
+            assert!(hot.attribution.data_ratio > 10.0, "{hot:?}");
+            assert_eq!(
+                hot.attribution.parts_ms.iter().sum::<i64>(),
+                hot.attribution.excess_ms
+            );
+        }
+    }
+
+    /// Two one-core executors whose first tasks each took 7 s against a 0.3 s median: the
+    /// executors' cold start, not stragglers, and no executor slower than the other.
+    #[test]
+    fn an_executors_first_tasks_are_its_cold_start() {
+        for (app, facts) in with_facts("logs/scaling/cpu-2x1") {
+            let first: Vec<LongTask> = causes(&app, &facts)
+                .into_iter()
+                .filter(|(stage, _)| *stage == 0)
+                .map(|(_, l)| l)
+                .collect();
+            assert_eq!(first.len(), 2, "{first:?}");
+            for l in &first {
+                assert_eq!(l.attribution.cause(), Cause::ColdStart, "{l:?}");
+                assert_eq!(l.attribution.cold, Cold::NewExecutor, "{l:?}");
+            }
+            assert!(facts.slowness.paces.iter().all(|p| !p.slow));
+        }
+    }
+
+    /// A sort-merge join stage whose first task on each executor took 47-51 s and the later
+    /// ones 9 s with the same data, on executors that had run earlier stages: the stage's cold
+    /// first wave.
+    #[test]
+    fn a_first_wave_far_slower_than_the_later_tasks_is_a_cold_start() {
+        for (app, facts) in with_facts("logs/causes/broadcast") {
+            let stage6: Vec<LongTask> = causes(&app, &facts)
+                .into_iter()
+                .filter(|(stage, _)| *stage == 6)
+                .map(|(_, l)| l)
+                .collect();
+            assert_eq!(stage6.len(), 2, "{stage6:?}");
+            for l in &stage6 {
+                assert!(l.first_wave, "{l:?}");
+                assert_eq!(l.attribution.cold, Cold::FirstWave, "{l:?}");
+                assert_eq!(l.attribution.cause(), Cause::ColdStart, "{l:?}");
+            }
+        }
+    }
+
+    /// A UDF that sleeps ten times longer on executor 1: every task there after its first is
+    /// beyond executor 0's 90th percentile, in both stages; executor 0 is not slow.
+    #[test]
+    fn an_executor_slow_in_every_wave_is_slow_and_its_tasks_say_so() {
+        for (app, facts) in with_facts("logs/patterns/straggler") {
+            let id = |e: &ExecutorPace| app.executors[e.executor as usize].id.as_str();
+            let slow: Vec<&str> = facts
+                .slowness
+                .paces
+                .iter()
+                .filter(|p| p.slow)
+                .map(id)
+                .collect();
+            assert_eq!(slow, ["1"]);
+            let pace = facts.slowness.paces.iter().find(|p| id(p) == "1").unwrap();
+            assert_eq!(pace.stages.len(), 2);
+            assert!(pace.ratio > 4.0, "{pace:?}");
+            let warm_on_1: Vec<LongTask> = causes(&app, &facts)
+                .into_iter()
+                .map(|(_, l)| l)
+                .filter(|l| app.executors[l.executor as usize].id == "1" && !l.first_wave)
+                .collect();
+            assert!(!warm_on_1.is_empty());
+            for l in warm_on_1 {
+                assert_eq!(l.attribution.cause(), Cause::Executor, "{l:?}");
+            }
+        }
+    }
+
+    /// 250 stages of light work on two healthy executors (4 GiB each, one core): many cold
+    /// first waves, no slow executor.
+    #[test]
+    fn no_executor_is_slow_on_a_healthy_run() {
+        for (_, facts) in with_facts("logs/memory/overprovisioned") {
+            assert!(facts.slowness.paces.iter().any(|p| p.compared > 100));
+            assert!(
+                facts.slowness.paces.iter().all(|p| !p.slow),
+                "{:?}",
+                facts.slowness.paces
+            );
+        }
+    }
 }
