@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::util::{json_of, shared_opt};
+use crate::util::{json_of, shared_opt, testdata};
 
 fn report(path: &std::path::Path) -> Value {
     json_of(&["analyze", path.to_str().unwrap(), "--format", "json"])
@@ -115,4 +115,95 @@ fn a_databricks_log_without_an_end_says_nothing_was_running() {
             "{zip}: {title}"
         );
     }
+}
+
+/// The one log of `testdata/logs/slowness/<name>/`.
+fn slowness_log(name: &str) -> std::path::PathBuf {
+    let dir = testdata(&format!("logs/slowness/{name}"));
+    let mut logs: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    logs.pop().unwrap()
+}
+
+/// A Python UDF that fails the first attempt of each of 4 tasks after sleeping: 4 of 9
+/// attempts failed and every retry succeeded. Ten failures were once needed; the wasted share
+/// of the run is what counts now, and the title says it.
+#[test]
+fn retries_that_succeed_are_named_for_the_time_they_wasted() {
+    let r = report(&slowness_log("retries"));
+    let fa002 = findings(&r, "FA002");
+    assert_eq!(fa002.len(), 1, "{:#}", r["findings"]);
+    let f = fa002[0];
+    assert!(at_medium_or_above(f), "{f:#}");
+    let title = f["title"].as_str().unwrap();
+    assert!(
+        title.starts_with("4 task attempts failed")
+            && title.contains("PythonException")
+            && title.contains("of the application's core time"),
+        "{title}"
+    );
+    // Every job succeeded: no failed-job post-mortem.
+    assert!(findings(&r, "FA001").is_empty(), "{:#}", r["findings"]);
+}
+
+/// A driver killed (SIGKILL) 3 s after its last job: no application end, no job running.
+/// FA005 says so at low, naming the last job, instead of only a status.
+#[test]
+fn a_driver_killed_after_its_last_job_says_nothing_was_running() {
+    let r = report(&slowness_log("driver-halts"));
+    let fa005 = findings(&r, "FA005");
+    assert_eq!(fa005.len(), 1, "{:#}", r["findings"]);
+    assert_eq!(fa005[0]["severity"], "low");
+    let title = fa005[0]["title"].as_str().unwrap();
+    assert!(
+        title.contains("without an application end, with nothing running")
+            && title.contains("the last job (job 4) ended"),
+        "{title}"
+    );
+}
+
+/// 5M rows over 1000 keys joined into 2000 shuffle partitions: most reduce tasks read nothing,
+/// so the median task reads 0 bytes. No key is hot: no skew, and no straggler or slow host at
+/// medium or above (the executors' first tasks are their cold start).
+#[test]
+fn empty_partitions_are_not_skew() {
+    let r = report(&slowness_log("empty-partitions"));
+    assert!(findings(&r, "SK001").is_empty(), "{:#}", r["findings"]);
+    for rule in ["SK002", "SK003"] {
+        for f in findings(&r, rule) {
+            assert!(!at_medium_or_above(f), "{f:#}");
+        }
+    }
+    // What the run does show: 2000 partitions for 33 MiB.
+    assert!(!findings(&r, "PA001").is_empty(), "{:#}", r["findings"]);
+}
+
+/// The same join with ten hot keys of 400,000 rows among the 1000: SK001 names a hot
+/// partition against the median of the tasks that read data (not the 0-byte median of all
+/// 2000), and not the executors' cold first tasks, which ran longer (7.4-7.8 s) on no more data.
+#[test]
+fn hot_keys_among_empty_partitions_are_named_against_the_tasks_that_read_data() {
+    let r = report(&slowness_log("empty-partitions-skew"));
+    let sk001 = findings(&r, "SK001");
+    assert_eq!(sk001.len(), 1, "{:#}", r["findings"]);
+    let f = sk001[0];
+    let ev = &f["evidence"];
+    assert_eq!(ev["cause"], "data", "{f:#}");
+    assert!(ev["task_records"].as_u64().unwrap() > 400_000, "{ev:#}");
+    assert_eq!(ev["tasks_without_data"], 1194, "{ev:#}");
+    assert_eq!(ev["typical_of_tasks"], 806, "{ev:#}");
+    assert!(ev["data_ratio"].as_f64().unwrap() > 100.0, "{ev:#}");
+    let title = f["title"].as_str().unwrap();
+    assert!(
+        title.contains("the median of the 806 tasks that read data (1194 read none)")
+            && title.contains("more data than the others")
+            && !title.contains("(0x"),
+        "{title}"
+    );
+    // The ten hot partitions are the stage's planted tasks (SLOWNESS.tsv): the one named is one.
+    let hot = [253, 316, 558, 1037, 445, 710, 725, 1074, 1100, 1508];
+    assert!(hot.contains(&ev["task_id"].as_i64().unwrap()), "{ev:#}");
 }
