@@ -69,7 +69,7 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         .filter(|s| s.status == StageStatus::Active)
         .collect();
     if running_jobs.is_empty() {
-        return vec![nothing_running(ctx, last)];
+        return nothing_running(ctx, last).into_iter().collect();
     }
     let lost: i64 = running_jobs
         .iter()
@@ -122,7 +122,9 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
 }
 
 /// The log stops with no job running: when the last one ended, and that no work was lost.
-fn nothing_running(ctx: &Context, last: i64) -> Finding {
+/// Nothing when no job ran at all: a fragment or a driver stopped before its first action has
+/// no run to speak of, and the source's warnings already say the end is missing.
+fn nothing_running(ctx: &Context, last: i64) -> Option<Finding> {
     let app = ctx.app;
     let last_job = app
         .jobs
@@ -134,13 +136,18 @@ fn nothing_running(ctx: &Context, last: i64) -> Finding {
             "the last job (job {id}) ended {} before the last event",
             duration((last - end).max(0))
         ),
-        None => "no job ever ran".to_string(),
+        // Jobs ran, none with an end in the log, and none with a stage left to run: the log
+        // was cut on the last job's end.
+        None => format!(
+            "job {} had completed its stages (its end is not in the log)",
+            app.jobs.iter().map(|j| j.job_id).max()?
+        ),
     };
     let title = format!(
         "The log ends {} after the start without an application end, with nothing running: {after}",
         duration(ctx.app_ms),
     );
-    Finding::new(&INCOMPLETE_RUN, Severity::Low, title, 0)
+    let finding = Finding::new(&INCOMPLETE_RUN, Severity::Low, title, 0)
         .evidence("last_event_ms", last)
         .evidence("running_jobs", 0)
         .evidence("running_job_ms", 0)
@@ -149,7 +156,8 @@ fn nothing_running(ctx: &Context, last: i64) -> Finding {
         .recommend(format!(
             "{}No work was lost: the driver stopped or was killed after its last job, before SparkContext.stop() wrote the application's end (a sys.exit or os._exit without spark.stop(), a killed driver or container, or a driver still running when the log was copied). Call spark.stop() at the end of the program, and look at the driver's own log for how it ended.",
             driver_lead(ctx)
-        ))
+        ));
+    Some(finding)
 }
 
 /// A driver whose heap peak came this close to `spark.driver.memory` most likely died of it.
