@@ -27,6 +27,10 @@ pub struct Facts {
     /// Each executor's first task end and pace against the others; each stage's long tasks'
     /// attributions are in `stages` ([`crate::slowness`]).
     pub slowness: crate::slowness::Slowness,
+    /// Every write command that ran, with what it wrote.
+    pub writes: Vec<crate::writes::Write>,
+    /// Every scan that ran, with what it read.
+    pub reads: Vec<crate::writes::Read>,
 }
 
 impl Facts {
@@ -42,7 +46,10 @@ impl Facts {
         let slowness = crate::slowness::attribute(app, &mut stages);
         let plans = crate::sql_plans(app, &stages);
         let usable = usable_time(app);
+        let (writes, reads) = crate::writes::collect(app);
         Facts {
+            writes,
+            reads,
             app_ms: length(&usable),
             usable,
             peak_cores: crate::peak_cores(app),
