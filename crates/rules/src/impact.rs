@@ -79,7 +79,7 @@ pub(crate) fn settle(ctx: &Context, findings: Vec<Finding>) -> Vec<Finding> {
             // Nothing measured to save: a configuration or plan smell, never above medium.
             f.severity.at_most(Severity::Medium)
         } else {
-            Severity::from_saving(impact, ctx.app_ms)
+            f.rated(Severity::from_saving(impact, ctx.app_ms))
         };
         claimed = normalise([claimed, taken.clone()].concat());
         claims.push((f.rule, taken));

@@ -558,7 +558,11 @@ pub fn replay_findings(
         let saving = (saving as f64 * share.clamp(0.0, 1.0)).round() as i64;
         f.impact_ms = saving;
         if !outcome {
-            f.severity = Severity::from_saving(saving, wall_ms);
+            let rated = Severity::from_saving(saving, wall_ms);
+            f.severity = match f.severity_ceiling {
+                Some(ceiling) => rated.at_most(ceiling),
+                None => rated,
+            };
         }
         // A change the replay finds no faster (nine equal partitions on nine cores that arrive
         // at different times) is not a fix to apply with the others.
@@ -712,10 +716,23 @@ fn credit_the_fix_that_removes(findings: &mut [Finding], wall_ms: i64) {
 }
 
 /// Caps the impacts, largest first, so that together they never exceed `wall_ms`: replayed
-/// savings are each within the run, but two of them can see the same time.
+/// savings are each within the run, but two of them can see the same time. More cores come
+/// last: they run faster whatever work is left, so the fixes that remove work keep the time
+/// both see (UT002's advice says the same: fix the others first).
 pub fn cap_to_runtime(findings: &mut [Finding], wall_ms: i64) {
     let mut order: Vec<usize> = (0..findings.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(findings[i].impact_ms));
+    let adds_cores = |f: &Finding| {
+        matches!(
+            f.counterfactual.as_ref().map(|c| &c.change),
+            Some(Change::AddCores { .. })
+        )
+    };
+    order.sort_by_key(|&i| {
+        (
+            adds_cores(&findings[i]),
+            std::cmp::Reverse(findings[i].impact_ms),
+        )
+    });
     let mut left = wall_ms.max(0);
     for i in order {
         let f = &mut findings[i];

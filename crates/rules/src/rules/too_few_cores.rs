@@ -36,6 +36,14 @@ pub const MIN_MEDIAN_MS: Threshold = threshold(
     "sparkdiag's own guard; Spark's scheduling costs a few milliseconds per task",
 );
 
+pub const MAX_FACTOR: Threshold = threshold(
+    "max_factor",
+    4.0,
+    "times today's cores",
+    "the most cores to ask for, as a multiple of today's: past it the cluster is a different one, whose price the owner must weigh",
+    "sparkdiag's own guard",
+);
+
 pub const MIN_WAIT_SHARE: Threshold = threshold(
     "min_wait_share",
     0.25,
@@ -67,12 +75,13 @@ declare_rule! {
     ///   skew, tiny tasks).
     ///
     /// ## Threshold and its source
-    /// At least `min_tasks` = 20 tasks, and either at most `max_cores` = 1 core at the
+    /// Not on a run with a failed job (more cores do not fix a failure). At least
+    /// `min_tasks` = 20 tasks, and either at most `max_cores` = 1 core at the
     /// application's peak, or tasks waiting for a core during at least `min_wait_share` = 25 %
     /// of the application (each stage of more tasks than cores counts its time beyond its longest
     /// task; stages whose median task is under `min_median_ms` = 200 ms are left to PA001, since
-    /// their fix is fewer tasks). The cores to ask for are the fewest, doubling today's, past which another doubling
-    /// saves under 10 % (each stage taking its task time over the cores, never less than its
+    /// their fix is fewer tasks). The cores to ask for are the fewest, doubling today's up to
+    /// `max_factor` = 4 times them, past which another doubling saves under 10 % (each stage taking its task time over the cores, never less than its
     /// longest task), and it is a finding when that saves at least `min_app_share` = 5 % of the
     /// application. Its saving is the what-if's replay of the run on those cores (`add_cores`),
     /// every task taking the time it measured.
@@ -82,7 +91,14 @@ declare_rule! {
         category: Utilization,
         claims: Saving,
         summary: "Tasks waited for a free core through much of the run: one core, or too few for the stages",
-        thresholds: &[MAX_CORES, MIN_TASKS, MIN_MEDIAN_MS, MIN_APP_SHARE, MIN_WAIT_SHARE] as &[Threshold],
+        thresholds: &[
+            MAX_CORES,
+            MIN_TASKS,
+            MIN_MEDIAN_MS,
+            MIN_APP_SHARE,
+            MIN_WAIT_SHARE,
+            MAX_FACTOR,
+        ] as &[Threshold],
         check: check,
     };
 }
@@ -109,6 +125,16 @@ impl StageWork {
 fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let shape = &ctx.shapes.app;
     if ctx.app_ms <= 0 {
+        return Vec::new();
+    }
+    // More cores do not fix a failure, and a failed run's length is the failure's, not the
+    // cluster's: the failure findings come first.
+    if ctx
+        .app
+        .jobs
+        .iter()
+        .any(|j| j.status == sparkdiag_model::JobStatus::Failed)
+    {
         return Vec::new();
     }
     let tasks: usize = ctx.stages.iter().map(|s| s.facts.tasks).sum();
@@ -149,9 +175,11 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         return Vec::new();
     }
     let total = |c: i64| -> i64 { work.iter().map(|w| w.on(c)).sum() };
-    // The fewest cores, doubling today's, past which another doubling saves under 10 %.
+    // The fewest cores, doubling today's up to the most to ask for, past which another
+    // doubling saves under 10 %.
+    let most = cores * (t.get(&MAX_FACTOR) as i64).max(2);
     let mut wanted = cores * 2;
-    while wanted < cores * 64 {
+    while wanted * 2 <= most {
         let (now, doubled) = (total(wanted), total(wanted * 2));
         if (now - doubled) as f64 <= 0.10 * now as f64 {
             break;
@@ -182,10 +210,12 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         let widest = waves.iter().map(|w| w.tasks).max().unwrap_or(0);
         (
             format!(
-                "Tasks waited for a free core during {} of the run ({}): stages of up to {widest} tasks ran on {cores} cores, in up to {} waves; about {wanted} cores would run them side by side",
+                "Tasks waited for a free core during {} of the run ({}): stages of up to {widest} tasks ran on {cores} cores, in up to {} waves; on {wanted} cores the stages would take about {} instead of {}",
                 duration(waiting_ms),
                 ctx.percent_of_app(waiting_ms),
-                widest.div_ceil(cores as usize)
+                widest.div_ceil(cores as usize),
+                duration(total(wanted)),
+                duration(total(cores)),
             ),
             more_cores(ctx, cores, wanted),
         )

@@ -59,11 +59,15 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             let Some(feed) = single_partition_feed(plan, window) else {
                 continue;
             };
+            // Where the log's SQL metrics left the Exchange unmeasured (a Spark 3.0 AQE plan
+            // whose final Exchange got no values), the execution's one-task stage that read a
+            // shuffle says how big the single partition was.
             let measured = input
                 .measured
                 .get(&feed)
                 .and_then(|m| m.get("data size"))
-                .copied();
+                .copied()
+                .or_else(|| one_task_shuffle_read(ctx, &input.stage_ids));
             if measured.is_some_and(|size| (size as f64) < small) {
                 continue;
             }
@@ -83,6 +87,20 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     findings
 }
 
+/// The largest shuffle read of the stages, among `stage_ids`, that ran in one task: a window
+/// over a `SinglePartition` exchange is one of them.
+fn one_task_shuffle_read(ctx: &Context, stage_ids: &[i64]) -> Option<i64> {
+    ctx.app
+        .stages
+        .iter()
+        // A stage with a parent read a shuffle, even when it read nothing (a filter upstream
+        // kept no rows); one still running measured nothing yet.
+        .filter(|s| stage_ids.contains(&s.stage_id) && s.num_tasks == 1)
+        .filter(|s| !s.parent_ids.is_empty() && s.completion_ms.is_some())
+        .map(|s| s.totals.shuffle_read_bytes())
+        .max()
+}
+
 /// The rule alone on real Spark output: a log where it fires, and one where it must not.
 #[cfg(test)]
 mod real_logs {
@@ -98,6 +116,19 @@ mod real_logs {
             ),
             WINDOW_WITHOUT_PARTITION.code,
         );
+    }
+
+    /// The EMR PySpark ETL of `syncsparkpy` sums a grand total over a window without
+    /// `partitionBy` (Spark 3.0, AQE): the log left the final Exchange's `data size` without
+    /// values, but the one-task stage after it read 0 bytes of shuffle (a filter kept no rows).
+    #[test]
+    fn is_quiet_where_the_one_task_stage_read_next_to_nothing() {
+        use crate::rules::testing::on_real_world_log;
+        let log = "syncsparkpy/demo/emr/application_1678162862227_0001";
+        let Some(found) = on_real_world_log(&WINDOW_WITHOUT_PARTITION, log, &[]) else {
+            return;
+        };
+        assert_quiet(&found);
     }
 
     /// A DBR 9.1 job run (`databricks.zip`) ranks 381 aggregated rows in a window without
