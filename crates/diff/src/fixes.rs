@@ -193,7 +193,7 @@ fn structure_applied(f: &FindingOut, works: &[usize], paired: &Paired) -> Vec<St
             Change::RemoveDriverGaps if a.count < b.count || a.jobs < b.jobs => {
                 out.push(format!("`{}`: {}", m.label, m.summary));
             }
-            Change::CutSkewToMedian { .. }
+            Change::SpreadSkewedData { .. }
                 if plan(a).is_some_and(|p| p.skew_join_split)
                     && !plan(b).is_some_and(|p| p.skew_join_split) =>
             {

@@ -507,6 +507,7 @@ impl ApplicationBuilder {
             outcome,
             speculative: info.speculative,
             has_metrics: e.metrics.is_some(),
+            locality: crate::model::Locality::parse(&info.locality),
             getting_result_ms: getting_result.min(u32::MAX as i64) as u32,
             metrics: e
                 .metrics

@@ -476,6 +476,8 @@ pub enum DataCause {
         task_bytes: u64,
         median_bytes: u64,
         partitions: usize,
+        /// What put the hot key's rows together, when the plan says.
+        behind: Option<HotKeyOperator>,
     },
     /// Few partitions, each too big for the memory a task gets.
     FewPartitions {
@@ -560,6 +562,7 @@ pub fn data_cause(
             task_bytes,
             median_bytes: median,
             partitions: sizes.len(),
+            behind: None,
         });
     }
     let per_task = limits.pool_per_task_bytes().max(1);
@@ -589,19 +592,192 @@ pub fn data_cause(
     })
 }
 
+/// The operator that put a hot key's rows in one task: the aggregation, join or repartition
+/// behind the stage that ran out of memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HotKeyOperator {
+    pub consumer: crate::stage_shape::ShuffleConsumer,
+    /// "collect_list(v) grouped by k", "the join on customer_id", "repartition(64, k)".
+    pub text: String,
+    /// An aggregate that keeps every value of a group (collect_list, collect_set, percentile,
+    /// median, mode): a hot group's values all sit in one task's memory.
+    pub keeps_values: bool,
+}
+
+/// Aggregate functions that keep every value of a group until it ends.
+const KEEPS_VALUES: &[&str] = &[
+    "collect_list",
+    "collect_set",
+    "percentile(",
+    "percentile_cont",
+    "percentile_disc",
+    "median(",
+    "mode(",
+    "array_agg",
+    "listagg",
+    "string_agg",
+];
+
+/// An expression as the program wrote it: Spark's `#12L` ids dropped, a function's extra
+/// arguments too (`collect_list(v#2, 0, 0, true)` is `collect_list(v)`).
+fn as_written(expression: &str) -> String {
+    let mut out = String::new();
+    let mut chars = expression.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '#' {
+            while chars
+                .peek()
+                .is_some_and(|c| c.is_ascii_digit() || *c == 'L')
+            {
+                chars.next();
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    match (out.find('('), out.find(',')) {
+        (Some(open), Some(comma)) if comma > open && out.ends_with(')') => {
+            format!("{})", &out[..comma])
+        }
+        _ => out,
+    }
+}
+
+/// What put the rows of stage `stage_id`'s hot partition together, from the plan of the SQL
+/// execution that ran the stage and the stage's shape.
+pub fn hot_key_operator(ctx: &crate::Context, stage: &StageAttempt) -> Option<HotKeyOperator> {
+    use crate::stage_shape::ShuffleConsumer;
+    use sparkdiag_plan::Operator as O;
+    let consumer = ctx.shape(stage).behind_shuffle;
+    let input = ctx
+        .plans
+        .iter()
+        .find(|p| p.stage_ids.contains(&stage.stage_id))?;
+    let plan = &input.plan;
+    let nodes: Vec<&sparkdiag_plan::PlanNode> = plan
+        .running_nodes()
+        .into_iter()
+        .filter_map(|i| plan.nodes.get(i))
+        .collect();
+    let list = |v: &Option<Vec<String>>| -> String {
+        v.iter()
+            .flatten()
+            .map(|e| as_written(e))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let aggregate = || {
+        nodes.iter().find(|n| {
+            matches!(
+                n.operator,
+                O::HashAggregate | O::ObjectHashAggregate | O::SortAggregate
+            ) && n
+                .details
+                .grouping_keys
+                .as_ref()
+                .is_some_and(|k| !k.is_empty())
+                && n.details
+                    .functions
+                    .as_ref()
+                    .is_some_and(|f| !f.is_empty() && f.iter().all(|f| !f.starts_with("partial_")))
+        })
+    };
+    let join = || {
+        nodes
+            .iter()
+            .find(|n| matches!(n.operator, O::SortMergeJoin | O::ShuffledHashJoin))
+    };
+    let repartition = || {
+        nodes.iter().find(|n| {
+            n.operator == O::Exchange
+                && matches!(
+                    n.details.shuffle_origin,
+                    Some(
+                        sparkdiag_plan::ShuffleOrigin::RepartitionByCol
+                            | sparkdiag_plan::ShuffleOrigin::RepartitionByNum
+                            | sparkdiag_plan::ShuffleOrigin::Repartition
+                            | sparkdiag_plan::ShuffleOrigin::RepartitionWithNum
+                    )
+                )
+                && n.details
+                    .partitioning
+                    .as_ref()
+                    .is_some_and(|p| !p.expressions.is_empty())
+        })
+    };
+    let repartition_text = |n: &sparkdiag_plan::PlanNode| {
+        let p = n.details.partitioning.as_ref()?;
+        let keys: Vec<String> = p.expressions.iter().map(|e| as_written(e)).collect();
+        Some(match p.num_partitions {
+            Some(count) => format!("repartition({count}, {})", keys.join(", ")),
+            None => format!("repartition({})", keys.join(", ")),
+        })
+    };
+    let after_repartition = || {
+        repartition()
+            .and_then(|n| repartition_text(n))
+            .map(|r| format!(" after {r}"))
+            .unwrap_or_default()
+    };
+    let of_aggregate = |n: &sparkdiag_plan::PlanNode| {
+        let functions = list(&n.details.functions);
+        HotKeyOperator {
+            consumer: ShuffleConsumer::Aggregation,
+            keeps_values: KEEPS_VALUES.iter().any(|k| functions.contains(k)),
+            text: format!(
+                "{functions} grouped by {}{}",
+                list(&n.details.grouping_keys),
+                after_repartition()
+            ),
+        }
+    };
+    let of_join = |n: &sparkdiag_plan::PlanNode| HotKeyOperator {
+        consumer: ShuffleConsumer::Join,
+        keeps_values: false,
+        text: format!("the join on {}", list(&n.details.left_keys)),
+    };
+    match consumer {
+        ShuffleConsumer::Aggregation => aggregate().map(|n| of_aggregate(n)),
+        ShuffleConsumer::Join => join().map(|n| of_join(n)),
+        ShuffleConsumer::Repartition => repartition().and_then(|n| {
+            Some(HotKeyOperator {
+                consumer: ShuffleConsumer::Repartition,
+                keeps_values: false,
+                text: repartition_text(n)?,
+            })
+        }),
+        ShuffleConsumer::Unknown => aggregate()
+            .map(|n| of_aggregate(n))
+            .or_else(|| join().map(|n| of_join(n))),
+    }
+}
+
 impl DataCause {
+    /// The same cause, with the operator behind the hot partition when the plan names it.
+    pub fn with_operator(mut self, ctx: &crate::Context, stage: &StageAttempt) -> DataCause {
+        if let DataCause::Skew { behind, .. } = &mut self {
+            *behind = hot_key_operator(ctx, stage);
+        }
+        self
+    }
+
     /// One clause for a title: "its partition held 384 MiB, 75x the median".
     pub fn headline(&self) -> String {
         match self {
             DataCause::Skew {
                 task_bytes,
                 median_bytes,
+                behind,
                 ..
             } => format!(
-                "caused by skew: its partition held {}, {:.0}x the stage's median {}",
+                "caused by a hot key: its partition held {}, {:.0}x the stage's median {}{}",
                 bytes(*task_bytes as i64),
                 *task_bytes as f64 / (*median_bytes).max(1) as f64,
-                bytes(*median_bytes as i64)
+                bytes(*median_bytes as i64),
+                behind
+                    .as_ref()
+                    .map(|b| format!(", in {}", b.text))
+                    .unwrap_or_default()
             ),
             DataCause::FewPartitions {
                 task_bytes,
@@ -620,8 +796,11 @@ impl DataCause {
                 task_bytes,
                 median_bytes,
                 partitions,
+                behind,
             } => serde_json::json!({"kind": "skew", "task_bytes": task_bytes,
-                "median_bytes": median_bytes, "partitions": partitions}),
+                "median_bytes": median_bytes, "partitions": partitions,
+                "operator": behind.as_ref().map(|b| b.text.clone()),
+                "keeps_every_value": behind.as_ref().map(|b| b.keeps_values)}),
             DataCause::FewPartitions {
                 task_bytes,
                 partitions,
@@ -641,12 +820,35 @@ impl DataCause {
                 task_bytes,
                 median_bytes,
                 partitions,
-            } => format!(
-                "Caused by the data, not the memory size: the failing task's partition held {} against a median of {} over {partitions} partitions ({:.0}x), so one key (or a few) carries most of the rows. Fix the data first: salt the hot key (add a random suffix, aggregate in two steps), filter or handle it apart (nulls and default values are the usual hot keys), or for a join let AQE split it (spark.sql.adaptive.skewJoin.enabled=true); more memory only moves the limit until the key grows.",
-                bytes(*task_bytes as i64),
-                bytes(*median_bytes as i64),
-                *task_bytes as f64 / (*median_bytes).max(1) as f64
-            ),
+                behind,
+            } => {
+                use crate::stage_shape::ShuffleConsumer;
+                let fix = match behind {
+                    Some(b) if b.keeps_values => format!(
+                        "{} keeps every value of a group, so the hot key's values all sit in one task's memory: keep less per group (a count, sum or size instead of the list, a slice or a sample of it, approx_percentile instead of an exact one), or salt the key and collect in two steps",
+                        b.text
+                    ),
+                    Some(b) if b.consumer == ShuffleConsumer::Join => format!(
+                        "{} puts the hot key's rows in one task: let AQE split it (spark.sql.adaptive.skewJoin.enabled=true), broadcast the small side, or salt the key",
+                        b.text
+                    ),
+                    Some(b) if b.consumer == ShuffleConsumer::Repartition => format!(
+                        "the program's own {} puts the hot key's rows in one partition: drop it, repartition by a key with many values, or use a rebalance (df.hint(\"rebalance\", \"key\"))",
+                        b.text
+                    ),
+                    Some(b) => format!(
+                        "{} holds the hot key's rows in one task: salt the key (add a random suffix, aggregate in two steps)",
+                        b.text
+                    ),
+                    None => "salt the hot key (add a random suffix, aggregate in two steps), or for a join let AQE split it (spark.sql.adaptive.skewJoin.enabled=true)".to_string(),
+                };
+                format!(
+                    "Caused by a hot key, not the memory size: the failing task's partition held {} against a median of {} over {partitions} partitions ({:.0}x), so one key (or a few) carries most of the rows. Fix the data first: {fix}; filter the hot key out or handle it apart (nulls and default values are the usual hot keys). More memory only moves the limit until the key grows.",
+                    bytes(*task_bytes as i64),
+                    bytes(*median_bytes as i64),
+                    *task_bytes as f64 / (*median_bytes).max(1) as f64
+                )
+            }
             DataCause::FewPartitions {
                 task_bytes,
                 partitions,

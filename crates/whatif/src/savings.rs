@@ -7,10 +7,16 @@
 use std::collections::HashSet;
 
 use sparkdiag_contract::{Change, Finding, Severity};
+use sparkdiag_facts::Facts;
+use sparkdiag_facts::slowness::{Cause, LongTask};
 use sparkdiag_model::{Application, JobStatus, StageStatus, Task, TaskOutcome};
 
 use crate::Scenario;
-use crate::replay::{Graph, ReplayOptions, StageChange, StageChanges};
+use crate::replay::{Graph, ReplayOptions, StageChange, StageChanges, TaskEdit, pieces};
+
+/// `spark.speculation.multiplier` when the application does not set it: a copy is launched
+/// once a task has run this many times the median of the stage's finished tasks.
+const SPECULATION_MULTIPLIER: f64 = 1.5;
 
 /// A set of changes as one replay.
 #[derive(Default)]
@@ -36,6 +42,18 @@ struct TaskFixes {
     /// Killed speculative copies, a re-run stage attempt's killed tasks, and the re-runs of
     /// stages resubmitted for lost shuffle output left out.
     wasted: bool,
+    /// Stages whose tasks long for their data have it spread over the cores.
+    spread_in: HashSet<i64>,
+    /// Stages whose stragglers are re-run by speculation.
+    speculate_in: HashSet<i64>,
+    /// Executors (by id) whose tasks run at the others' pace.
+    slow_executors: Vec<String>,
+}
+
+/// The long task of `facts`' stage attempt `stage` that `t` is, if it is one.
+fn long_task<'f>(facts: &'f Facts, stage: usize, t: &Task) -> Option<&'f LongTask> {
+    let long = &facts.stages.get(stage)?.facts.slowness.long_tasks;
+    long.iter().find(|l| l.task_id == t.task_id)
 }
 
 impl TaskFixes {
@@ -44,13 +62,50 @@ impl TaskFixes {
             && self.no_spill_in.is_empty()
             && self.failed_on.is_none()
             && !self.wasted
+            && self.spread_in.is_empty()
+            && self.speculate_in.is_empty()
+            && self.slow_executors.is_empty()
     }
 
-    /// The tasks of `app`'s stage attempts as these fixes leave them, into `changes`.
-    fn apply(&self, graph: &Graph, app: &Application, changes: &mut StageChanges) {
+    /// The tasks of `app`'s stage attempts as these fixes leave them, into `changes`; `facts`
+    /// are `app`'s, `cores` the replay's slots.
+    fn apply(
+        &self,
+        graph: &Graph,
+        app: &Application,
+        facts: &Facts,
+        cores: i64,
+        changes: &mut StageChanges,
+    ) {
         if self.is_empty() {
             return;
         }
+        // Each slow executor's slowdown, by index in `app.executors`.
+        let slowdown: std::collections::HashMap<usize, f64> = app
+            .executors
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| self.slow_executors.contains(&e.id))
+            .filter_map(|(i, _)| {
+                let pace = facts.slowness.pace(i as u32)?;
+                (pace.ratio > 1.0).then_some((i, pace.ratio))
+            })
+            .collect();
+        let speculation_multiplier = app
+            .spark_properties
+            .get("spark.speculation.multiplier")
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|m| m.is_finite() && *m >= 1.0)
+            .unwrap_or(SPECULATION_MULTIPLIER);
+        let has_long = |i: usize, wanted: &dyn Fn(Cause) -> bool| {
+            facts.stages.get(i).is_some_and(|s| {
+                s.facts
+                    .slowness
+                    .long_tasks
+                    .iter()
+                    .any(|l| wanted(l.attribution.cause()))
+            })
+        };
         let gc_on: HashSet<usize> = app
             .executors
             .iter()
@@ -111,8 +166,16 @@ impl TaskFixes {
                 || (self.no_spill_in.contains(&s.stage_id) && s.totals.disk_bytes_spilled > 0)
                 || (failed_on.is_some() && s.failed_tasks > 0)
                 || (self.wasted && (s.killed_tasks > 0 || rerun[i]))
+                || (self.spread_in.contains(&s.stage_id) && has_long(i, &|c| c == Cause::Data))
+                || (self.speculate_in.contains(&s.stage_id) && has_long(i, &straggling))
+                || facts.stages.get(i).is_some_and(|f| {
+                    f.facts
+                        .executors
+                        .iter()
+                        .any(|e| slowdown.contains_key(&(*e as usize)))
+                })
         };
-        let edit = |i: usize, t: &Task| -> Option<i64> {
+        let edit = |i: usize, t: &Task| -> TaskEdit {
             let duration = i64::from(t.duration_ms);
             if t.outcome == TaskOutcome::Failed
                 && failed_on.as_ref().is_some_and(|on| {
@@ -120,13 +183,13 @@ impl TaskFixes {
                         .is_none_or(|on| on.contains(&(t.executor as usize)))
                 })
             {
-                return None;
+                return TaskEdit::Drop;
             }
             if self.wasted
                 && (rerun[i]
                     || (t.outcome == TaskOutcome::Killed && (t.speculative || superseded[i])))
             {
-                return None;
+                return TaskEdit::Drop;
             }
             let run = i64::from(t.metrics.run_ms);
             let mut cut = 0i64;
@@ -145,23 +208,68 @@ impl TaskFixes {
                 };
                 cut += io.min(off_cpu.max(0));
             }
-            Some(duration - cut.clamp(0, run.min(duration)))
+            let mut left = duration - cut.clamp(0, run.min(duration));
+            // Each long task goes to the one fix its cause names, so that two fixes never take
+            // the same seconds: its data spread, its straggling cut by a copy, or its slow
+            // executor's pace; a cold start is paid as measured.
+            let long = long_task(facts, i, t).filter(|_| t.outcome == TaskOutcome::Success);
+            let cause = long.map(|l| l.attribution.cause());
+            let typical = facts
+                .stages
+                .get(i)
+                .map_or(0, |s| i64::from(s.facts.slowness.typical.duration_ms));
+            if let Some(&ratio) = slowdown.get(&(t.executor as usize))
+                && t.outcome == TaskOutcome::Success
+                && !matches!(cause, Some(Cause::Data | Cause::ColdStart))
+            {
+                left = (left as f64 / ratio).round() as i64;
+            }
+            if self.speculate_in.contains(&app.stages[i].stage_id)
+                && cause.is_some_and(straggling)
+                && let Some(stage) = facts.stages.get(i)
+            {
+                let typical = &stage.facts.slowness.typical;
+                left = typical.speculated_ms(t.launch_ms, left, speculation_multiplier);
+            }
+            if self.spread_in.contains(&app.stages[i].stage_id) && cause == Some(Cause::Data) {
+                let n = pieces(left, typical.max(1), Some(cores.max(1) as usize));
+                if n > 1 {
+                    return TaskEdit::Split {
+                        pieces: n,
+                        each_ms: (left + i64::from(n) - 1) / i64::from(n),
+                    };
+                }
+            }
+            TaskEdit::Take(left)
         };
         graph.edit_tasks(app, changes, touches, edit);
     }
 }
 
+/// A long task SK002 names: long with the others' data on a warm, healthy executor.
+fn straggling(cause: Cause) -> bool {
+    !matches!(cause, Cause::Data | Cause::Executor | Cause::ColdStart)
+}
+
 impl Applied {
     fn of<'a>(changes: impl IntoIterator<Item = &'a Change>) -> Applied {
         let mut applied = Applied::default();
-        let mut cut: Vec<i64> = Vec::new();
         for change in changes {
             match change {
                 Change::MergePartitions { stages, partitions }
                 | Change::SplitPartitions { stages, partitions } => applied
                     .stages
                     .extend(stages.iter().map(|&s| (s, StageChange::Merge(*partitions)))),
-                Change::CutSkewToMedian { stages } => cut.extend(stages),
+                Change::SpreadSkewedData { stages } => {
+                    applied.tasks.spread_in.extend(stages.iter().copied())
+                }
+                Change::SpeculateStragglers { stages } => {
+                    applied.tasks.speculate_in.extend(stages.iter().copied())
+                }
+                Change::AvoidSlowExecutors { executors } => applied
+                    .tasks
+                    .slow_executors
+                    .extend(executors.iter().cloned()),
                 Change::RemoveDriverGaps => applied.remove_driver_gaps = true,
                 Change::AddCores { cores } => {
                     applied.cores = Some(applied.cores.unwrap_or(0).max(*cores))
@@ -200,26 +308,23 @@ impl Applied {
                 Change::DropExchange { .. }
                 | Change::BroadcastSide { .. }
                 | Change::ScanOnce { .. }
-                | Change::AvoidSlowExecutors { .. }
                 | Change::ReleaseIdleExecutors
                 | Change::ShrinkHeap { .. } => {}
             }
         }
-        // A merged stage's tasks are all of one length: there is no skew left to cut.
-        let merged: std::collections::HashSet<i64> = applied.stages.iter().map(|s| s.0).collect();
-        let cuts: Vec<(i64, StageChange)> = cut
-            .into_iter()
-            .filter(|s| !merged.contains(s))
-            .map(|s| (s, StageChange::CutSkew))
-            .collect();
-        applied.stages.splice(0..0, cuts);
         applied
     }
 
-    fn replay(&self, graph: &Graph, app: &Application, cores_today: i64) -> (i64, i64) {
+    fn replay(
+        &self,
+        graph: &Graph,
+        app: &Application,
+        facts: &Facts,
+        cores_today: i64,
+    ) -> (i64, i64) {
         let cores = self.cores.unwrap_or(cores_today).max(1);
         let mut changes: StageChanges = graph.stage_changes(&self.stages);
-        self.tasks.apply(graph, app, &mut changes);
+        self.tasks.apply(graph, app, facts, cores, &mut changes);
         let ms = graph.replay_with(
             ReplayOptions {
                 slots: Some(cores as usize),
@@ -241,8 +346,14 @@ pub fn assumption(change: &Change) -> &'static str {
         Change::MergePartitions { .. } => {
             "replayed: the stage's measured task time spread evenly over the new partitions, less each merged task's average scheduling, deserialisation and result overhead; the rest of the run as measured"
         }
-        Change::CutSkewToMedian { .. } => {
-            "replayed: the stage's tasks over 5x its median take the median (the skewed keys' data, once spread, costs no more than a median task); the rest of the run as measured"
+        Change::SpreadSkewedData { .. } => {
+            "replayed: each task of the stage long for its data (more bytes or records than the stage's typical task) runs as pieces of a typical task's length, at most one a core, side by side (the work kept, only spread: what AQE's skew join, a salt or a rebalance does); the rest of the run as measured"
+        }
+        Change::SpeculateStragglers { .. } => {
+            "replayed: each straggler of the stage (long with the others' data, on a warm executor that is not slow) ends once a speculative copy, launched when it has run spark.speculation.multiplier (1.5 unless set) times the stage's typical task, has run a typical task; the rest of the run as measured"
+        }
+        Change::AvoidSlowExecutors { .. } => {
+            "replayed: each task on the named executors takes its measured time over the executor's slowdown (the median of its tasks against the other executors' on the same data, first waves left out), except its tasks long for their data or a cold start; the rest of the run as measured"
         }
         Change::RemoveDriverGaps => {
             "replayed: each job submitted as soon as the job it waited for ended (the driver's work between jobs moved into Spark); the tasks as measured"
@@ -265,7 +376,6 @@ pub fn assumption(change: &Change) -> &'static str {
         Change::DropExchange { .. }
         | Change::BroadcastSide { .. }
         | Change::ScanOnce { .. }
-        | Change::AvoidSlowExecutors { .. }
         | Change::ReleaseIdleExecutors
         | Change::ShrinkHeap { .. } => "not replayed",
     }
@@ -345,6 +455,7 @@ fn covered_by(app: &Application, findings: &[Finding]) -> Vec<Option<&'static st
 pub fn replay_findings(
     graph: &Graph,
     app: &Application,
+    facts: &Facts,
     cores_today: i64,
     today_ms: i64,
     findings: &mut [Finding],
@@ -378,7 +489,7 @@ pub fn replay_findings(
         changes
             .par_iter()
             .map(|&change| {
-                let replay = Applied::of([change]).replay(graph, app, cores_today);
+                let replay = Applied::of([change]).replay(graph, app, facts, cores_today);
                 (change.clone(), replay)
             })
             .collect()
@@ -480,7 +591,7 @@ pub fn replay_findings(
         let cut_stages: Vec<i64> = replayed
             .iter()
             .flat_map(|c| match c {
-                Change::CutSkewToMedian { stages } => stages.clone(),
+                Change::SpreadSkewedData { stages } => stages.clone(),
                 _ => Vec::new(),
             })
             .collect();
@@ -504,7 +615,7 @@ pub fn replay_findings(
             use rayon::prelude::*;
             candidates
                 .par_iter()
-                .map(|set| Applied::of(set).replay(graph, app, cores_today))
+                .map(|set| Applied::of(set).replay(graph, app, facts, cores_today))
                 .collect()
         };
         let (set, (predicted_ms, cores)) = candidates
@@ -565,7 +676,7 @@ fn credit_the_fix_that_removes(findings: &mut [Finding], wall_ms: i64) {
                 f.evidence.get("stage_shape").and_then(|v| v.as_str()) == Some("join");
             matches!(
                 f.counterfactual.as_ref().map(|c| &c.change),
-                Some(Change::CutSkewToMedian { stages })
+                Some(Change::SpreadSkewedData { stages })
                     if !stages.is_empty() && stages.iter().all(|s| removed.contains(s))
             ) && skewed_join
                 && f.impact_ms > 0
