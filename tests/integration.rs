@@ -53,6 +53,8 @@ mod schema;
 /// `sparkdiag serve` over loopback: uploads, refusals, escaping, deletion, and Chromium.
 #[cfg(feature = "serve")]
 mod serve;
+/// Why a task was slow: skew, stragglers and slow hosts named by their cause (issue 47).
+mod slowness;
 /// Structured Streaming, DStreams and Spark Connect applications (issue 24).
 mod streaming;
 /// The template for Spark's layout of task events against the general reading, on every real log.

@@ -43,6 +43,18 @@ fn databricks_and_emr_runs_are_read_as_what_they_did() {
                 && why.contains("no streaming batch ran"),
             "{zip}: {why}"
         );
+        // A job cluster ends with its run: its idle cores' fix is the job cluster's autoscaling,
+        // never "run the work on a job cluster".
+        for idle in r["findings"].as_array().unwrap() {
+            let advice = idle["recommendation"].as_str().unwrap();
+            if idle["rule"] == "UT001" {
+                assert!(
+                    advice.contains("autoscaling on the job cluster")
+                        && !advice.contains("run the work on a job cluster"),
+                    "{zip}: {advice}"
+                );
+            }
+        }
     }
     let r = report(&logs.join("emr.zip"));
     assert_eq!(r["application"]["workload"], "batch");
@@ -105,4 +117,107 @@ fn aqe_is_not_called_off_where_it_ran_or_cannot_apply() {
         let rules = rules_of(&report(&logs.join(zip)));
         assert!(!rules.iter().any(|r| r == "CF001"), "{zip}: {rules:?}");
     }
+}
+
+/// The Databricks rollover run: a 234 GB Hive SerDe insert that committed for 52 minutes after
+/// its only job (DR003, with the data source writer as its fix), a Hive text table read in
+/// splits Hadoop decides, and 13 CSV writes behind `repartition(1)`, one task each: PA002 gives
+/// each kind of stage its own fix, the single-file trade-off said.
+#[test]
+fn the_rollover_runs_commit_and_single_task_writes_each_get_their_fix() {
+    let Some(logs) = shared_opt("real-world/spark_log_parser/tests/logs") else {
+        return;
+    };
+    let r = report(&logs.join("databricks-rollover.zip"));
+    let find = |code: &str| {
+        r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["rule"] == code)
+            .unwrap_or_else(|| panic!("{code} missing"))
+            .clone()
+    };
+    let commit = find("DR003");
+    assert_eq!(commit["severity"], "critical");
+    assert!(
+        commit["title"]
+            .as_str()
+            .unwrap()
+            .contains("InsertIntoHiveTable")
+    );
+    assert!(
+        commit["recommendation"]
+            .as_str()
+            .unwrap()
+            .contains("data source writer")
+    );
+    let partitions = find("PA002");
+    let advice = partitions["recommendation"].as_str().unwrap();
+    assert!(advice.contains("Hive SerDe table"), "{advice}");
+    let by_shape = partitions["evidence"]["advice_by_shape"]
+        .as_array()
+        .unwrap();
+    let single = by_shape
+        .iter()
+        .find(|s| s["stage_shape"] == "repartition(1)")
+        .expect("the repartition(1) writes have advice of their own");
+    assert_eq!(single["stages"], 13);
+    let single = single["recommendation"].as_str().unwrap();
+    assert!(
+        single.contains("one output file against") && single.contains("Drop it"),
+        "{single}"
+    );
+}
+
+/// The Databricks 9.1 fit over ten gzip CSV files: PL008 names the input read again and again,
+/// and no advice asks for a partition count that cannot split a gzip file.
+#[test]
+fn gzip_input_read_again_is_named_and_never_given_split_advice() {
+    let Some(logs) = shared_opt("real-world/spark_log_parser/tests/logs") else {
+        return;
+    };
+    let r = report(&logs.join("databricks.zip"));
+    let findings = r["findings"].as_array().unwrap();
+    let again = findings.iter().find(|f| f["rule"] == "PL008").unwrap();
+    assert_eq!(again["evidence"]["unsplittable"], true);
+    assert!(again["recommendation"].as_str().unwrap().contains("cache"));
+    for f in findings {
+        let advice = f["recommendation"].as_str().unwrap();
+        assert!(
+            !advice.contains("pass the count to the RDD call"),
+            "{}: {advice}",
+            f["rule"]
+        );
+    }
+}
+
+/// `repartition(16, "tail_num")` with 70 % of the rows on one tail number before a Parquet
+/// write: the hot key is the program's own repartition, not a join's, so the advice is to
+/// repartition by row count, salt, or ask for a rebalance, never AQE's skew join; the rerun with
+/// `hint("rebalance", "tail_num")` has no skew left.
+#[test]
+fn a_hot_key_repartition_before_a_write_gets_the_rebalance_fix() {
+    let r = report(&testdata("logs/operations/hot-key-repartition-write"));
+    let skew: Vec<&Value> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "SK001")
+        .collect();
+    assert_eq!(skew.len(), 1, "{skew:?}");
+    assert_eq!(skew[0]["evidence"]["stage_shape"], "repartition");
+    let advice = skew[0]["recommendation"].as_str().unwrap();
+    assert!(
+        advice.contains("repartition(16, key)")
+            && advice.contains("hint(\"rebalance\"")
+            && !advice.contains("skewJoin"),
+        "{advice}"
+    );
+    let fixed = report(&testdata("logs/operations/hot-key-repartition-write-fixed"));
+    assert!(
+        !rules_of(&fixed).iter().any(|r| r.starts_with("SK")),
+        "{:?}",
+        rules_of(&fixed)
+    );
 }

@@ -339,6 +339,30 @@ fn a_first_job_waiting_for_executors_on_yarn_is_named() {
     assert!(of_rule(&local, "UT003").is_empty());
 }
 
+/// The EMR PySpark ETL of `syncsparkpy`: SparkContext held the program 22 s until YARN's
+/// containers registered. Every YARN run pays that: low, with the fix that amortises it, not
+/// medium as if the job wasted it.
+#[test]
+fn a_yarn_container_start_is_a_low_fixed_cost() {
+    let Some(log) = shared_opt("real-world/syncsparkpy/demo/emr/application_1678162862227_0001")
+    else {
+        return;
+    };
+    let r = report_of(&log);
+    let waits = of_rule(&r, "UT003");
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    let wait = &waits[0];
+    assert_eq!(wait["severity"], "low", "{wait}");
+    assert_eq!(wait["evidence"]["container_start"], true, "{wait}");
+    assert!(
+        wait["recommendation"]
+            .as_str()
+            .unwrap()
+            .contains("fixed cost of each run"),
+        "{wait}"
+    );
+}
+
 /// Spark 1.6 logs no query events, but this job is `df.write.json` (its jobs carry
 /// `spark.sql.execution.id`, its reduce stage is a `ShuffledRowRDD`). Its 40 shuffle partitions
 /// are not the setting's 200, so the program asked for them: the advice says so, not "RDDs only",
@@ -946,8 +970,9 @@ fn every_finding_on_a_stage_names_one_partition_count() {
 }
 
 /// sparkscope's `running-incomplete` is its `running` log with the last line, job 0's end, cut
-/// mid-string. Job 0's only stage had completed: nothing was lost, so no FA005 claims its 7 s
-/// (the missing end and the cut line are the source's warnings).
+/// mid-string. Job 0's only stage had completed: nothing was lost, so FA005 claims none of its
+/// 7 s; it says, at low, that nothing was running (the missing end and the cut line are also
+/// the source's warnings).
 #[test]
 fn a_log_cut_on_a_finished_jobs_end_loses_nothing() {
     let Some(dir) = shared_opt("real-world/sparkscope/eventlog") else {
@@ -956,7 +981,15 @@ fn a_log_cut_on_a_finished_jobs_end_loses_nothing() {
     let r = report_of(&dir.join("app-20231025121456-0004-eventLog-running-incomplete"));
     assert_eq!(r["jobs"][0]["status"], "running");
     assert_eq!(r["stages"][0]["status"], "complete");
-    assert!(of_rule(&r, "FA005").is_empty(), "{:#?}", findings(&r));
+    let fa005 = of_rule(&r, "FA005");
+    assert_eq!(fa005.len(), 1, "{:#?}", findings(&r));
+    assert_eq!(fa005[0]["severity"], "low");
+    assert_eq!(fa005[0]["impact_ms"], 0);
+    let title = fa005[0]["title"].as_str().unwrap();
+    assert!(
+        title.contains("with nothing running: job 0 had completed its stages"),
+        "{title}"
+    );
     let warnings = r["source"]["warnings"].to_string();
     assert!(warnings.contains("SparkListenerJobEnd"), "{warnings}");
     assert!(

@@ -18,8 +18,14 @@ pub enum Change {
     /// Each of `stages` runs as `partitions` tasks, more than today: the same task time (plus the
     /// average per-task overhead of each new task) spread evenly over them.
     SplitPartitions { stages: Vec<i64>, partitions: i64 },
-    /// Every task of `stages` longer than five times its stage's median takes the median.
-    CutSkewToMedian { stages: Vec<i64> },
+    /// The tasks of `stages` long because they held more data than the stage's typical task
+    /// have that data spread over the cores: each runs as pieces of a typical task's length,
+    /// at most one per core, side by side (AQE's skew join, a salt or a rebalance does this).
+    SpreadSkewedData { stages: Vec<i64> },
+    /// The stragglers of `stages` (long tasks with the data of the others, on a healthy warm
+    /// executor) re-run by speculation: each ends once a copy, launched when it has run
+    /// `spark.speculation.multiplier` times the stage's typical task, has run a typical task.
+    SpeculateStragglers { stages: Vec<i64> },
     /// The driver submits each job as soon as the one it waited for ended.
     RemoveDriverGaps,
     /// One fewer shuffle for each of `exchanges` beyond what the query needs.
@@ -40,7 +46,8 @@ pub enum Change {
         stages: Vec<i64>,
         disk_mb_per_s: i64,
     },
-    /// Tasks kept off the slow executors (speculation, or the host fixed).
+    /// The slow executors' tasks run at the pace of the others (the host fixed or replaced):
+    /// each of their tasks takes its time over the executor's measured slowdown.
     AvoidSlowExecutors { executors: Vec<String> },
     /// The failed task attempts (on `executors`; every executor when empty) not needed: their
     /// retries, which the log has, are the work.
@@ -69,7 +76,8 @@ impl Change {
         match self {
             Change::MergePartitions { .. } => "merge_partitions",
             Change::SplitPartitions { .. } => "split_partitions",
-            Change::CutSkewToMedian { .. } => "cut_skew_to_median",
+            Change::SpreadSkewedData { .. } => "spread_skewed_data",
+            Change::SpeculateStragglers { .. } => "speculate_stragglers",
             Change::RemoveDriverGaps => "remove_driver_gaps",
             Change::DropExchange { .. } => "drop_exchange",
             Change::BroadcastSide { .. } => "broadcast_side",
@@ -96,7 +104,11 @@ impl Change {
                 Change::SplitPartitions { stages: a, .. },
                 Change::SplitPartitions { stages: b, .. },
             )
-            | (Change::CutSkewToMedian { stages: a }, Change::CutSkewToMedian { stages: b })
+            | (Change::SpreadSkewedData { stages: a }, Change::SpreadSkewedData { stages: b })
+            | (
+                Change::SpeculateStragglers { stages: a },
+                Change::SpeculateStragglers { stages: b },
+            )
             | (Change::DropExchange { stages: a, .. }, Change::DropExchange { stages: b, .. })
             | (Change::BroadcastSide { stages: a }, Change::BroadcastSide { stages: b })
             | (Change::ScanOnce { stages: a }, Change::ScanOnce { stages: b })
@@ -117,17 +129,18 @@ impl Change {
         match self {
             Change::MergePartitions { .. }
             | Change::SplitPartitions { .. }
-            | Change::CutSkewToMedian { .. }
+            | Change::SpreadSkewedData { .. }
+            | Change::SpeculateStragglers { .. }
             | Change::RemoveDriverGaps
             | Change::AddCores { .. }
             | Change::ReduceGc { .. }
             | Change::AvoidSpill { .. }
+            | Change::AvoidSlowExecutors { .. }
             | Change::RemoveFailedAttempts { .. }
             | Change::RemoveWastedAttempts => true,
             Change::DropExchange { .. }
             | Change::BroadcastSide { .. }
             | Change::ScanOnce { .. }
-            | Change::AvoidSlowExecutors { .. }
             | Change::ReleaseIdleExecutors
             | Change::ShrinkHeap { .. } => false,
         }
@@ -169,8 +182,11 @@ impl Change {
             } => {
                 format!("{} in {partitions} partitions", stages(ids))
             }
-            Change::CutSkewToMedian { stages: ids } => {
-                format!("skewed tasks of {} cut to the median", stages(ids))
+            Change::SpreadSkewedData { stages: ids } => {
+                format!("skewed data of {} spread over the cores", stages(ids))
+            }
+            Change::SpeculateStragglers { stages: ids } => {
+                format!("stragglers of {} re-run by speculation", stages(ids))
             }
             Change::RemoveDriverGaps => "driver's gaps between jobs removed".to_string(),
             Change::DropExchange { exchanges, .. } => {
@@ -190,7 +206,7 @@ impl Change {
             ),
             Change::AvoidSpill { stages: ids, .. } => format!("no disk spill in {}", stages(ids)),
             Change::AvoidSlowExecutors { executors } => {
-                format!("{} slow executor(s) avoided", executors.len())
+                format!("{} slow executor(s) at the others' pace", executors.len())
             }
             Change::RemoveFailedAttempts { executors } if executors.is_empty() => {
                 "failed task attempts not needed".to_string()

@@ -24,6 +24,13 @@ pub struct Facts {
     pub usable: Spans,
     /// The length of `usable`: the application's wall-clock time without clock jumps.
     pub app_ms: i64,
+    /// Each executor's first task end and pace against the others; each stage's long tasks'
+    /// attributions are in `stages` ([`crate::slowness`]).
+    pub slowness: crate::slowness::Slowness,
+    /// Every write command that ran, with what it wrote.
+    pub writes: Vec<crate::writes::Write>,
+    /// Every scan that ran, with what it read.
+    pub reads: Vec<crate::writes::Read>,
 }
 
 impl Facts {
@@ -32,19 +39,24 @@ impl Facts {
     /// tasks is taken in this one look.
     pub fn of(app: &Application) -> Facts {
         // The reading has ended and both cores are free: the stages' walk beside their shapes.
-        let (stages, shapes) = rayon::join(
+        let (mut stages, shapes) = rayon::join(
             || crate::stage_stats(app),
             || crate::stage_shape::of_application(app),
         );
+        let slowness = crate::slowness::attribute(app, &mut stages);
         let plans = crate::sql_plans(app, &stages);
         let usable = usable_time(app);
+        let (writes, reads) = crate::writes::collect(app);
         Facts {
+            writes,
+            reads,
             app_ms: length(&usable),
             usable,
             peak_cores: crate::peak_cores(app),
             stages,
             shapes,
             plans,
+            slowness,
         }
     }
 

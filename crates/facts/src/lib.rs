@@ -37,6 +37,7 @@ pub mod memory_sizing;
 pub mod partition_count;
 mod plans;
 pub mod settings;
+pub mod slowness;
 mod stage_facts;
 pub mod stage_shape;
 #[cfg(any(test, feature = "testing"))]

@@ -12,6 +12,7 @@ use sparkdiag_model::{Application, Task, TaskOutcome};
 
 use crate::Varints;
 use crate::application::{data_bytes, data_records};
+use crate::slowness::StageSlowness;
 
 /// Statistics of one stage attempt's successful tasks (the History Server's population), and
 /// the other figures of its tasks the rules read.
@@ -85,6 +86,9 @@ pub struct StageTaskFacts {
     pub durations_by_launch: Varints,
     /// The upper median of every task's duration, any outcome; 0 without tasks.
     pub middle_task_ms: i64,
+    /// The typical task, the long tasks and each executor's pace: why a task was long
+    /// ([`crate::slowness`]).
+    pub slowness: StageSlowness,
 }
 
 impl StageTaskFacts {
@@ -102,6 +106,7 @@ impl StageTaskFacts {
             + self.failed_by_executor.capacity() * size_of::<FailedOn>()
             + self.executors.capacity() * 4
             + self.durations_by_launch.stored_bytes()
+            + self.slowness.heap_bytes()
     }
 }
 
@@ -179,9 +184,14 @@ pub fn of_application(app: &Application) -> Vec<StageStats> {
     let end = app.effective_end_ms();
     // Tasks name executors by their index in `app.executors`: with fewer than two there, no
     // two executors' tasks can be compared.
-    let by_executor = app.executors.len() >= 2;
+    // Each executor's cores, where its first wave of a stage ends.
+    let cores: Vec<u32> = app
+        .executors
+        .iter()
+        .map(|e| e.cores.unwrap_or(1).clamp(1, 4096) as u32)
+        .collect();
     let walk = |stage: &sparkdiag_model::StageAttempt| {
-        StageStats::new(&app.stage_tasks(stage), stage.duration_ms(end), by_executor)
+        StageStats::new(&app.stage_tasks(stage), stage.duration_ms(end), &cores)
     };
     // Small stages' walks are shared out over every core; large ones go one at a time.
     use rayon::prelude::*;
@@ -221,19 +231,31 @@ fn successful_by_executor<'a>(ok: impl Iterator<Item = &'a Task>) -> Vec<Executo
 }
 
 /// Every task's duration in launch order, equal launches shortest first (the order the what-if
-/// replays them in).
-fn durations_by_launch(tasks: &[Task]) -> Varints {
-    let mut by_launch: Vec<(i64, u32)> =
-        tasks.iter().map(|t| (t.launch_ms, t.duration_ms)).collect();
+/// replays them in), and each task's position in that order (indexed like `tasks`).
+fn durations_by_launch(tasks: &[Task]) -> (Varints, Vec<u32>) {
+    let mut by_launch: Vec<(i64, u32, u32)> = tasks
+        .iter()
+        .enumerate()
+        .map(|(at, t)| (t.launch_ms, t.duration_ms, at as u32))
+        .collect();
     by_launch.sort_unstable();
-    Varints::new(by_launch.into_iter().map(|(_, d)| i64::from(d)))
+    let mut rank = vec![0u32; tasks.len()];
+    for (position, &(_, _, at)) in by_launch.iter().enumerate() {
+        rank[at as usize] = position as u32;
+    }
+    (
+        Varints::new(by_launch.into_iter().map(|(_, d, _)| i64::from(d))),
+        rank,
+    )
 }
 
 impl StageStats {
     /// Everything the rules need from `tasks`, one stage attempt's task ends, lasting
-    /// `duration_ms` (`None`: never submitted); `by_executor` says whether to keep the successful
-    /// tasks' figures by executor.
-    pub fn new(tasks: &[Task], duration_ms: Option<i64>, by_executor: bool) -> StageStats {
+    /// `duration_ms` (`None`: never submitted), on executors with `cores` (indexed like
+    /// `Application::executors`). With fewer than two executors the successful tasks' figures
+    /// are not kept by executor: there is no executor to compare with another.
+    pub fn new(tasks: &[Task], duration_ms: Option<i64>, cores: &[u32]) -> StageStats {
+        let by_executor = cores.len() >= 2;
         // Walked again where needed rather than collected: the largest stage's temporary copies
         // sit beside every stage's figures at the rules' peak.
         let ok = tasks
@@ -300,7 +322,10 @@ impl StageStats {
         }
         facts.last_end_ms = last_end.unwrap_or(0);
         facts.first_launch_ms = tasks.iter().map(|t| t.launch_ms).min();
-        facts.durations_by_launch = durations_by_launch(tasks);
+        let (by_launch, rank) = durations_by_launch(tasks);
+        facts.durations_by_launch = by_launch;
+        facts.slowness = StageSlowness::of(tasks, &rank, cores);
+        drop(rank);
         let mut all_durations: Vec<u32> = tasks.iter().map(|t| t.duration_ms).collect();
         all_durations.sort_unstable();
         facts.middle_task_ms = all_durations

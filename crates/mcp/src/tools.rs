@@ -1094,7 +1094,7 @@ impl Tools {
         };
         let mut what = format!("{cores} cores");
         if cut_skew {
-            what.push_str(", skewed tasks cut to the median");
+            what.push_str(", skewed tasks spread over the cores");
         }
         if remove_driver_gaps {
             what.push_str(", the driver's gaps removed");

@@ -506,6 +506,10 @@ pub struct Job {
     pub description: Option<String>,
     pub job_group: Option<String>,
     pub call_site: Option<String>,
+    /// The library that started the job rather than the program itself (`MLlib's
+    /// RandomForest`), from its last stage's stack: a library's own jobs are no loop of the
+    /// user's.
+    pub library: Option<String>,
     pub sql_execution_id: Option<i64>,
     pub stage_ids: Vec<i64>,
     /// Tasks of the stages the job had to run (stages already computed are not counted).
@@ -629,6 +633,63 @@ pub enum TaskOutcome {
     Killed,
 }
 
+/// How close to its data the scheduler placed a task (`Task Info.Locality`), best first: a task
+/// placed further than its stage's others read its input or shuffle blocks over the network, and
+/// the scheduler held it back for `spark.locality.wait` at each level before.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Locality {
+    ProcessLocal,
+    NodeLocal,
+    NoPref,
+    RackLocal,
+    Any,
+    /// Not in the log (a task end without it, or a level this reader does not know).
+    #[default]
+    Unknown,
+}
+
+impl Locality {
+    /// The level as Spark writes it (`PROCESS_LOCAL`).
+    pub fn parse(text: &str) -> Locality {
+        match text {
+            "PROCESS_LOCAL" => Locality::ProcessLocal,
+            "NODE_LOCAL" => Locality::NodeLocal,
+            "NO_PREF" => Locality::NoPref,
+            "RACK_LOCAL" => Locality::RackLocal,
+            "ANY" => Locality::Any,
+            _ => Locality::Unknown,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Locality::ProcessLocal => "PROCESS_LOCAL",
+            Locality::NodeLocal => "NODE_LOCAL",
+            Locality::NoPref => "NO_PREF",
+            Locality::RackLocal => "RACK_LOCAL",
+            Locality::Any => "ANY",
+            Locality::Unknown => "unknown",
+        }
+    }
+
+    /// The 3 bits it is folded into.
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
+    pub fn from_code(code: u8) -> Locality {
+        match code {
+            0 => Locality::ProcessLocal,
+            1 => Locality::NodeLocal,
+            2 => Locality::NoPref,
+            3 => Locality::RackLocal,
+            4 => Locality::Any,
+            _ => Locality::Unknown,
+        }
+    }
+}
+
 /// One task end, as the stages still running keep it (a completed stage folds its tasks).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Task {
@@ -646,6 +707,7 @@ pub struct Task {
     pub outcome: TaskOutcome,
     pub speculative: bool,
     pub has_metrics: bool,
+    pub locality: Locality,
     /// Time the driver spent fetching a large result (History Server's `gettingResultTime`).
     pub getting_result_ms: u32,
     pub metrics: TaskMetricsCompact,
@@ -878,6 +940,7 @@ mod tests {
 
     fn job(id: i64, start: i64, end: Option<i64>) -> Job {
         Job {
+            library: None,
             job_id: id,
             submission_ms: Some(start),
             completion_ms: end,

@@ -356,7 +356,10 @@ const PLAIN_COLUMNS: &[(Get, Set)] = &[
                 TaskOutcome::Failed => 1,
                 TaskOutcome::Killed => 2,
             };
-            outcome | u64::from(t.speculative) << 2 | u64::from(t.has_metrics) << 3
+            outcome
+                | u64::from(t.speculative) << 2
+                | u64::from(t.has_metrics) << 3
+                | u64::from(t.locality.code()) << 4
         },
         |t, v| {
             t.outcome = match v & 3 {
@@ -366,6 +369,7 @@ const PLAIN_COLUMNS: &[(Get, Set)] = &[
             };
             t.speculative = v & 4 != 0;
             t.has_metrics = v & 8 != 0;
+            t.locality = crate::model::Locality::from_code((v >> 4) as u8 & 7);
         },
     ),
     column!(getting_result_ms: u32),
@@ -482,6 +486,7 @@ impl Folded {
             outcome: TaskOutcome::Success,
             speculative: false,
             has_metrics: false,
+            locality: crate::model::Locality::Unknown,
             getting_result_ms: 0,
             metrics: TaskMetricsCompact::default(),
         };
@@ -515,6 +520,7 @@ mod tests {
             outcome: TaskOutcome::Killed,
             speculative: true,
             has_metrics: true,
+            locality: crate::model::Locality::Any,
             getting_result_ms: 7,
             metrics: TaskMetricsCompact {
                 run_ms: u32::MAX,

@@ -3,8 +3,8 @@
 //!
 //! Each memory has its own limit and its own fix: raising `spark.executor.memory` does nothing
 //! for a container killed over its overhead, a Python worker over `spark.executor.pyspark.memory`,
-//! a driver that cannot hold a `collect()` or a GPU batch too big for the device, and nothing
-//! lasting for a partition many times its siblings' size. The patterns are matched in the order
+//! a driver that cannot hold a `collect()`, a GPU batch too big for the device or Databricks
+//! Photon's native memory, and nothing lasting for a partition many times its siblings' size. The patterns are matched in the order
 //! of [`PATTERNS`]: the most specific first, so that a `GpuRetryOOM` wrapped in a
 //! `java.lang.OutOfMemoryError` is the GPU's, and the bare `OutOfMemoryError` comes last.
 
@@ -27,6 +27,9 @@ pub enum Region {
     Driver,
     /// A GPU's device memory (RAPIDS Accelerator).
     Gpu,
+    /// Databricks Photon's native memory, off the JVM heap and sized by Databricks from the
+    /// node type.
+    Photon,
 }
 
 impl Region {
@@ -37,6 +40,7 @@ impl Region {
             Region::PythonWorker => "Python worker memory",
             Region::Driver => "driver memory",
             Region::Gpu => "GPU memory",
+            Region::Photon => "Photon engine's native memory (off the JVM heap)",
         }
     }
 }
@@ -65,6 +69,8 @@ pub enum Kind {
     DriverBroadcast,
     DriverHeap,
     Gpu,
+    /// Photon (Databricks) could not reserve memory for an operator.
+    Photon,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -140,6 +146,24 @@ pub const PATTERNS: &[Pattern] = &[
         R::Gpu,
         K::Gpu,
         "CUDA could not allocate device memory",
+    ),
+    // Databricks wraps Photon's failure in Spark's `SparkOutOfMemoryError`, whose own pattern
+    // below means the JVM's execution pool: Photon's words come first. Photon's memory is
+    // native, off the heap; the failure names what it tried to reserve and the task's memory
+    // ("Photon failed to reserve 43.3 MiB for percentile-merge-expr memory pool, in task. Memory
+    // usage: Total task memory (including non-Photon): 6.6 GiB", Databricks' knowledge base,
+    // kb.databricks.com/en_US/dbsql/using-percentile-to-work-with-large-datasets-causing-memory-issues-or-oom-errors).
+    p(
+        C("Photon ran out of memory"),
+        R::Photon,
+        K::Photon,
+        "Photon, Databricks' native engine, ran out of the off-heap memory Databricks gives it from the node type",
+    ),
+    p(
+        C("Photon failed to reserve"),
+        R::Photon,
+        K::Photon,
+        "Photon could not reserve native (off-heap) memory for an operator: a hash table, a sort or an aggregation buffer",
     ),
     p(
         C("spark.driver.maxResultSize"),
@@ -452,6 +476,8 @@ pub enum DataCause {
         task_bytes: u64,
         median_bytes: u64,
         partitions: usize,
+        /// What put the hot key's rows together, when the plan says.
+        behind: Option<HotKeyOperator>,
     },
     /// Few partitions, each too big for the memory a task gets.
     FewPartitions {
@@ -536,6 +562,7 @@ pub fn data_cause(
             task_bytes,
             median_bytes: median,
             partitions: sizes.len(),
+            behind: None,
         });
     }
     let per_task = limits.pool_per_task_bytes().max(1);
@@ -565,19 +592,192 @@ pub fn data_cause(
     })
 }
 
+/// The operator that put a hot key's rows in one task: the aggregation, join or repartition
+/// behind the stage that ran out of memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HotKeyOperator {
+    pub consumer: crate::stage_shape::ShuffleConsumer,
+    /// "collect_list(v) grouped by k", "the join on customer_id", "repartition(64, k)".
+    pub text: String,
+    /// An aggregate that keeps every value of a group (collect_list, collect_set, percentile,
+    /// median, mode): a hot group's values all sit in one task's memory.
+    pub keeps_values: bool,
+}
+
+/// Aggregate functions that keep every value of a group until it ends.
+const KEEPS_VALUES: &[&str] = &[
+    "collect_list",
+    "collect_set",
+    "percentile(",
+    "percentile_cont",
+    "percentile_disc",
+    "median(",
+    "mode(",
+    "array_agg",
+    "listagg",
+    "string_agg",
+];
+
+/// An expression as the program wrote it: Spark's `#12L` ids dropped, a function's extra
+/// arguments too (`collect_list(v#2, 0, 0, true)` is `collect_list(v)`).
+fn as_written(expression: &str) -> String {
+    let mut out = String::new();
+    let mut chars = expression.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '#' {
+            while chars
+                .peek()
+                .is_some_and(|c| c.is_ascii_digit() || *c == 'L')
+            {
+                chars.next();
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    match (out.find('('), out.find(',')) {
+        (Some(open), Some(comma)) if comma > open && out.ends_with(')') => {
+            format!("{})", &out[..comma])
+        }
+        _ => out,
+    }
+}
+
+/// What put the rows of stage `stage_id`'s hot partition together, from the plan of the SQL
+/// execution that ran the stage and the stage's shape.
+pub fn hot_key_operator(ctx: &crate::Context, stage: &StageAttempt) -> Option<HotKeyOperator> {
+    use crate::stage_shape::ShuffleConsumer;
+    use sparkdiag_plan::Operator as O;
+    let consumer = ctx.shape(stage).behind_shuffle;
+    let input = ctx
+        .plans
+        .iter()
+        .find(|p| p.stage_ids.contains(&stage.stage_id))?;
+    let plan = &input.plan;
+    let nodes: Vec<&sparkdiag_plan::PlanNode> = plan
+        .running_nodes()
+        .into_iter()
+        .filter_map(|i| plan.nodes.get(i))
+        .collect();
+    let list = |v: &Option<Vec<String>>| -> String {
+        v.iter()
+            .flatten()
+            .map(|e| as_written(e))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let aggregate = || {
+        nodes.iter().find(|n| {
+            matches!(
+                n.operator,
+                O::HashAggregate | O::ObjectHashAggregate | O::SortAggregate
+            ) && n
+                .details
+                .grouping_keys
+                .as_ref()
+                .is_some_and(|k| !k.is_empty())
+                && n.details
+                    .functions
+                    .as_ref()
+                    .is_some_and(|f| !f.is_empty() && f.iter().all(|f| !f.starts_with("partial_")))
+        })
+    };
+    let join = || {
+        nodes
+            .iter()
+            .find(|n| matches!(n.operator, O::SortMergeJoin | O::ShuffledHashJoin))
+    };
+    let repartition = || {
+        nodes.iter().find(|n| {
+            n.operator == O::Exchange
+                && matches!(
+                    n.details.shuffle_origin,
+                    Some(
+                        sparkdiag_plan::ShuffleOrigin::RepartitionByCol
+                            | sparkdiag_plan::ShuffleOrigin::RepartitionByNum
+                            | sparkdiag_plan::ShuffleOrigin::Repartition
+                            | sparkdiag_plan::ShuffleOrigin::RepartitionWithNum
+                    )
+                )
+                && n.details
+                    .partitioning
+                    .as_ref()
+                    .is_some_and(|p| !p.expressions.is_empty())
+        })
+    };
+    let repartition_text = |n: &sparkdiag_plan::PlanNode| {
+        let p = n.details.partitioning.as_ref()?;
+        let keys: Vec<String> = p.expressions.iter().map(|e| as_written(e)).collect();
+        Some(match p.num_partitions {
+            Some(count) => format!("repartition({count}, {})", keys.join(", ")),
+            None => format!("repartition({})", keys.join(", ")),
+        })
+    };
+    let after_repartition = || {
+        repartition()
+            .and_then(|n| repartition_text(n))
+            .map(|r| format!(" after {r}"))
+            .unwrap_or_default()
+    };
+    let of_aggregate = |n: &sparkdiag_plan::PlanNode| {
+        let functions = list(&n.details.functions);
+        HotKeyOperator {
+            consumer: ShuffleConsumer::Aggregation,
+            keeps_values: KEEPS_VALUES.iter().any(|k| functions.contains(k)),
+            text: format!(
+                "{functions} grouped by {}{}",
+                list(&n.details.grouping_keys),
+                after_repartition()
+            ),
+        }
+    };
+    let of_join = |n: &sparkdiag_plan::PlanNode| HotKeyOperator {
+        consumer: ShuffleConsumer::Join,
+        keeps_values: false,
+        text: format!("the join on {}", list(&n.details.left_keys)),
+    };
+    match consumer {
+        ShuffleConsumer::Aggregation => aggregate().map(|n| of_aggregate(n)),
+        ShuffleConsumer::Join => join().map(|n| of_join(n)),
+        ShuffleConsumer::Repartition => repartition().and_then(|n| {
+            Some(HotKeyOperator {
+                consumer: ShuffleConsumer::Repartition,
+                keeps_values: false,
+                text: repartition_text(n)?,
+            })
+        }),
+        ShuffleConsumer::Unknown => aggregate()
+            .map(|n| of_aggregate(n))
+            .or_else(|| join().map(|n| of_join(n))),
+    }
+}
+
 impl DataCause {
+    /// The same cause, with the operator behind the hot partition when the plan names it.
+    pub fn with_operator(mut self, ctx: &crate::Context, stage: &StageAttempt) -> DataCause {
+        if let DataCause::Skew { behind, .. } = &mut self {
+            *behind = hot_key_operator(ctx, stage);
+        }
+        self
+    }
+
     /// One clause for a title: "its partition held 384 MiB, 75x the median".
     pub fn headline(&self) -> String {
         match self {
             DataCause::Skew {
                 task_bytes,
                 median_bytes,
+                behind,
                 ..
             } => format!(
-                "caused by skew: its partition held {}, {:.0}x the stage's median {}",
+                "caused by a hot key: its partition held {}, {:.0}x the stage's median {}{}",
                 bytes(*task_bytes as i64),
                 *task_bytes as f64 / (*median_bytes).max(1) as f64,
-                bytes(*median_bytes as i64)
+                bytes(*median_bytes as i64),
+                behind
+                    .as_ref()
+                    .map(|b| format!(", in {}", b.text))
+                    .unwrap_or_default()
             ),
             DataCause::FewPartitions {
                 task_bytes,
@@ -596,8 +796,11 @@ impl DataCause {
                 task_bytes,
                 median_bytes,
                 partitions,
+                behind,
             } => serde_json::json!({"kind": "skew", "task_bytes": task_bytes,
-                "median_bytes": median_bytes, "partitions": partitions}),
+                "median_bytes": median_bytes, "partitions": partitions,
+                "operator": behind.as_ref().map(|b| b.text.clone()),
+                "keeps_every_value": behind.as_ref().map(|b| b.keeps_values)}),
             DataCause::FewPartitions {
                 task_bytes,
                 partitions,
@@ -617,12 +820,35 @@ impl DataCause {
                 task_bytes,
                 median_bytes,
                 partitions,
-            } => format!(
-                "Caused by the data, not the memory size: the failing task's partition held {} against a median of {} over {partitions} partitions ({:.0}x), so one key (or a few) carries most of the rows. Fix the data first: salt the hot key (add a random suffix, aggregate in two steps), filter or handle it apart (nulls and default values are the usual hot keys), or for a join let AQE split it (spark.sql.adaptive.skewJoin.enabled=true); more memory only moves the limit until the key grows.",
-                bytes(*task_bytes as i64),
-                bytes(*median_bytes as i64),
-                *task_bytes as f64 / (*median_bytes).max(1) as f64
-            ),
+                behind,
+            } => {
+                use crate::stage_shape::ShuffleConsumer;
+                let fix = match behind {
+                    Some(b) if b.keeps_values => format!(
+                        "{} keeps every value of a group, so the hot key's values all sit in one task's memory: keep less per group (a count, sum or size instead of the list, a slice or a sample of it, approx_percentile instead of an exact one), or salt the key and collect in two steps",
+                        b.text
+                    ),
+                    Some(b) if b.consumer == ShuffleConsumer::Join => format!(
+                        "{} puts the hot key's rows in one task: let AQE split it (spark.sql.adaptive.skewJoin.enabled=true), broadcast the small side, or salt the key",
+                        b.text
+                    ),
+                    Some(b) if b.consumer == ShuffleConsumer::Repartition => format!(
+                        "the program's own {} puts the hot key's rows in one partition: drop it, repartition by a key with many values, or use a rebalance (df.hint(\"rebalance\", \"key\"))",
+                        b.text
+                    ),
+                    Some(b) => format!(
+                        "{} holds the hot key's rows in one task: salt the key (add a random suffix, aggregate in two steps)",
+                        b.text
+                    ),
+                    None => "salt the hot key (add a random suffix, aggregate in two steps), or for a join let AQE split it (spark.sql.adaptive.skewJoin.enabled=true)".to_string(),
+                };
+                format!(
+                    "Caused by a hot key, not the memory size: the failing task's partition held {} against a median of {} over {partitions} partitions ({:.0}x), so one key (or a few) carries most of the rows. Fix the data first: {fix}; filter the hot key out or handle it apart (nulls and default values are the usual hot keys). More memory only moves the limit until the key grows.",
+                    bytes(*task_bytes as i64),
+                    bytes(*median_bytes as i64),
+                    *task_bytes as f64 / (*median_bytes).max(1) as f64
+                )
+            }
             DataCause::FewPartitions {
                 task_bytes,
                 partitions,
@@ -695,6 +921,8 @@ impl MemoryFailure {
             },
             Kind::DriverHeap => pair("spark.driver.memory", limits.driver_memory_bytes * 2),
             Kind::Gpu => vec![("spark.rapids.sql.concurrentGpuTasks".into(), "1".into())],
+            // Two cores a task: half as many tasks share the node's Photon memory.
+            Kind::Photon => vec![("spark.task.cpus".into(), "2".into())],
             Kind::RecordTooLarge | Kind::DriverResults | Kind::DriverBroadcast => Vec::new(),
         }
     }
@@ -802,6 +1030,14 @@ impl MemoryFailure {
                     ""
                 },
                 setting(limits.driver_memory_bytes)
+            ),
+            Kind::Photon => format!(
+                "Photon's own memory ran out, not the JVM heap: Photon works off-heap in memory Databricks sizes from the node type{}, so spark.executor.memory is the wrong first change. Give each task more of it: a node type with more memory per core (a memory-optimized family), or fewer tasks at once on each executor (spark.task.cpus=2 runs half as many of its {} cores' tasks side by side); and make each task hold less (more, smaller partitions; no exact percentile or collect_list over a whole group, whose buffers grow with it). If only this query fails, run it on compute without Photon (clear \"Use Photon Acceleration\").",
+                limits
+                    .off_heap_bytes
+                    .map(|b| format!(" (spark.memory.offHeap.size, now {})", setting(b)))
+                    .unwrap_or_default(),
+                limits.executor_cores
             ),
             Kind::Gpu => {
                 let concurrent = prop("spark.rapids.sql.concurrentGpuTasks").unwrap_or_else(|| "2".into());
@@ -918,12 +1154,67 @@ mod tests {
                 "java.lang.OutOfMemoryError: Could not allocate native memory: std::bad_alloc: out_of_memory: RMM failure at:arena.hpp:382",
                 Some((R::Gpu, K::Gpu)),
             ),
+            // Databricks Photon, wrapped in Spark's SparkOutOfMemoryError: the words Databricks
+            // writes (its knowledge base's percentile article quotes the second one, with the
+            // memory usage lines after it).
+            (
+                "org.apache.spark.memory.SparkOutOfMemoryError: Photon ran out of memory while executing this query.\nPhoton failed to reserve 349.4 MiB for hash table var-len key data.",
+                Some((R::Photon, K::Photon)),
+            ),
+            (
+                "Photon failed to reserve 43.3 MiB for percentile-merge-expr memory pool, in task.\nMemory usage:\nTotal task memory (including non-Photon): 6.6 GiB\ntask: allocated 6.6 GiB, tracked 6.6 GiB, untracked allocated 3.2 GiB, peak 6.6 GiB",
+                Some((R::Photon, K::Photon)),
+            ),
             ("ValueError: bad row 1234", None),
             ("java.io.IOException: Could not read footer for file", None),
         ];
         for (text, want) in cases {
             assert_eq!(region(text), *want, "{text}");
         }
+    }
+
+    /// Photon's memory is off the heap and sized by the node type: its advice is a node type,
+    /// fewer tasks at once, or no Photon for the query, and never a bigger heap.
+    #[test]
+    fn photons_memory_is_not_the_heap() {
+        let app = Application {
+            spark_properties: [
+                (
+                    "spark.memory.offHeap.enabled".to_string(),
+                    "true".to_string(),
+                ),
+                ("spark.memory.offHeap.size".to_string(), "10g".to_string()),
+                ("spark.executor.cores".to_string(), "8".to_string()),
+            ]
+            .into(),
+            ..Default::default()
+        };
+        let m = of_message(
+            &app,
+            "org.apache.spark.memory.SparkOutOfMemoryError: Photon ran out of memory while executing this query.",
+            "task 7's failure".into(),
+            None,
+        )
+        .unwrap();
+        assert_eq!((m.region, m.kind), (Region::Photon, Kind::Photon));
+        let facts = sparkdiag_facts::Facts::of(&app);
+        let ctx = crate::Context::new(&app, &facts);
+        let limits = crate::memory_limits::of(&app);
+        let advice = m.advice(&ctx, &limits);
+        for said in [
+            "spark.executor.memory is the wrong first change",
+            "spark.memory.offHeap.size, now 10g",
+            "a node type with more memory per core",
+            "spark.task.cpus=2",
+            "its 8 cores",
+            "without Photon",
+        ] {
+            assert!(advice.contains(said), "{said}: {advice}");
+        }
+        assert_eq!(
+            m.settings(&limits),
+            [("spark.task.cpus".to_string(), "2".to_string())]
+        );
     }
 
     #[test]

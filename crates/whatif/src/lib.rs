@@ -114,7 +114,7 @@ pub fn what_if_with_findings(
     }
     let slots = Some(cores_today as usize);
     let skew_and_gaps = [
-        ("skewed tasks cut to the median", true, false),
+        ("skewed tasks spread over the cores", true, false),
         ("driver's gaps between jobs removed", false, true),
         ("both", true, true),
     ];
@@ -142,7 +142,7 @@ pub fn what_if_with_findings(
                         .map(|&(slots, cut, gaps)| replay(slots, cut, gaps))
                         .collect::<Vec<i64>>()
                 },
-                || savings::replay_findings(&graph, app, cores_today, today, findings),
+                || savings::replay_findings(&graph, app, facts, cores_today, today, findings),
             )
         },
         || {
@@ -406,7 +406,7 @@ fn headline(bounds: &Bounds, scenarios: &[Scenario], cores_today: i64) -> String
     }
     if let Some(s) = of(scenarios, true, false).filter(|s| s.change_vs_today <= -0.05) {
         parts.push(format!(
-            "cutting the skewed tasks to their stage's median would save {}",
+            "spreading the skewed tasks over the cores would save {}",
             percent(s.change_vs_today)
         ));
     }

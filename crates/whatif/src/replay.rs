@@ -13,7 +13,8 @@ use sparkdiag_model::{Application, StageStatus, Task};
 pub struct ReplayOptions {
     /// Task slots (executor cores); `None` for as many as any stage could use.
     pub slots: Option<usize>,
-    /// Cut every task longer than [`SKEW_RATIO`] times its stage's median to the median.
+    /// Spread every task longer than [`SKEW_RATIO`] times its stage's median over the cores:
+    /// it runs as pieces of the median's length, at most one a slot, its work kept.
     pub cut_skew: bool,
     /// Submit each job as soon as the job it waited for ended: the driver's own time between
     /// jobs (a loop's Python work, a `collect` to the driver) removed.
@@ -27,8 +28,17 @@ pub enum StageChange {
     /// average per-task overhead (scheduling, deserialisation, result) of each task merged away
     /// (or plus it for each task a split adds), shared evenly among them.
     Merge(i64),
-    /// Every task longer than [`SKEW_RATIO`] times the stage's median takes the median.
-    CutSkew,
+}
+
+/// What a fix does to one task, for [`Graph::edit_tasks`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskEdit {
+    /// The attempt is not needed.
+    Drop,
+    /// It takes this long.
+    Take(i64),
+    /// Its work runs as this many pieces of this length, side by side.
+    Split { pieces: u32, each_ms: i64 },
 }
 
 /// Per-stage changes, indexed like the graph's stage attempts; built by
@@ -57,9 +67,21 @@ impl StageChanges {
     }
 }
 
-/// A task this many times its stage's median is cut in the skew-free replay (the data-skew
+/// A task this many times its stage's median is spread in the skew-free replay (the data-skew
 /// rule's ratio, Spark AQE's `skewedPartitionFactor`).
 pub const SKEW_RATIO: i64 = 5;
+
+/// The most pieces one task is spread into: a replay places each, and a stage's tasks are
+/// bounded (a million, [`StageNode::merged`]).
+pub const MAX_PIECES: u32 = 1024;
+
+/// How many pieces of about `piece_ms` a task of `duration_ms` spreads into on `slots` slots
+/// (unbounded when `None`): at least one, at most one a slot.
+pub fn pieces(duration_ms: i64, piece_ms: i64, slots: Option<usize>) -> u32 {
+    let wanted = (duration_ms.max(0) as u64).div_ceil(piece_ms.max(1) as u64);
+    let cap = slots.map_or(MAX_PIECES, |s| (s as u32).clamp(1, MAX_PIECES));
+    wanted.clamp(1, u64::from(cap)) as u32
+}
 
 struct JobNode {
     submit_ms: i64,
@@ -87,8 +109,8 @@ struct StageNode {
     /// order, as variable-length integers: one or two bytes a task for most, where millions of
     /// tasks must fit beside the model.
     tasks: Varints,
-    /// The median of `tasks` (the upper one for an even count), what [`ReplayOptions::cut_skew`]
-    /// cuts to.
+    /// The median of `tasks` (the upper one for an even count), the length of the pieces
+    /// [`ReplayOptions::cut_skew`] spreads a skewed task into.
     median_ms: i64,
     stage_id: i64,
     /// The attempt's index in `Application::stages`.
@@ -343,15 +365,15 @@ impl Graph {
     }
 
     /// Each task of the stage attempts `touches` accepts (by index in `app.stages`) as `edit`
-    /// leaves it: its new duration, or `None` for an attempt the fix makes unnecessary. The
-    /// tasks of `app`, the application this graph was built from, are read again only for those
-    /// attempts, and an attempt whose tasks all stay as they were is left as measured.
+    /// leaves it ([`TaskEdit`]). The tasks of `app`, the application this graph was built from,
+    /// are read again only for those attempts, and an attempt whose tasks all stay as they were
+    /// is left as measured.
     pub fn edit_tasks(
         &self,
         app: &Application,
         changes: &mut StageChanges,
         touches: impl Fn(usize) -> bool,
-        edit: impl Fn(usize, &Task) -> Option<i64>,
+        edit: impl Fn(usize, &Task) -> TaskEdit,
     ) {
         changes.tasks.resize(self.stages.len(), None);
         changes.by_node.resize(self.stages.len(), None);
@@ -365,25 +387,31 @@ impl Graph {
             };
             // Each task once, built from the stage's columns without unfolding the whole
             // stage: a fix touching every stage held one unfolded beside the rest (19 MB for
-            // 100,000 tasks). Kept: its launch, duration and new duration (-1: none).
-            let mut by_launch: Vec<(i64, u32, i64)> = Vec::with_capacity(attempt.tasks.len());
+            // 100,000 tasks). Kept: its launch, duration, new duration (-1: none) and pieces.
+            let mut by_launch: Vec<(i64, u32, i64, u32)> = Vec::with_capacity(attempt.tasks.len());
             let mut changed = false;
             app.for_each_stage_task(attempt, |t| {
-                let new = edit(stage.attempt, t);
-                changed |= new != Some(i64::from(t.duration_ms));
-                by_launch.push((t.launch_ms, t.duration_ms, new.map_or(-1, |d| d.max(0))));
+                let edited = edit(stage.attempt, t);
+                changed |= edited != TaskEdit::Take(i64::from(t.duration_ms));
+                let (new, pieces) = match edited {
+                    TaskEdit::Drop => (-1, 0),
+                    TaskEdit::Take(ms) => (ms.max(0), 1),
+                    TaskEdit::Split { pieces, each_ms } => (each_ms.max(0), pieces.max(1)),
+                };
+                by_launch.push((t.launch_ms, t.duration_ms, new, pieces));
             });
             if !changed {
                 continue;
             }
             // The order the replay places them in: by launch, equal launches shortest first
-            // (the whole tuple, so that equals need no other order).
+            // (the whole tuple, so that equals need no other order); a split task's pieces
+            // where it was.
             by_launch.sort_unstable();
             changes.tasks[node] = Some(std::sync::Arc::new(Varints::new(
                 by_launch
                     .into_iter()
-                    .filter(|&(_, _, new)| new >= 0)
-                    .map(|(_, _, new)| new),
+                    .filter(|&(_, _, new, _)| new >= 0)
+                    .flat_map(|(_, _, new, pieces)| std::iter::repeat_n(new, pieces as usize)),
             )));
         }
     }
@@ -456,18 +484,12 @@ impl Graph {
                     let mut last = at;
                     let median = self.stages[s].median_ms;
                     let change = changes.get(s);
-                    let cut_skew = options.cut_skew || change == Some(StageChange::CutSkew);
                     let edited = changes.tasks(s);
                     let merged = match change {
                         Some(StageChange::Merge(n)) => Some(self.stages[s].merged(n, edited)),
                         _ => None,
                     };
-                    let mut place = |d: i64| {
-                        let d = if cut_skew && d > SKEW_RATIO * median.max(1) {
-                            median
-                        } else {
-                            d
-                        };
+                    let mut place_one = |d: i64| {
                         // The earliest free slot takes the task: replaced in place, one
                         // sift where a pop and a push took two (a replay's hottest line).
                         let start = match slots.peek_mut() {
@@ -479,6 +501,16 @@ impl Graph {
                             None => at,
                         };
                         last = last.max(start + d);
+                    };
+                    let mut place = |d: i64| {
+                        if options.cut_skew && d > SKEW_RATIO * median.max(1) {
+                            // Its data spread over the slots: pieces of a median task each.
+                            let n = pieces(d, median.max(1), options.slots);
+                            let each = (d + i64::from(n) - 1) / i64::from(n);
+                            (0..n).for_each(|_| place_one(each));
+                        } else {
+                            place_one(d);
+                        }
                     };
                     match (&merged, edited) {
                         (Some(tasks), _) => tasks.iter().copied().for_each(&mut place),

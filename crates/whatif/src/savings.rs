@@ -7,10 +7,16 @@
 use std::collections::HashSet;
 
 use sparkdiag_contract::{Change, Finding, Severity};
+use sparkdiag_facts::Facts;
+use sparkdiag_facts::slowness::{Cause, LongTask};
 use sparkdiag_model::{Application, JobStatus, StageStatus, Task, TaskOutcome};
 
 use crate::Scenario;
-use crate::replay::{Graph, ReplayOptions, StageChange, StageChanges};
+use crate::replay::{Graph, ReplayOptions, StageChange, StageChanges, TaskEdit, pieces};
+
+/// `spark.speculation.multiplier` when the application does not set it: a copy is launched
+/// once a task has run this many times the median of the stage's finished tasks.
+const SPECULATION_MULTIPLIER: f64 = 1.5;
 
 /// A set of changes as one replay.
 #[derive(Default)]
@@ -36,6 +42,18 @@ struct TaskFixes {
     /// Killed speculative copies, a re-run stage attempt's killed tasks, and the re-runs of
     /// stages resubmitted for lost shuffle output left out.
     wasted: bool,
+    /// Stages whose tasks long for their data have it spread over the cores.
+    spread_in: HashSet<i64>,
+    /// Stages whose stragglers are re-run by speculation.
+    speculate_in: HashSet<i64>,
+    /// Executors (by id) whose tasks run at the others' pace.
+    slow_executors: Vec<String>,
+}
+
+/// The long task of `facts`' stage attempt `stage` that `t` is, if it is one.
+fn long_task<'f>(facts: &'f Facts, stage: usize, t: &Task) -> Option<&'f LongTask> {
+    let long = &facts.stages.get(stage)?.facts.slowness.long_tasks;
+    long.iter().find(|l| l.task_id == t.task_id)
 }
 
 impl TaskFixes {
@@ -44,13 +62,50 @@ impl TaskFixes {
             && self.no_spill_in.is_empty()
             && self.failed_on.is_none()
             && !self.wasted
+            && self.spread_in.is_empty()
+            && self.speculate_in.is_empty()
+            && self.slow_executors.is_empty()
     }
 
-    /// The tasks of `app`'s stage attempts as these fixes leave them, into `changes`.
-    fn apply(&self, graph: &Graph, app: &Application, changes: &mut StageChanges) {
+    /// The tasks of `app`'s stage attempts as these fixes leave them, into `changes`; `facts`
+    /// are `app`'s, `cores` the replay's slots.
+    fn apply(
+        &self,
+        graph: &Graph,
+        app: &Application,
+        facts: &Facts,
+        cores: i64,
+        changes: &mut StageChanges,
+    ) {
         if self.is_empty() {
             return;
         }
+        // Each slow executor's slowdown, by index in `app.executors`.
+        let slowdown: std::collections::HashMap<usize, f64> = app
+            .executors
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| self.slow_executors.contains(&e.id))
+            .filter_map(|(i, _)| {
+                let pace = facts.slowness.pace(i as u32)?;
+                (pace.ratio > 1.0).then_some((i, pace.ratio))
+            })
+            .collect();
+        let speculation_multiplier = app
+            .spark_properties
+            .get("spark.speculation.multiplier")
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|m| m.is_finite() && *m >= 1.0)
+            .unwrap_or(SPECULATION_MULTIPLIER);
+        let has_long = |i: usize, wanted: &dyn Fn(Cause) -> bool| {
+            facts.stages.get(i).is_some_and(|s| {
+                s.facts
+                    .slowness
+                    .long_tasks
+                    .iter()
+                    .any(|l| wanted(l.attribution.cause()))
+            })
+        };
         let gc_on: HashSet<usize> = app
             .executors
             .iter()
@@ -111,8 +166,16 @@ impl TaskFixes {
                 || (self.no_spill_in.contains(&s.stage_id) && s.totals.disk_bytes_spilled > 0)
                 || (failed_on.is_some() && s.failed_tasks > 0)
                 || (self.wasted && (s.killed_tasks > 0 || rerun[i]))
+                || (self.spread_in.contains(&s.stage_id) && has_long(i, &|c| c == Cause::Data))
+                || (self.speculate_in.contains(&s.stage_id) && has_long(i, &straggling))
+                || facts.stages.get(i).is_some_and(|f| {
+                    f.facts
+                        .executors
+                        .iter()
+                        .any(|e| slowdown.contains_key(&(*e as usize)))
+                })
         };
-        let edit = |i: usize, t: &Task| -> Option<i64> {
+        let edit = |i: usize, t: &Task| -> TaskEdit {
             let duration = i64::from(t.duration_ms);
             if t.outcome == TaskOutcome::Failed
                 && failed_on.as_ref().is_some_and(|on| {
@@ -120,13 +183,13 @@ impl TaskFixes {
                         .is_none_or(|on| on.contains(&(t.executor as usize)))
                 })
             {
-                return None;
+                return TaskEdit::Drop;
             }
             if self.wasted
                 && (rerun[i]
                     || (t.outcome == TaskOutcome::Killed && (t.speculative || superseded[i])))
             {
-                return None;
+                return TaskEdit::Drop;
             }
             let run = i64::from(t.metrics.run_ms);
             let mut cut = 0i64;
@@ -145,23 +208,68 @@ impl TaskFixes {
                 };
                 cut += io.min(off_cpu.max(0));
             }
-            Some(duration - cut.clamp(0, run.min(duration)))
+            let mut left = duration - cut.clamp(0, run.min(duration));
+            // Each long task goes to the one fix its cause names, so that two fixes never take
+            // the same seconds: its data spread, its straggling cut by a copy, or its slow
+            // executor's pace; a cold start is paid as measured.
+            let long = long_task(facts, i, t).filter(|_| t.outcome == TaskOutcome::Success);
+            let cause = long.map(|l| l.attribution.cause());
+            let typical = facts
+                .stages
+                .get(i)
+                .map_or(0, |s| i64::from(s.facts.slowness.typical.duration_ms));
+            if let Some(&ratio) = slowdown.get(&(t.executor as usize))
+                && t.outcome == TaskOutcome::Success
+                && !matches!(cause, Some(Cause::Data | Cause::ColdStart))
+            {
+                left = (left as f64 / ratio).round() as i64;
+            }
+            if self.speculate_in.contains(&app.stages[i].stage_id)
+                && cause.is_some_and(straggling)
+                && let Some(stage) = facts.stages.get(i)
+            {
+                let typical = &stage.facts.slowness.typical;
+                left = typical.speculated_ms(t.launch_ms, left, speculation_multiplier);
+            }
+            if self.spread_in.contains(&app.stages[i].stage_id) && cause == Some(Cause::Data) {
+                let n = pieces(left, typical.max(1), Some(cores.max(1) as usize));
+                if n > 1 {
+                    return TaskEdit::Split {
+                        pieces: n,
+                        each_ms: (left + i64::from(n) - 1) / i64::from(n),
+                    };
+                }
+            }
+            TaskEdit::Take(left)
         };
         graph.edit_tasks(app, changes, touches, edit);
     }
 }
 
+/// A long task SK002 names: long with the others' data on a warm, healthy executor.
+fn straggling(cause: Cause) -> bool {
+    !matches!(cause, Cause::Data | Cause::Executor | Cause::ColdStart)
+}
+
 impl Applied {
     fn of<'a>(changes: impl IntoIterator<Item = &'a Change>) -> Applied {
         let mut applied = Applied::default();
-        let mut cut: Vec<i64> = Vec::new();
         for change in changes {
             match change {
                 Change::MergePartitions { stages, partitions }
                 | Change::SplitPartitions { stages, partitions } => applied
                     .stages
                     .extend(stages.iter().map(|&s| (s, StageChange::Merge(*partitions)))),
-                Change::CutSkewToMedian { stages } => cut.extend(stages),
+                Change::SpreadSkewedData { stages } => {
+                    applied.tasks.spread_in.extend(stages.iter().copied())
+                }
+                Change::SpeculateStragglers { stages } => {
+                    applied.tasks.speculate_in.extend(stages.iter().copied())
+                }
+                Change::AvoidSlowExecutors { executors } => applied
+                    .tasks
+                    .slow_executors
+                    .extend(executors.iter().cloned()),
                 Change::RemoveDriverGaps => applied.remove_driver_gaps = true,
                 Change::AddCores { cores } => {
                     applied.cores = Some(applied.cores.unwrap_or(0).max(*cores))
@@ -200,26 +308,23 @@ impl Applied {
                 Change::DropExchange { .. }
                 | Change::BroadcastSide { .. }
                 | Change::ScanOnce { .. }
-                | Change::AvoidSlowExecutors { .. }
                 | Change::ReleaseIdleExecutors
                 | Change::ShrinkHeap { .. } => {}
             }
         }
-        // A merged stage's tasks are all of one length: there is no skew left to cut.
-        let merged: std::collections::HashSet<i64> = applied.stages.iter().map(|s| s.0).collect();
-        let cuts: Vec<(i64, StageChange)> = cut
-            .into_iter()
-            .filter(|s| !merged.contains(s))
-            .map(|s| (s, StageChange::CutSkew))
-            .collect();
-        applied.stages.splice(0..0, cuts);
         applied
     }
 
-    fn replay(&self, graph: &Graph, app: &Application, cores_today: i64) -> (i64, i64) {
+    fn replay(
+        &self,
+        graph: &Graph,
+        app: &Application,
+        facts: &Facts,
+        cores_today: i64,
+    ) -> (i64, i64) {
         let cores = self.cores.unwrap_or(cores_today).max(1);
         let mut changes: StageChanges = graph.stage_changes(&self.stages);
-        self.tasks.apply(graph, app, &mut changes);
+        self.tasks.apply(graph, app, facts, cores, &mut changes);
         let ms = graph.replay_with(
             ReplayOptions {
                 slots: Some(cores as usize),
@@ -241,8 +346,14 @@ pub fn assumption(change: &Change) -> &'static str {
         Change::MergePartitions { .. } => {
             "replayed: the stage's measured task time spread evenly over the new partitions, less each merged task's average scheduling, deserialisation and result overhead; the rest of the run as measured"
         }
-        Change::CutSkewToMedian { .. } => {
-            "replayed: the stage's tasks over 5x its median take the median (the skewed keys' data, once spread, costs no more than a median task); the rest of the run as measured"
+        Change::SpreadSkewedData { .. } => {
+            "replayed: each task of the stage long for its data (more bytes or records than the stage's typical task) runs as pieces of a typical task's length, at most one a core, side by side (the work kept, only spread: what AQE's skew join, a salt or a rebalance does); the rest of the run as measured"
+        }
+        Change::SpeculateStragglers { .. } => {
+            "replayed: each straggler of the stage (long with the others' data, on a warm executor that is not slow) ends once a speculative copy, launched when it has run spark.speculation.multiplier (1.5 unless set) times the stage's typical task, has run a typical task; the rest of the run as measured"
+        }
+        Change::AvoidSlowExecutors { .. } => {
+            "replayed: each task on the named executors takes its measured time over the executor's slowdown (the median of its tasks against the other executors' on the same data, first waves left out), except its tasks long for their data or a cold start; the rest of the run as measured"
         }
         Change::RemoveDriverGaps => {
             "replayed: each job submitted as soon as the job it waited for ended (the driver's work between jobs moved into Spark); the tasks as measured"
@@ -265,7 +376,6 @@ pub fn assumption(change: &Change) -> &'static str {
         Change::DropExchange { .. }
         | Change::BroadcastSide { .. }
         | Change::ScanOnce { .. }
-        | Change::AvoidSlowExecutors { .. }
         | Change::ReleaseIdleExecutors
         | Change::ShrinkHeap { .. } => "not replayed",
     }
@@ -345,6 +455,7 @@ fn covered_by(app: &Application, findings: &[Finding]) -> Vec<Option<&'static st
 pub fn replay_findings(
     graph: &Graph,
     app: &Application,
+    facts: &Facts,
     cores_today: i64,
     today_ms: i64,
     findings: &mut [Finding],
@@ -378,7 +489,7 @@ pub fn replay_findings(
         changes
             .par_iter()
             .map(|&change| {
-                let replay = Applied::of([change]).replay(graph, app, cores_today);
+                let replay = Applied::of([change]).replay(graph, app, facts, cores_today);
                 (change.clone(), replay)
             })
             .collect()
@@ -447,7 +558,11 @@ pub fn replay_findings(
         let saving = (saving as f64 * share.clamp(0.0, 1.0)).round() as i64;
         f.impact_ms = saving;
         if !outcome {
-            f.severity = Severity::from_saving(saving, wall_ms);
+            let rated = Severity::from_saving(saving, wall_ms);
+            f.severity = match f.severity_ceiling {
+                Some(ceiling) => rated.at_most(ceiling),
+                None => rated,
+            };
         }
         // A change the replay finds no faster (nine equal partitions on nine cores that arrive
         // at different times) is not a fix to apply with the others.
@@ -466,6 +581,7 @@ pub fn replay_findings(
             every_fix: false,
         });
     }
+    credit_the_fix_that_removes(findings, wall_ms);
     let mut recoverable_ms = 0;
     if !replayed.is_empty() {
         // Two fixes of one stage can exclude each other: merging a stage leaves no skew to
@@ -475,7 +591,7 @@ pub fn replay_findings(
         let cut_stages: Vec<i64> = replayed
             .iter()
             .flat_map(|c| match c {
-                Change::CutSkewToMedian { stages } => stages.clone(),
+                Change::SpreadSkewedData { stages } => stages.clone(),
                 _ => Vec::new(),
             })
             .collect();
@@ -499,7 +615,7 @@ pub fn replay_findings(
             use rayon::prelude::*;
             candidates
                 .par_iter()
-                .map(|set| Applied::of(set).replay(graph, app, cores_today))
+                .map(|set| Applied::of(set).replay(graph, app, facts, cores_today))
                 .collect()
         };
         let (set, (predicted_ms, cores)) = candidates
@@ -539,11 +655,84 @@ pub fn replay_findings(
     }
 }
 
+/// A fix that removes the stages another finding is about is credited with that finding's
+/// saving: broadcasting a join's small side removes the join's shuffle, and with it the skew of
+/// the join stage, so the broadcast finding (EX003) gains the skew finding's replayed saving
+/// and ranks by it, and both say they share the fix (`also_removes`, `removed_by_fix_of`). The
+/// skew finding keeps its own saving for its own fix (AQE's skew join);
+/// `includes_replayed_ms` keeps the shared part apart, so the report's and the night's totals
+/// count it once.
+fn credit_the_fix_that_removes(findings: &mut [Finding], wall_ms: i64) {
+    for a in 0..findings.len() {
+        let Some(Change::BroadcastSide { stages: removed }) = findings[a]
+            .counterfactual
+            .as_ref()
+            .map(|c| c.change.clone())
+        else {
+            continue;
+        };
+        let removes = |f: &Finding| {
+            let skewed_join =
+                f.evidence.get("stage_shape").and_then(|v| v.as_str()) == Some("join");
+            matches!(
+                f.counterfactual.as_ref().map(|c| &c.change),
+                Some(Change::SpreadSkewedData { stages })
+                    if !stages.is_empty() && stages.iter().all(|s| removed.contains(s))
+            ) && skewed_join
+                && f.impact_ms > 0
+                && !f.evidence.contains_key("same_change_as")
+                && !f.evidence.contains_key("removed_by_fix_of")
+        };
+        let inside: Vec<usize> = (0..findings.len())
+            .filter(|&b| b != a && removes(&findings[b]))
+            .collect();
+        if inside.is_empty() {
+            continue;
+        }
+        let rule = findings[a].rule;
+        let gained: i64 = inside.iter().map(|&b| findings[b].impact_ms).sum();
+        let rules: Vec<&'static str> = inside.iter().map(|&b| findings[b].rule).collect();
+        for &b in &inside {
+            let f = &mut findings[b];
+            f.evidence.insert("removed_by_fix_of".into(), rule.into());
+            f.recommendation = format!(
+                "{rule}'s fix, broadcasting the join's small side, removes this join's shuffle and its skew with it: one fix, whose saving {rule}'s holds. Otherwise: {}",
+                f.recommendation
+            );
+        }
+        let f = &mut findings[a];
+        f.evidence
+            .insert("includes_replayed_ms".into(), gained.into());
+        f.evidence
+            .insert("also_removes".into(), rules.clone().into());
+        f.impact_ms = (f.impact_ms + gained).min(wall_ms);
+        f.severity = f.severity.min(Severity::from_saving(f.impact_ms, wall_ms));
+        f.recommendation = format!(
+            "{} This also removes the skewed join stage {} is about.",
+            f.recommendation,
+            rules.join(", ")
+        );
+    }
+}
+
 /// Caps the impacts, largest first, so that together they never exceed `wall_ms`: replayed
-/// savings are each within the run, but two of them can see the same time.
+/// savings are each within the run, but two of them can see the same time. More cores come
+/// last: they run faster whatever work is left, so the fixes that remove work keep the time
+/// both see (UT002's advice says the same: fix the others first).
 pub fn cap_to_runtime(findings: &mut [Finding], wall_ms: i64) {
     let mut order: Vec<usize> = (0..findings.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(findings[i].impact_ms));
+    let adds_cores = |f: &Finding| {
+        matches!(
+            f.counterfactual.as_ref().map(|c| &c.change),
+            Some(Change::AddCores { .. })
+        )
+    };
+    order.sort_by_key(|&i| {
+        (
+            adds_cores(&findings[i]),
+            std::cmp::Reverse(findings[i].impact_ms),
+        )
+    });
     let mut left = wall_ms.max(0);
     for i in order {
         let f = &mut findings[i];

@@ -1,8 +1,8 @@
 //! SK001 data-skew: a task far longer than its stage's median because its partition held more data.
 
-use sparkdiag_model::Task;
+use sparkdiag_facts::slowness::LongTask;
 
-use super::slow_tasks::{DATA_RATIO, SKEW_THRESHOLDS, finding_for, has_skewed_data, slow_stages};
+use super::slow_tasks::{DATA_RATIO, SKEW_THRESHOLDS, finding_for, long_for_its_data, slow_stages};
 use crate::{Context, Finding, Thresholds, declare_rule};
 
 declare_rule! {
@@ -61,14 +61,30 @@ fn check_data_skew(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     slow_stages(ctx, t)
         .iter()
         .filter_map(|s| {
-            let skewed: Vec<&Task> = s
+            let skewed: Vec<&LongTask> = s
                 .slow
                 .iter()
-                .filter(|task| has_skewed_data(task, s, data_ratio))
+                .copied()
+                .filter(|task| long_for_its_data(task, s, data_ratio))
                 .collect();
-            (!skewed.is_empty()).then(|| finding_for(ctx, &DATA_SKEW, s, &skewed, true))
+            let worst = *skewed.first()?;
+            // Spread over the cores, the longest task's data takes a piece of it at most.
+            let pieces = i64::from(sparkdiag_whatif_pieces(
+                worst.duration_ms.into(),
+                s.typical.duration_ms.into(),
+                ctx.cores,
+            ));
+            let worst_ms = i64::from(worst.duration_ms);
+            let estimate = worst_ms - worst_ms / pieces;
+            Some(finding_for(ctx, &DATA_SKEW, s, &skewed, estimate))
         })
         .collect()
+}
+
+/// How many pieces of a typical task's length a task's data spreads into on `cores` cores.
+fn sparkdiag_whatif_pieces(duration_ms: i64, typical_ms: i64, cores: i64) -> u32 {
+    let wanted = (duration_ms.max(0) as u64).div_ceil(typical_ms.max(1) as u64);
+    wanted.clamp(1, cores.clamp(1, 1024) as u64) as u32
 }
 
 /// The rule alone on real Spark output: a log where it fires, and one where it must not.

@@ -177,6 +177,16 @@ fn post_mortem(ctx: &Context, chain: &Chain, job: &sparkdiag_model::Job) -> Find
         )
         .then(|| memory_region::data_cause(app, stage_id, stage_attempt, m.task_id?, limits))
         .flatten()
+        .map(|d| {
+            match app
+                .stages
+                .iter()
+                .find(|s| s.stage_id == stage_id && s.attempt_id == stage_attempt)
+            {
+                Some(stage) => d.with_operator(ctx, stage),
+                None => d,
+            }
+        })
     });
     let lost = memory.as_ref().map(|_| what_was_lost(app, job, end));
     // The first change to try: the data's settings when the data is the cause, else the
@@ -821,8 +831,17 @@ mod real_logs {
         let f = memory_finding("heap-oom-hot-key");
         assert_eq!(region(&f), "executor_heap", "{f:#?}");
         assert_eq!(f.evidence["data_cause"]["kind"], "skew", "{f:#?}");
+        // The hot key and what held it lead, before any memory setting: 80 % of the rows on
+        // key 0, repartition("k") and a collect_list per key.
+        assert_eq!(
+            f.evidence["data_cause"]["operator"],
+            "collect_list(v) grouped by k after repartition(64, k)"
+        );
+        assert!(f.title.contains("caused by a hot key"), "{}", f.title);
         assert!(
-            f.recommendation.starts_with("Caused by the data") && f.recommendation.contains("salt"),
+            f.recommendation.starts_with("Caused by a hot key")
+                && f.recommendation.contains("keeps every value of a group")
+                && f.recommendation.contains("salt"),
             "{}",
             f.recommendation
         );

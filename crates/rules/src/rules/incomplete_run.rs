@@ -21,9 +21,12 @@ declare_rule! {
     /// `spark.driver.memory` or `spark.driver.maxResultSize`, or stop collecting large results).
     ///
     /// ## Threshold and its source
-    /// A log without an application end while jobs were running (without a running job, the
-    /// missing end is only a warning in the report's `source`). Its impact is the work lost: how
-    /// long the running jobs had run; high when that is a minute or more, medium otherwise.
+    /// Every log without an application end. With jobs running, its impact is the work lost
+    /// (how long the running jobs had run): high when that is a minute or more, medium
+    /// otherwise. With nothing running, it says when the last job ended and that no work was
+    /// lost (low): the driver stopped or was killed after its work, before `SparkContext.stop()`
+    /// wrote the end (a `sys.exit` or `os._exit` without `spark.stop()`, a killed container, a
+    /// driver still running when the log was copied).
     pub static INCOMPLETE_RUN = {
         code: "FA005",
         name: "incomplete-run",
@@ -65,10 +68,8 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         .iter()
         .filter(|s| s.status == StageStatus::Active)
         .collect();
-    // With nothing running when the log stops, no work was lost: the missing end is said in
-    // the source's warnings, not made a finding about the application.
     if running_jobs.is_empty() {
-        return Vec::new();
+        return nothing_running(ctx, last).into_iter().collect();
     }
     let lost: i64 = running_jobs
         .iter()
@@ -118,6 +119,45 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
             .evidence("driver_heap_share", driver_heap_share(ctx))
             .recommend(format!("{}Look at the stage that was running and its tasks' progress, and at the driver's own log for its last error; a driver killed while collecting results needs more spark.driver.memory / spark.driver.maxResultSize or no large collect().", driver_lead(ctx))),
     ]
+}
+
+/// The log stops with no job running: when the last one ended, and that no work was lost.
+/// Nothing when no job ran at all: a fragment or a driver stopped before its first action has
+/// no run to speak of, and the source's warnings already say the end is missing.
+fn nothing_running(ctx: &Context, last: i64) -> Option<Finding> {
+    let app = ctx.app;
+    let last_job = app
+        .jobs
+        .iter()
+        .filter_map(|j| j.completion_ms.map(|end| (end, j.job_id)))
+        .max();
+    let after = match last_job {
+        Some((end, id)) => format!(
+            "the last job (job {id}) ended {} before the last event",
+            duration((last - end).max(0))
+        ),
+        // Jobs ran, none with an end in the log, and none with a stage left to run: the log
+        // was cut on the last job's end.
+        None => format!(
+            "job {} had completed its stages (its end is not in the log)",
+            app.jobs.iter().map(|j| j.job_id).max()?
+        ),
+    };
+    let title = format!(
+        "The log ends {} after the start without an application end, with nothing running: {after}",
+        duration(ctx.app_ms),
+    );
+    let finding = Finding::new(&INCOMPLETE_RUN, Severity::Low, title, 0)
+        .evidence("last_event_ms", last)
+        .evidence("running_jobs", 0)
+        .evidence("running_job_ms", 0)
+        .evidence("last_job_end_ms", last_job.map(|(end, _)| end))
+        .evidence("driver_heap_share", driver_heap_share(ctx))
+        .recommend(format!(
+            "{}No work was lost: the driver stopped or was killed after its last job, before SparkContext.stop() wrote the application's end (a sys.exit or os._exit without spark.stop(), a killed driver or container, or a driver still running when the log was copied). Call spark.stop() at the end of the program, and look at the driver's own log for how it ended.",
+            driver_lead(ctx)
+        ));
+    Some(finding)
 }
 
 /// A driver whose heap peak came this close to `spark.driver.memory` most likely died of it.

@@ -1,40 +1,25 @@
-//! SK003 slow-executor: one executor's tasks are consistently slower than their stages' medians.
+//! SK003 slow-executor: one executor's tasks are slower than the other executors' on the same
+//! data, in every stage and wave it ran, not only its first tasks.
 
-use std::collections::BTreeSet;
+use sparkdiag_facts::slowness::{SLOW_EXECUTOR_MIN_SHARE, StagePace};
 
-use super::common::{duration, ratio};
+use super::common::{duration, stage_label};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 
 pub const RATIO: Threshold = threshold(
     "ratio",
     2.0,
-    "x median",
-    "the executor's typical task duration over its stages' medians",
+    "x others",
+    "the executor's median task over the other executors' median on the same data",
     "SparkForensics' slow-host rule (mean >= 2x the overall median)",
 );
 
-pub const DATA_RATIO: Threshold = threshold(
-    "data_ratio",
-    1.5,
-    "x median",
-    "its tasks' data must be at most this multiple of their stages' median",
-    "sparkdiag's own guard",
-);
-
-pub const MIN_TASKS: Threshold = threshold(
-    "min_tasks",
-    5.0,
+pub const MIN_SLOW_TASKS: Threshold = threshold(
+    "min_slow_tasks",
+    3.0,
     "tasks",
-    "successful tasks on the executor, in stages of at least as many tasks",
-    "sparkdiag's own guard",
-);
-
-pub const MIN_MEDIAN_MS: Threshold = threshold(
-    "min_median_ms",
-    50.0,
-    "ms",
-    "stages whose median task is shorter are too noisy to compare",
-    "sparkdiag's own guard",
+    "its tasks beyond the other executors' 90th percentile (and half of its compared tasks)",
+    "sparkdiag's own guard: three tasks no other executor's were as slow as are not chance",
 );
 
 pub const MIN_EXCESS_S: Threshold = threshold(
@@ -55,38 +40,43 @@ pub const MIN_APP_SHARE: Threshold = threshold(
 
 declare_rule! {
     /// ## What it does
-    /// Compares every successful task with the median task of its own stage, and flags an
-    /// executor whose tasks are typically several times slower than their stages' medians while
-    /// processing no more data: a slow host, not a skewed partition.
+    /// Compares every task of an executor with the other executors' tasks of the same stage,
+    /// per unit of data (the stage's typical task's bytes and records) and without the time
+    /// spent waiting for shuffle blocks, leaving out each executor's first wave of each stage
+    /// (its cold start: classes, the JIT, Python workers, broadcasts). An executor whose tasks
+    /// are typically several times slower than the others' on the same data, across stages and
+    /// waves, is a slow host, not a skewed partition and not a cold one.
     ///
     /// ## Why is this bad?
     /// Every stage that places a task there waits for it. The cause is outside the job: a
-    /// degraded disk, an overloaded or noisy node, a bad network link, or a JVM thrashing in GC.
+    /// throttled or overloaded node (CPU quota, other tenants, CPU steal), a degraded disk, a
+    /// bad network link, or a JVM thrashing in GC.
     ///
     /// ## How to fix it
-    /// - Check the executor's host (the finding names it) and its GC time (GC001).
-    /// - `spark.speculation=true` (with `spark.speculation.multiplier=3`) re-runs slow tasks elsewhere.
-    /// - `spark.excludeOnFailure.enabled=true` keeps failing executors and nodes out; on a cloud
-    ///   cluster, replace the node.
+    /// - Check the executor's host (the finding names it): CPU throttling and steal, other
+    ///   tenants, disk and network, and its GC time (GC001).
+    /// - Replace the node, or keep it out: `spark.excludeOnFailure.enabled=true` excludes
+    ///   failing executors and nodes; on a cloud cluster, replace the instance.
+    /// - `spark.speculation=true` re-runs its slow tasks elsewhere meanwhile.
     ///
     /// ## Threshold and its source
-    /// `ratio` = 2: the executor's median task is at least twice its stage's median, SparkForensics'
-    /// slow-host rule ("mean ≥ 2x the overall median"). `data_ratio` = 1.5: its tasks' data is at
-    /// most 1.5x their stages' median, so the slowness is not the data's. Guards: `min_tasks` = 5
-    /// tasks on the executor in stages of at least 5 tasks with a median of at least
-    /// `min_median_ms` = 50 ms, and `min_excess_s` = 10 s of task time lost in all or
-    /// `min_app_share` = 2 % of the application.
+    /// `ratio` = 2: the executor's median task is at least twice the other executors' median on
+    /// the same data (weighted over the stages it ran), SparkForensics' slow-host rule ("mean
+    /// ≥ 2x the overall median"). `min_slow_tasks` = 3: at least three of its tasks, and half of
+    /// those compared, beyond the other executors' 90th percentile of their stage, so one slow
+    /// task is not a slow host, while an executor that ran three tasks at 60x is. No stage is
+    /// left out for its short median or its size. `min_excess_s` = 10 s of task time lost in
+    /// all, or `min_app_share` = 2 % of the application. The saving is the replay of its tasks
+    /// at the others' pace.
     pub static SLOW_EXECUTOR = {
         code: "SK003",
         name: "slow-executor",
         category: Skew,
         claims: Saving,
-        summary: "An executor whose tasks are consistently slower than their stages' medians, with the same data",
+        summary: "An executor whose tasks are slower than the other executors' on the same data, in every stage and wave it ran",
         thresholds: &[
             RATIO,
-            DATA_RATIO,
-            MIN_TASKS,
-            MIN_MEDIAN_MS,
+            MIN_SLOW_TASKS,
             MIN_EXCESS_S,
             MIN_APP_SHARE,
         ] as &[Threshold],
@@ -94,97 +84,102 @@ declare_rule! {
     };
 }
 
-#[derive(Default)]
-struct Tally {
-    time_ratios: Vec<f64>,
-    data_ratios: Vec<f64>,
-    excess_ms: i64,
-    stages: Vec<i64>,
-}
-
 fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
-    let min_tasks = t.get(&MIN_TASKS);
-    let stages: Vec<_> = ctx
-        .stage_stats()
-        .filter(|(_, stats)| {
-            (stats.successful as f64) >= min_tasks
-                && f64::from(stats.median_ms) >= t.get(&MIN_MEDIAN_MS)
-        })
-        .collect();
-    let executors: BTreeSet<u32> = stages
-        .iter()
-        .flat_map(|(_, stats)| stats.facts.by_executor.iter().map(|e| e.executor))
-        .collect();
-    // With a single executor there is nothing to compare against.
-    if executors.len() < 2 {
-        return Vec::new();
-    }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
     let mut findings = Vec::new();
-    // One executor's tally at a time: every task's ratios are held for one executor, not all.
-    for exec in executors {
-        let mut tally = Tally::default();
-        for (stage, stats) in &stages {
-            let on_executor = &stats.facts.by_executor;
-            let Ok(at) = on_executor.binary_search_by_key(&exec, |e| e.executor) else {
-                continue;
-            };
-            let tasks = &on_executor[at];
-            for (duration_ms, bytes) in tasks.durations_ms.iter().zip(tasks.data_bytes.iter()) {
-                tally
-                    .time_ratios
-                    .push(ratio(duration_ms as f64, stats.median_ms.into()));
-                tally
-                    .data_ratios
-                    .push(ratio(bytes as f64, stats.median_bytes.max(1) as f64));
-                tally.excess_ms += (duration_ms - i64::from(stats.median_ms)).max(0);
-            }
-            if tally.stages.last() != Some(&stage.stage_id) {
-                tally.stages.push(stage.stage_id);
-            }
-        }
-        let enough_lost = tally.excess_ms as f64 >= t.get(&MIN_EXCESS_S) * 1000.0
-            || tally.excess_ms as f64 >= t.get(&MIN_APP_SHARE) * ctx.app_ms as f64;
-        if (tally.time_ratios.len() as f64) < min_tasks || !enough_lost {
+    for pace in &ctx.facts.slowness.paces {
+        let enough_lost = pace.excess_ms as f64 >= t.get(&MIN_EXCESS_S) * 1000.0
+            || pace.excess_ms as f64 >= t.get(&MIN_APP_SHARE) * ctx.app_ms as f64;
+        let consistent = f64::from(pace.clearly_slower) >= t.get(&MIN_SLOW_TASKS)
+            && f64::from(pace.clearly_slower) >= SLOW_EXECUTOR_MIN_SHARE * f64::from(pace.compared);
+        if pace.ratio < t.get(&RATIO) || !consistent || !enough_lost {
             continue;
         }
-        let time_ratio = median(&mut tally.time_ratios);
-        let data_ratio = median(&mut tally.data_ratios);
-        if time_ratio < t.get(&RATIO) || data_ratio > t.get(&DATA_RATIO) {
-            continue;
-        }
-        let executor = &ctx.app.executors[exec as usize];
+        let executor = &ctx.app.executors[pace.executor as usize];
         let cores = executor.cores.unwrap_or(1).max(1);
-        // Its cores ran the extra time in parallel: that is the wall-clock it cost.
-        let impact = tally.excess_ms / cores;
+        // Its cores ran the extra time in parallel: that is the wall-clock it cost at most.
+        let impact = pace.excess_ms / cores;
+        // The stage with the most of its tasks compared: the example the title gives.
+        let in_stage = |index: usize| -> Option<&StagePace> {
+            let paces = &ctx.stages[index].facts.slowness.paces;
+            paces.iter().find(|p| p.executor == pace.executor)
+        };
+        let example = pace
+            .stages
+            .iter()
+            .filter_map(|&i| Some((i, in_stage(i)?)))
+            .max_by_key(|(_, p)| p.compared);
+        let example_text = example.map_or(String::new(), |(i, p)| {
+            format!(
+                "; in {} its tasks took {} against the others' {}",
+                stage_label(&ctx.app.stages[i]).replacen("Stage", "stage", 1),
+                duration(p.own_median_ms.into()),
+                duration(p.others_median_ms.into())
+            )
+        });
+        let stage_ids: Vec<i64> = pace
+            .slow_stages
+            .iter()
+            .map(|&i| ctx.app.stages[i].stage_id)
+            .collect();
         let title = format!(
-            "Executor {} ({}): its tasks typically ran {:.1}x their stages' median with the same data, {} of task time lost",
+            "Executor {} ({}): {} of its {} tasks compared were beyond the other executors' 90th percentile, a median {:.1}x theirs on the same data across {} stage(s), after its first wave{}; {} of task time lost",
             executor.id,
             executor.host,
-            time_ratio,
-            duration(tally.excess_ms)
+            pace.clearly_slower,
+            pace.compared,
+            pace.ratio,
+            pace.stages.len(),
+            example_text,
+            duration(pace.excess_ms)
         );
+        let gc_share = if executor.run_time_ms > 0 {
+            executor.jvm_gc_time_ms as f64 / executor.run_time_ms as f64
+        } else {
+            0.0
+        };
+        let gc = if gc_share >= 0.1 {
+            format!(
+                " Its tasks spent {:.0}% of their run time in GC: look at its heap first (GC001).",
+                gc_share * 100.0
+            )
+        } else {
+            String::new()
+        };
+        let per_stage: Vec<serde_json::Value> = pace
+            .stages
+            .iter()
+            .filter_map(|&i| Some((i, in_stage(i)?)))
+            .take(20)
+            .map(|(i, p)| {
+                serde_json::json!({"stage_id": ctx.app.stages[i].stage_id,
+                    "attempt": ctx.app.stages[i].attempt_id, "compared": p.compared,
+                    "clearly_slower": p.clearly_slower, "ratio": (f64::from(p.ratio) * 10.0).round() / 10.0,
+                    "median_ms": p.own_median_ms, "others_median_ms": p.others_median_ms})
+            })
+            .collect();
         findings.push(
             Finding::new(&SLOW_EXECUTOR, Severity::from_share(impact, ctx.app_ms), title, impact)
                 .proposes(
                     crate::Change::AvoidSlowExecutors {
                         executors: vec![executor.id.clone()],
                     },
-                    "not replayed: its tasks' time beyond their stages' median, spread over the cores",
+                    "its tasks at the other executors' pace",
                 )
                 .executors([executor.id.clone()])
-                .stages(tally.stages.iter().copied())
+                .stages(stage_ids)
+                .evidence("cause", "executor")
                 .evidence("host", executor.host.clone())
-                .evidence("tasks", tally.time_ratios.len())
-                .evidence("median_time_ratio", (time_ratio * 10.0).round() / 10.0)
-                .evidence("median_data_ratio", (data_ratio * 100.0).round() / 100.0)
-                .evidence("excess_task_time_ms", tally.excess_ms)
+                .evidence("compared_tasks", pace.compared)
+                .evidence("slower_than_others_median", pace.slower)
+                .evidence("beyond_others_p90", pace.clearly_slower)
+                .evidence("median_time_ratio", (pace.ratio * 10.0).round() / 10.0)
+                .evidence("excess_task_time_ms", pace.excess_ms)
+                .evidence("stages_compared", pace.stages.len())
+                .evidence("by_stage", serde_json::Value::Array(per_stage))
+                .evidence("gc_share", (gc_share * 1000.0).round() / 1000.0)
                 .evidence("cores", cores)
                 .recommend(format!(
-                    "Check host {} (GC, disk, network, other tenants) and replace or exclude it; spark.speculation=true re-runs its slow tasks elsewhere.",
+                    "Its tasks are slow on the same data in every wave, not only its first: the host, not the data or a cold start. Check host {} (CPU throttling or steal, other tenants, disk, network) and replace or exclude it (spark.excludeOnFailure.enabled=true keeps failing executors out); spark.speculation=true re-runs its slow tasks elsewhere meanwhile.{gc}",
                     executor.host
                 )),
         );

@@ -1,8 +1,8 @@
 //! SK002 straggler-task: a task far longer than its stage's median with no more data.
 
-use sparkdiag_model::Task;
+use sparkdiag_facts::slowness::{Cause, LongTask};
 
-use super::slow_tasks::{DATA_RATIO, SKEW_THRESHOLDS, finding_for, has_skewed_data, slow_stages};
+use super::slow_tasks::{DATA_RATIO, SKEW_THRESHOLDS, finding_for, long_for_its_data, slow_stages};
 use crate::{Context, Finding, Thresholds, declare_rule};
 
 declare_rule! {
@@ -46,17 +46,30 @@ fn check_straggler(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     slow_stages(ctx, t)
         .iter()
         .filter_map(|s| {
-            // A stage with data skew is SK001's; only a stage whose slowest task has even data is
-            // a straggler.
-            if has_skewed_data(&s.slow[0], s, data_ratio) {
-                return None;
-            }
-            let even: Vec<&Task> = s
+            // Tasks long for their data are SK001's, a slow executor's are SK003's: the rest
+            // are stragglers, a cold start named only when no other straggler is.
+            let others: Vec<&LongTask> = s
                 .slow
                 .iter()
-                .filter(|task| !has_skewed_data(task, s, data_ratio))
+                .copied()
+                .filter(|task| !long_for_its_data(task, s, data_ratio))
+                .filter(|task| task.attribution.cause() != Cause::Executor)
+                .filter(|task| task.attribution.cause() != Cause::Data)
                 .collect();
-            Some(finding_for(ctx, &STRAGGLER, s, &even, false))
+            let (warm, cold): (Vec<&LongTask>, Vec<&LongTask>) = others
+                .into_iter()
+                .partition(|task| task.attribution.cause() != Cause::ColdStart);
+            let tasks = if warm.is_empty() { cold } else { warm };
+            let worst = *tasks.first()?;
+            // A speculative copy ends it a typical task after it is launched (Spark's default
+            // multiplier, 1.5); with one core no copy runs, and its own time is the bound.
+            let worst_ms = i64::from(worst.duration_ms);
+            let estimate = if ctx.shapes.app.single_core() {
+                worst_ms - i64::from(s.typical.duration_ms)
+            } else {
+                worst_ms - s.typical.speculated_ms(worst.launch_ms, worst_ms, 1.5)
+            };
+            Some(finding_for(ctx, &STRAGGLER, s, &tasks, estimate.max(0)))
         })
         .collect()
 }

@@ -6,19 +6,19 @@ use super::common::{duration, ratio};
 use super::failed_job::describe_failure;
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 
-pub const MAX_FAILURE_SHARE: Threshold = threshold(
-    "max_failure_share",
+pub const MIN_WASTED_SHARE: Threshold = threshold(
+    "min_wasted_share",
     0.05,
     "share",
-    "share of task attempts that may fail before it is a finding",
-    "Dr. Elephant's and SparkForensics' 5 % tier",
+    "the failed attempts' task time, as a share of the application's core time, worth a finding",
+    "Dr. Elephant's and SparkForensics' 5 % tier, applied to the time thrown away",
 );
 
-pub const MIN_FAILED: Threshold = threshold(
-    "min_failed",
-    10.0,
-    "tasks",
-    "failed attempts needed for the share rule",
+pub const MIN_WASTED_S: Threshold = threshold(
+    "min_wasted_s",
+    1.0,
+    "s",
+    "failed attempts' task time under this is never a finding on its own",
     "sparkdiag's own guard",
 );
 
@@ -39,10 +39,13 @@ declare_rule! {
     /// shuffle service), exceptions in user code a fix in that code or its input.
     ///
     /// ## Threshold and its source
-    /// More than `max_failure_share` = 5 % of task attempts failed with at least `min_failed` = 10
-    /// failures (Dr. Elephant's and SparkForensics' 5 % tier), or any out-of-memory, fetch
-    /// failure or lost executor (always worth knowing). The saving is the what-if's replay of the
-    /// run without the failed attempts (`remove_failed_attempts`): their retries did the work.
+    /// The failed attempts' task time is at least `min_wasted_share` = 5 % of the application's
+    /// core time (its wall clock times its cores; Dr. Elephant's and SparkForensics' 5 % tier,
+    /// applied to the time thrown away rather than to a count of failures) and at least
+    /// `min_wasted_s` = 1 s, or any out-of-memory, fetch failure or lost executor (always worth
+    /// knowing). Four failed attempts of a few seconds each in a short run are a finding; a
+    /// hundred that failed at once are not. The saving is the what-if's replay of the run
+    /// without the failed attempts (`remove_failed_attempts`): their retries did the work.
     pub static TASK_FAILURES = {
         code: "FA002",
         name: "task-failures",
@@ -50,8 +53,8 @@ declare_rule! {
         claims: Saving,
         summary: "Task attempts failed: grouped by end reason and exception, with the time they wasted",
         thresholds: &[
-            MAX_FAILURE_SHARE,
-            MIN_FAILED,
+            MIN_WASTED_SHARE,
+            MIN_WASTED_S,
         ] as &[Threshold],
         check: check,
     };
@@ -78,8 +81,17 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 .as_deref()
                 .is_some_and(|m| m.contains("OutOfMemoryError"))
     });
-    let too_many = share > t.get(&MAX_FAILURE_SHARE) && failed.len() as f64 >= t.get(&MIN_FAILED);
-    if !serious && !too_many {
+    let wasted: i64 = ctx
+        .stages
+        .iter()
+        .flat_map(|s| &s.facts.failed_by_executor)
+        .map(|failed| failed.time_ms)
+        .sum();
+    let core_ms = ctx.app_ms as f64 * ctx.cores.max(1) as f64;
+    let wasted_share = ratio(wasted as f64, core_ms);
+    let too_much =
+        wasted_share >= t.get(&MIN_WASTED_SHARE) && wasted as f64 >= t.get(&MIN_WASTED_S) * 1000.0;
+    if !serious && !too_much {
         return Vec::new();
     }
     let mut groups: BTreeMap<(String, String), Vec<&sparkdiag_model::TaskFailure>> =
@@ -95,13 +107,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     }
     let mut groups: Vec<_> = groups.into_iter().collect();
     groups.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
-    let wasted: i64 = ctx
-        .stages
-        .iter()
-        .flat_map(|s| &s.facts.failed_by_executor)
-        .map(|failed| failed.time_ms)
-        .sum();
-    let impact = wasted / ctx.cores;
+    let impact = wasted / ctx.cores.max(1);
     let summary: Vec<serde_json::Value> = groups
         .iter()
         .take(5)
@@ -120,7 +126,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         .collect();
     let ((reason, class), top) = &groups[0];
     let title = format!(
-        "{} task attempts failed ({:.1}% of {}), most as {}{} ({}); {} of task time wasted",
+        "{} task attempts failed ({:.1}% of {}), most as {}{} ({}); {} of task time wasted, {:.0}% of the application's core time",
         failed.len(),
         100.0 * share,
         app.tasks.len(),
@@ -131,7 +137,8 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             format!(" {class}")
         },
         top.len(),
-        duration(wasted)
+        duration(wasted),
+        100.0 * wasted_share
     );
     // The memory the failures name, from the first that names one: FA001 has its fix.
     let memory = failed
@@ -156,6 +163,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .evidence("failed_attempts", failed.len())
             .evidence("task_attempts", app.tasks.len())
             .evidence("wasted_task_ms", wasted)
+            .evidence("wasted_share", (wasted_share * 1000.0).round() / 1000.0)
             .evidence("groups", serde_json::Value::Array(summary))
             .evidence(
                 "memory_region",
