@@ -56,11 +56,11 @@ impl ColorChoice {
     }
 
     /// The text view's layout and colour for where the text goes (`to_file` for `-o FILE`).
-    pub fn text_options(self, to_file: bool) -> sparkdiag_report::text::Options {
+    pub fn text_options(self, to_file: bool) -> sparkdiag_report::analyze::text::Options {
         let mut opts = if to_file {
-            sparkdiag_report::text::Options::default()
+            sparkdiag_report::analyze::text::Options::default()
         } else {
-            sparkdiag_report::text::Options::for_stdout()
+            sparkdiag_report::analyze::text::Options::for_stdout()
         };
         match self {
             ColorChoice::Auto => {}

@@ -533,24 +533,27 @@ fn analyze(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
                 .iter()
                 .zip(&ui_links)
                 .map(|(r, links)| {
-                    sparkdiag_report::text::render_with(r, opts) + &habits::ui_section(links)
+                    sparkdiag_report::analyze::text::render_with(r, opts)
+                        + &habits::ui_section(links)
                 })
                 .collect::<Vec<_>>()
                 .join("\n────────\n\n")
         }
         Format::Markdown => reports
             .iter()
-            .map(sparkdiag_report::markdown::render)
+            .map(sparkdiag_report::analyze::markdown::render)
             .collect::<Vec<_>>()
             .join("\n---\n\n"),
         Format::Html => {
-            sparkdiag_report::html::render(&reports.iter().zip(&views).collect::<Vec<_>>())
+            sparkdiag_report::analyze::html::render(&reports.iter().zip(&views).collect::<Vec<_>>())
         }
     };
     if args.habits.open {
         let page = match format {
             Format::Html => rendered.clone(),
-            _ => sparkdiag_report::html::render(&reports.iter().zip(&views).collect::<Vec<_>>()),
+            _ => sparkdiag_report::analyze::html::render(
+                &reports.iter().zip(&views).collect::<Vec<_>>(),
+            ),
         };
         let file = habits::open_in_browser(&page)?;
         if !args.habits.quiet {

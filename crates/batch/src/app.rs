@@ -42,7 +42,7 @@ pub(crate) fn analyse(
         .unwrap_or_else(|| format!("app-{i}"));
     // Ids are unique per attempt; the index keeps two logs of one id apart.
     let file = format!("{}-{i}", safe_name(&id));
-    let html = sparkdiag_report::html::render(&[(&report, &view)]);
+    let html = sparkdiag_report::analyze::html::render(&[(&report, &view)]);
     write_atomic(&apps_dir.join(format!("{file}.html")), &html)
         .map_err(|e| failed(e.to_string()))?;
     write_atomic(

@@ -137,7 +137,7 @@ pub fn render(analyses: &[Analysis]) -> Result<Views, Refused> {
         + "\n";
     let markdown = reports
         .iter()
-        .map(|r| sparkdiag_report::markdown::render(r))
+        .map(|r| sparkdiag_report::analyze::markdown::render(r))
         .collect::<Vec<_>>()
         .join("\n---\n\n");
     let apps = reports
@@ -153,7 +153,7 @@ pub fn render(analyses: &[Analysis]) -> Result<Views, Refused> {
         })
         .collect();
     Ok(Views {
-        html: sparkdiag_report::html::render(&pairs),
+        html: sparkdiag_report::analyze::html::render(&pairs),
         json,
         markdown,
         apps,

@@ -7,9 +7,9 @@ use sparkdiag_contract::diff::Diff;
 use super::text::{
     cause_line, fact_line, output_side, query_rows, ratio_words, rows_read, signed, value,
 };
+use crate::analyze::html::figure;
 use crate::charts::{DiffBar, diff_bars, diff_timelines, work_colour};
 use crate::format::{duration, escape as esc};
-use crate::html::figure;
 
 pub fn render(d: &Diff) -> String {
     let mut body = String::new();

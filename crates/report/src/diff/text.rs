@@ -7,8 +7,8 @@ use sparkdiag_contract::diff::{
     Cause, Diff, Fact, MetricChange, OutputSide, RunOut, StageGroupOut, WorkMatch, WorkSide,
 };
 
+use crate::analyze::text::Options;
 use crate::format::{duration, human_bytes, share, share_change, thousands};
-use crate::text::Options;
 
 /// A metric's value in its unit.
 pub fn value(unit: &str, v: f64) -> String {

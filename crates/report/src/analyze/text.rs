@@ -170,13 +170,13 @@ fn view(report: &Report, opts: Options) -> String {
             " · INCOMPLETE (see warnings)"
         }
     );
-    if let Some(line) = crate::streaming::workload_line(report) {
+    if let Some(line) = super::streaming::workload_line(report) {
         let _ = writeln!(out, "{line}");
     }
     out.push('\n');
 
     out.push_str(&findings_section(report, opts));
-    out.push_str(&crate::streaming::text(report));
+    out.push_str(&super::streaming::text(report));
 
     let mut table = new_table(opts, presets::NOTHING);
     let rows = summary_rows(s);
@@ -186,11 +186,11 @@ fn view(report: &Report, opts: Options) -> String {
     let _ = writeln!(out, "{table}\n");
     if let Some(w) = &report.what_if {
         let width = opts.terminal.then(|| usize::from(opts.columns()));
-        out.push_str(&crate::whatif::text(w, width));
+        out.push_str(&super::whatif::text(w, width));
     }
     if let Some(m) = &report.memory {
         let width = opts.terminal.then(|| usize::from(opts.columns()));
-        out.push_str(&crate::memory::text(
+        out.push_str(&super::memory::text(
             m,
             new_table(opts, presets::NOTHING),
             width,

@@ -210,17 +210,17 @@ fn application(out: &mut String, report: &Report, view: &ViewData) {
              The last section says what is missing.</p>\n",
         );
     }
-    if let Some(line) = crate::streaming::workload_line(report) {
+    if let Some(line) = super::streaming::workload_line(report) {
         let _ = writeln!(out, "<p class=\"meta\">{}</p>", escape(&line));
     }
     findings(out, report);
-    out.push_str(&crate::streaming::html(report));
+    out.push_str(&super::streaming::html(report));
     summary(out, report);
     if let Some(w) = &report.what_if {
-        out.push_str(&crate::whatif::html(w));
+        out.push_str(&super::whatif::html(w));
     }
     if let Some(m) = &report.memory {
-        out.push_str(&crate::memory::html(m));
+        out.push_str(&super::memory::html(m));
     }
     out.push_str("<h2>Charts</h2>\n");
     for chart in charts::render_all(report, view) {
@@ -331,7 +331,7 @@ fn findings(out: &mut String, report: &Report) {
 
 fn summary(out: &mut String, report: &Report) {
     // The same rows as the text and Markdown views, as tiles.
-    let tiles = crate::text::summary_rows(&report.summary);
+    let tiles = super::text::summary_rows(&report.summary);
     out.push_str("<h2>Summary</h2>\n<dl class=\"numbers\">\n");
     for (label, value) in tiles {
         let _ = writeln!(

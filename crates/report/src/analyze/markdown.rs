@@ -56,10 +56,10 @@ pub fn render(report: &Report) -> String {
         }
     );
 
-    if let Some(line) = crate::streaming::workload_line(report) {
+    if let Some(line) = super::streaming::workload_line(report) {
         let _ = writeln!(out, "{}\n", inline(&line));
     }
-    out.push_str(&crate::streaming::markdown(report));
+    out.push_str(&super::streaming::markdown(report));
     out.push_str("## Findings, most severe first, then most time saved\n\n");
     if report.findings.is_empty() {
         out.push_str("No findings: nothing here crossed a detector's threshold.\n\n");
@@ -76,7 +76,7 @@ pub fn render(report: &Report) -> String {
         for (i, f) in report.findings.iter().enumerate() {
             let finding = &f.finding;
             let cost = if with_cost {
-                format!(" {} |", crate::text::cost_label(f))
+                format!(" {} |", super::text::cost_label(f))
             } else {
                 String::new()
             };
@@ -105,17 +105,17 @@ pub fn render(report: &Report) -> String {
     }
 
     out.push_str("## Application summary\n\n| | |\n|---|--:|\n");
-    let rows = crate::text::summary_rows(s);
+    let rows = super::text::summary_rows(s);
     for (label, value) in rows {
         let _ = writeln!(out, "| {label} | {value} |");
     }
     out.push('\n');
 
     if let Some(w) = &report.what_if {
-        out.push_str(&crate::whatif::markdown(w));
+        out.push_str(&super::whatif::markdown(w));
     }
     if let Some(m) = &report.memory {
-        out.push_str(&crate::memory::markdown(m));
+        out.push_str(&super::memory::markdown(m));
     }
 
     let stages = report.longest_stages();
