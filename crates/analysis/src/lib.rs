@@ -17,14 +17,21 @@ use sparkdiag_contract::{Report, ViewData};
 use sparkdiag_eventlog::{LogInput, ReadError, SourceReport};
 use sparkdiag_facts::PlanInput;
 use sparkdiag_model::{Application, ApplicationBuilder};
-use sparkdiag_rules::Config;
 
 pub mod assemble;
+pub mod catalogue;
+mod compare;
+pub mod detail;
 mod pick;
 mod plan_text;
+pub mod replay;
+pub mod spark_ui;
 
+pub use compare::{CompareOptions, Noise, compare};
 pub use pick::{PickError, analyze_one};
 pub use plan_text::{PlanTextError, analyze_plan_text};
+/// The rules' configuration (thresholds overridden, rules disabled) every command passes in.
+pub use sparkdiag_rules::{Config, ConfigError};
 
 /// How to analyse: the rules' configuration and what the report is told about its inputs.
 pub struct Options<'a> {

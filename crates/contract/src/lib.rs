@@ -9,10 +9,12 @@
 //! This crate computes nothing and depends on no other part of sparkdiag but the parsed plan:
 //! the model, the facts, the rules and the what-if use its types, `sparkdiag_analysis` fills the
 //! documents in (`sparkdiag_analysis::assemble`), and the views (`sparkdiag-report`) and the
-//! fleet's tables (`sparkdiag-tables`) read them and nothing else. Field names are a public API:
+//! fleet's tables (`sparkdiag-tables`) read them and nothing else. [`detail`] is what is asked
+//! of one application beyond its report (a stage's tasks, failures by cause), for `sparkdiag mcp`. Field names are a public API:
 //! adding a field is compatible, renaming or dropping one is a new schema version.
 
 mod counterfactual;
+pub mod detail;
 pub mod diff;
 mod finding;
 pub mod memory;

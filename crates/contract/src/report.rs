@@ -6,7 +6,7 @@ use crate::{AppStatus, Finding, JobStatus, Platform, StageStatus};
 
 pub const SCHEMA: &str = "sparkdiag/report/v1";
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub schema: &'static str,
     pub source: Source,
@@ -39,7 +39,7 @@ pub struct Report {
 }
 
 /// A finding as the report shows it: the rule's finding, plus its cost when a price is known.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct FindingOut {
     #[serde(flatten)]
     pub finding: Finding,
@@ -57,6 +57,49 @@ pub struct FindingOut {
     /// `lost`: time the run lost (a failed job), an outcome, not a saving; `cost`: paid-for
     /// core-hours, not wall-clock time (`impact_ms` 0, `impact_core_hours` the cost); `none`.
     pub impact_kind: &'static str,
+    /// Added in v1: where in the user's program the finding's jobs, stages and SQL executions
+    /// were called (at most five), as the log names them; empty for a finding about none.
+    pub code_sites: Vec<CodeSite>,
+}
+
+/// Where in the user's program some work was called, as the log names it (Spark's call site,
+/// `method at File:line`), with the file and line apart when the call site names them.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CodeSite {
+    /// The work it started: `job 2`, `stage 3`, `SQL execution 1`.
+    pub work: String,
+    /// The call, as the log writes it: `collect at /work/job.py:107`.
+    pub call: String,
+    /// The file of the call (`/work/job.py`), when the call site names one.
+    pub file: Option<String>,
+    /// Its line, 1-based.
+    pub line: Option<u32>,
+}
+
+impl CodeSite {
+    /// `what` called at `call` (a short call site, `method at File:line`): the file and line
+    /// split out when it ends with them.
+    pub fn new(work: String, call: &str) -> CodeSite {
+        let call = call.lines().next().unwrap_or_default().trim().to_string();
+        let (file, line) = call
+            .rsplit_once(" at ")
+            .and_then(|(_, site)| site.rsplit_once(':'))
+            .and_then(|(file, line)| Some((file.to_string(), line.trim().parse::<u32>().ok()?)))
+            .filter(|(file, line)| !file.is_empty() && *line > 0)
+            .map_or((None, None), |(file, line)| (Some(file), Some(line)));
+        CodeSite {
+            work,
+            call,
+            file,
+            line,
+        }
+    }
+}
+
+impl std::fmt::Display for CodeSite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.work, self.call)
+    }
 }
 
 impl FindingOut {
@@ -79,7 +122,7 @@ impl FindingOut {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Source {
     /// What the user named.
     pub inputs: Vec<String>,
@@ -94,7 +137,7 @@ pub struct Source {
     pub warnings: Vec<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct SourceFile {
     pub path: String,
     pub codec: Option<&'static str>,
@@ -103,7 +146,7 @@ pub struct SourceFile {
     pub events: u64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct ApplicationOut {
     pub id: Option<String>,
     pub name: Option<String>,
@@ -142,7 +185,7 @@ pub struct ApplicationOut {
     pub outcome: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Summary {
     pub jobs: usize,
     pub failed_jobs: usize,
@@ -173,7 +216,7 @@ pub struct Summary {
     pub estimated_beyond_replay_ms: i64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct JobOut {
     pub job_id: i64,
     pub name: String,
@@ -194,9 +237,13 @@ pub struct JobOut {
     pub skipped_stages: usize,
     pub failed_stages: i64,
     pub failure: Option<String>,
+    /// Added in v1: the call in the user's program that started the job: its name
+    /// (`collect at job.py:107`) unless Spark named it after a JDK pool thread or a Scala
+    /// closure, then the first user-facing call of its SQL execution's stack.
+    pub call_site: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct StageOut {
     pub stage_id: i64,
     pub attempt_id: i64,
@@ -229,7 +276,7 @@ pub struct StageOut {
     pub failure_reason: Option<String>,
 }
 
-#[derive(Debug, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Quantiles {
     pub min: u32,
     pub p25: u32,
@@ -239,7 +286,7 @@ pub struct Quantiles {
     pub max: u32,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct ExecutorOut {
     pub executor_id: String,
     pub host: String,
@@ -251,6 +298,9 @@ pub struct ExecutorOut {
     pub removal: crate::Removal,
     /// The exit code its removal reason names, if any.
     pub exit_code: Option<i64>,
+    /// Added in v1: what that exit code means under this application's cluster manager
+    /// (`SIGKILL, usually the OOM killer: ...`), for the codes executors commonly die with.
+    pub exit_code_means: Option<String>,
     pub task_time_ms: i64,
     pub run_time_ms: i64,
     pub jvm_gc_time_ms: i64,
@@ -267,7 +317,7 @@ pub struct ExecutorOut {
     pub peak_jvm_heap_bytes: Option<i64>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct SqlOut {
     pub execution_id: i64,
     pub description: String,
@@ -283,7 +333,7 @@ pub struct SqlOut {
     pub job_ids: Vec<i64>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct PlanNodeOut {
     /// Spark's own node id, as its UI's plan graph and the History Server's `/sql` REST API
     /// number them (`SparkPlanGraph`): wrappers such as `InputAdapter` and AQE query stages are
@@ -296,7 +346,7 @@ pub struct PlanNodeOut {
     pub stage_ids: Vec<i64>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct ExchangeStagesOut {
     /// The Exchange's Spark node id (`plan_nodes[].index`).
     pub node: usize,
@@ -383,6 +433,20 @@ pub fn outcome(status: AppStatus, jobs: usize, failed_jobs: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_code_site_splits_its_file_and_line_when_it_names_them() {
+        let site = CodeSite::new("job 2".into(), "collect at /work/job.py:107\nmore");
+        assert_eq!(site.call, "collect at /work/job.py:107");
+        assert_eq!(site.file.as_deref(), Some("/work/job.py"));
+        assert_eq!(site.line, Some(107));
+        assert_eq!(site.to_string(), "job 2: collect at /work/job.py:107");
+        let bare = CodeSite::new("stage 0".into(), "mapPartitions at <console>");
+        assert_eq!((bare.file, bare.line), (None, None));
+        let windows = CodeSite::new("job 0".into(), "count at C:\\etl\\Job.scala:31");
+        assert_eq!(windows.file.as_deref(), Some("C:\\etl\\Job.scala"));
+        assert_eq!(windows.line, Some(31));
+    }
 
     #[test]
     fn the_outcome_names_failed_jobs_whatever_the_exit_code() {

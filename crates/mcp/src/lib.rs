@@ -11,7 +11,7 @@
 //! ```no_run
 //! let options = sparkdiag_mcp::Options {
 //!     roots: vec!["/var/log/spark-events".into()],
-//!     rules: sparkdiag_rules::Config::default(),
+//!     rules: sparkdiag_analysis::Config::default(),
 //!     prices: sparkdiag_analysis::Prices::default(),
 //! };
 //! sparkdiag_mcp::serve_stdio(options)?;
@@ -31,7 +31,7 @@ pub struct Options {
     /// The folders whose logs may be read (with the client's MCP roots).
     pub roots: Vec<std::path::PathBuf>,
     /// The rules' configuration, as `analyze --config/--set/--disable` give it.
-    pub rules: sparkdiag_rules::Config,
+    pub rules: sparkdiag_analysis::Config,
     /// Money beside the savings, as `analyze --price-per-core-hour/--price-per-gb-hour` give it.
     pub prices: sparkdiag_analysis::Prices,
 }
