@@ -29,7 +29,7 @@ pub struct BatchArgs {
     #[arg(long)]
     pub include_in_progress: bool,
     /// Only logs modified within this long before now: `36h`, `2d`, `90m`.
-    #[arg(long, value_name = "DURATION", value_parser = crate::flags::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = sparkdiag_report::format::parse_duration)]
     pub since: Option<std::time::Duration>,
     /// Exit with code 1 when an application regressed against its previous run.
     #[arg(long)]

@@ -6,7 +6,7 @@
 //!
 //! ```toml
 //! [defaults]
-//! format = "markdown"          # text, json, markdown, html
+//! format = "markdown"          # as --format: text, json, markdown, html, ...
 //! fail_on = "high"
 //! price_per_core_hour = 0.45      # every command that reports savings
 //! price_per_gb_hour = 0.005       # a GiB of executor memory for an hour
@@ -167,10 +167,11 @@ pub fn apply_to_analyze(args: &mut crate::AnalyzeArgs, found: &Found) -> anyhow:
     if args.format.is_none()
         && let Some(format) = &defaults.format
     {
-        args.format = Some(crate::Format::from_str(format, true).map_err(|_| {
+        args.format = Some(sparkdiag_report::Format::parse(format).ok_or_else(|| {
             anyhow::anyhow!(
-                "{}: [defaults] format = \"{format}\": expected text, json, markdown or html",
-                origin()
+                "{}: [defaults] format = \"{format}\": expected {}",
+                origin(),
+                crate::flags::format_names().join(", ")
             )
         })?);
     }

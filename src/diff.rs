@@ -19,8 +19,8 @@ pub struct DiffArgs {
     after: String,
     /// Output format: a summary for people, JSON (schema sparkdiag/diff/v1), Markdown for a pull
     /// request comment, or one self-contained HTML page with charts.
-    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
-    format: DiffFormat,
+    #[arg(long, value_parser = crate::flags::format(), default_value = "text")]
+    format: sparkdiag_report::Format,
     /// Write the diff to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -43,16 +43,8 @@ pub struct DiffArgs {
     /// (25%) or a duration (10s, 2min): a change within it is "nothing material". Default: the
     /// larger of 15% and 3 s. A short job whose start-up is half its runtime moves more; the
     /// nightly index's band for the job (`sparkdiag batch`) is its measured noise.
-    #[arg(long, value_name = "PCT|DURATION", value_parser = sparkdiag_diff::Noise::parse)]
-    noise: Option<sparkdiag_diff::Noise>,
-}
-
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum DiffFormat {
-    Text,
-    Json,
-    Markdown,
-    Html,
+    #[arg(long, value_name = "PCT|DURATION", value_parser = sparkdiag_analysis::Noise::parse)]
+    noise: Option<sparkdiag_analysis::Noise>,
 }
 
 pub fn run(args: DiffArgs, config: Config, prices: Prices) -> anyhow::Result<ExitCode> {
@@ -65,31 +57,22 @@ pub fn run(args: DiffArgs, config: Config, prices: Prices) -> anyhow::Result<Exi
     color.before_threads();
     let before = read_side("BEFORE", &args.before, &args, &config, prices)?;
     let after = read_side("AFTER", &args.after, &args, &config, prices)?;
-    let diff = sparkdiag_diff::compare(
-        sparkdiag_diff::Run {
-            app: &before.app,
-            report: &before.report,
-            plans: &before.plans,
-        },
-        sparkdiag_diff::Run {
-            app: &after.app,
-            report: &after.report,
-            plans: &after.plans,
-        },
-        &sparkdiag_diff::Options {
+    let diff = sparkdiag_analysis::compare(
+        &before,
+        &after,
+        &sparkdiag_analysis::CompareOptions {
             price_per_core_hour: prices.per_core_hour,
             noise: args.noise,
         },
     );
-    let rendered = match args.format {
-        DiffFormat::Text => sparkdiag_report::diff::text::render_with(
-            &diff,
-            color.text_options(args.output.is_some()),
-        ),
-        DiffFormat::Json => serde_json::to_string_pretty(&diff)? + "\n",
-        DiffFormat::Markdown => sparkdiag_report::diff::markdown::render(&diff),
-        DiffFormat::Html => sparkdiag_report::diff::html::render(&diff),
-    };
+    let rendered = sparkdiag_report::View::render(
+        &diff,
+        args.format,
+        &sparkdiag_report::Options {
+            terminal: color.terminal(args.output.is_some()),
+            ..Default::default()
+        },
+    )?;
     match &args.output {
         Some(file) => std::fs::write(file, rendered)
             .with_context(|| format!("cannot write {}", file.display()))?,

@@ -15,7 +15,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand};
+use sparkdiag_report::analyze::{App, Applications};
+use sparkdiag_report::{Format, View};
 use sparkdiag_rules::{Config, Severity};
 
 #[derive(Parser)]
@@ -109,8 +111,8 @@ enum Command {
         /// A rule's code (SK001) or name (data-skew).
         code: Option<String>,
         /// text, or json: every rule (or the one named) with its doc and thresholds.
-        #[arg(long, value_enum, default_value = "text")]
-        format: RulesFormat,
+        #[arg(long, value_parser = flags::format(), default_value = "text")]
+        format: Format,
     },
     /// Print the shell completion script: bash, zsh, fish, powershell or elvish.
     #[command(after_help = "Examples:\n  \
@@ -155,7 +157,7 @@ struct AnalyzeArgs {
     /// Output format: a summary for people, the versioned JSON report (schema sparkdiag/report/v1),
     /// Markdown for an issue or pull request, or one self-contained HTML page with charts.
     /// [default: text]
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = flags::format())]
     format: Option<Format>,
     /// Also write the report's charts into DIR (created if missing), each as NAME.svg and NAME.png.
     #[arg(long, value_name = "DIR")]
@@ -260,7 +262,7 @@ struct ServeCommand {
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
     /// The largest file accepted (e.g. 2GiB, 500MiB); larger uploads are refused with 413.
-    #[arg(long, value_name = "SIZE", default_value = "2GiB", value_parser = flags::parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = "2GiB", value_parser = sparkdiag_report::format::parse_size)]
     max_upload: u64,
     /// How long uploads and their reports are kept (e.g. 24h, 30m, 7d).
     #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = flags::parse_positive_duration)]
@@ -280,34 +282,14 @@ struct PlanArgs {
     #[arg(value_name = "FILE")]
     file: String,
     /// Output format: the tree and findings for people, or JSON (schema sparkdiag/plan/v1).
-    #[arg(long, value_enum, default_value_t = PlanFormat::Text)]
-    format: PlanFormat,
+    #[arg(long, value_parser = flags::format(), default_value = "text")]
+    format: Format,
     /// Exit with code 1 when a finding is at least this severe.
     #[arg(long, value_name = "SEVERITY", value_parser = ["critical", "high", "medium", "low", "info"])]
     fail_on: Option<String>,
     /// Override one threshold, e.g. --set EX001.max_exchanges=5 (repeatable).
     #[arg(long = "set", value_name = "CODE.KEY=VALUE")]
     set: Vec<String>,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum PlanFormat {
-    Text,
-    Json,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum RulesFormat {
-    Text,
-    Json,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum Format {
-    Text,
-    Json,
-    Markdown,
-    Html,
 }
 
 fn main() -> ExitCode {
@@ -423,14 +405,15 @@ fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
     let (plans, findings) = sparkdiag_analysis::analyze_plan_text(bytes, shown, &config)?;
     let fail_on = args.fail_on.as_deref().and_then(Severity::parse);
     let failing = fail_on.is_some_and(|threshold| findings.iter().any(|f| f.severity <= threshold));
-    let rendered = match args.format {
-        PlanFormat::Json => {
-            let report = sparkdiag_report::PlanReport::new(&plans, &findings);
-            serde_json::to_string_pretty(&report)? + "\n"
-        }
-        PlanFormat::Text => sparkdiag_report::plan::render(&plans, &findings),
+    let document = sparkdiag_report::plan::PlanText {
+        plans: &plans,
+        findings: &findings,
     };
-    std::io::stdout().lock().write_all(rendered.as_bytes())?;
+    document.write(
+        args.format,
+        &sparkdiag_report::Options::default(),
+        &mut std::io::stdout().lock(),
+    )?;
     Ok(if failing {
         ExitCode::from(1)
     } else {
@@ -438,27 +421,23 @@ fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn rules(code: Option<&str>, format: RulesFormat) -> anyhow::Result<ExitCode> {
+fn rules(code: Option<&str>, format: Format) -> anyhow::Result<ExitCode> {
     let rules: Vec<sparkdiag_rules::RuleDoc> = match code {
         Some(code) => vec![
-            sparkdiag_rules::find_rule(code)
-                .with_context(|| format!("no rule `{code}`; `sparkdiag rules` lists them"))?
-                .about(),
+            sparkdiag_analysis::catalogue::find_rule(code)
+                .with_context(|| format!("no rule `{code}`; `sparkdiag rules` lists them"))?,
         ],
-        None => sparkdiag_rules::all_rules()
-            .iter()
-            .map(|r| r.about())
-            .collect(),
+        None => sparkdiag_analysis::catalogue::rule_docs(),
     };
-    let out = match (format, code) {
-        (RulesFormat::Json, _) => {
-            let rules = rules.iter().map(|r| r.registry_entry()).collect();
-            serde_json::to_string_pretty(&sparkdiag_rules::Registry { rules })? + "\n"
-        }
-        (RulesFormat::Text, None) => sparkdiag_report::catalogue::table(&rules),
-        (RulesFormat::Text, Some(_)) => sparkdiag_report::catalogue::explain(&rules[0]),
+    let document = sparkdiag_report::catalogue::Catalogue {
+        rules: &rules,
+        explain: code.is_some(),
     };
-    std::io::stdout().lock().write_all(out.as_bytes())?;
+    document.write(
+        format,
+        &sparkdiag_report::Options::default(),
+        &mut std::io::stdout().lock(),
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -466,16 +445,15 @@ fn analyze(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let found = config::Found::here();
     config::apply_to_analyze(&mut args, &found)?;
     let prices = args.prices.prices(&found)?;
-    args.habits.color.unwrap_or_default().before_threads();
+    let color = args.habits.color.unwrap_or_default();
+    color.before_threads();
     let format = args.format.unwrap_or(Format::Text);
     let config = args.rules.config()?;
     let fail_on = args.fail_on.as_deref().and_then(Severity::parse);
-    let mut failing = false;
-    let mut reports = Vec::new();
     // Only the charts and the HTML plan trees need the per-task view data; keep it only for them.
-    let keep_views = matches!(format, Format::Html) || args.charts.is_some() || args.habits.open;
+    let keep_views = format.needs_view_data() || args.charts.is_some() || args.habits.open;
+    let mut reports = Vec::new();
     let mut views = Vec::new();
-    let mut ui_links = Vec::new();
     for path in &args.paths {
         for input in sparkdiag_eventlog::discover(path)? {
             if !args.habits.quiet {
@@ -497,63 +475,48 @@ fn analyze(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
                 views.push(analysis.view_data());
             }
             let mut report = analysis.report;
-            failing |= fail_on.is_some_and(|threshold| {
-                report
-                    .findings
-                    .iter()
-                    .any(|f| f.finding.severity <= threshold)
-            });
-            habits::keep_top(&mut report, args.habits.top);
-            ui_links.push(habits::add_ui_links(
-                args.habits.ui_url.as_deref(),
-                &mut report,
-            ));
+            if let Some(base) = &args.habits.ui_url {
+                sparkdiag_analysis::spark_ui::link_findings(&mut report, base);
+            }
             reports.push(report);
         }
     }
+    let failing = fail_on.is_some_and(|threshold| {
+        reports
+            .iter()
+            .flat_map(|r| &r.findings)
+            .any(|f| f.finding.severity <= threshold)
+    });
     if let Some(dir) = &args.charts {
         sparkdiag_report::charts::write_files(dir, &reports, &views)?;
     }
-    let rendered = match format {
-        _ if args.habits.quiet => reports.iter().map(habits::quiet_lines).collect(),
-        Format::Text if reports.len() >= habits::MANY_APPLICATIONS => {
-            habits::summary_lines(&reports)
-        }
-        Format::Json if reports.len() == 1 => serde_json::to_string_pretty(&reports[0])? + "\n",
-        Format::Json => serde_json::to_string_pretty(&reports)? + "\n",
-        Format::Text => {
-            // Terminal width and colour only when the text goes to a terminal; `-o FILE` and
-            // pipes get the plain view.
-            let opts = args
-                .habits
-                .color
-                .unwrap_or_default()
-                .text_options(args.output.is_some());
-            reports
-                .iter()
-                .zip(&ui_links)
-                .map(|(r, links)| {
-                    sparkdiag_report::analyze::text::render_with(r, opts)
-                        + &habits::ui_section(links)
-                })
-                .collect::<Vec<_>>()
-                .join("\n────────\n\n")
-        }
-        Format::Markdown => reports
-            .iter()
-            .map(sparkdiag_report::analyze::markdown::render)
-            .collect::<Vec<_>>()
-            .join("\n---\n\n"),
-        Format::Html => {
-            sparkdiag_report::analyze::html::render(&reports.iter().zip(&views).collect::<Vec<_>>())
-        }
+    let apps: Vec<App> = reports
+        .iter()
+        .enumerate()
+        .map(|(i, report)| App {
+            report,
+            view: views.get(i),
+        })
+        .collect();
+    let document = Applications(&apps);
+    let options = sparkdiag_report::Options {
+        // Terminal width and colour only when the text goes to a terminal; `-o FILE` and pipes
+        // get the plain view.
+        terminal: color.terminal(args.output.is_some()),
+        top: args.habits.top,
+        quiet: args.habits.quiet,
     };
+    let rendered = document.render(format, &options)?;
     if args.habits.open {
         let page = match format {
-            Format::Html => rendered.clone(),
-            _ => sparkdiag_report::analyze::html::render(
-                &reports.iter().zip(&views).collect::<Vec<_>>(),
-            ),
+            Format::Html if !args.habits.quiet => rendered.clone(),
+            _ => document.render(
+                Format::Html,
+                &sparkdiag_report::Options {
+                    quiet: false,
+                    ..options.clone()
+                },
+            )?,
         };
         let file = habits::open_in_browser(&page)?;
         if !args.habits.quiet {

@@ -11,6 +11,11 @@
 //! nightly batch's index page), [`plan`] (`sparkdiag plan`) and [`catalogue`]
 //! (`sparkdiag rules`). [`format`] is how every view writes a number, and [`charts`] the one
 //! chart kit.
+//!
+//! Every command reaches them through one seam: a document ([`analyze::Applications`], a
+//! [`Diff`](sparkdiag_contract::diff::Diff), [`plan::PlanText`], [`catalogue::Catalogue`]) is a
+//! [`View`], drawn in any [`Format`] of the one list with the [`Options`] every view takes
+//! (where text goes, how many findings to show).
 
 pub mod analyze;
 pub mod catalogue;
@@ -18,7 +23,10 @@ pub mod charts;
 pub mod diff;
 pub mod fleet;
 pub mod format;
+mod output;
 pub mod plan;
+
+pub use output::{Format, Options, RenderError, Terminal, View, terminal_width};
 
 /// The contract the views render, under the name the views have always used.
 pub use sparkdiag_contract::*;

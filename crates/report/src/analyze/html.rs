@@ -138,6 +138,11 @@ footer { margin-top: 48px; color: var(--muted); font-size: 12px; }
 
 /// One page for one or more applications (one section each), in the order given.
 pub fn render(apps: &[(&Report, &ViewData)]) -> String {
+    render_with(apps, &crate::Options::default())
+}
+
+/// [`render`] with the findings `options` shows.
+pub fn render_with(apps: &[(&Report, &ViewData)], options: &crate::Options) -> String {
     let title = match apps {
         [(report, _)] => format!(
             "sparkdiag: {}",
@@ -161,7 +166,7 @@ pub fn render(apps: &[(&Report, &ViewData)]) -> String {
         if i > 0 {
             out.push_str("<hr>\n");
         }
-        application(&mut out, report, view);
+        application(&mut out, report, view, options);
     }
     let _ = write!(
         out,
@@ -173,7 +178,7 @@ pub fn render(apps: &[(&Report, &ViewData)]) -> String {
     out
 }
 
-fn application(out: &mut String, report: &Report, view: &ViewData) {
+fn application(out: &mut String, report: &Report, view: &ViewData, options: &crate::Options) {
     let a = &report.application;
     let _ = write!(
         out,
@@ -213,7 +218,7 @@ fn application(out: &mut String, report: &Report, view: &ViewData) {
     if let Some(line) = super::streaming::workload_line(report) {
         let _ = writeln!(out, "<p class=\"meta\">{}</p>", escape(&line));
     }
-    findings(out, report);
+    findings(out, report, options);
     out.push_str(&super::streaming::html(report));
     summary(out, report);
     if let Some(w) = &report.what_if {
@@ -241,7 +246,7 @@ fn application(out: &mut String, report: &Report, view: &ViewData) {
     executors(out, report);
     failures(out, report);
     sql(out, report);
-    plans(out, report, view);
+    plans(out, report, view, options);
     if !report.source.warnings.is_empty() {
         out.push_str("<h2>What the log is missing or could not be read</h2>\n<ul>\n");
         for w in &report.source.warnings {
@@ -276,13 +281,22 @@ pub(crate) fn figure(chart: &charts::Chart) -> String {
     out
 }
 
-fn findings(out: &mut String, report: &Report) {
+fn findings(out: &mut String, report: &Report, options: &crate::Options) {
     out.push_str("<h2>Findings, most severe first, then most time saved</h2>\n");
     if report.findings.is_empty() {
         out.push_str("<p>No findings: nothing here crossed a detector's threshold.</p>\n");
         return;
     }
-    for (i, f) in report.findings.iter().enumerate() {
+    let shown = options.shown(report);
+    if shown.len() < report.findings.len() {
+        let _ = writeln!(
+            out,
+            "<p class=\"meta\">Showing {} of the {} findings.</p>",
+            shown.len(),
+            report.findings.len()
+        );
+    }
+    for (i, f) in shown.iter().enumerate() {
         let finding = &f.finding;
         let severity = finding.severity.name();
         let impact = if f.impact_kind == "cost" {
@@ -518,7 +532,7 @@ enum Kind {
 /// the stages it ran in. The operators a finding names (`scope.plan_node_ids`, Spark's node
 /// ids) are highlighted in the finding's severity colour; when the text plan and the
 /// structured plan cannot be paired, the finding is shown on the execution's line instead.
-fn plans(out: &mut String, report: &Report, view: &ViewData) {
+fn plans(out: &mut String, report: &Report, view: &ViewData, options: &crate::Options) {
     let runs: Vec<(&crate::SqlOut, &PlanTree)> = report
         .sql
         .iter()
@@ -546,9 +560,9 @@ fn plans(out: &mut String, report: &Report, view: &ViewData) {
         // Findings name operators by Spark's node ids, which `plan_nodes` carries.
         let ids: Option<Vec<Option<u32>>> =
             Some(measured.iter().map(|m| m.map(|m| m.index as u32)).collect());
-        let findings: Vec<&crate::FindingOut> = report
-            .findings
-            .iter()
+        let findings: Vec<&crate::FindingOut> = options
+            .shown(report)
+            .into_iter()
             .filter(|f| f.finding.scope.sql_execution_ids.contains(&q.execution_id))
             .collect();
         let operators = tree.nodes.iter().filter(|n| !is_wrapper(&n.name)).count();

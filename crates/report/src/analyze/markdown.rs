@@ -28,6 +28,12 @@ pub fn inline(text: &str) -> String {
 
 /// One report as a Markdown document.
 pub fn render(report: &Report) -> String {
+    render_with(report, &crate::Options::default())
+}
+
+/// [`render`] with the findings `options` shows.
+pub fn render_with(report: &Report, options: &crate::Options) -> String {
+    let shown = options.shown(report);
     let mut out = String::new();
     let app = &report.application;
     let s = &report.summary;
@@ -64,16 +70,23 @@ pub fn render(report: &Report) -> String {
     if report.findings.is_empty() {
         out.push_str("No findings: nothing here crossed a detector's threshold.\n\n");
     } else {
-        let with_cost = report
-            .findings
+        let with_cost = shown
             .iter()
             .any(|f| f.impact_cost.is_some() || f.impact_memory_cost.is_some());
+        if shown.len() < report.findings.len() {
+            let _ = writeln!(
+                out,
+                "Showing {} of the {} findings.\n",
+                shown.len(),
+                report.findings.len()
+            );
+        }
         out.push_str(if with_cost {
             "| # | severity | saves | cost | rule | finding |\n|--:|---|--:|--:|---|---|\n"
         } else {
             "| # | severity | saves | rule | finding |\n|--:|---|--:|---|---|\n"
         });
-        for (i, f) in report.findings.iter().enumerate() {
+        for (i, f) in shown.iter().enumerate() {
             let finding = &f.finding;
             let cost = if with_cost {
                 format!(" {} |", super::text::cost_label(f))
@@ -91,7 +104,7 @@ pub fn render(report: &Report) -> String {
             );
         }
         out.push_str("\n### How to fix them\n\n");
-        for (i, f) in report.findings.iter().enumerate() {
+        for (i, f) in shown.iter().enumerate() {
             let _ = writeln!(
                 out,
                 "{}. **{}** {}  \n   Fix: {}",

@@ -7,7 +7,7 @@ use sparkdiag_contract::diff::{
     Cause, Diff, Fact, MetricChange, OutputSide, RunOut, StageGroupOut, WorkMatch, WorkSide,
 };
 
-use crate::analyze::text::Options;
+use crate::Terminal as Options;
 use crate::format::{duration, human_bytes, share, share_change, thousands};
 
 /// A metric's value in its unit.
