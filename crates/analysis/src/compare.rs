@@ -12,7 +12,7 @@ pub fn compare(before: &Analysis, after: &Analysis, options: &CompareOptions) ->
         sparkdiag_diff::Run {
             app: &a.app,
             report: &a.report,
-            plans: &a.plans,
+            facts: &a.facts,
         }
     }
     sparkdiag_diff::compare(run(before), run(after), options)

@@ -33,7 +33,7 @@ pub struct Replayed {
 /// application start, no tasks, or a clock that jumped).
 pub fn what_if_at(analysis: &Analysis, scenario: Scenario) -> Option<Replayed> {
     let brief = analysis.report.what_if.as_ref()?;
-    let graph = Graph::new(&analysis.app)?;
+    let graph = Graph::with_stage_stats(&analysis.app, &analysis.facts.stages)?;
     let replay = |slots: usize, cut_skew: bool, remove_driver_gaps: bool| {
         graph.replay(ReplayOptions {
             slots: Some(slots.max(1)),

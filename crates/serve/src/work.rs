@@ -196,7 +196,7 @@ pub fn diff(
         sparkdiag_diff::Run {
             app: &a.app,
             report: &a.report,
-            plans: &a.plans,
+            facts: &a.facts,
         }
     }
     let options = sparkdiag_diff::Options {
