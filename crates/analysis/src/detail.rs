@@ -1,6 +1,6 @@
 //! What is asked of one analysed application beyond its report (`sparkdiag_contract::detail`),
 //! read from its model on demand: one stage's executors and slowest tasks, and task failures
-//! grouped by cause. `sparkdiag mcp` answers `get_stage` and `failure_postmortem` from these.
+//! grouped by cause (of the application, or of one executor). `sparkdiag mcp` answers `get_stage` and `failure_postmortem` from these.
 
 use std::collections::BTreeMap;
 
@@ -97,6 +97,16 @@ pub fn stage_detail(analysis: &Analysis, index: usize, slowest: usize) -> Option
 /// [`MAX_FAILURE_GROUPS`] causes).
 pub fn task_failures(analysis: &Analysis) -> TaskFailures {
     grouped(&analysis.app, |_| true)
+}
+
+/// The task failures on the executor `executor_id`, grouped by cause as [`task_failures`].
+pub fn executor_failures(analysis: &Analysis, executor_id: &str) -> TaskFailures {
+    let app = &analysis.app;
+    grouped(app, |f| {
+        app.executors
+            .get(f.executor as usize)
+            .is_some_and(|e| e.id == executor_id)
+    })
 }
 
 /// The failures `keep` keeps, grouped by reason, exception class and the message's first line.

@@ -11,6 +11,7 @@ mod analyze_plan;
 mod common;
 mod compare_runs;
 mod failure_postmortem;
+mod get_executor;
 mod get_finding;
 mod get_job;
 mod get_stage;
@@ -54,6 +55,7 @@ pub static ALL: &[&Tool] = &[
     &get_finding::TOOL,
     &get_stage::TOOL,
     &get_job::TOOL,
+    &get_executor::TOOL,
     &failure_postmortem::TOOL,
     &compare_runs::TOOL,
     &analyze_plan::TOOL,
