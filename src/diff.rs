@@ -35,6 +35,9 @@ pub struct DiffArgs {
     /// vanished).
     #[arg(long)]
     fail_on_output_change: bool,
+    /// Exit with code 1 when AFTER has a finding BEFORE did not, at least this severe.
+    #[arg(long, value_name = "SEVERITY", value_parser = ["critical", "high", "medium", "low", "info"])]
+    fail_on_new: Option<String>,
     /// Colour the text view's verdict and causes: auto (on a terminal, unless NO_COLOR is
     /// set), always, or never.
     #[arg(long, value_enum, value_name = "WHEN")]
@@ -57,13 +60,21 @@ pub fn run(args: DiffArgs, config: Config, prices: Prices) -> anyhow::Result<Exi
     color.before_threads();
     let before = read_side("BEFORE", &args.before, &args, &config, prices)?;
     let after = read_side("AFTER", &args.after, &args, &config, prices)?;
-    let diff = sparkdiag_analysis::compare(
+    let mut diff = sparkdiag_analysis::compare(
         &before,
         &after,
         &sparkdiag_analysis::CompareOptions {
             price_per_core_hour: prices.per_core_hour,
             noise: args.noise,
         },
+    );
+    diff.gates = sparkdiag_analysis::gates::check_diff(
+        &diff,
+        args.fail_on_regression,
+        args.fail_on_new
+            .as_deref()
+            .and_then(sparkdiag_rules::Severity::parse),
+        args.fail_on_output_change,
     );
     let rendered = sparkdiag_report::View::render(
         &diff,
@@ -78,22 +89,14 @@ pub fn run(args: DiffArgs, config: Config, prices: Prices) -> anyhow::Result<Exi
             .with_context(|| format!("cannot write {}", file.display()))?,
         None => std::io::stdout().lock().write_all(rendered.as_bytes())?,
     }
-    let mut failing = false;
-    if let Some(pct) = args.fail_on_regression {
-        for (label, up) in diff.regressions(pct) {
-            eprintln!("sparkdiag: {label} went up {up:.0}% (more than --fail-on-regression {pct})");
-            failing = true;
+    // Each gate is one line in the text view; in any other output it goes to standard error.
+    let gates = diff.gates.as_ref();
+    if args.format != sparkdiag_report::Format::Text || args.output.is_some() {
+        for check in gates.iter().flat_map(|g| &g.checks) {
+            eprintln!("sparkdiag: gate {}", check.line);
         }
     }
-    if args.fail_on_output_change && diff.outputs_changed() {
-        eprintln!("sparkdiag: the outputs differ (--fail-on-output-change)");
-        failing = true;
-    }
-    Ok(if failing {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(ExitCode::from(gates.map_or(0, |g| g.exit_code)))
 }
 
 /// The run `path` names for `side` (BEFORE or AFTER), with errors that say which.

@@ -101,6 +101,8 @@ async def every_tool(session):
     check(analysed["findings_total"] == len(failed["findings"]), "analyze: findings count")
     same_findings(analysed["findings"], failed["findings"], "analyze")
     check(analysed["what_if"]["headline"] == failed["what_if"]["headline"], "analyze: what-if")
+    check(analysed["ledger"] == failed["ledger"], "analyze: the evidence ledger")
+    check(analysed["source"]["config"] == failed["source"]["config"], "analyze: the settings used")
     top1 = await call(session, "analyze_application", path=FAILED, top=1)
     check(len(top1["findings"]) == 1 and (len(failed["findings"]) == 1 or top1["omitted"]), "top=1")
     print(f"analyze_application: header, summary, {len(failed['findings'])} findings equal analyze --format json")

@@ -22,9 +22,12 @@ pub mod assemble;
 pub mod catalogue;
 mod compare;
 pub mod detail;
+pub mod gates;
+pub mod ledger;
 mod pick;
 mod plan_text;
 pub mod replay;
+pub mod settings;
 pub mod spark_ui;
 
 pub use compare::{CompareOptions, Noise, compare};
@@ -85,7 +88,31 @@ pub fn analyze_with_progress(
     mut progress: impl FnMut(u64),
 ) -> Result<Analysis, ReadError> {
     let (source, app) = model_with_progress(input, &mut progress)?;
+    if app.spark_events == 0 {
+        return Err(nothing_readable(input, &source));
+    }
     Ok(analyze_model(input, source, app, options))
+}
+
+/// An input without a single Spark event is no application: an error naming the input and
+/// what the reading found, never an empty report.
+fn nothing_readable(input: &LogInput, source: &SourceReport) -> ReadError {
+    let prefix = format!("{}: ", input.display);
+    let found: Vec<&str> = source
+        .warnings
+        .iter()
+        .map(|w| w.strip_prefix(&prefix).unwrap_or(w))
+        .collect();
+    let found = if found.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", found.join("; "))
+    };
+    ReadError::new(
+        &input.display,
+        None,
+        format!("nothing readable: not one Spark event in it{found}"),
+    )
 }
 
 /// The second half of [`analyze`]: every enabled rule and the report, over a model already built
@@ -108,7 +135,10 @@ pub fn analyze_model(
     } else {
         options.inputs.clone()
     };
-    let report = assemble::report(&inputs, &source, &app, &facts, replayed, &options.prices);
+    let mut report = assemble::report(&inputs, &source, &app, &facts, replayed, &options.prices);
+    // What the report could check, and what the settings were: named in every report.
+    report.ledger = ledger::ledger(&app, &facts, options.config, &report);
+    report.source.config = options.config.source();
     Analysis {
         source,
         app,

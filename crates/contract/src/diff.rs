@@ -32,6 +32,10 @@ pub struct Diff {
     /// id), its micro-batches side by side; absent when neither run streamed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub queries: Vec<QueryDiff>,
+    /// Added in v1: the CI gates asked for (`--fail-on-regression`, `--fail-on-new`,
+    /// `--fail-on-output-change`) and the exit code they give; absent when none was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gates: Option<crate::Gates>,
 }
 
 /// One streaming query in both runs (`before` or `after` is `null` where it did not run).

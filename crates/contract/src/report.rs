@@ -31,11 +31,33 @@ pub struct Report {
     /// see docs/memory.md); absent when the log has no executor memory metrics.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<crate::MemoryFigures>,
+    /// Added in v1: what the report could check: each kind of evidence present or absent, each
+    /// rule that did not run and why, each rule that found nothing with its thresholds.
+    pub ledger: crate::Ledger,
+    /// Added in v1: the CI gates asked for (`--max-runtime`, ...), each measured against its
+    /// limit, and the exit code they give; absent when none was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gates: Option<crate::Gates>,
+    /// Added in v1: this output shows only some findings (`--only`, `--min-severity`,
+    /// `--stage`, `--top`); the summary and the ledger stay the whole run's. Absent when every
+    /// finding is shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub narrowed: Option<Narrowed>,
     /// The prices the report was made with. Not serialised: each figure they price carries
     /// its own money (`impact_cost`, `impact_memory_cost`); the night's tables price the
     /// run's core-hours with them.
     #[serde(skip)]
     pub prices: Prices,
+}
+
+/// The findings an output was narrowed to.
+#[derive(Debug, Clone, Serialize)]
+pub struct Narrowed {
+    /// What was asked for, as the flags say it: `--only skew --min-severity high`.
+    pub flags: String,
+    pub findings_shown: usize,
+    /// The run's findings, all of them.
+    pub findings_total: usize,
 }
 
 /// A finding as the report shows it: the rule's finding, plus its cost when a price is known.
@@ -135,6 +157,8 @@ pub struct Source {
     pub malformed_lines: u64,
     pub unknown_events: std::collections::BTreeMap<String, u64>,
     pub warnings: Vec<String>,
+    /// Added in v1: the config files read and every threshold that differs from its default.
+    pub config: crate::ConfigSource,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -214,6 +238,12 @@ pub struct Summary {
     /// Added in v1: the time-saving findings whose change the replay cannot model (a plan
     /// rewrite), their bounded estimates added up (each millisecond counted once).
     pub estimated_beyond_replay_ms: i64,
+    /// Added in v1: the most executor cores the application held at once (the driver's in
+    /// local mode); `duration_ms` times this is the run's core-hours.
+    pub peak_cores: i64,
+    /// Added in v1: executor core time held but running no task, in core-hours (each
+    /// executor's cores times its lifetime, less its task time; as UT001 counts it).
+    pub idle_core_hours: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -240,6 +240,8 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
         findings,
         work,
         queries,
+        // The gates are the command's, asked for on the comparison (`sparkdiag_analysis::gates`).
+        gates: None,
     };
     if let Some(note) = projection_note {
         diff.correctness.notes.push(note);

@@ -23,10 +23,11 @@ pub mod charts;
 pub mod diff;
 pub mod fleet;
 pub mod format;
+pub mod gates;
 mod output;
 pub mod plan;
 
-pub use output::{Format, Options, RenderError, Terminal, View, terminal_width};
+pub use output::{Format, Narrowing, Options, RenderError, Terminal, View, terminal_width};
 
 /// The contract the views render, under the name the views have always used.
 pub use sparkdiag_contract::*;

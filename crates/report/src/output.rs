@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use sparkdiag_contract::{FindingOut, Report};
+use sparkdiag_contract::{Category, Finding, FindingOut, Report, Severity};
 
 /// An output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -147,6 +147,59 @@ pub struct Options {
     pub top: Option<usize>,
     /// One line per finding, in any format (`--quiet`).
     pub quiet: bool,
+    /// Only some findings (`--only`, `--min-severity`, `--stage`); the summary keeps the whole
+    /// run's counts.
+    pub narrowing: Narrowing,
+}
+
+/// The findings a view is asked to show: `--only CODE|CATEGORY`, `--min-severity`, `--stage N`.
+/// Empty lists and `None` keep every finding.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Narrowing {
+    /// These rules' findings (codes), with those of `categories`.
+    pub rules: Vec<&'static str>,
+    pub categories: Vec<Category>,
+    /// Findings at least this severe.
+    pub min_severity: Option<Severity>,
+    /// Findings about one of these stages.
+    pub stages: Vec<i64>,
+}
+
+impl Narrowing {
+    /// Whether `finding` is one to show.
+    pub fn keeps(&self, finding: &Finding) -> bool {
+        let chosen = (self.rules.is_empty() && self.categories.is_empty())
+            || self.rules.contains(&finding.rule)
+            || self.categories.contains(&finding.category);
+        chosen
+            && self.min_severity.is_none_or(|s| finding.severity <= s)
+            && (self.stages.is_empty()
+                || finding
+                    .scope
+                    .stage_ids
+                    .iter()
+                    .any(|s| self.stages.contains(s)))
+    }
+
+    /// What was asked for, as the flags say it: `--only skew --min-severity high`.
+    pub fn flags(&self) -> String {
+        let mut flags: Vec<String> = Vec::new();
+        for only in self
+            .rules
+            .iter()
+            .copied()
+            .chain(self.categories.iter().map(|c| c.name()))
+        {
+            flags.push(format!("--only {only}"));
+        }
+        if let Some(s) = self.min_severity {
+            flags.push(format!("--min-severity {}", s.name()));
+        }
+        for stage in &self.stages {
+            flags.push(format!("--stage {stage}"));
+        }
+        flags.join(" ")
+    }
 }
 
 impl Options {
@@ -155,8 +208,21 @@ impl Options {
         report
             .findings
             .iter()
+            .filter(|f| self.narrowing.keeps(&f.finding))
             .take(self.top.unwrap_or(usize::MAX))
             .collect()
+    }
+
+    /// What narrowed the findings, as the flags say it: `--only skew --top 3`.
+    pub fn narrowed_by(&self) -> String {
+        let mut flags = self.narrowing.flags();
+        if let Some(top) = self.top {
+            if !flags.is_empty() {
+                flags.push(' ');
+            }
+            flags.push_str(&format!("--top {top}"));
+        }
+        flags
     }
 
     /// Whether a view shows fewer findings than the report holds.

@@ -58,6 +58,7 @@ pub fn report(
             recoverable_ms: replayed_ms.min(runtime),
             estimated_beyond_replay_ms: estimated_beyond_replay_ms
                 .min(runtime - replayed_ms.min(runtime)),
+            peak_cores: cores,
             ..summary(app, stats)
         },
         jobs: app.jobs.iter().map(|j| job_out(app, j)).collect(),
@@ -107,6 +108,10 @@ pub fn report(
         what_if,
         streaming: super::streaming::streaming_out(app),
         memory: sparkdiag_facts::memory_figures::of(app),
+        // Filled in by the analysis once the report is built (`crate::ledger`).
+        ledger: Ledger::default(),
+        gates: None,
+        narrowed: None,
         prices: *prices,
     }
 }
@@ -137,6 +142,8 @@ fn source_out(inputs: &[String], s: &SourceReport) -> Source {
         malformed_lines: s.malformed_lines,
         unknown_events: s.unknown_events.clone(),
         warnings: s.warnings.clone(),
+        // What the rules were configured with is the analysis's to say (`crate::ledger`).
+        config: ConfigSource::default(),
     }
 }
 
@@ -240,7 +247,28 @@ fn summary(app: &Application, stats: &[StageStats]) -> Summary {
         job_time_ms,
         recoverable_ms: 0,
         estimated_beyond_replay_ms: 0,
+        peak_cores: 0,
+        idle_core_hours: idle_core_ms(app) as f64 / 3_600_000.0,
     }
+}
+
+/// Executor core time held but running no task: each executor's cores times its lifetime (to
+/// the end of the log when it stayed), less its tasks' time; the driver counts only in local
+/// mode, where it runs the tasks. UT001 (idle cores) measures the same.
+fn idle_core_ms(app: &Application) -> i64 {
+    let Some(end) = app.effective_end_ms() else {
+        return 0;
+    };
+    let local = app.executors.iter().all(|e| e.id == "driver");
+    let (mut held, mut busy) = (0i64, 0i64);
+    for e in app.executors.iter().filter(|e| local || e.id != "driver") {
+        let (Some(cores), Some(added)) = (e.cores, e.added_ms.or(app.start_ms)) else {
+            continue;
+        };
+        held += cores * (e.removed_ms.unwrap_or(end) - added).max(0);
+        busy += e.task_time_ms;
+    }
+    (held - busy).max(0)
 }
 
 fn job_out(app: &Application, j: &sparkdiag_model::Job) -> JobOut {

@@ -9,7 +9,7 @@ use super::{Args, Failure, Tool, Tools, int, path_props};
 pub static TOOL: Tool = Tool {
     name: "analyze_application",
     title: "Analyse one application",
-    description: "Analyses one application's event log as `sparkdiag analyze` does: the application header (id, name, Spark version, platform, status, outcome, duration), its summary (jobs, stages, tasks, failures, executor time, GC, shuffle, spill, driver time, recoverable time), the `top` findings ranked by the wall-clock time fixing each would save (rule, severity, title, impact_ms, scope, the user's code sites as `method at File:line`, the fix), and the what-if verdict (what bounds the run, more or fewer cores). Evidence is left out here: get_finding gives one finding in full.",
+    description: "Analyses one application's event log as `sparkdiag analyze` does: the application header (id, name, Spark version, platform, status, outcome, duration), its summary (jobs, stages, tasks, failures, executor time, GC, shuffle, spill, driver time, recoverable time), the `top` findings ranked by the wall-clock time fixing each would save (rule, severity, title, impact_ms, scope, the user's code sites as `method at File:line`, the fix), the what-if verdict (what bounds the run, more or fewer cores), the settings it ran with (`source.config`), and the evidence ledger: what the log held, which rules could not run and why, which ran and found nothing and with what thresholds (so no findings is not read as healthy when the log lacked what the rules need). Evidence is left out here: get_finding gives one finding in full.",
     arguments: || {
         path_props(&[(
             "top",
@@ -70,7 +70,9 @@ fn run(tools: &Tools, args: &Args) -> Result<Value, Failure> {
             "truncated": source.truncated,
             "malformed_lines": source.malformed_lines,
             "warnings": source.warnings.iter().take(WARNINGS).collect::<Vec<_>>(),
+            "config": source.config,
         },
+        "ledger": r.ledger,
         "findings_total": r.findings.len(),
         "findings": rows,
         "what_if": r.what_if.as_ref().map(brief),

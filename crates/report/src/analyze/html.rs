@@ -215,8 +215,14 @@ fn application(out: &mut String, report: &Report, view: &ViewData, options: &cra
              The last section says what is missing.</p>\n",
         );
     }
+    if let Some(line) = report.source.config.line() {
+        let _ = writeln!(out, "<p class=\"meta\">{}</p>", escape(&line));
+    }
     if let Some(line) = super::streaming::workload_line(report) {
         let _ = writeln!(out, "<p class=\"meta\">{}</p>", escape(&line));
+    }
+    if let Some(gates) = &report.gates {
+        out.push_str(&crate::gates::html(gates));
     }
     findings(out, report, options);
     out.push_str(&super::streaming::html(report));
@@ -247,6 +253,7 @@ fn application(out: &mut String, report: &Report, view: &ViewData, options: &cra
     failures(out, report);
     sql(out, report);
     plans(out, report, view, options);
+    out.push_str(&super::ledger::html(&report.ledger));
     if !report.source.warnings.is_empty() {
         out.push_str("<h2>What the log is missing or could not be read</h2>\n<ul>\n");
         for w in &report.source.warnings {
@@ -291,9 +298,10 @@ fn findings(out: &mut String, report: &Report, options: &crate::Options) {
     if shown.len() < report.findings.len() {
         let _ = writeln!(
             out,
-            "<p class=\"meta\">Showing {} of the {} findings.</p>",
+            "<p class=\"meta\">Showing {} of the {} findings ({}).</p>",
             shown.len(),
-            report.findings.len()
+            report.findings.len(),
+            escape(&options.narrowed_by())
         );
     }
     for (i, f) in shown.iter().enumerate() {

@@ -62,8 +62,14 @@ pub fn render_with(report: &Report, options: &crate::Options) -> String {
         }
     );
 
+    if let Some(line) = report.source.config.line() {
+        let _ = writeln!(out, "{}\n", inline(&line));
+    }
     if let Some(line) = super::streaming::workload_line(report) {
         let _ = writeln!(out, "{}\n", inline(&line));
+    }
+    if let Some(gates) = &report.gates {
+        out.push_str(&crate::gates::markdown(gates));
     }
     out.push_str(&super::streaming::markdown(report));
     out.push_str("## Findings, most severe first, then most time saved\n\n");
@@ -76,9 +82,10 @@ pub fn render_with(report: &Report, options: &crate::Options) -> String {
         if shown.len() < report.findings.len() {
             let _ = writeln!(
                 out,
-                "Showing {} of the {} findings.\n",
+                "Showing {} of the {} findings (`{}`).\n",
                 shown.len(),
-                report.findings.len()
+                report.findings.len(),
+                options.narrowed_by()
             );
         }
         out.push_str(if with_cost {
@@ -184,6 +191,7 @@ pub fn render_with(report: &Report, options: &crate::Options) -> String {
         out.push('\n');
     }
 
+    out.push_str(&super::ledger::markdown(&report.ledger));
     if !report.source.warnings.is_empty() {
         out.push_str("## What the log is missing or could not be read\n\n");
         for w in &report.source.warnings {

@@ -2,10 +2,12 @@
 //! one file per format: [`text`] for a terminal, [`markdown`] for an issue or a pull request,
 //! [`html`] as one self-contained page with the charts inline, and the versioned JSON. The
 //! sections more than one format draws are helpers each format calls: the what-if
-//! ([`whatif`]), the memory figures ([`memory`]) and the streaming queries ([`streaming`]).
+//! ([`whatif`]), the memory figures ([`memory`]), the streaming queries ([`streaming`]) and
+//! what the report could check ([`ledger`]).
 //! [`Applications`] is the document every format is asked for through [`crate::View`].
 
 pub mod html;
+pub mod ledger;
 pub mod markdown;
 pub mod memory;
 pub mod streaming;
@@ -76,6 +78,11 @@ fn json(apps: &[App], options: &Options) -> Result<String, RenderError> {
             options.narrows(a.report).then(|| {
                 let mut report = a.report.clone();
                 let shown: Vec<_> = options.shown(a.report).into_iter().cloned().collect();
+                report.narrowed = Some(crate::Narrowed {
+                    flags: options.narrowed_by(),
+                    findings_shown: shown.len(),
+                    findings_total: a.report.findings.len(),
+                });
                 report.findings = shown;
                 report
             })

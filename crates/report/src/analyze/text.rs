@@ -115,11 +115,17 @@ fn view(report: &Report, options: &crate::Options) -> String {
             " · INCOMPLETE (see warnings)"
         }
     );
+    if let Some(line) = report.source.config.line() {
+        let _ = writeln!(out, "{line}");
+    }
     if let Some(line) = super::streaming::workload_line(report) {
         let _ = writeln!(out, "{line}");
     }
     out.push('\n');
 
+    if let Some(gates) = &report.gates {
+        out.push_str(&crate::gates::text(gates));
+    }
     out.push_str(&findings_section(report, options));
     out.push_str(&super::streaming::text(report));
 
@@ -222,6 +228,7 @@ fn view(report: &Report, options: &crate::Options) -> String {
             2,
         ));
     }
+    out.push_str(&super::ledger::text(&report.ledger, lines));
     if !report.source.warnings.is_empty() {
         let _ = writeln!(out, "What the log is missing or could not be read");
         for w in &report.source.warnings {
@@ -424,9 +431,10 @@ fn findings_section(report: &Report, options: &crate::Options) -> String {
     if shown.len() < report.findings.len() {
         let _ = writeln!(
             out,
-            "(showing {} of the {} findings)",
+            "(showing {} of the {} findings: {})",
             shown.len(),
-            report.findings.len()
+            report.findings.len(),
+            options.narrowed_by()
         );
     }
     let _ = writeln!(

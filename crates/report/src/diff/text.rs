@@ -264,7 +264,7 @@ pub fn render_with(d: &Diff, opts: Options) -> String {
         None
     };
     let color = opts.color;
-    let mut out = String::new();
+    let mut out = d.gates.as_ref().map(crate::gates::text).unwrap_or_default();
     let mut emit = |s: String, paint: Option<&str>| {
         let lines = match width {
             Some(w) => wrap(&s, w),

@@ -34,6 +34,7 @@ declare_rule! {
         name: "aqe-disabled",
         category: Config,
         claims: Saving,
+        needs: [Environment, Tasks],
         summary: "Shuffles ran with Adaptive Query Execution switched off",
         thresholds: &[
             MEDIUM_SHUFFLE_SHARE,

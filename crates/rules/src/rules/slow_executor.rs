@@ -81,6 +81,7 @@ declare_rule! {
         name: "slow-executor",
         category: Skew,
         claims: Saving,
+        needs: [TaskMetrics],
         summary: "An executor whose tasks are consistently slower than their stages' medians, with the same data",
         thresholds: &[
             RATIO,

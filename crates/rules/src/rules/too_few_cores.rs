@@ -55,6 +55,7 @@ declare_rule! {
         name: "too-few-cores",
         category: Utilization,
         claims: Saving,
+        needs: [Executors, Tasks],
         summary: "The application ran all its tasks on one core, one after another",
         thresholds: &[MAX_CORES, MIN_TASKS, MIN_APP_SHARE] as &[Threshold],
         check: check,

@@ -26,6 +26,7 @@ declare_rule! {
         name: "window-without-partition",
         category: Plan,
         claims: Saving,
+        needs: [SqlPlans],
         summary: "A window function without partitionBy moves every row into one task",
         thresholds: &[] as &[Threshold],
         check: check,
