@@ -23,11 +23,19 @@ pub enum Format {
     Markdown,
     /// One self-contained page with charts that opens offline.
     Html,
+    /// SARIF 2.1.0, for code-scanning tools: each finding at its code site in the user's program.
+    Sarif,
 }
 
 impl Format {
     /// Every format, in the order `--help` lists them.
-    pub const ALL: [Format; 4] = [Format::Text, Format::Json, Format::Markdown, Format::Html];
+    pub const ALL: [Format; 5] = [
+        Format::Text,
+        Format::Json,
+        Format::Markdown,
+        Format::Html,
+        Format::Sarif,
+    ];
 
     /// What `--format` calls it.
     pub fn name(self) -> &'static str {
@@ -36,6 +44,7 @@ impl Format {
             Format::Json => "json",
             Format::Markdown => "markdown",
             Format::Html => "html",
+            Format::Sarif => "sarif",
         }
     }
 
@@ -53,6 +62,7 @@ impl Format {
             Format::Json => "the versioned document, for programs (docs/report-json.md)",
             Format::Markdown => "for an issue, a pull request or a ticket",
             Format::Html => "one self-contained page with charts that opens offline",
+            Format::Sarif => "SARIF 2.1.0 for code-scanning tools, findings at their code sites",
         }
     }
 
@@ -63,6 +73,7 @@ impl Format {
             Format::Json => "json",
             Format::Markdown => "md",
             Format::Html => "html",
+            Format::Sarif => "sarif",
         }
     }
 

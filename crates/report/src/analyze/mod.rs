@@ -10,6 +10,7 @@ pub mod html;
 pub mod ledger;
 pub mod markdown;
 pub mod memory;
+pub mod sarif;
 pub mod streaming;
 pub mod text;
 pub mod whatif;
@@ -64,6 +65,9 @@ impl View for Applications<'_> {
                 let pages: Option<Vec<(&Report, &ViewData)>> =
                     apps.iter().map(|a| Some((a.report, a.view?))).collect();
                 html::render_with(&pages.ok_or(RenderError::NoViewData)?, options)
+            }
+            Format::Sarif => {
+                sarif::render(&apps.iter().map(|a| a.report).collect::<Vec<_>>(), options)?
             }
         })
     }

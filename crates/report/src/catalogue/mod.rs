@@ -34,7 +34,9 @@ impl View for Catalogue<'_> {
             Format::Json => crate::output::json(&Registry {
                 rules: self.rules.iter().map(RuleDoc::registry_entry).collect(),
             }),
-            Format::Markdown | Format::Html => Err(RenderError::unsupported(self, format)),
+            Format::Markdown | Format::Html | Format::Sarif => {
+                Err(RenderError::unsupported(self, format))
+            }
         }
     }
 }

@@ -17,7 +17,7 @@ impl View for Diff {
     }
 
     fn formats(&self) -> &'static [Format] {
-        &Format::ALL
+        &[Format::Text, Format::Json, Format::Markdown, Format::Html]
     }
 
     fn render(&self, format: Format, options: &Options) -> Result<String, RenderError> {
@@ -26,6 +26,9 @@ impl View for Diff {
             Format::Json => crate::output::json(self)?,
             Format::Markdown => markdown::render(self),
             Format::Html => html::render(self),
+            // A comparison's findings carry no code site of their own: `analyze --format
+            // sarif` on AFTER gives them at their lines.
+            Format::Sarif => return Err(RenderError::unsupported(self, format)),
         })
     }
 }
