@@ -253,11 +253,13 @@ pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         && args.output.is_none()
         && !args.habits.quiet
         && reports.len() < sparkdiag_report::analyze::text::MANY_APPLICATIONS;
-    for report in &reports {
-        for check in report.gates.iter().flat_map(|g| &g.checks) {
-            if !in_view {
-                eprintln!("sparkdiag: gate {}", check.line);
-            }
+    // `--quiet` keeps standard error quiet: the exit code still says how the gates went.
+    if !in_view && !args.habits.quiet {
+        for check in reports
+            .iter()
+            .flat_map(|r| r.gates.iter().flat_map(|g| &g.checks))
+        {
+            eprintln!("sparkdiag: gate {}", check.line);
         }
     }
     let exit = sparkdiag_report::Exit::worst(
