@@ -32,6 +32,11 @@ pub struct AnalyzeArgs {
     /// Exit with code 1 when a finding is at least this severe (for schedulers and CI).
     #[arg(long, value_name = "SEVERITY", value_parser = ["critical", "high", "medium", "low", "info"])]
     pub fail_on: Option<String>,
+    /// Replace application ids and names, hosts and IP addresses, users and e-mail addresses,
+    /// paths (buckets included), notebook paths and SQL literals with pseudonyms that say what
+    /// they replace (host-1 stays host-1 throughout the report), in every format.
+    #[arg(long)]
+    redact: bool,
     #[command(flatten)]
     gates: GateFlags,
     #[command(flatten)]
@@ -162,6 +167,7 @@ pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         .flatten()
         .collect();
     let one = inputs.len() == 1;
+    let redactor = std::sync::Mutex::default();
     for (path, input) in &inputs {
         if !args.habits.quiet {
             for passed_over in &input.skipped {
@@ -173,6 +179,7 @@ pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             config: &config,
             prices,
             inputs: vec![path.clone()],
+            redact: args.redact.then_some(&redactor),
         };
         let analysis =
             sparkdiag_analysis::analyze_with_progress(input, &options, |n| progress.events(n));

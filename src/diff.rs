@@ -48,6 +48,9 @@ pub struct DiffArgs {
     /// nightly index's band for the job (`sparkdiag batch`) is its measured noise.
     #[arg(long, value_name = "PCT|DURATION", value_parser = sparkdiag_analysis::Noise::parse)]
     noise: Option<sparkdiag_analysis::Noise>,
+    /// Pseudonymise both runs as `analyze --redact` does: a value has one pseudonym in both.
+    #[arg(long)]
+    redact: bool,
 }
 
 pub fn run(args: DiffArgs, config: Config, prices: Prices) -> anyhow::Result<ExitCode> {
@@ -58,8 +61,10 @@ pub fn run(args: DiffArgs, config: Config, prices: Prices) -> anyhow::Result<Exi
     }
     let color = args.color.unwrap_or_default();
     color.before_threads();
-    let before = read_side("BEFORE", &args.before, &args, &config, prices)?;
-    let after = read_side("AFTER", &args.after, &args, &config, prices)?;
+    let redactor = std::sync::Mutex::default();
+    let redact = args.redact.then_some(&redactor);
+    let before = read_side("BEFORE", &args.before, &args, &config, prices, redact)?;
+    let after = read_side("AFTER", &args.after, &args, &config, prices, redact)?;
     let mut diff = sparkdiag_analysis::compare(
         &before,
         &after,
@@ -106,12 +111,14 @@ fn read_side(
     args: &DiffArgs,
     config: &Config,
     prices: Prices,
+    redact: Option<&std::sync::Mutex<sparkdiag_analysis::redact::Redactor>>,
 ) -> anyhow::Result<sparkdiag_analysis::Analysis> {
     use sparkdiag_analysis::PickError;
     let options = sparkdiag_analysis::Options {
         config,
         prices,
         inputs: vec![path.to_string()],
+        redact,
     };
     let skipped = |input: &sparkdiag_eventlog::LogInput, err: &sparkdiag_eventlog::ReadError| {
         eprintln!("sparkdiag: {side}: skipping {}: {err}", input.display);

@@ -155,6 +155,10 @@ struct McpCommand {
     rules: RuleFlags,
     #[command(flatten)]
     prices: PriceFlags,
+    /// Pseudonymise what the answers say of each application (ids, names, hosts, users, paths,
+    /// SQL literals), as `analyze --redact` does; the logs' paths stay, to ask by.
+    #[arg(long)]
+    redact: bool,
 }
 
 #[cfg(not(feature = "tables"))]
@@ -303,6 +307,7 @@ fn mcp(args: McpCommand) -> anyhow::Result<ExitCode> {
         roots: args.roots,
         rules: args.rules.config(&args.rules.files())?,
         prices: args.prices.prices(&args.rules.files())?,
+        redact: args.redact,
     };
     sparkdiag_mcp::serve_stdio(options).map_err(anyhow::Error::msg)?;
     Ok(ExitCode::SUCCESS)

@@ -540,3 +540,139 @@ fn sarif_puts_findings_at_their_code_sites() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("has no sarif view; it comes as text, json"));
 }
+
+/// What `testdata/gen/redact.py` planted in its log (its `PLANTED`).
+const PLANTED: &[&str] = &[
+    "Payroll for Globex Corporation",
+    "hank.scorpio@globex.example.com",
+    "s3a://globex-payroll-archive/2026/11/salaries.parquet",
+    "globex-payroll-archive",
+    "Springfield Nuclear Plant",
+    "Cypress Creek",
+    "SPRINGFIELD NUCLEAR PLANT",
+    "hscorpio",
+];
+
+fn redact_log() -> String {
+    let dir = testdata("logs/redact");
+    let log = std::fs::read_dir(&dir).unwrap().next().unwrap().unwrap();
+    log.path().display().to_string()
+}
+
+/// Every format of `analyze` on `logs` (and its charts), concatenated, with its finding
+/// codes and savings as the JSON gives them.
+fn every_format(logs: &[&str], extra: &[&str]) -> (String, Vec<(String, i64)>) {
+    let charts = tempfile::tempdir().unwrap();
+    let mut all = String::new();
+    let mut findings = Vec::new();
+    for format in ["text", "json", "markdown", "html", "sarif"] {
+        let mut args = vec!["analyze", "--no-config", "--format", format];
+        args.extend_from_slice(logs);
+        args.extend_from_slice(extra);
+        if format == "html" {
+            args.extend(["--charts", charts.path().to_str().unwrap()]);
+        }
+        let out = sparkdiag(&args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        all += &stdout(&out);
+        all += &stderr(&out);
+        if format == "json" {
+            let reports = match serde_json::from_slice(&out.stdout).unwrap() {
+                Value::Array(reports) => reports,
+                one => vec![one],
+            };
+            for r in &reports {
+                for f in r["findings"].as_array().unwrap() {
+                    findings.push((
+                        f["rule"].as_str().unwrap().to_string(),
+                        f["impact_ms"].as_i64().unwrap(),
+                    ));
+                }
+            }
+        }
+    }
+    for chart in std::fs::read_dir(charts.path()).unwrap() {
+        let chart = chart.unwrap().path();
+        if chart.extension().is_some_and(|e| e == "svg") {
+            all += &std::fs::read_to_string(chart).unwrap();
+        }
+    }
+    (all, findings)
+}
+
+#[test]
+fn redact_leaves_none_of_the_originals_in_any_format_and_the_same_findings() {
+    let log = redact_log();
+    let raw =
+        String::from_utf8(zstd::decode_all(std::fs::File::open(&log).unwrap()).unwrap()).unwrap();
+    for planted in PLANTED {
+        assert!(raw.contains(planted), "redact.py planted {planted}");
+    }
+    let (plain, plain_findings) = every_format(&[&log], &[]);
+    // The test can fail: without --redact the reports show what was planted.
+    for shown in [
+        "Payroll for Globex Corporation",
+        "hank.scorpio@globex.example.com",
+        "globex-payroll-archive",
+        "SPRINGFIELD NUCLEAR PLANT",
+        "7007",
+    ] {
+        assert!(
+            plain.contains(shown),
+            "without --redact a report shows {shown}"
+        );
+    }
+    let (redacted, redacted_findings) = every_format(&[&log], &["--redact"]);
+    for planted in PLANTED.iter().chain(&["7007", "/tmp/", "local-17"]) {
+        assert!(!redacted.contains(planted), "--redact leaves {planted}");
+    }
+    // Each pseudonym says what it stands for, and is the same wherever the value was.
+    for pseudonym in [
+        "app-1",
+        "app-id-1",
+        "user-1",
+        "email-1",
+        "s3a://bucket-1/path-",
+        "literal-",
+    ] {
+        assert!(redacted.contains(pseudonym), "--redact writes {pseudonym}");
+    }
+    assert!(!redacted.contains("app-2"), "one application, one name");
+    assert_eq!(
+        redacted_findings, plain_findings,
+        "the diagnosis is the same"
+    );
+    assert!(!plain_findings.is_empty());
+
+    // Other tools' real logs: hosts, IP addresses, e-mail addresses, S3 buckets, HDFS paths.
+    let (Some(emr), Some(databricks)) = (
+        crate::util::shared_opt("real-world/spark_log_parser/tests/logs/emr.zip"),
+        crate::util::shared_opt("real-world/spark_log_parser/tests/logs/databricks.zip"),
+    ) else {
+        return;
+    };
+    let logs = [emr.to_str().unwrap(), databricks.to_str().unwrap()];
+    let (plain, plain_findings) = every_format(&logs, &[]);
+    let originals = [
+        "ip-10-0-2-184",
+        "10.77.243.103",
+        "arianna@synccomputing.com",
+        "job-bank",
+        "/home/hadoop",
+        "Text Similarity",
+        "application_1640227485896_0002",
+        "app-20220304222044-0000",
+    ];
+    let shown: Vec<&&str> = originals.iter().filter(|o| plain.contains(**o)).collect();
+    assert!(
+        shown.len() >= 5,
+        "without --redact the reports show {shown:?}"
+    );
+    let (redacted, redacted_findings) = every_format(&logs, &["--redact"]);
+    for original in originals {
+        assert!(!redacted.contains(original), "--redact leaves {original}");
+    }
+    // One pseudonym a value across the reports of one command.
+    assert!(redacted.contains("app-2") && !redacted.contains("app-3"));
+    assert_eq!(redacted_findings, plain_findings);
+}

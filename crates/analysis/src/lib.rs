@@ -26,6 +26,7 @@ pub mod gates;
 pub mod ledger;
 mod pick;
 mod plan_text;
+pub mod redact;
 pub mod replay;
 pub mod settings;
 pub mod spark_ui;
@@ -44,6 +45,10 @@ pub struct Options<'a> {
     /// The paths the user named, as the report's `source.inputs` shows them; the input's own
     /// display name when empty.
     pub inputs: Vec<String>,
+    /// `--redact`: the application's identifying values pseudonymised before anything is
+    /// computed from them ([`redact`]). One redactor for every application of a command, so
+    /// that a host or a path has one pseudonym in all of them (and two runs compared match).
+    pub redact: Option<&'a std::sync::Mutex<redact::Redactor>>,
 }
 
 impl<'a> Options<'a> {
@@ -52,6 +57,7 @@ impl<'a> Options<'a> {
             config,
             prices: Prices::default(),
             inputs: Vec::new(),
+            redact: None,
         }
     }
 }
@@ -121,9 +127,18 @@ fn nothing_readable(input: &LogInput, source: &SourceReport) -> ReadError {
 pub fn analyze_model(
     input: &LogInput,
     source: SourceReport,
-    app: Application,
+    mut app: Application,
     options: &Options,
 ) -> Analysis {
+    // Held only while redacting: the analyses of an MCP session's logs go on side by side.
+    fn redactor(
+        shared: &std::sync::Mutex<redact::Redactor>,
+    ) -> std::sync::MutexGuard<'_, redact::Redactor> {
+        shared.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    if let Some(shared) = options.redact {
+        redactor(shared).application(&mut app);
+    }
     // Every fact is computed once, here, and handed down: the rules, the what-if, the report
     // and `diff` read the same ones.
     let facts = Facts::of(&app);
@@ -139,6 +154,9 @@ pub fn analyze_model(
     // What the report could check, and what the settings were: named in every report.
     report.ledger = ledger::ledger(&app, &facts, options.config, &report);
     report.source.config = options.config.source();
+    if let Some(shared) = options.redact {
+        redactor(shared).report(&mut report);
+    }
     Analysis {
         source,
         app,

@@ -31,6 +31,7 @@ pub(crate) fn analyse(
         config,
         prices: options.prices,
         inputs: vec![input.display.clone()],
+        redact: None,
     };
     let analysis =
         sparkdiag_analysis::analyze(input, &analysing).map_err(|e| failed(e.to_string()))?;

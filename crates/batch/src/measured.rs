@@ -23,6 +23,7 @@ pub(crate) fn measured_cause(
             config,
             prices,
             inputs: vec![log.to_string()],
+            redact: None,
         };
         sparkdiag_analysis::analyze_one(log, &options, None, |_, _| {}).ok()
     };

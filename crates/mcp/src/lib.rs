@@ -13,6 +13,7 @@
 //!     roots: vec!["/var/log/spark-events".into()],
 //!     rules: sparkdiag_analysis::Config::default(),
 //!     prices: sparkdiag_analysis::Prices::default(),
+//!     redact: false,
 //! };
 //! sparkdiag_mcp::serve_stdio(options)?;
 //! # Ok::<(), String>(())
@@ -34,6 +35,9 @@ pub struct Options {
     pub rules: sparkdiag_analysis::Config,
     /// Money beside the savings, as `analyze --price-per-core-hour/--price-per-gb-hour` give it.
     pub prices: sparkdiag_analysis::Prices,
+    /// `--redact`: every answer drawn from a pseudonymised application (names, hosts, users,
+    /// paths, SQL literals); the logs' own paths stay, as the handles the assistant asks by.
+    pub redact: bool,
 }
 
 /// What `initialize` tells the assistant about using the tools.

@@ -102,6 +102,7 @@ pub fn analyze(
             config: &config.rules,
             prices: config.prices,
             inputs: vec![shown.to_string()],
+            redact: None,
         };
         let analysis = sparkdiag_analysis::analyze_with_progress(input, &options, |events| {
             progress(format!(

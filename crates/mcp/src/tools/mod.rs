@@ -102,6 +102,7 @@ const CACHE_ENTRIES: usize = 4;
 pub struct Tools {
     rules: sparkdiag_analysis::Config,
     prices: sparkdiag_analysis::Prices,
+    redact: Option<std::sync::Mutex<sparkdiag_analysis::redact::Redactor>>,
     roots: Arc<Roots>,
     /// Archives are unpacked under here (with `analyze`'s limits) and removed at exit.
     unpack: tempfile::TempDir,
@@ -264,6 +265,7 @@ impl Tools {
     pub fn new(
         rules: sparkdiag_analysis::Config,
         prices: sparkdiag_analysis::Prices,
+        redact: bool,
         roots: Arc<Roots>,
     ) -> Result<Tools, String> {
         let unpack = tempfile::Builder::new()
@@ -273,6 +275,7 @@ impl Tools {
         Ok(Tools {
             rules,
             prices,
+            redact: redact.then(Default::default),
             roots,
             unpack,
             cache: Mutex::new(Vec::new()),
@@ -362,6 +365,7 @@ impl Tools {
             config: &self.rules,
             prices: self.prices,
             inputs: vec![named.to_string()],
+            redact: self.redact.as_ref(),
         };
         sparkdiag_analysis::analyze(input, &options).map_err(|e| e.to_string())
     }
