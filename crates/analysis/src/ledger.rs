@@ -4,16 +4,15 @@
 
 use sparkdiag_contract::ledger::{EvidenceCount, RuleNotRun, RuleQuiet, ThresholdUsed};
 use sparkdiag_contract::{Evidence, Ledger, Report};
-use sparkdiag_facts::Facts;
 use sparkdiag_model::Application;
 use sparkdiag_rules::{Config, Rule};
 
 /// The ledger of `report`, made from `app` and its `facts` under `config`.
-pub fn ledger(app: &Application, facts: &Facts, config: &Config, report: &Report) -> Ledger {
+pub fn ledger(app: &Application, config: &Config, report: &Report) -> Ledger {
     let evidence: Vec<EvidenceCount> = Evidence::ALL
         .iter()
         .map(|&kind| {
-            let count = count(kind, app, facts, report);
+            let count = count(kind, app, report);
             EvidenceCount {
                 kind,
                 present: count > 0,
@@ -94,10 +93,11 @@ pub fn ledger(app: &Application, facts: &Facts, config: &Config, report: &Report
 }
 
 /// How much of `kind` the log holds.
-fn count(kind: Evidence, app: &Application, facts: &Facts, report: &Report) -> u64 {
+fn count(kind: Evidence, app: &Application, report: &Report) -> u64 {
     let n = match kind {
         Evidence::Tasks => app.tasks.len(),
-        Evidence::TaskMetrics => facts.stages.iter().map(|s| s.successful).sum(),
+        // Failed attempts' metrics count: a run whose every task died of OOM still measured GC.
+        Evidence::TaskMetrics => app.tasks.iter().filter(|t| t.has_metrics).count(),
         Evidence::Jobs => app.jobs.len(),
         Evidence::Executors => app.executors.len(),
         Evidence::ExecutorMetrics => report.memory.as_ref().map_or(0, |m| m.executors.len()),

@@ -152,7 +152,7 @@ pub fn analyze_model(
     };
     let mut report = assemble::report(&inputs, &source, &app, &facts, replayed, &options.prices);
     // What the report could check, and what the settings were: named in every report.
-    report.ledger = ledger::ledger(&app, &facts, options.config, &report);
+    report.ledger = ledger::ledger(&app, options.config, &report);
     report.source.config = options.config.source();
     if let Some(shared) = options.redact {
         redactor(shared).report(&mut report);

@@ -219,6 +219,9 @@ pub struct StageInfo<'a> {
     pub completion_time: Option<i64>,
     #[serde(rename = "Failure Reason", borrow, default)]
     pub failure_reason: Option<Text<'a>>,
+    /// The stage's long call site: one stack frame a line, innermost first.
+    #[serde(rename = "Details", borrow, default)]
+    pub details: Option<Text<'a>>,
     /// Final accumulator values; SQL metrics carry `"Metadata":"sql"`.
     #[serde(rename = "Accumulables", borrow, default)]
     pub accumulables: Vec<Accumulable<'a>>,
