@@ -96,8 +96,16 @@ pub fn ledger(app: &Application, config: &Config, report: &Report) -> Ledger {
 fn count(kind: Evidence, app: &Application, report: &Report) -> u64 {
     let n = match kind {
         Evidence::Tasks => app.tasks.len(),
-        // Failed attempts' metrics count: a run whose every task died of OOM still measured GC.
-        Evidence::TaskMetrics => app.tasks.iter().filter(|t| t.has_metrics).count(),
+        // The task ends of the stage attempts whose tasks carried metrics, failed attempts
+        // too (a run whose every task died of OOM still measured its GC), counted without
+        // unfolding a folded stage.
+        Evidence::TaskMetrics => app
+            .stages
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.totals.executor_run_time > 0 || s.totals.jvm_gc_time > 0)
+            .map(|(i, _)| app.tasks.count_of_stage(i))
+            .sum(),
         Evidence::Jobs => app.jobs.len(),
         Evidence::Executors => app.executors.len(),
         Evidence::ExecutorMetrics => report.memory.as_ref().map_or(0, |m| m.executors.len()),
