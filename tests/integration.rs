@@ -36,6 +36,9 @@ mod html;
 mod links;
 /// `sparkdiag mcp` over stdio: refusals, roots, the size cap, and the official Python client.
 mod mcp;
+/// What a report says about itself and how a pipeline uses it: the evidence ledger, settings,
+/// gates and exit codes, unusable input, narrowing, SARIF (issue 49).
+mod outputs;
 /// `sparkdiag plan` on real plan text, and plan findings inside event logs.
 mod plans;
 /// The logs users bring from Databricks and EMR: the workload from what ran, advice for the

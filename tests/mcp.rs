@@ -419,6 +419,10 @@ fn every_answer_on_the_largest_log_is_within_the_cap() {
             json!({"before": path, "after": "logs/diff/loop-serial/local-1796117427923.zstd"}),
         ),
         ("get_finding", json!({"path": path, "rank": 1})),
+        (
+            "get_executor",
+            json!({"path": path, "executor_id": "driver"}),
+        ),
     ];
     for s in &stage_ids {
         calls.push(("get_stage", json!({"path": path, "stage_id": s})));

@@ -74,7 +74,7 @@ pub fn serve(
     options: Options,
 ) -> Result<(), String> {
     let roots = Arc::new(Roots::new(&options.roots)?);
-    let tools = Tools::new(options.rules, options.prices, roots.clone())?;
+    let tools = Tools::new(options.rules, options.prices, options.redact, roots.clone())?;
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(2)

@@ -66,6 +66,7 @@ declare_rule! {
         name: "waiting-for-executors",
         category: Utilization,
         claims: Saving,
+        needs: [Executors, Tasks],
         summary: "The first job waited for executors to register before any task could run",
         thresholds: &[MIN_WAIT_S, MIN_DESERIALIZE_S, CONTAINER_START_S] as &[Threshold],
         check: check,
