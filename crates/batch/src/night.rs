@@ -6,7 +6,7 @@ use sparkdiag_contract::night::NightFinding;
 use sparkdiag_rules::{Config, Severity};
 
 use crate::app::{analyse, night_error};
-use crate::files::fresh_apps_dir;
+use crate::files::{fresh_apps_dir, put_apps_dir_in_place};
 use crate::nightfile::{NightFile, NightFileWriter, Style};
 use crate::ordered::{ordered_bounded, window};
 use crate::{Options, Progress};
@@ -150,6 +150,7 @@ pub(crate) fn analyse_night(
         return Err(e);
     }
     tables.finish()?;
+    put_apps_dir_in_place(out, date)?;
     night.night.worst_findings = worst;
     night.finish()
 }
