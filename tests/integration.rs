@@ -49,6 +49,9 @@ mod schema;
 /// `sparkdiag serve` over loopback: uploads, refusals, escaping, deletion, and Chromium.
 #[cfg(feature = "serve")]
 mod serve;
+/// `sparkdiag serve` as a process under load and bad clients, its memory and open files.
+#[cfg(feature = "serve")]
+mod serve_load;
 /// Structured Streaming, DStreams and Spark Connect applications (issue 24).
 mod streaming;
 /// The template for Spark's layout of task events against the general reading, on every real log.

@@ -175,10 +175,12 @@ async fn receive(state: &State, mut multipart: Multipart) -> Result<Incoming, Re
             format!("the upload's multipart body is malformed: {e}"),
         )
     };
+    let pace = Pace::new(&state.config);
     loop {
-        let next = tokio::time::timeout(state.config.idle_timeout, multipart.next_field()).await;
+        let wait = pace.wait(0).ok_or_else(|| too_slow(state))?;
+        let next = tokio::time::timeout(wait, multipart.next_field()).await;
         let mut field = match next {
-            Err(_) => return Err(stalled(state)),
+            Err(_) => return Err(pace.timed_out(state, wait)),
             Ok(Err(e)) => return Err(malformed(e)),
             Ok(Ok(None)) => {
                 return Err(Refused::new(
@@ -204,8 +206,9 @@ async fn receive(state: &State, mut multipart: Multipart) -> Result<Incoming, Re
             .map_err(|e| Refused::new(500, format!("cannot write the upload: {e}")))?;
         let mut hash = sha2::Sha256::new();
         loop {
-            let chunk = match tokio::time::timeout(state.config.idle_timeout, field.chunk()).await {
-                Err(_) => return Err(stalled(state)),
+            let wait = pace.wait(incoming.bytes).ok_or_else(|| too_slow(state))?;
+            let chunk = match tokio::time::timeout(wait, field.chunk()).await {
+                Err(_) => return Err(pace.timed_out(state, wait)),
                 Ok(Err(e)) => return Err(malformed(e)),
                 Ok(Ok(None)) => break,
                 Ok(Ok(Some(chunk))) => chunk,
@@ -230,6 +233,44 @@ async fn receive(state: &State, mut multipart: Multipart) -> Result<Incoming, Re
         }
         incoming.id = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
         return Ok(incoming);
+    }
+}
+
+/// How long an upload may wait for its next bytes: never more than `idle_timeout` at once, and
+/// in all no more than `idle_timeout` plus what the bytes received so far earn at
+/// `min_upload_rate` (as Apache's `mod_reqtimeout` extends a body's time by its rate).
+struct Pace {
+    started: std::time::Instant,
+    idle: std::time::Duration,
+    min_rate: u64,
+}
+
+impl Pace {
+    fn new(config: &Config) -> Pace {
+        Pace {
+            started: std::time::Instant::now(),
+            idle: config.idle_timeout,
+            min_rate: config.min_upload_rate,
+        }
+    }
+
+    /// The wait for the next bytes after `received`, or `None` when the upload is out of time.
+    fn wait(&self, received: u64) -> Option<std::time::Duration> {
+        if self.min_rate == 0 {
+            return Some(self.idle);
+        }
+        let earned = std::time::Duration::from_secs_f64(received as f64 / self.min_rate as f64);
+        let left = (self.idle + earned).checked_sub(self.started.elapsed())?;
+        (!left.is_zero()).then_some(left.min(self.idle))
+    }
+
+    /// Why a wait of `wait` that ran out ended the upload: it stopped, or it was too slow.
+    fn timed_out(&self, state: &State, wait: std::time::Duration) -> Refused {
+        if wait < self.idle {
+            too_slow(state)
+        } else {
+            stalled(state)
+        }
     }
 }
 
@@ -537,6 +578,16 @@ fn stalled(state: &State) -> Refused {
         format!(
             "the upload stopped sending for {} s and was dropped; send it again",
             state.config.idle_timeout.as_secs_f64()
+        ),
+    )
+}
+
+fn too_slow(state: &State) -> Refused {
+    Refused::new(
+        408,
+        format!(
+            "the upload arrived slower than {}/s on average and was dropped; send it again",
+            pages::bytes(state.config.min_upload_rate)
         ),
     )
 }
