@@ -69,12 +69,12 @@ pub fn run(args: DiffArgs, config: Config, prices: Prices) -> anyhow::Result<Exi
         sparkdiag_diff::Run {
             app: &before.app,
             report: &before.report,
-            plans: &before.plans,
+            facts: &before.facts,
         },
         sparkdiag_diff::Run {
             app: &after.app,
             report: &after.report,
-            plans: &after.plans,
+            facts: &after.facts,
         },
         &sparkdiag_diff::Options {
             price_per_core_hour: prices.per_core_hour,

@@ -586,6 +586,14 @@ fn the_architecture_pages_crate_graph_is_the_manifests() {
             "{view} reaches more than the contract and the parsed plan it serialises"
         );
     }
+    // The facts are computed once below the rules and handed down: the what-if reads typed
+    // findings and facts, and `diff` compares runs, so neither asks the rules anything.
+    for reader in ["whatif", "diff"] {
+        assert!(
+            !depends_on(reader).contains(&"rules".to_string()),
+            "{reader} depends on rules: read the contract's findings and the facts instead"
+        );
+    }
 }
 
 #[cfg(feature = "tables")]

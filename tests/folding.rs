@@ -81,8 +81,14 @@ fn folded_stages_give_the_same_tasks_report_charts_and_what_if_as_unfolded_ones(
             "{at}: HTML"
         );
         assert_eq!(
-            format!("{:?}", sparkdiag_whatif::what_if(&folded.app)),
-            format!("{:?}", sparkdiag_whatif::what_if(&kept.app)),
+            format!(
+                "{:?}",
+                sparkdiag_whatif::what_if(&folded.app, &sparkdiag_facts::Facts::of(&folded.app))
+            ),
+            format!(
+                "{:?}",
+                sparkdiag_whatif::what_if(&kept.app, &sparkdiag_facts::Facts::of(&kept.app))
+            ),
             "{at}: what-if"
         );
         let (folded, kept) = (folded.app, kept.app);

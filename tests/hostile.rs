@@ -77,8 +77,10 @@ fn pl006_on_a_small_stack(text: String) -> Vec<String> {
         .stack_size(256 << 10)
         .spawn(move || {
             let plans = sparkdiag_plan::parse_plans(&text).unwrap();
-            let (_, findings) =
-                sparkdiag_rules::analyze_plans(plans, &sparkdiag_rules::Config::default());
+            let findings = sparkdiag_rules::analyze_plans(
+                &sparkdiag_facts::Facts::of_plans(plans),
+                &sparkdiag_rules::Config::default(),
+            );
             findings
                 .into_iter()
                 .filter(|f| f.rule == "PL006")
@@ -707,6 +709,7 @@ fn no_threshold_a_user_sets_makes_a_rule_panic() {
     .iter()
     .map(|rel| crate::util::load(&crate::util::testdata(rel)).1)
     .collect();
+    let facts: Vec<sparkdiag_facts::Facts> = logs.iter().map(sparkdiag_facts::Facts::of).collect();
     let mut runs = 0;
     for rule in sparkdiag_rules::all_rules() {
         for t in rule.thresholds {
@@ -715,9 +718,9 @@ fn no_threshold_a_user_sets_makes_a_rule_panic() {
                 config
                     .set_from_arg(&format!("{}.{}={value}", rule.code, t.key))
                     .unwrap_or_else(|e| panic!("{}.{}: {e}", rule.code, t.key));
-                for app in &logs {
+                for (app, facts) in logs.iter().zip(&facts) {
                     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        sparkdiag_rules::analyze(app, &config)
+                        sparkdiag_rules::analyze(app, facts, &config)
                     }));
                     assert!(
                         caught.is_ok(),

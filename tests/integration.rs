@@ -40,6 +40,9 @@ mod links;
 mod mcp;
 /// `sparkdiag plan` on real plan text, and plan findings inside event logs.
 mod plans;
+/// The logs users bring from Databricks and EMR: the workload from what ran, advice for the
+/// operation that made each stage.
+mod platforms;
 /// The detectors on real logs with planted problems, and the rule catalogue.
 mod rules;
 /// What a fix saves: each finding's replayed change against the what-if, money apart from time.

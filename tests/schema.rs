@@ -134,6 +134,10 @@ fn every_field_the_schema_names_is_in_some_report() {
         "what_if.scenarios[].change.cores",
         "what_if.scenarios[].change.exchanges",
         "what_if.scenarios[].change.executors",
+        // GC002's heap size is memory, not time: never a replayed scenario.
+        "what_if.scenarios[].change.from_bytes",
+        "what_if.scenarios[].change.peak_bytes",
+        "what_if.scenarios[].change.to_bytes",
         // Only with `--price-per-gb-hour`, which no golden is run with; tests/rules.rs checks
         // its value on the over-provisioned log.
         "findings[].impact_memory_cost",

@@ -119,7 +119,8 @@ fn a_driver_loop_is_bound_by_the_driver_not_the_cores() {
         (one - measured) as f64 / (one as f64) < 0.35,
         "4x the executors saved less than a third in reality too"
     );
-    let w = sparkdiag_whatif::what_if(&scaling("loop", 1)).unwrap();
+    let app = scaling("loop", 1);
+    let w = sparkdiag_whatif::what_if(&app, &sparkdiag_facts::Facts::of(&app)).unwrap();
     let double = w.scenarios.iter().find(|s| s.label == "2x").unwrap();
     let no_gaps = w
         .scenarios
@@ -148,7 +149,7 @@ fn bounds_add_up_and_predictions_are_monotone_on_every_bundled_log() {
         "logs/killed",
     ] {
         for (_, app) in load_all(&testdata(dir)) {
-            let Some(w) = sparkdiag_whatif::what_if(&app) else {
+            let Some(w) = sparkdiag_whatif::what_if(&app, &sparkdiag_facts::Facts::of(&app)) else {
                 continue;
             };
             let b = &w.bounds;

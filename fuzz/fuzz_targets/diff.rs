@@ -25,7 +25,7 @@ fn run(a: &sparkdiag_analysis::Analysis) -> sparkdiag_diff::Run<'_> {
     sparkdiag_diff::Run {
         app: &a.app,
         report: &a.report,
-        plans: &a.plans,
+        facts: &a.facts,
     }
 }
 

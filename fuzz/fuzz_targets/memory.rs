@@ -56,6 +56,7 @@ fuzz_target!(|data: &[u8]| {
                 let _ = cause.json();
             }
         }
-        let _ = sparkdiag_rules::analyze(&app, &sparkdiag_rules::Config::default());
+        let facts = sparkdiag_facts::Facts::of(&app);
+        let _ = sparkdiag_rules::analyze(&app, &facts, &sparkdiag_rules::Config::default());
     }
 });

@@ -19,6 +19,7 @@ fuzz_target!(|data: &[u8]| {
         let app = builder.finish();
         let _ = app.job_and_driver_time_ms();
         let _ = app.duration_ms();
-        let _ = sparkdiag_rules::analyze(&app, &sparkdiag_rules::Config::default());
+        let facts = sparkdiag_facts::Facts::of(&app);
+        let _ = sparkdiag_rules::analyze(&app, &facts, &sparkdiag_rules::Config::default());
     }
 });

@@ -17,5 +17,6 @@ fuzz_target!(|data: &[u8]| {
         let _ = plan.user_requested_exchanges();
         let _ = serde_json::to_string(plan);
     }
-    let _ = sparkdiag_rules::analyze_plans(plans, &sparkdiag_rules::Config::default());
+    let facts = sparkdiag_facts::Facts::of_plans(plans);
+    let _ = sparkdiag_rules::analyze_plans(&facts, &sparkdiag_rules::Config::default());
 });

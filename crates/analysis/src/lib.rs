@@ -15,7 +15,7 @@
 pub use sparkdiag_contract::Prices;
 use sparkdiag_contract::{Report, ViewData};
 use sparkdiag_eventlog::{LogInput, ReadError, SourceReport};
-use sparkdiag_facts::PlanInput;
+use sparkdiag_facts::Facts;
 use sparkdiag_model::{Application, ApplicationBuilder};
 use sparkdiag_rules::Config;
 
@@ -51,8 +51,9 @@ pub struct Analysis {
     pub source: SourceReport,
     pub app: Application,
     pub report: Report,
-    /// Each SQL execution's plan, parsed and paired once by the rules; `diff` reads these.
-    pub plans: Vec<PlanInput>,
+    /// What the application and its stages were, computed once and read by the rules, the
+    /// what-if and the report; `diff` reads its plans.
+    pub facts: Facts,
 }
 
 impl Analysis {
@@ -89,29 +90,23 @@ pub fn analyze_model(
     app: Application,
     options: &Options,
 ) -> Analysis {
-    let analysed = sparkdiag_rules::analyze_keeping_all(&app, options.config);
+    // Every fact is computed once, here, and handed down: the rules, the what-if, the report
+    // and `diff` read the same ones.
+    let facts = Facts::of(&app);
+    let findings = sparkdiag_rules::analyze(&app, &facts, options.config);
     // The what-if replays each finding's change before the report is built from them.
-    let replayed = sparkdiag_whatif::replayed(&app, &analysed.stages, analysed.findings);
-    let cores = sparkdiag_facts::peak_cores(&app);
+    let replayed = sparkdiag_whatif::replayed(&app, &facts, findings);
     let inputs = if options.inputs.is_empty() {
         vec![input.display.clone()]
     } else {
         options.inputs.clone()
     };
-    let report = assemble::report(
-        &inputs,
-        &source,
-        &app,
-        replayed,
-        cores,
-        &options.prices,
-        &analysed.stages,
-    );
+    let report = assemble::report(&inputs, &source, &app, &facts, replayed, &options.prices);
     Analysis {
         source,
         app,
         report,
-        plans: analysed.plans,
+        facts,
     }
 }
 

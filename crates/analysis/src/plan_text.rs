@@ -25,7 +25,9 @@ pub fn analyze_plan_text(
     let text = plan_text(bytes, shown)?;
     let plans =
         sparkdiag_plan::parse_plans(&text).map_err(|e| PlanTextError(format!("{shown}: {e}")))?;
-    Ok(sparkdiag_rules::analyze_plans(plans, config))
+    let facts = sparkdiag_facts::Facts::of_plans(plans);
+    let findings = sparkdiag_rules::analyze_plans(&facts, config);
+    Ok((facts.plans.into_iter().map(|p| p.plan).collect(), findings))
 }
 
 /// The bytes of `sparkdiag plan`'s input as text. An event log given by mistake (compressed,

@@ -31,7 +31,7 @@ pub(crate) fn measured_cause(
         sparkdiag_diff::Run {
             app: &a.app,
             report: &a.report,
-            plans: &a.plans,
+            facts: &a.facts,
         }
     }
     let diff = sparkdiag_diff::compare(

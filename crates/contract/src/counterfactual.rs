@@ -53,6 +53,14 @@ pub enum Change {
     AddCores { cores: i64 },
     /// Executors let go while they sit idle: money, not wall-clock time.
     ReleaseIdleExecutors,
+    /// The heap of `executors` cut from `from_bytes` to `to_bytes`, their measured peak being
+    /// `peak_bytes`: memory (money), not wall-clock time.
+    ShrinkHeap {
+        executors: Vec<String>,
+        from_bytes: u64,
+        peak_bytes: u64,
+        to_bytes: u64,
+    },
 }
 
 impl Change {
@@ -73,6 +81,7 @@ impl Change {
             Change::RemoveWastedAttempts => "remove_wasted_attempts",
             Change::AddCores { .. } => "add_cores",
             Change::ReleaseIdleExecutors => "release_idle_executors",
+            Change::ShrinkHeap { .. } => "shrink_heap",
         }
     }
 
@@ -104,18 +113,24 @@ impl Change {
     /// The replay can run the job with this change: it alters only task times (or leaves
     /// tasks out), the driver's gaps or the number of cores.
     pub fn replayable(&self) -> bool {
-        matches!(
-            self,
+        // Every kind listed, so that a new one is a compile error until it is decided.
+        match self {
             Change::MergePartitions { .. }
-                | Change::SplitPartitions { .. }
-                | Change::CutSkewToMedian { .. }
-                | Change::RemoveDriverGaps
-                | Change::AddCores { .. }
-                | Change::ReduceGc { .. }
-                | Change::AvoidSpill { .. }
-                | Change::RemoveFailedAttempts { .. }
-                | Change::RemoveWastedAttempts
-        )
+            | Change::SplitPartitions { .. }
+            | Change::CutSkewToMedian { .. }
+            | Change::RemoveDriverGaps
+            | Change::AddCores { .. }
+            | Change::ReduceGc { .. }
+            | Change::AvoidSpill { .. }
+            | Change::RemoveFailedAttempts { .. }
+            | Change::RemoveWastedAttempts => true,
+            Change::DropExchange { .. }
+            | Change::BroadcastSide { .. }
+            | Change::ScanOnce { .. }
+            | Change::AvoidSlowExecutors { .. }
+            | Change::ReleaseIdleExecutors
+            | Change::ShrinkHeap { .. } => false,
+        }
     }
 
     /// `self` does all that `other` does and more, so `other`'s saving is part of `self`'s:
@@ -189,6 +204,15 @@ impl Change {
             }
             Change::AddCores { cores } => format!("{cores} cores"),
             Change::ReleaseIdleExecutors => "idle executors released".to_string(),
+            Change::ShrinkHeap {
+                executors,
+                to_bytes,
+                ..
+            } => format!(
+                "heap of {} executor(s) cut to {}",
+                executors.len(),
+                crate::units::human_bytes(*to_bytes as i64)
+            ),
         }
     }
 }

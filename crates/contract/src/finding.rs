@@ -150,6 +150,23 @@ impl Severity {
     }
 }
 
+/// What a rule's findings claim, which decides where the impact model ranks them and how the
+/// views and the what-if count them (docs/impact.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Claim {
+    /// A cause, and the wall-clock time fixing it would save: its findings claim time in the
+    /// order of their estimates, and their severity is the share of the application saved.
+    #[default]
+    Saving,
+    /// A symptom of causes other rules name (no job ran, cores sat idle): it claims only the time
+    /// left once every cause has claimed its own, so a gap between a loop's jobs is the loop's.
+    Symptom,
+    /// What happened to the run (a job failed, executors died, the log stops) or how a stream
+    /// fares (behind, failed, state without bound): time lost, not a saving. Its severity is its
+    /// own, views say "lost", and the what-if's fixes do not count it.
+    Outcome,
+}
+
 /// Where a finding applies.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Scope {
@@ -191,6 +208,10 @@ pub struct Finding {
     /// it as `impact_core_hours`.
     #[serde(skip)]
     pub cost_core_hours: Option<f64>,
+    /// What its rule's findings claim ([`Claim`]): the what-if and the views read it here
+    /// rather than asking the rules.
+    #[serde(skip)]
+    pub claim: Claim,
 }
 
 impl Finding {
@@ -212,7 +233,14 @@ impl Finding {
             windows: Vec::new(),
             counterfactual: None,
             cost_core_hours: None,
+            claim: rule.claims(),
         }
+    }
+
+    /// Its impact is time the run lost (a failed job's work), an outcome rather than a saving:
+    /// views say "lost", and the what-if's fixes do not count it.
+    pub fn is_outcome(&self) -> bool {
+        self.claim == Claim::Outcome
     }
 
     /// The fix makes `change`; the what-if replays it where it can, and `assumption` says what

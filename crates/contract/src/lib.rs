@@ -28,7 +28,7 @@ mod view;
 pub mod whatif;
 
 pub use counterfactual::{Change, Counterfactual};
-pub use finding::{Category, Finding, Scope, Severity};
+pub use finding::{Category, Claim, Finding, Scope, Severity};
 pub use memory::{ExecutorMemory, MemoryFigures};
 pub use packed::Varints;
 pub use plan::*;

@@ -9,6 +9,8 @@ pub trait RuleIdentity {
     /// Stable code, never reused: two letters for the category, three digits.
     fn code(&self) -> &'static str;
     fn category(&self) -> Category;
+    /// What its findings claim: a saving, a symptom's saving, or an outcome.
+    fn claims(&self) -> crate::Claim;
 }
 
 /// One rule as the catalogue shows it: `sparkdiag rules`, `sparkdiag rules CODE`, the MCP server.

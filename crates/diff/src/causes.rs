@@ -154,7 +154,7 @@ pub(crate) fn explain(
         .noise
         .map_or_else(|| noise_ms(runtime_b), |n| n.ms(runtime_b));
     let mut causes = Vec::new();
-    let facts = Facts::of(before, after);
+    let facts = Replays::of(before, after);
 
     if let Some(c) = data_growth(before, after, &facts) {
         causes.push(c);
@@ -269,21 +269,21 @@ pub fn noise_ms(runtime_before_ms: i64) -> i64 {
 }
 
 /// What several causes read of each run.
-struct Facts {
+struct Replays {
     /// Executor cores at the peak.
     cores: (i64, i64),
     /// The what-if replay of each run (`None` without tasks).
     graphs: (Option<Graph>, Option<Graph>),
 }
 
-impl Facts {
-    fn of(before: Run, after: Run) -> Facts {
-        Facts {
-            cores: (
-                sparkdiag_facts::peak_cores(before.app),
-                sparkdiag_facts::peak_cores(after.app),
+impl Replays {
+    fn of(before: Run, after: Run) -> Replays {
+        Replays {
+            cores: (before.facts.peak_cores, after.facts.peak_cores),
+            graphs: (
+                Graph::with_stage_stats(before.app, &before.facts.stages),
+                Graph::with_stage_stats(after.app, &after.facts.stages),
             ),
-            graphs: (Graph::new(before.app), Graph::new(after.app)),
         }
     }
 }
@@ -317,7 +317,7 @@ fn executor_bound_ms(r: &Report) -> i64 {
     (total - r.summary.driver_time_ms).max(0)
 }
 
-fn data_growth(before: Run, after: Run, _facts: &Facts) -> Option<Cause> {
+fn data_growth(before: Run, after: Run, _facts: &Replays) -> Option<Cause> {
     let (sb, sa) = (&before.report.summary, &after.report.summary);
     let (rows_b, rows_a) = (before.report.input_rows(), after.report.input_rows());
     // Rows say how much work there was; a Parquet scan's input bytes count only part of what it
@@ -523,7 +523,7 @@ fn executors_that_ran(app: &Application) -> usize {
     app.executors.iter().filter(|e| e.id != "driver").count()
 }
 
-fn cluster_change(before: Run, after: Run, run_facts: &Facts) -> Option<Cause> {
+fn cluster_change(before: Run, after: Run, run_facts: &Replays) -> Option<Cause> {
     let properties: Vec<PropertyChange> = property_changes(before.app, after.app)
         .into_iter()
         .filter(|p| matches(&p.key, CLUSTER_KEYS))
@@ -639,7 +639,7 @@ fn skew_spill_failures(
     before: Run,
     after: Run,
     findings: &FindingsDiff,
-    run_facts: &Facts,
+    run_facts: &Replays,
 ) -> Option<Cause> {
     let (sb, sa) = (&before.report.summary, &after.report.summary);
     let mut evidence = Vec::new();

@@ -33,8 +33,8 @@
 //! ```no_run
 //! # fn run(before: &sparkdiag_analysis::Analysis, after: &sparkdiag_analysis::Analysis) {
 //! let diff = sparkdiag_diff::compare(
-//!     sparkdiag_diff::Run { app: &before.app, report: &before.report, plans: &before.plans },
-//!     sparkdiag_diff::Run { app: &after.app, report: &after.report, plans: &after.plans },
+//!     sparkdiag_diff::Run { app: &before.app, report: &before.report, facts: &before.facts },
+//!     sparkdiag_diff::Run { app: &after.app, report: &after.report, facts: &after.facts },
 //!     &sparkdiag_diff::Options::default(),
 //! );
 //! if diff.correctness.status == "changed" {
@@ -53,7 +53,7 @@ pub use causes::{NOISE_FLOOR_MS, NOISE_SHARE, noise_ms};
 use std::collections::BTreeMap;
 
 use sparkdiag_contract::Report;
-use sparkdiag_facts::PlanInput;
+use sparkdiag_facts::Facts;
 use sparkdiag_model::{AppStatus, Application, StageStatus};
 
 pub use sparkdiag_contract::diff::*;
@@ -65,8 +65,9 @@ pub use work::mask_numbers;
 pub struct Run<'a> {
     pub app: &'a Application,
     pub report: &'a Report,
-    /// The SQL executions' plans as the rules parsed them (`Analysis::plans`).
-    pub plans: &'a [PlanInput],
+    /// What the application and its stages were, as the analysis computed them once
+    /// (`Analysis::facts`): its plans and peak cores among them.
+    pub facts: &'a Facts,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -123,7 +124,7 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
         (before.app, &writes_b, &reads_b),
         (after.app, &writes_a, &reads_a),
     );
-    let mut groups_b = work::groups(before.app, before.plans, &writes_b);
+    let mut groups_b = work::groups(before.app, &before.facts.plans, &writes_b);
     // Two outputs the correctness check paired although their paths differ are one destination
     // for matching work and projecting a loop too.
     for o in &correctness.outputs {
@@ -135,7 +136,7 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
             }
         }
     }
-    let groups_a = work::groups(after.app, after.plans, &writes_a);
+    let groups_a = work::groups(after.app, &after.facts.plans, &writes_a);
     let mut pairs = work::pair(&groups_b, &groups_a);
     // Matched work first, then what has no counterpart; the most time first within each.
     let times_b: Vec<i64> = groups_b.iter().map(work::Group::time_ms).collect();
@@ -155,7 +156,16 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
         })
         .collect();
 
-    let projection = if before.app.status() == AppStatus::Incomplete {
+    // AFTER's series says how long BEFORE's would have been only if AFTER finished: two runs
+    // cut short (or one log against itself) are compared as far as each went.
+    let projection = if before.app.status() == AppStatus::Incomplete
+        && after.app.status() == AppStatus::Incomplete
+    {
+        Err(
+            "Neither run finished, so neither is projected: both are compared as observed."
+                .to_string(),
+        )
+    } else if before.app.status() == AppStatus::Incomplete {
         project(
             before.app,
             &groups_b,
@@ -184,7 +194,7 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
         status: run.app.status(),
         complete: run.report.source.complete,
         duration_ms: run.app.duration_ms(),
-        cores: sparkdiag_facts::peak_cores(run.app),
+        cores: run.facts.peak_cores,
         projection,
         timeline: timeline(run.app, groups_pairs),
     };
@@ -633,7 +643,7 @@ fn findings(before: &Report, after: &Report) -> FindingsDiff {
     struct Acc {
         title: String,
         top: i64,
-        severity: Option<sparkdiag_rules::Severity>,
+        severity: Option<sparkdiag_contract::Severity>,
         count: usize,
         impact: i64,
     }

@@ -136,9 +136,14 @@ pub struct JobProperties<'a> {
     /// The Databricks notebook that ran the job.
     #[serde(rename = "spark.databricks.notebook.path", borrow)]
     pub databricks_notebook: Option<Text<'a>>,
-    /// Set when a Databricks job (a scheduled run) started the job, not a person.
+    /// Set when a Databricks job (a scheduled or API-submitted run) started the job, not a
+    /// person: the job, its run and the kind of task (`notebook`, `python`, `jar`, …).
     #[serde(rename = "spark.databricks.job.runId", borrow)]
     pub databricks_job_run: Option<Text<'a>>,
+    #[serde(rename = "spark.databricks.job.id", borrow)]
+    pub databricks_job_id: Option<Text<'a>>,
+    #[serde(rename = "spark.databricks.job.type", borrow)]
+    pub databricks_job_type: Option<Text<'a>>,
     /// A Structured Streaming micro-batch's query and batch.
     #[serde(rename = "sql.streaming.queryId", borrow)]
     pub streaming_query_id: Option<Text<'a>>,

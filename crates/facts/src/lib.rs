@@ -12,21 +12,24 @@
 //! as Spark reads them ([`settings`]), and what each run wrote and read ([`writes`]). Which of these make a finding, with which thresholds and
 //! which advice, stays in `sparkdiag-rules`, one rule per file.
 //!
-//! A completed stage's tasks are kept folded in the model, and each look at them unfolds the
-//! stage again: [`stage_stats`] is the one look, and the rules, the what-if and the report share
-//! what it took.
+//! [`Facts::of`] computes them all once, in the analysis step, and hands them down: the rules,
+//! the what-if, the report and `diff` read the same [`Facts`]. A completed stage's tasks are kept
+//! folded in the model, and each look at them unfolds the stage again: [`stage_stats`] is the one
+//! look, and everyone above shares what it took.
 //!
 //! # Example
 //! ```no_run
 //! # let app = sparkdiag_model::Application::default();
-//! let stats = sparkdiag_facts::stage_stats(&app);
-//! for (stage, s) in app.stages.iter().zip(&stats) {
+//! let facts = sparkdiag_facts::Facts::of(&app);
+//! for (stage, s) in app.stages.iter().zip(&facts.stages) {
 //!     println!("stage {}: median task {} ms", stage.stage_id, s.median_ms);
 //! }
-//! println!("{} cores at the peak", sparkdiag_facts::peak_cores(&app));
+//! println!("{} cores at the peak", facts.peak_cores);
 //! ```
 
 mod application;
+mod facts;
+pub mod intervals;
 pub mod memory_figures;
 pub mod memory_limits;
 pub mod memory_sizing;
@@ -41,6 +44,7 @@ pub mod testing;
 pub mod writes;
 
 pub use application::{data_bytes, data_records, peak_cores, task_executors};
+pub use facts::Facts;
 pub use plans::{PlanInput, sql_plans};
 /// The packed durations are the contract's (the views read them back).
 pub use sparkdiag_contract::Varints;

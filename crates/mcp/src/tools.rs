@@ -995,7 +995,7 @@ impl Tools {
             sparkdiag_diff::Run {
                 app: &l.analysis.app,
                 report: &l.analysis.report,
-                plans: &l.analysis.plans,
+                facts: &l.analysis.facts,
             }
         }
         let diff = sparkdiag_diff::compare(

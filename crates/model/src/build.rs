@@ -228,7 +228,15 @@ impl ApplicationBuilder {
             self.app.databricks_notebook =
                 props.databricks_notebook.as_ref().map(|p| p.to_string());
         }
-        self.app.databricks_job_run |= props.databricks_job_run.is_some();
+        if self.app.databricks_job_run.is_none()
+            && let Some(run_id) = &props.databricks_job_run
+        {
+            self.app.databricks_job_run = Some(crate::model::DatabricksJobRun {
+                job_id: props.databricks_job_id.as_ref().map(|t| t.to_string()),
+                run_id: run_id.to_string(),
+                task_type: props.databricks_job_type.as_ref().map(|t| t.to_string()),
+            });
+        }
         self.app.streaming.on_job_start(
             e.job_id,
             &crate::streaming::JobStreamingProps {

@@ -110,10 +110,22 @@ pub struct Application {
     pub databricks_spark_version: Option<String>,
     /// The first Databricks notebook a job named (`spark.databricks.notebook.path`).
     pub databricks_notebook: Option<String>,
-    /// A Databricks job run (a scheduled or API-submitted run) started jobs.
-    pub databricks_job_run: bool,
+    /// The Databricks job run (a scheduled or API-submitted run) that started jobs, as the
+    /// first job that names one says it.
+    pub databricks_job_run: Option<DatabricksJobRun>,
     /// Structured Streaming queries, DStreams batches and Spark Connect operations.
     pub streaming: crate::streaming::Streaming,
+}
+
+/// A Databricks job run, from the properties of the jobs it started.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DatabricksJobRun {
+    /// `spark.databricks.job.id`.
+    pub job_id: Option<String>,
+    /// `spark.databricks.job.runId`.
+    pub run_id: String,
+    /// `spark.databricks.job.type`: `notebook`, `python`, `jar`, `wheel`, …
+    pub task_type: Option<String>,
 }
 
 /// No event for this long is a clock jump (or days of nothing), not time the application used.
@@ -195,12 +207,7 @@ impl Application {
             ("notebook", "a notebook session"),
         ];
         // A Databricks job cluster also calls itself "Databricks Shell": a scheduled run is batch.
-        let tag = |k: &str| self.spark_properties.get(k).map(|v| v.to_ascii_lowercase());
-        if self.databricks_job_run
-            || tag("spark.databricks.clusterUsageTags.clusterSource").as_deref() == Some("job")
-            || tag("spark.databricks.clusterUsageTags.clusterName")
-                .is_some_and(|n| n.starts_with("job-"))
-        {
+        if self.databricks_job_run_evidence().is_some() {
             return None;
         }
         if let Some((_, what)) = NAMES.iter().find(|(n, _)| lower.contains(n)) {
@@ -255,6 +262,44 @@ impl Application {
             return Some(format!("the application `{name}` is a shell session"));
         }
         None
+    }
+
+    /// What says this is a Databricks job run (a scheduled or API-submitted job on its own job
+    /// cluster) rather than people at a notebook, in a few words; `None` when nothing does.
+    /// The jobs' own properties decide first (`spark.databricks.job.runId`, `.id`, `.type`);
+    /// the cluster's (`spark.databricks.clusterSource=JOB`, a cluster named `job-N-run-M`,
+    /// `spark.databricks.workload.name=JobRun`) back them or stand in when no job started.
+    /// Databricks' documentation of cluster tags and job parameters names these.
+    pub fn databricks_job_run_evidence(&self) -> Option<String> {
+        let property = |k: &str| self.spark_properties.get(k).map(|v| v.trim());
+        let cluster_source = property("spark.databricks.clusterSource")
+            .or(property("spark.databricks.clusterUsageTags.clusterSource"))
+            .filter(|v| v.eq_ignore_ascii_case("job"));
+        let cluster_name = property("spark.databricks.clusterUsageTags.clusterName")
+            .filter(|n| n.starts_with("job-") && n.contains("-run-"));
+        let workload_name =
+            property("spark.databricks.workload.name").filter(|v| v.eq_ignore_ascii_case("jobrun"));
+        let mut signs: Vec<String> = Vec::new();
+        if let Some(run) = &self.databricks_job_run {
+            let mut said = match &run.job_id {
+                Some(job) => format!("job {job}, run {}", run.run_id),
+                None => format!("run {}", run.run_id),
+            };
+            if let Some(kind) = &run.task_type {
+                said.push_str(&format!(", a {kind} task"));
+            }
+            signs.push(said);
+        }
+        if cluster_source.is_some() {
+            signs.push("spark.databricks.clusterSource=JOB".to_string());
+        }
+        if let Some(name) = cluster_name {
+            signs.push(format!("cluster `{name}`"));
+        }
+        if workload_name.is_some() {
+            signs.push("spark.databricks.workload.name=JobRun".to_string());
+        }
+        (!signs.is_empty()).then(|| format!("a Databricks job run: {}", signs.join("; ")))
     }
 
     /// The cluster manager from `spark.master`: `local`, `local-cluster`, `yarn`, `kubernetes`,

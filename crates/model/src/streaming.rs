@@ -480,31 +480,25 @@ impl StreamingQuery {
 }
 
 impl Application {
-    /// The kind of workload: Spark Connect, Structured Streaming and DStreams first (a
-    /// notebook that runs a stream is judged as a stream), then the interactive sessions.
+    /// The kind of workload, read from what the application did: Spark Connect operations
+    /// (their job tags), Structured Streaming queries, DStreams batches (`Streaming job from …`
+    /// jobs), then the interactive sessions; a program that runs its jobs and ends otherwise.
+    ///
+    /// Properties are only supporting evidence: platforms set them whatever runs. Every
+    /// Databricks 13.x cluster loads the Spark Connect plugin and Databricks 9.1 sets
+    /// `spark.streaming.*` defaults, so neither makes a job run a Connect server or a DStreams
+    /// application. The one exception is a Spark 3.4 Connect server outside Databricks: Spark
+    /// tags Connect's jobs only from 3.5 on, so there the plugin is all the log can show.
     pub fn workload(&self) -> Workload {
         let s = &self.streaming;
-        if s.connect_jobs > 0
-            || self
-                .spark_properties
-                .keys()
-                .any(|k| k.starts_with("spark.connect."))
-            || self
-                .spark_properties
-                .get("spark.plugins")
-                .is_some_and(|p| p.contains("SparkConnectPlugin"))
-        {
+        if s.connect_jobs > 0 {
             Workload::SparkConnect
         } else if !s.queries.is_empty() {
             Workload::StructuredStreaming
-        } else if !s.dstream_batches.is_empty()
-            || s.dstream_jobs > 0
-            || self
-                .spark_properties
-                .keys()
-                .any(|k| k.starts_with("spark.streaming."))
-        {
+        } else if !s.dstream_batches.is_empty() || s.dstream_jobs > 0 {
             Workload::Dstreams
+        } else if self.connect_server_without_tags() {
+            Workload::SparkConnect
         } else if self.interactive().is_some() {
             Workload::Interactive
         } else {
@@ -512,28 +506,45 @@ impl Application {
         }
     }
 
-    /// Why [`Application::workload`] said what it said, in a few words.
+    /// The Spark Connect plugin or `spark.connect.*` settings are there.
+    fn connect_configured(&self) -> bool {
+        self.spark_properties
+            .keys()
+            .any(|k| k.starts_with("spark.connect."))
+            || self
+                .spark_properties
+                .get("spark.plugins")
+                .is_some_and(|p| p.contains("SparkConnectPlugin"))
+    }
+
+    /// A Spark 3.4 Connect server outside Databricks, whose jobs carry no Connect tag.
+    fn connect_server_without_tags(&self) -> bool {
+        self.connect_configured()
+            && self.platform() != crate::Platform::Databricks
+            && self.spark_version_number() == Some((3, 4))
+    }
+
+    /// Why [`Application::workload`] said what it said, in a few words: the events that decided
+    /// it, and the platform's defaults that did not.
     pub fn workload_evidence(&self) -> Option<String> {
         let s = &self.streaming;
-        Some(match self.workload() {
+        let said = match self.workload() {
+            Workload::SparkConnect if s.connect_operations.is_empty() => {
+                "a Spark Connect server: its plugin is loaded, and Spark 3.4 tags no Connect operation on its jobs".to_string()
+            }
             Workload::SparkConnect => {
                 let sessions: std::collections::BTreeSet<&str> = s
                     .connect_operations
                     .iter()
                     .map(|o| o.session_id.as_str())
                     .collect();
-                if s.connect_operations.is_empty() {
-                    "a Spark Connect server (its plugin or `spark.connect.*` properties)"
-                        .to_string()
-                } else {
-                    format!(
-                        "a Spark Connect server: {} operation{} from {} session{}",
-                        s.connect_operations.len(),
-                        plural(s.connect_operations.len()),
-                        sessions.len(),
-                        plural(sessions.len())
-                    )
-                }
+                format!(
+                    "a Spark Connect server: {} operation{} from {} session{}",
+                    s.connect_operations.len(),
+                    plural(s.connect_operations.len()),
+                    sessions.len(),
+                    plural(sessions.len())
+                )
             }
             Workload::StructuredStreaming => {
                 let batches: u64 = s.queries.iter().map(|q| q.totals.progress_events).sum();
@@ -545,9 +556,11 @@ impl Application {
                     plural(batches as usize)
                 )
             }
-            Workload::Dstreams if s.dstream_batches.is_empty() && s.dstream_jobs == 0 => {
-                "a DStreams application (`spark.streaming.*` properties)".to_string()
-            }
+            Workload::Dstreams if s.dstream_batches.is_empty() => format!(
+                "a DStreams application: {} job{} from `Streaming job from …` output operations",
+                s.dstream_jobs,
+                plural(s.dstream_jobs as usize)
+            ),
             Workload::Dstreams => format!(
                 "a DStreams application: {} batch{} (`Streaming job from …`)",
                 s.dstream_batches.len(),
@@ -558,8 +571,32 @@ impl Application {
                 }
             ),
             Workload::Interactive => self.interactive()?,
-            Workload::Batch => return None,
-        })
+            Workload::Batch => {
+                let mut said = self.databricks_job_run_evidence().unwrap_or_default();
+                let mut defaults: Vec<&str> = Vec::new();
+                if self.connect_configured() {
+                    defaults.push("the Spark Connect plugin is loaded, but no Connect operation ran");
+                }
+                if self
+                    .spark_properties
+                    .keys()
+                    .any(|k| k.starts_with("spark.streaming."))
+                {
+                    defaults.push("`spark.streaming.*` is set, but no streaming batch ran");
+                }
+                if !defaults.is_empty() {
+                    if said.is_empty() {
+                        said = "a program that runs its jobs and ends".to_string();
+                    }
+                    said.push_str(&format!(". Not streaming or Connect: {}", defaults.join("; ")));
+                }
+                if said.is_empty() {
+                    return None;
+                }
+                said
+            }
+        };
+        Some(said)
     }
 
     /// The jobs a program's own stop cancelled: the ones still running when a streaming query

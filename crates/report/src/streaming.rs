@@ -9,20 +9,23 @@ use crate::format::{duration, escape, human_bytes, thousands};
 use sparkdiag_contract::Workload;
 use sparkdiag_contract::streaming::{BatchOut, QueryOut, StreamingOut};
 
-/// `Structured Streaming: 1 query with 18 progress events`, for the header; `None` for batch
-/// and interactive applications, whose header says enough already.
+/// `workload: Structured Streaming (1 query with 18 progress events)`, for the header: what
+/// the application was and which evidence decided it. `None` for a plain batch program with
+/// nothing to say about it.
 pub fn workload_line(report: &Report) -> Option<String> {
     let app = &report.application;
     let kind = match app.workload {
         Workload::StructuredStreaming => "Structured Streaming",
         Workload::Dstreams => "DStreams",
         Workload::SparkConnect => "Spark Connect",
-        Workload::Batch | Workload::Interactive => return None,
+        Workload::Interactive => "interactive",
+        Workload::Batch => "batch",
     };
-    Some(match &app.workload_evidence {
-        Some(why) => format!("workload: {kind} ({why})"),
-        None => format!("workload: {kind}"),
-    })
+    match (&app.workload_evidence, app.workload) {
+        (Some(why), _) => Some(format!("workload: {kind} ({why})")),
+        (None, Workload::Batch | Workload::Interactive) => None,
+        (None, _) => Some(format!("workload: {kind}")),
+    }
 }
 
 /// One row of figures per query: what its batches did.

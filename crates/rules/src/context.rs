@@ -1,10 +1,10 @@
-//! What every rule needs, computed once: the facts of every stage and plan (from
-//! `sparkdiag_facts`), the application's time and how many cores it had.
+//! What every rule reads: the application and its facts (`sparkdiag_facts::Facts`, computed once
+//! by the analysis step), with the slow tasks the rules ask for kept as they are found.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use sparkdiag_facts::{PlanInput, StageStats, peak_cores};
+use sparkdiag_facts::{Facts, PlanInput, StageStats};
 use sparkdiag_model::{Application, StageAttempt, Task, TaskOutcome};
 
 // The rule files name these facts as `crate::context::…`.
@@ -12,104 +12,57 @@ pub(crate) use sparkdiag_facts::{data_bytes, data_records, task_executors};
 
 pub struct Context<'a> {
     pub app: &'a Application,
+    /// Every fact of the application, computed once by the analysis step.
+    pub facts: &'a Facts,
     /// The application's wall-clock time (to the last event for an incomplete log), without
     /// stretches the clock jumped over.
     pub app_ms: i64,
     /// The application's time as sorted `[start, end)` intervals: start to end, minus clock jumps.
-    pub usable: Vec<(i64, i64)>,
+    pub usable: &'a [(i64, i64)],
     /// The most cores executors offered at once (the driver's, in local mode).
     pub cores: i64,
     /// Indexed like `app.stages`.
-    pub stages: Vec<StageStats>,
+    pub stages: &'a [StageStats],
     /// Physical plans: each SQL execution's (the last adaptive plan when AQE re-planned), or
     /// those of a plan text given on its own.
-    pub plans: Vec<PlanInput>,
+    pub plans: &'a [PlanInput],
+    /// What each stage is (indexed like `app.stages`) and what the application ran on: the
+    /// facts the rules' advice is chosen by.
+    pub shapes: &'a crate::stage_shape::Shapes,
     /// The slow tasks [`Context::successful_tasks_over`] found, by stage index and limit: the
     /// rules naming slow tasks ask for the same ones, and each ask would unfold the stage again.
     /// The rules run at once on every core, so the first ask takes the lock while it looks.
     slow_tasks: Mutex<HashMap<SlowTasksKey, Arc<Vec<Task>>>>,
-    /// What each stage is (indexed like `app.stages`) and what the application ran on: the
-    /// facts the rules' advice is chosen by.
-    pub shapes: crate::stage_shape::Shapes,
 }
 
 /// A stage attempt's index in `app.stages` and a duration limit's bits.
 type SlowTasksKey = (usize, u64);
 
 impl<'a> Context<'a> {
-    pub fn new(app: &'a Application) -> Context<'a> {
-        let end = app.effective_end_ms();
-        // Each stage's tasks are looked at here and only here: a folded stage costs a
-        // decompression each time it is unfolded, so every figure a rule needs from the tasks
-        // is taken in this one look.
-        // The reading has ended and both cores are free: the stages' walk beside their shapes.
-        let (stages, shapes) = rayon::join(
-            || sparkdiag_facts::stage_stats(app),
-            || crate::stage_shape::of_application(app),
-        );
-        let plans = sparkdiag_facts::sql_plans(app, &stages);
-        let usable = match (app.start_ms, end) {
-            (Some(start), Some(end)) if end > start => {
-                crate::impact::subtract(&[(start, end)], &app.clock_jumps)
-            }
-            _ => Vec::new(),
-        };
+    /// The rules' view of `app` and its facts (`Facts::of(app)`, or `Facts::of_plans` with an
+    /// empty application for a plan text given alone).
+    pub fn new(app: &'a Application, facts: &'a Facts) -> Context<'a> {
         Context {
             app,
-            app_ms: crate::impact::length(&usable),
-            usable,
-            cores: peak_cores(app),
-            stages,
-            plans,
+            facts,
+            app_ms: facts.app_ms,
+            usable: &facts.usable,
+            cores: facts.peak_cores,
+            stages: &facts.stages,
+            plans: &facts.plans,
+            shapes: &facts.shapes,
             slow_tasks: Default::default(),
-            shapes,
-        }
-    }
-
-    /// A context holding only plans (a plan text given alone); the application is empty.
-    pub fn for_plans(app: &'a Application, plans: Vec<sparkdiag_plan::Plan>) -> Context<'a> {
-        Context {
-            app,
-            app_ms: 0,
-            usable: Vec::new(),
-            cores: 1,
-            stages: Vec::new(),
-            slow_tasks: Default::default(),
-            shapes: Default::default(),
-            plans: plans
-                .into_iter()
-                .map(|plan| PlanInput {
-                    sql_execution_id: None,
-                    plan,
-                    stage_ids: Vec::new(),
-                    shuffle_stage_ms: 0,
-                    measured: Default::default(),
-                    spark_ids: Vec::new(),
-                })
-                .collect(),
         }
     }
 
     pub fn stats(&self, stage: &StageAttempt) -> &StageStats {
-        &self.stages[self.index_of(stage)]
+        self.facts.stats(self.app, stage)
     }
 
     /// What `stage` is: input or shuffle stage, where its partition count came from, what
     /// consumed its shuffle read.
     pub fn shape(&self, stage: &StageAttempt) -> &crate::stage_shape::StageShape {
-        &self.shapes.stages[self.index_of(stage)]
-    }
-
-    fn index_of(&self, stage: &StageAttempt) -> usize {
-        // The stage lives in `app.stages`: its index is its distance from the start.
-        let offset =
-            (stage as *const StageAttempt as usize).wrapping_sub(self.app.stages.as_ptr() as usize);
-        let index = offset / std::mem::size_of::<StageAttempt>();
-        assert!(
-            std::ptr::eq(&self.app.stages[index], stage),
-            "stage of another application"
-        );
-        index
+        self.facts.shape(self.app, stage)
     }
 
     /// The successful tasks (with metrics) of the stage attempt at `index` in `app.stages` that
@@ -139,8 +92,8 @@ impl<'a> Context<'a> {
     }
 
     /// Stage attempts with their statistics.
-    pub fn stage_stats(&self) -> impl Iterator<Item = (&'a StageAttempt, &StageStats)> {
-        self.app.stages.iter().zip(&self.stages)
+    pub fn stage_stats(&self) -> impl Iterator<Item = (&'a StageAttempt, &'a StageStats)> {
+        self.app.stages.iter().zip(self.stages)
     }
 
     /// `part` as a percentage of the application's time, for titles.

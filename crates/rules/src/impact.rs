@@ -11,24 +11,12 @@
 
 use std::collections::BTreeMap;
 
+use sparkdiag_facts::intervals::{Spans, intersect, length, normalise, subtract};
+
 use crate::{Claim, Context, Finding, Lead, Severity};
-
-/// What the rule of `code` claims, as its file declares ([`crate::Rule::claims`]).
-fn claim_of(code: &str) -> Claim {
-    crate::rule_of(code).map_or(Claim::Saving, |r| r.claims)
-}
-
-/// The finding's impact is time the run lost (a failed job's work), an outcome rather than a
-/// saving: views say "lost", and the what-if's fixes do not count it.
-pub fn is_outcome(rule: &str) -> bool {
-    claim_of(rule) == Claim::Outcome
-}
 
 /// How many repeats a grouped finding lists in its evidence.
 const MAX_OCCURRENCES: usize = 50;
-
-/// Sorted, disjoint `[start, end)` intervals.
-type Spans = Vec<(i64, i64)>;
 
 pub(crate) fn settle(ctx: &Context, findings: Vec<Finding>) -> Vec<Finding> {
     let usable = &ctx.usable;
@@ -45,7 +33,7 @@ pub(crate) fn settle(ctx: &Context, findings: Vec<Finding>) -> Vec<Finding> {
         })
         .collect();
     // Symptoms claim time after every finding that names a cause.
-    let symptom = |f: &Finding| claim_of(f.rule) == Claim::Symptom;
+    let symptom = |f: &Finding| f.claim == Claim::Symptom;
     merged.sort_by(|(a, ea), (b, eb)| {
         symptom(a)
             .cmp(&symptom(b))
@@ -85,7 +73,7 @@ pub(crate) fn settle(ctx: &Context, findings: Vec<Finding>) -> Vec<Finding> {
             }
         }
         f.impact_ms = impact;
-        f.severity = if claim_of(f.rule) == Claim::Outcome {
+        f.severity = if f.is_outcome() {
             f.severity
         } else if estimate == 0 {
             // Nothing measured to save: a configuration or plan smell, never above medium.
@@ -147,7 +135,7 @@ fn windows_of(ctx: &Context, f: &Finding) -> Spans {
     if !sql.is_empty() {
         return sql;
     }
-    ctx.usable.clone()
+    ctx.usable.to_vec()
 }
 
 /// Repeats of one rule as one finding: the largest (or, for rules that order their findings,
@@ -266,55 +254,6 @@ fn keep_advice_by_shape(lead: &mut Finding, rest: &[Finding]) {
     lead.recommendation = format!("{} {}", lead.recommendation, more.join(" "));
     lead.evidence
         .insert("advice_by_shape".into(), serde_json::Value::Array(by_shape));
-}
-
-/// Sorted, merged, without empty intervals.
-pub(crate) fn normalise(mut spans: Spans) -> Spans {
-    spans.retain(|(s, e)| e > s);
-    spans.sort_unstable();
-    let mut out: Spans = Vec::with_capacity(spans.len());
-    for (s, e) in spans {
-        match out.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => out.push((s, e)),
-        }
-    }
-    out
-}
-
-pub(crate) fn length(spans: &[(i64, i64)]) -> i64 {
-    spans.iter().map(|(s, e)| e - s).sum()
-}
-
-/// Both normalised.
-pub(crate) fn intersect(a: &[(i64, i64)], b: &[(i64, i64)]) -> Spans {
-    let (mut i, mut j, mut out) = (0, 0, Vec::new());
-    while i < a.len() && j < b.len() {
-        let (s, e) = (a[i].0.max(b[j].0), a[i].1.min(b[j].1));
-        if e > s {
-            out.push((s, e));
-        }
-        if a[i].1 < b[j].1 { i += 1 } else { j += 1 }
-    }
-    out
-}
-
-/// `a` without `b`, both normalised.
-pub(crate) fn subtract(a: &[(i64, i64)], b: &[(i64, i64)]) -> Spans {
-    let mut out = Vec::new();
-    for &(s, e) in a {
-        let mut from = s;
-        for &(bs, be) in b.iter().filter(|(bs, be)| *be > s && *bs < e) {
-            if bs > from {
-                out.push((from, bs));
-            }
-            from = from.max(be);
-        }
-        if e > from {
-            out.push((from, e));
-        }
-    }
-    out
 }
 
 /// The last `amount` milliseconds of `spans`: a saving shortens the end of the work it is in.

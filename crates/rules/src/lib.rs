@@ -23,7 +23,8 @@
 //! let mut builder = sparkdiag_model::ApplicationBuilder::default();
 //! sparkdiag_eventlog::read_log(input, |e| builder.on_event(e))?;
 //! let app = builder.finish();
-//! for finding in sparkdiag_rules::analyze(&app, &sparkdiag_rules::Config::default()) {
+//! let facts = sparkdiag_facts::Facts::of(&app);
+//! for finding in sparkdiag_rules::analyze(&app, &facts, &sparkdiag_rules::Config::default()) {
 //!     println!("{} {} ({} ms)", finding.rule, finding.title, finding.impact_ms);
 //! }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -42,15 +43,14 @@ pub use config::{Config, ConfigError};
 pub use context::Context;
 // What a rule reports and the registry's entries are the report contract's vocabulary
 // (`sparkdiag_contract`), named here as the rule files name them.
-pub use impact::is_outcome;
 pub use sparkdiag_contract::{
-    Category, Change, Counterfactual, Finding, Registry, RegistryEntry, RuleDoc, RuleIdentity,
-    Scope, Severity, Threshold, threshold,
+    Category, Change, Claim, Counterfactual, Finding, Registry, RegistryEntry, RuleDoc,
+    RuleIdentity, Scope, Severity, Threshold, threshold,
 };
 
 // The facts the rules read, under the names the rule files give them (`crate::StageStats`,
 // `crate::stage_shape::…`); their one home is `sparkdiag_facts`.
-use sparkdiag_facts::{PlanInput, StageStats, memory_limits, stage_shape};
+use sparkdiag_facts::{Facts, StageStats, memory_limits, stage_shape};
 use sparkdiag_model::Application;
 
 /// One detector: its identity, documentation, thresholds and check.
@@ -76,22 +76,6 @@ pub struct Rule {
     /// Its finding is a shuffle partition count to set, which a stateful streaming query cannot
     /// take (the count is in its checkpoint): its findings on such a query's stages are dropped.
     pub advises_shuffle_partitions: bool,
-}
-
-/// What a rule's findings claim, which decides where the impact model ranks them and how the
-/// views and the what-if count them (see the impact model in `impact.rs`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Claim {
-    /// A cause, and the wall-clock time fixing it would save: its findings claim time in the
-    /// order of their estimates, and their severity is the share of the application saved.
-    Saving,
-    /// A symptom of causes other rules name (no job ran, cores sat idle): it claims only the time
-    /// left once every cause has claimed its own, so a gap between a loop's jobs is the loop's.
-    Symptom,
-    /// What happened to the run (a job failed, executors died, the log stops) or how a stream
-    /// fares (behind, failed, state without bound): time lost, not a saving. Its severity is its
-    /// own, views say "lost", and the what-if's fixes do not count it.
-    Outcome,
 }
 
 /// Which of a rule's findings leads when its repeats become one finding.
@@ -135,6 +119,10 @@ impl RuleIdentity for Rule {
 
     fn category(&self) -> Category {
         self.category
+    }
+
+    fn claims(&self) -> Claim {
+        self.claims
     }
 }
 
@@ -241,63 +229,29 @@ pub(crate) fn rule_of(code: &str) -> Option<&'static Rule> {
     all_rules().iter().copied().find(|r| r.code == code)
 }
 
-/// Runs every enabled rule and returns the findings, most severe first and then most recoverable
-/// time first, with each millisecond of the application attributed to at most one finding (see
-/// docs/impact.md). A log without an application start says nothing about an application: no findings.
-pub fn analyze(app: &Application, config: &Config) -> Vec<Finding> {
-    analyze_keeping_plans(app, config).0
-}
-
-/// [`analyze`], also handing back each SQL execution's plan as the rules parsed and paired it,
-/// so that later steps (`sparkdiag diff`) read the same plans instead of parsing them again.
-pub fn analyze_keeping_plans(app: &Application, config: &Config) -> (Vec<Finding>, Vec<PlanInput>) {
-    let analysed = analyze_keeping_all(app, config);
-    (analysed.findings, analysed.plans)
-}
-
-/// What [`analyze_keeping_all`] hands back.
-pub struct Analysed {
-    pub findings: Vec<Finding>,
-    /// Each SQL execution's plan as the rules parsed and paired it.
-    pub plans: Vec<PlanInput>,
-    /// Each stage attempt's statistics and facts, indexed like `app.stages`, for the report and
-    /// the what-if, which would otherwise unfold every folded stage again.
-    pub stages: Vec<StageStats>,
-}
-
-/// [`analyze_keeping_plans`], also handing back the per-stage statistics the rules read.
-pub fn analyze_keeping_all(app: &Application, config: &Config) -> Analysed {
+/// Runs every enabled rule over `app` and its facts (`Facts::of(app)`, computed once by the
+/// analysis step) and returns the findings, most severe first and then most recoverable time
+/// first, with each millisecond of the application attributed to at most one finding (see
+/// docs/impact.md). A log without an application start says nothing about an application: no
+/// findings.
+pub fn analyze(app: &Application, facts: &Facts, config: &Config) -> Vec<Finding> {
     if app.start_ms.is_none() {
-        return Analysed {
-            findings: Vec::new(),
-            plans: Vec::new(),
-            stages: sparkdiag_facts::stage_stats(app),
-        };
+        return Vec::new();
     }
-    let context = Context::new(app);
+    let context = Context::new(app, facts);
     let mut findings = impact::settle(&context, run(&context, config, |_| true));
     sort(&mut findings);
-    Analysed {
-        findings,
-        plans: context.plans,
-        stages: context.stages,
-    }
+    findings
 }
 
-/// Runs the plan rules (categories `exchanges` and `plan`) over plans given on their own.
-pub fn analyze_plans(
-    plans: Vec<sparkdiag_plan::Plan>,
-    config: &Config,
-) -> (Vec<sparkdiag_plan::Plan>, Vec<Finding>) {
+/// Runs the plan rules (categories `exchanges` and `plan`) over plans given on their own
+/// (`Facts::of_plans`).
+pub fn analyze_plans(facts: &Facts, config: &Config) -> Vec<Finding> {
     let app = Application::default();
-    let context = Context::for_plans(&app, plans);
-    let findings = run(&context, config, |rule| {
+    let context = Context::new(&app, facts);
+    run(&context, config, |rule| {
         matches!(rule.category, Category::Exchanges | Category::Plan)
-    });
-    (
-        context.plans.into_iter().map(|p| p.plan).collect(),
-        findings,
-    )
+    })
 }
 
 fn run(context: &Context, config: &Config, wanted: impl Fn(&Rule) -> bool + Sync) -> Vec<Finding> {

@@ -969,7 +969,7 @@ mod healthy_twin {
     #[test]
     fn the_healthy_twin_gets_nothing_about_memory_at_medium_or_above() {
         let app = &apps("logs/memory/heap-oom-wide-healthy")[0];
-        let findings = crate::analyze(app, &Config::default());
+        let findings = crate::analyze(app, &sparkdiag_facts::Facts::of(app), &Config::default());
         let memory: Vec<_> = findings
             .iter()
             // Severities order from Critical down: medium or above is `<= Medium`.

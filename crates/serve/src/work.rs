@@ -187,7 +187,7 @@ pub fn diff(
         sparkdiag_diff::Run {
             app: &a.app,
             report: &a.report,
-            plans: &a.plans,
+            facts: &a.facts,
         }
     }
     let options = sparkdiag_diff::Options {

@@ -10,7 +10,8 @@
 //!
 //! ```no_run
 //! # let app = sparkdiag_model::Application::default();
-//! if let Some(w) = sparkdiag_whatif::what_if(&app) {
+//! let facts = sparkdiag_facts::Facts::of(&app);
+//! if let Some(w) = sparkdiag_whatif::what_if(&app, &facts) {
 //!     for s in &w.scenarios {
 //!         println!("{:>5} cores: {} ms", s.cores, s.predicted_ms);
 //!     }
@@ -23,6 +24,8 @@ pub mod settings;
 
 use replay::{Graph, ReplayOptions, StageChanges};
 use sparkdiag_contract::units::{duration, human_bytes, share};
+use sparkdiag_contract::{Change, Finding};
+use sparkdiag_facts::Facts;
 use sparkdiag_facts::memory_limits::setting;
 use sparkdiag_model::Application;
 
@@ -40,19 +43,10 @@ pub const ASSUMPTIONS: [&str; 5] = [
     "it cannot know what a rewrite would change (fewer jobs, less shuffle, a different plan): only more or fewer cores, skewed tasks cut to their stage's median, and the driver's gaps removed",
 ];
 
-/// The what-if analysis of `app`, or `None` when the log has no start or no tasks, or its clock
-/// jumped.
-pub fn what_if(app: &Application) -> Option<WhatIf> {
-    what_if_with_stage_stats(app, &sparkdiag_facts::stage_stats(app))
-}
-
-/// [`what_if`] from the stages' statistics the rules already took (indexed like `app.stages`),
-/// without looking at the tasks again.
-pub fn what_if_with_stage_stats(
-    app: &Application,
-    stats: &[sparkdiag_facts::StageStats],
-) -> Option<WhatIf> {
-    what_if_with_findings(app, stats, &mut []).map(|(w, _)| w)
+/// The what-if analysis of `app` and its facts (`Facts::of(app)`), or `None` when the log has
+/// no start or no tasks, or its clock jumped.
+pub fn what_if(app: &Application, facts: &Facts) -> Option<WhatIf> {
+    what_if_with_findings(app, facts, &mut []).map(|(w, _)| w)
 }
 
 /// The rules' findings after the replay of their changes, with the replay: what the report is
@@ -60,7 +54,7 @@ pub fn what_if_with_stage_stats(
 pub struct Replayed {
     /// Each time-saving finding's `impact_ms` is its replayed saving where its change was
     /// replayed ([`savings::replay_findings`]); in the rules' order, not yet ranked again.
-    pub findings: Vec<sparkdiag_rules::Finding>,
+    pub findings: Vec<Finding>,
     /// `None` when the log has no start or no tasks.
     pub what_if: Option<WhatIf>,
     /// Every replayed change applied together, against today's replay (0 when none was
@@ -69,12 +63,8 @@ pub struct Replayed {
 }
 
 /// [`what_if_with_findings`], keeping the findings with the result.
-pub fn replayed(
-    app: &Application,
-    stats: &[sparkdiag_facts::StageStats],
-    mut findings: Vec<sparkdiag_rules::Finding>,
-) -> Replayed {
-    let (what_if, recoverable_ms) = match what_if_with_findings(app, stats, &mut findings) {
+pub fn replayed(app: &Application, facts: &Facts, mut findings: Vec<Finding>) -> Replayed {
+    let (what_if, recoverable_ms) = match what_if_with_findings(app, facts, &mut findings) {
         Some((w, recoverable)) => (Some(w), recoverable),
         None => (None, 0),
     };
@@ -85,25 +75,25 @@ pub fn replayed(
     }
 }
 
-/// [`what_if_with_stage_stats`], also replaying each finding's change: each time-saving
-/// finding's `impact_ms` becomes its replayed saving ([`savings::replay_findings`]), the
-/// scenarios list each change and "every fix applied", and the second value is that last
-/// scenario's saving against today's replay (0 when no change was replayed).
+/// [`what_if`], also replaying each finding's change: each time-saving finding's `impact_ms`
+/// becomes its replayed saving ([`savings::replay_findings`]), the scenarios list each change
+/// and "every fix applied", and the second value is that last scenario's saving against today's
+/// replay (0 when no change was replayed).
 pub fn what_if_with_findings(
     app: &Application,
-    stats: &[sparkdiag_facts::StageStats],
-    findings: &mut [sparkdiag_rules::Finding],
+    facts: &Facts,
+    findings: &mut [Finding],
 ) -> Option<(WhatIf, i64)> {
     // A replay walks the clock from the start: across a jump of days it would predict days for
     // a run of seconds, so a log whose clock jumped gets no replay at all.
     if !app.clock_jumps.is_empty() {
         return None;
     }
-    let graph = Graph::with_stage_stats(app, stats)?;
+    let graph = Graph::with_stage_stats(app, &facts.stages)?;
     if graph.max_parallelism() == 0 || app.tasks.is_empty() {
         return None;
     }
-    let cores_today = sparkdiag_facts::peak_cores(app).max(1);
+    let cores_today = facts.peak_cores.max(1);
     let wall_ms = graph.wall_ms();
     let replay = |slots: Option<usize>, cut_skew: bool, remove_driver_gaps: bool| {
         graph.replay(ReplayOptions {
@@ -279,10 +269,7 @@ pub fn what_if_with_findings(
                 .filter(|s| {
                     matches!(
                         s.change,
-                        Some(
-                            sparkdiag_rules::Change::MergePartitions { .. }
-                                | sparkdiag_rules::Change::SplitPartitions { .. }
-                        )
+                        Some(Change::MergePartitions { .. } | Change::SplitPartitions { .. })
                     )
                 })
                 .filter(|s| s.change_vs_today < 0.0)
@@ -567,7 +554,7 @@ pub use sparkdiag_contract::units::cores;
 /// Executor memory from the measured peaks: short of memory when executors spilled or spent over
 /// 10 % of their time in GC; oversized when GC002 found it so (its guards, such as a minute of
 /// tasks on each executor, decide once whether the peaks mean anything), in GC002's size.
-fn memory_advice(app: &Application, findings: &[sparkdiag_rules::Finding]) -> Option<Advice> {
+fn memory_advice(app: &Application, findings: &[Finding]) -> Option<Advice> {
     let executors: Vec<&sparkdiag_model::Executor> =
         app.executors.iter().filter(|e| e.id != "driver").collect();
     let run: i64 = executors.iter().map(|e| e.run_time_ms).sum();
@@ -596,17 +583,21 @@ fn memory_advice(app: &Application, findings: &[sparkdiag_rules::Finding]) -> Op
             ),
         });
     }
-    // The size is GC002's own, read from its finding, so the two never name different ones; and
-    // only where GC002 fired, so the advice never cites a finding the report does not hold.
-    let gc002 = findings
-        .iter()
-        .find(|f| f.rule == sparkdiag_rules::rules::HEAP_OVERPROVISIONED.code)?;
-    let figure = |key: &str| gc002.evidence.get(key).and_then(|v| v.as_u64());
-    let (reserved, peak, suggested) = (
-        figure("executor_memory_bytes")?,
-        figure("peak_heap_bytes")?,
-        figure("suggested_executor_memory_bytes")?,
-    );
+    // The size is GC002's own, from its finding's change, so the two never name different
+    // ones; and only where GC002 fired, so the advice never cites a finding the report does not
+    // hold.
+    let (reserved, peak, suggested) =
+        findings
+            .iter()
+            .find_map(|f| match &f.counterfactual.as_ref()?.change {
+                Change::ShrinkHeap {
+                    from_bytes,
+                    peak_bytes,
+                    to_bytes,
+                    ..
+                } => Some((*from_bytes, *peak_bytes, *to_bytes)),
+                _ => None,
+            })?;
     (gc_share < 0.05).then(|| Advice {
         kind: "memory",
         text: format!(

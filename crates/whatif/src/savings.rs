@@ -6,8 +6,8 @@
 
 use std::collections::HashSet;
 
+use sparkdiag_contract::{Change, Finding, Severity};
 use sparkdiag_model::{Application, JobStatus, StageStatus, Task, TaskOutcome};
-use sparkdiag_rules::{Change, Finding, Severity};
 
 use crate::Scenario;
 use crate::replay::{Graph, ReplayOptions, StageChange, StageChanges};
@@ -194,7 +194,15 @@ impl Applied {
                     };
                 }
                 Change::RemoveWastedAttempts => applied.tasks.wasted = true,
-                _ => {}
+                // Not replayed (`Change::replayable`): a plan rewrite, which the log cannot
+                // replay, or money rather than wall-clock time. Listed, not caught by `_`, so
+                // that a new kind of change is a compile error here until it is decided.
+                Change::DropExchange { .. }
+                | Change::BroadcastSide { .. }
+                | Change::ScanOnce { .. }
+                | Change::AvoidSlowExecutors { .. }
+                | Change::ReleaseIdleExecutors
+                | Change::ShrinkHeap { .. } => {}
             }
         }
         // A merged stage's tasks are all of one length: there is no skew left to cut.
@@ -254,7 +262,12 @@ pub fn assumption(change: &Change) -> &'static str {
         Change::RemoveWastedAttempts => {
             "replayed: killed speculative copies, the killed tasks of stage attempts that were re-run, and re-runs of stages that had completed left out; the rest of the run as measured"
         }
-        _ => "not replayed",
+        Change::DropExchange { .. }
+        | Change::BroadcastSide { .. }
+        | Change::ScanOnce { .. }
+        | Change::AvoidSlowExecutors { .. }
+        | Change::ReleaseIdleExecutors
+        | Change::ShrinkHeap { .. } => "not replayed",
     }
 }
 
@@ -285,7 +298,7 @@ fn covered_by(app: &Application, findings: &[Finding]) -> Vec<Option<&'static st
     };
     let failures: Vec<(&'static str, HashSet<i64>)> = findings
         .iter()
-        .filter(|g| sparkdiag_rules::is_outcome(g.rule) && !g.scope.job_ids.is_empty())
+        .filter(|g| g.is_outcome() && !g.scope.job_ids.is_empty())
         .map(|g| (g.rule, stages_of_jobs(&g.scope.job_ids)))
         .filter(|(_, stages)| !stages.is_empty())
         .collect();
@@ -376,7 +389,7 @@ pub fn replay_findings(
         }
         // What a run lost (executors' failed work) is replayed too, as what it cost the run; it
         // keeps its own severity and is no fix to apply with the others.
-        let outcome = sparkdiag_rules::is_outcome(f.rule);
+        let outcome = f.is_outcome();
         let Some(cf) = f.counterfactual.as_mut() else {
             continue;
         };

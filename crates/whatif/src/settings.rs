@@ -4,8 +4,8 @@
 
 use std::cmp::Reverse;
 
+use sparkdiag_contract::Finding;
 use sparkdiag_model::{Application, Platform};
-use sparkdiag_rules::Finding;
 
 pub use sparkdiag_contract::whatif::{Setting, split_flags, submission};
 

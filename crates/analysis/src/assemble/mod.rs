@@ -22,7 +22,9 @@ mod tests {
         let busy = std::fs::read_to_string(format!("{dir}antipattern-many-exchanges.txt")).unwrap();
         let plans = sparkdiag_plan::parse_plans(&format!("{clean}\n{busy}")).unwrap();
         let config = sparkdiag_rules::Config::default();
-        let (plans, findings) = sparkdiag_rules::analyze_plans(plans, &config);
+        let facts = sparkdiag_facts::Facts::of_plans(plans);
+        let findings = sparkdiag_rules::analyze_plans(&facts, &config);
+        let plans: Vec<_> = facts.plans.into_iter().map(|p| p.plan).collect();
         let report = PlanReport::new(&plans, &findings);
         assert_eq!(report.schema, sparkdiag_plan::SCHEMA);
         let last = report.plans.len() - 1;

@@ -3,25 +3,25 @@
 
 use sparkdiag_contract::*;
 use sparkdiag_eventlog::SourceReport;
-use sparkdiag_facts::StageStats;
+use sparkdiag_facts::{Facts, StageStats};
 use sparkdiag_model::{Application, JobStatus, SparkPlanInfo, StageAttempt, StageStatus};
 use sparkdiag_whatif::Replayed;
 
 /// `replayed` holds the rules' findings as the what-if replay left them, with that replay
 /// (`sparkdiag_whatif::replayed`; the caller runs it, so building the report computes
-/// nothing a rule or the replay decides). `cores` is the application's peak executor cores,
-/// which turns recoverable wall-clock time into core-hours (and, with `prices`, money). `stats` are the stages' statistics the rules took (indexed like `app.stages`;
-/// [`sparkdiag_facts::stage_stats`] without the rules): the report reads those rather than
-/// every stage's tasks again.
+/// nothing a rule or the replay decides). `facts` are the application's facts the rules and the
+/// replay read (`Facts::of(app)`): the report reads the stages' statistics there rather than
+/// every stage's tasks again, and turns recoverable wall-clock time into core-hours (and, with
+/// `prices`, money) with its peak cores.
 pub fn report(
     inputs: &[String],
     source: &SourceReport,
     app: &Application,
+    facts: &Facts,
     replayed: Replayed,
-    cores: i64,
     prices: &Prices,
-    stats: &[StageStats],
 ) -> Report {
+    let (stats, cores) = (&facts.stages, facts.peak_cores);
     debug_assert_eq!(
         stats.len(),
         app.stages.len(),
@@ -41,7 +41,7 @@ pub fn report(
     });
     let estimated_beyond_replay_ms: i64 = findings
         .iter()
-        .filter(|f| f.cost_core_hours.is_none() && !sparkdiag_rules::is_outcome(f.rule))
+        .filter(|f| f.cost_core_hours.is_none() && !f.is_outcome())
         .filter(|f| !f.counterfactual.as_ref().is_some_and(|c| c.replayed))
         .map(|f| f.impact_ms)
         .sum();
@@ -82,7 +82,7 @@ pub fn report(
                     "cost"
                 } else if finding.impact_ms <= 0 {
                     "none"
-                } else if sparkdiag_rules::is_outcome(finding.rule) {
+                } else if finding.is_outcome() {
                     "lost"
                 } else {
                     "saving"

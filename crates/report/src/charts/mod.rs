@@ -637,17 +637,9 @@ pub(crate) fn report_of(app: &sparkdiag_model::Application) -> Report {
         ignored_events: Default::default(),
         warnings: Vec::new(),
     };
-    let stats = sparkdiag_facts::stage_stats(app);
-    let replayed = sparkdiag_whatif::replayed(app, &stats, Vec::new());
-    sparkdiag_analysis::assemble::report(
-        &[],
-        &source,
-        app,
-        replayed,
-        0,
-        &Default::default(),
-        &stats,
-    )
+    let facts = sparkdiag_facts::Facts::of(app);
+    let replayed = sparkdiag_whatif::replayed(app, &facts, Vec::new());
+    sparkdiag_analysis::assemble::report(&[], &source, app, &facts, replayed, &Default::default())
 }
 
 /// A sparkline of `values` (two or more), 100 by 20 pixels, the last point marked, `label`

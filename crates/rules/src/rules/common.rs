@@ -281,7 +281,8 @@ mod tests {
                 .collect(),
             ..Default::default()
         };
-        let ctx = crate::Context::new(&app);
+        let facts = sparkdiag_facts::Facts::of(&app);
+        let ctx = crate::Context::new(&app, &facts);
         (
             release_idle_executors(&ctx).to_string(),
             keep_shuffle_output(&ctx).to_string(),

@@ -264,7 +264,7 @@ fn core_ms_held_during(app: &Application, windows: &[(i64, i64)], end: i64) -> i
 /// The start-up advice that fits Databricks: a job cluster starts from an instance pool or runs
 /// on serverless jobs compute; an all-purpose cluster stays warm in a pool.
 fn databricks_start_up(app: &Application, first_ms: i64) -> String {
-    let how = if app.databricks_job_run {
+    let how = if app.databricks_job_run_evidence().is_some() {
         "start the job cluster from an instance pool (idle instances kept ready, set in the cluster's instance_pool_id), run the task on serverless jobs compute (no cluster to start), or run several tasks of the job on one shared job cluster so that only the first pays for the start"
     } else {
         "attach to a running cluster, keep its nodes ready in an instance pool with the runtime preloaded, or use serverless compute; libraries in a custom container image (Databricks Container Services) rather than installed at each start"

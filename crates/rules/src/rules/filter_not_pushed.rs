@@ -281,7 +281,8 @@ mod real_logs {
     fn is_quiet_on_a_filtered_text_source() {
         use crate::rules::testing::{apps, on_log};
         for app in apps("logs/shapes/text-filter") {
-            let ctx = crate::Context::new(&app);
+            let facts = sparkdiag_facts::Facts::of(&app);
+            let ctx = crate::Context::new(&app, &facts);
             let text_scan_with_filter = ctx.plans.iter().any(|input| {
                 let plan = &input.plan;
                 (0..plan.nodes.len())

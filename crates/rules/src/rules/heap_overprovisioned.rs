@@ -6,7 +6,7 @@ use sparkdiag_facts::memory_sizing::{MARGIN, Sizing, smaller_executor};
 
 use super::common::{bytes, ratio};
 use crate::memory_limits::setting;
-use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
+use crate::{Change, Context, Finding, Severity, Threshold, Thresholds, declare_rule, threshold};
 
 pub const MAX_GC_SHARE: Threshold = threshold(
     "max_gc_share",
@@ -118,6 +118,15 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             .evidence("executor_hours", sizing.executor_hours)
             .evidence("gb_hours_saved", sizing.gb_hours_saved)
             .settings(sizing.conf.clone())
+            .proposes(
+                Change::ShrinkHeap {
+                    executors: idle.iter().map(|(e, _)| e.id.clone()).collect(),
+                    from_bytes: memory,
+                    peak_bytes: peak as u64,
+                    to_bytes: sizing.heap,
+                },
+                "memory, not time: the heap each named executor reserves, cut to its measured peak with a margin",
+            )
             .recommend(advice(&sizing, ctx)),
     ]
 }

@@ -2,7 +2,9 @@
 
 use sparkdiag_plan::{Operator, Plan};
 
-use crate::{Finding, PlanInput};
+use sparkdiag_facts::PlanInput;
+
+use crate::Finding;
 
 /// Operators that keep their input's partitioning and carry no decision of their own.
 pub const PASS_THROUGH: &[Operator] = &[

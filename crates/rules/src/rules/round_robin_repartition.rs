@@ -71,7 +71,7 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
 /// most tasks a read stage of its execution ran: what a `coalesce` in its place would cut.
 fn read_tasks_above(
     ctx: &Context,
-    input: &crate::PlanInput,
+    input: &sparkdiag_facts::PlanInput,
     plan: &sparkdiag_plan::Plan,
     exchange: usize,
 ) -> Option<i64> {

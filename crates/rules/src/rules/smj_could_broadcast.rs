@@ -49,7 +49,7 @@ declare_rule! {
 
 /// The measured size of one join side: the statistics AQE printed for its query stage, or the
 /// `data size` the log's SQL metrics recorded for the Exchange under it.
-fn side_size(input: &crate::PlanInput, side: usize) -> Option<u64> {
+fn side_size(input: &sparkdiag_facts::PlanInput, side: usize) -> Option<u64> {
     let plan = &input.plan;
     let mut at = side;
     loop {

@@ -92,7 +92,11 @@ mod real_logs {
     #[test]
     fn a_straggler_in_a_shell_session_keeps_its_severity() {
         for app in crate::rules::testing::apps("logs/shapes/interactive-retyped") {
-            let found = crate::analyze(&app, &crate::Config::default());
+            let found = crate::analyze(
+                &app,
+                &sparkdiag_facts::Facts::of(&app),
+                &crate::Config::default(),
+            );
             assert!(found.iter().all(|f| f.rule != "DR002"), "{found:?}");
             let straggler = found
                 .iter()

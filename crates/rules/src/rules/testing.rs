@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use sparkdiag_facts::Facts;
 pub use sparkdiag_facts::testing::apps;
 use sparkdiag_model::Application;
 
@@ -29,7 +30,7 @@ pub fn on_log(rule: &Rule, rel: &str, sets: &[&str]) -> Vec<Finding> {
         .iter()
         .flat_map(|app| {
             (rule.check)(
-                &Context::new(app),
+                &Context::new(app, &Facts::of(app)),
                 &Thresholds {
                     rule,
                     config: &config,
@@ -46,7 +47,7 @@ pub fn on_plan(rule: &Rule, file: &str) -> Vec<Finding> {
     let app = Application::default();
     let config = Config::default();
     (rule.check)(
-        &Context::for_plans(&app, plans),
+        &Context::new(&app, &Facts::of_plans(plans)),
         &Thresholds {
             rule,
             config: &config,
@@ -74,7 +75,7 @@ pub fn on_sample(rule: &Rule, file: &str) -> Option<Vec<Finding>> {
     let app = Application::default();
     let config = Config::default();
     Some((rule.check)(
-        &Context::for_plans(&app, plans),
+        &Context::new(&app, &Facts::of_plans(plans)),
         &Thresholds {
             rule,
             config: &config,

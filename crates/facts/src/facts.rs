@@ -1,0 +1,105 @@
+//! Every fact of one application, computed once in the analysis step and handed down to the
+//! rules, the what-if, the report and `diff`, so none of them computes a fact again.
+
+use sparkdiag_model::{Application, StageAttempt};
+
+use crate::intervals::{Spans, length, subtract};
+use crate::stage_shape::{Shapes, StageShape};
+use crate::{PlanInput, StageStats};
+
+/// What an application and its stages were.
+#[derive(Default)]
+pub struct Facts {
+    /// Each stage attempt's task statistics, indexed like `app.stages`.
+    pub stages: Vec<StageStats>,
+    /// What each stage attempt is (indexed like `app.stages`) and what the application ran on.
+    pub shapes: Shapes,
+    /// Physical plans: each SQL execution's (the last adaptive plan when AQE re-planned), or
+    /// those of a plan text given on its own.
+    pub plans: Vec<PlanInput>,
+    /// The most cores executors offered at once (the driver's, in local mode); at least 1.
+    pub peak_cores: i64,
+    /// The application's time as sorted `[start, end)` intervals: start to end (the last event
+    /// for an incomplete log), minus the stretches its clock jumped over.
+    pub usable: Spans,
+    /// The length of `usable`: the application's wall-clock time without clock jumps.
+    pub app_ms: i64,
+}
+
+impl Facts {
+    /// The facts of `app`. Each stage's tasks are looked at here and only here: a folded stage
+    /// costs a decompression each time it is unfolded, so every figure anyone needs from the
+    /// tasks is taken in this one look.
+    pub fn of(app: &Application) -> Facts {
+        // The reading has ended and both cores are free: the stages' walk beside their shapes.
+        let (stages, shapes) = rayon::join(
+            || crate::stage_stats(app),
+            || crate::stage_shape::of_application(app),
+        );
+        let plans = crate::sql_plans(app, &stages);
+        let usable = usable_time(app);
+        Facts {
+            app_ms: length(&usable),
+            usable,
+            peak_cores: crate::peak_cores(app),
+            stages,
+            shapes,
+            plans,
+        }
+    }
+
+    /// The facts of plans given on their own (a plan text): no application, one core.
+    pub fn of_plans(plans: Vec<sparkdiag_plan::Plan>) -> Facts {
+        Facts {
+            peak_cores: 1,
+            plans: plans
+                .into_iter()
+                .map(|plan| PlanInput {
+                    sql_execution_id: None,
+                    plan,
+                    stage_ids: Vec::new(),
+                    shuffle_stage_ms: 0,
+                    measured: Default::default(),
+                    spark_ids: Vec::new(),
+                })
+                .collect(),
+            ..Facts::default()
+        }
+    }
+
+    /// The position of `stage` in `app.stages`, where its statistics and shape are.
+    ///
+    /// # Panics
+    /// When `stage` is not one of `app.stages`: a stage of another application.
+    pub fn index_of(app: &Application, stage: &StageAttempt) -> usize {
+        // The stage lives in `app.stages`: its index is its distance from the start.
+        let offset =
+            (stage as *const StageAttempt as usize).wrapping_sub(app.stages.as_ptr() as usize);
+        let index = offset / std::mem::size_of::<StageAttempt>();
+        assert!(
+            app.stages
+                .get(index)
+                .is_some_and(|s| std::ptr::eq(s, stage)),
+            "stage of another application"
+        );
+        index
+    }
+
+    /// The statistics of `stage`, one of `app.stages`.
+    pub fn stats(&self, app: &Application, stage: &StageAttempt) -> &StageStats {
+        &self.stages[Self::index_of(app, stage)]
+    }
+
+    /// What `stage` (one of `app.stages`) is.
+    pub fn shape(&self, app: &Application, stage: &StageAttempt) -> &StageShape {
+        &self.shapes.stages[Self::index_of(app, stage)]
+    }
+}
+
+/// The application's start to its end, less the stretches its clock jumped over.
+fn usable_time(app: &Application) -> Spans {
+    match (app.start_ms, app.effective_end_ms()) {
+        (Some(start), Some(end)) if end > start => subtract(&[(start, end)], &app.clock_jumps),
+        _ => Vec::new(),
+    }
+}
