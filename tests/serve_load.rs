@@ -31,20 +31,20 @@ pub(crate) struct Served {
 }
 
 impl Served {
-    /// Starts the binary with `--workers 2` and `extra` flags; waits for its address.
+    /// Starts the binary with `extra` flags (and `--workers 2` unless they set it); waits for
+    /// its address.
     pub(crate) fn start(extra: &[&str]) -> Served {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
+        let workers: &[&str] = if extra.contains(&"--workers") {
+            &[]
+        } else {
+            &["--workers", "2"]
+        };
         let mut child = Command::new(env!("CARGO_BIN_EXE_sparkdiag"))
-            .args([
-                "serve",
-                "--bind",
-                "127.0.0.1:0",
-                "--workers",
-                "2",
-                "--data-dir",
-            ])
+            .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
             .arg(&data)
+            .args(workers)
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -102,6 +102,29 @@ impl Served {
         std::fs::read_dir(format!("/proc/{}/fd", self.child.id()))
             .unwrap()
             .count()
+    }
+
+    /// The server's threads whose name begins `sparkdiag-analysis` (cut by the system to 15
+    /// bytes), each with its CPU time in clock ticks. Threads started from a worker without a
+    /// name of their own inherit its name, so only before the first analysis are these the
+    /// workers alone.
+    pub(crate) fn analysis_threads(&self) -> std::collections::BTreeMap<String, u64> {
+        let tasks = format!("/proc/{}/task", self.child.id());
+        std::fs::read_dir(&tasks)
+            .unwrap()
+            .filter_map(|task| {
+                let task = task.ok()?;
+                let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+                let (name, fields) = stat.split_once('(')?.1.rsplit_once(')')?;
+                if !name.starts_with("sparkdiag-analy") {
+                    return None;
+                }
+                // After the name: the state, then utime and stime are the 12th and 13th.
+                let fields: Vec<&str> = fields.split_whitespace().collect();
+                let ticks = fields[11].parse::<u64>().ok()? + fields[12].parse::<u64>().ok()?;
+                Some((task.file_name().to_string_lossy().into_owned(), ticks))
+            })
+            .collect()
     }
 
     /// Files in the folders that hold work in progress: partial uploads and unpacked archives.
@@ -295,6 +318,127 @@ fn thirty_two_uploads_of_the_large_log_at_once_are_each_analysed_two_at_a_time()
         served.peak_kib() >> 10,
         served.rss_kib() >> 10,
         served.open_files()
+    );
+}
+
+/// With one worker and a queue of one, eight clients upload the large log at once: no more are
+/// taken than the two places plus what finished meanwhile, the rest are answered 503 with
+/// `Retry-After` and a page saying the server is busy, and every analysis runs on the one
+/// worker thread. Then the server recovers: each refused client, coming back as `Retry-After`
+/// asks, is taken and analysed; a new upload is taken at once; nothing is left in progress and
+/// the open files are as before.
+#[test]
+fn uploads_beyond_the_workers_and_their_queue_get_503_until_there_is_room() {
+    const AT_ONCE: usize = 8;
+    let log = Arc::new(LargeLog::generate());
+    let mut served = Served::start(&["--workers", "1", "--queue", "1"]);
+    let addr = served.addr;
+    assert_eq!(get(addr, "/").status, 200);
+    let files_before = served.open_files();
+    let workers = served.analysis_threads();
+    assert_eq!(workers.len(), 1, "one worker thread for --workers 1");
+    let (worker, &ticks_before) = workers.iter().next().unwrap();
+
+    let barrier = Arc::new(Barrier::new(AT_ONCE));
+    let clients: Vec<_> = (0..AT_ONCE)
+        .map(|n| {
+            let (log, barrier) = (log.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                let bytes = log.for_client(n);
+                barrier.wait();
+                upload(addr, &format!("load-{n}.zstd"), &bytes)
+            })
+        })
+        .collect();
+    let replies: Vec<_> = clients.into_iter().map(|c| c.join().unwrap()).collect();
+    let taken: Vec<String> = replies
+        .iter()
+        .filter(|r| r.status == 303)
+        .map(id_of)
+        .collect();
+    let finished_meanwhile = finished_count(addr, &taken);
+    let refused: Vec<usize> = (0..AT_ONCE).filter(|&n| replies[n].status == 503).collect();
+    assert_eq!(
+        taken.len() + refused.len(),
+        AT_ONCE,
+        "answers other than 303 and 503: {:?}",
+        replies.iter().map(|r| r.status).collect::<Vec<_>>()
+    );
+    assert!(
+        taken.len() <= 2 + finished_meanwhile,
+        "{} uploads taken with room for 2 and {finished_meanwhile} finished",
+        taken.len()
+    );
+    assert!(!refused.is_empty(), "no upload was refused");
+    for &n in &refused {
+        let reply = &replies[n];
+        assert_eq!(
+            reply.header("retry-after").as_deref(),
+            Some("5"),
+            "{}",
+            reply.head
+        );
+        assert!(
+            reply.body.contains("busy (2 analyses at once at most)"),
+            "{}",
+            reply.body
+        );
+    }
+
+    // The refused come back as asked, each while the worker goes on.
+    let again: Vec<_> = refused
+        .iter()
+        .map(|&n| {
+            let log = log.clone();
+            std::thread::spawn(move || {
+                upload_until_taken(addr, &format!("load-{n}.zstd"), &log.for_client(n))
+            })
+        })
+        .collect();
+    let mut ids = taken;
+    for client in again {
+        ids.push(client.join().unwrap().0);
+    }
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), AT_ONCE, "every upload its own analysis");
+    // Every upload taken, so what shows as analysing runs on the worker: one at a time.
+    let mut most_at_once = 0;
+    while finished_count(addr, &ids) < AT_ONCE {
+        let now = analysing(addr);
+        assert!(now <= 1, "{now} analyses at once with one worker");
+        most_at_once = most_at_once.max(now);
+        assert!(served.alive(), "the server died");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    for id in &ids {
+        let page = finished(addr, id);
+        assert_eq!(page.status, 200, "{}", page.body);
+        assert!(page.body.contains("load-"), "{}", page.body);
+    }
+    let ticks_after = served.analysis_threads()[worker];
+    assert!(
+        ticks_after > ticks_before,
+        "the worker thread did no work: {ticks_before} then {ticks_after} ticks"
+    );
+
+    // Room again: a new upload is taken at once, and the server is as it started.
+    let fresh = upload(addr, "again.log", &real_plain_log());
+    assert_eq!(finished(addr, &id_of(&fresh)).status, 200);
+    assert!(served.alive(), "the server died");
+    served.eventually(Duration::from_secs(30), "the data folder emptied", || {
+        served.work_in_progress().is_empty()
+    });
+    served.eventually(Duration::from_secs(30), "the connections closed", || {
+        served.open_files() <= files_before
+    });
+    eprintln!(
+        "serve full: {AT_ONCE} uploads at once with room for 2: {} taken, {} answered 503 \
+         ({finished_meanwhile} finished meanwhile); at most {most_at_once} analysing once all \
+         were taken; the worker thread's CPU {} ticks",
+        AT_ONCE - refused.len(),
+        refused.len(),
+        ticks_after - ticks_before
     );
 }
 

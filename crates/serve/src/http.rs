@@ -18,6 +18,7 @@ use tokio::sync::Semaphore;
 
 use crate::Config;
 use crate::pages;
+use crate::pool::Pool;
 use crate::store::{self, Job, State as JobState, Store};
 use crate::work::{self, Refused};
 
@@ -31,16 +32,16 @@ pub struct State {
     uploads: Arc<Semaphore>,
     /// One permit per analysis queued or running: workers + queue.
     admitted: Arc<Semaphore>,
-    /// One permit per analysis running.
-    workers: Arc<Semaphore>,
+    /// The threads analyses and diffs run on, `workers` of them.
+    pool: Arc<Pool>,
 }
 
 impl State {
-    pub fn new(config: Config, addr: SocketAddr, store: Store) -> State {
+    pub fn new(config: Config, addr: SocketAddr, store: Store, pool: Pool) -> State {
         State {
             uploads: Arc::new(Semaphore::new(config.max_uploads)),
             admitted: Arc::new(Semaphore::new(config.workers + config.queue)),
-            workers: Arc::new(Semaphore::new(config.workers)),
+            pool: Arc::new(pool),
             config: Arc::new(config),
             addr,
             store: Arc::new(store),
@@ -374,33 +375,35 @@ async fn analyse_upload(
     let job_id = id.clone();
     tokio::spawn(async move {
         let _admitted = admitted;
-        let Ok(_worker) = state.workers.clone().acquire_owned().await else {
-            return;
-        };
         let store = state.store.clone();
         let config = state.config.clone();
         let id = job_id.clone();
-        let done = tokio::task::spawn_blocking(move || {
-            let progress = |step: String| store.set_state(&id, JobState::Running { step });
-            let analyses = work::analyze(&inputs, &shown, &config, progress)?;
-            drop(inputs);
-            let views = work::render(&analyses)?;
-            let dir = store.report_dir(&id);
-            let write = |name: &str, text: &str| {
-                std::fs::create_dir_all(&dir)
-                    .and_then(|()| std::fs::write(dir.join(name), text))
-                    .map_err(|e| Refused::new(500, format!("cannot write the report: {e}")))
-            };
-            write("report.html", &views.html)?;
-            write("report.json", &views.json)?;
-            write("report.md", &views.markdown)?;
-            Ok::<_, Refused>(views.apps)
-        })
-        .await;
+        let done = state
+            .pool
+            .run(move || {
+                let progress = |step: String| store.set_state(&id, JobState::Running { step });
+                let analyses = work::analyze(&inputs, &shown, &config, progress)?;
+                drop(inputs);
+                let views = work::render(&analyses)?;
+                let dir = store.report_dir(&id);
+                let write = |name: &str, text: &str| {
+                    std::fs::create_dir_all(&dir)
+                        .and_then(|()| std::fs::write(dir.join(name), text))
+                        .map_err(|e| Refused::new(500, format!("cannot write the report: {e}")))
+                };
+                write("report.html", &views.html)?;
+                write("report.json", &views.json)?;
+                write("report.md", &views.markdown)?;
+                Ok::<_, Refused>(views.apps)
+            })
+            .await;
         let state_now = match done {
-            Ok(Ok(apps)) => JobState::Done { apps },
-            Ok(Err(refused)) => failed(&refused),
-            Err(e) => failed(&Refused::new(500, format!("the analysis stopped: {e}"))),
+            Some(Ok(apps)) => JobState::Done { apps },
+            Some(Err(refused)) => failed(&refused),
+            None => failed(&Refused::new(
+                500,
+                "the analysis stopped on an internal error",
+            )),
         };
         if let Err(e) = state.store.finish(&job_id, state_now) {
             eprintln!("sparkdiag serve: cannot record job {job_id}: {e}");
@@ -536,24 +539,26 @@ async fn diff(
     let Ok(_admitted) = state.admitted.clone().try_acquire_owned() else {
         return busy(&state, Busy::Analyses);
     };
-    let Ok(_worker) = state.workers.clone().acquire_owned().await else {
-        return busy(&state, Busy::Analyses);
-    };
     let unpack_into = state.store.unpack_dir();
     let config = state.config.clone();
-    let page = tokio::task::spawn_blocking(move || {
-        work::diff(
-            (&before.0, &before.1),
-            (&after.0, &after.1),
-            &unpack_into,
-            &config,
-        )
-    })
-    .await;
+    let page = state
+        .pool
+        .run(move || {
+            work::diff(
+                (&before.0, &before.1),
+                (&after.0, &after.1),
+                &unpack_into,
+                &config,
+            )
+        })
+        .await;
     match page {
-        Ok(Ok(page)) => html(StatusCode::OK, pages::framed_diff(&state.page(), &page)),
-        Ok(Err(refused)) => error_page(&state, &refused),
-        Err(e) => error_page(&state, &Refused::new(500, format!("the diff stopped: {e}"))),
+        Some(Ok(page)) => html(StatusCode::OK, pages::framed_diff(&state.page(), &page)),
+        Some(Err(refused)) => error_page(&state, &refused),
+        None => error_page(
+            &state,
+            &Refused::new(500, "the diff stopped on an internal error"),
+        ),
     }
 }
 

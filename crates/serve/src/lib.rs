@@ -26,6 +26,7 @@
 
 mod http;
 mod pages;
+mod pool;
 mod store;
 mod work;
 
@@ -176,13 +177,16 @@ pub fn start(config: Config) -> Result<Server, Error> {
         .map_err(|e| Error(format!("cannot listen on {addr}: {e}")))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
-        .max_blocking_threads(config.workers + config.max_uploads + 4)
+        // Uploads written to disk and archives unpacked; analyses have threads of their own.
+        .max_blocking_threads(config.max_uploads + 4)
         .enable_all()
         .thread_name("sparkdiag-serve")
         .build()
         .map_err(|e| Error(format!("cannot start the server's threads: {e}")))?;
+    let pool = pool::Pool::new(config.workers)
+        .map_err(|e| Error(format!("cannot start the analysis workers: {e}")))?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let state = http::State::new(config, addr, store);
+    let state = http::State::new(config, addr, store, pool);
     let thread = std::thread::Builder::new()
         .name("sparkdiag-serve".into())
         .spawn(move || {
