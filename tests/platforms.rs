@@ -92,3 +92,17 @@ fn platform_defaults_do_not_make_a_batch_program_a_server() {
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("workload: batch ("), "{text}");
 }
+
+/// Databricks runtimes turn AQE on by default (their Spark 3.1 did not), and both 9.1 runs
+/// re-planned adaptively; the EMR run's shuffles are MLlib's RDD work, which AQE never plans.
+/// CF001 ("AQE was off") is false on all three.
+#[test]
+fn aqe_is_not_called_off_where_it_ran_or_cannot_apply() {
+    let Some(logs) = shared_opt("real-world/spark_log_parser/tests/logs") else {
+        return;
+    };
+    for zip in ["databricks.zip", "databricks-rollover.zip", "emr.zip"] {
+        let rules = rules_of(&report(&logs.join(zip)));
+        assert!(!rules.iter().any(|r| r == "CF001"), "{zip}: {rules:?}");
+    }
+}

@@ -41,6 +41,8 @@ DESCRIPTIONS = [
     ("multi/eventlog_v2_", "third small app (same query); rolling zstd dir"),
     ("archives/0101-", "zip of the databricks/0101-123456-abcdefgh cluster folder"),
     ("archives/eventlog_v2_", "tar.gz of the rolling/zstd eventlog_v2_ dir"),
+    ("operations/", "issue 46's operation shapes (operations.py); what each plants: operations/OPERATIONS.tsv"),
+    ("slowness/", "issue 47's slow-task shapes (slowness.py); what each plants: slowness/SLOWNESS.tsv"),
 ]
 
 
@@ -65,7 +67,7 @@ def units(root: Path = LOGS):
 
     def walk(d: Path):
         for p in sorted(d.iterdir()):
-            if p.name.startswith(".") or p.name == "MANIFEST.tsv" or (d == root and p.name in SKIP):
+            if p.name.startswith(".") or p.suffix in (".tsv", ".md") or (d == root and p.name in SKIP):
                 continue
             if p.is_dir():
                 if p.name.startswith("eventlog_v2_") or (p / "eventlog").is_file():

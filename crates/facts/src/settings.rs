@@ -52,13 +52,28 @@ pub fn spark_seconds_setting_ms(text: &str) -> Option<i64> {
     number.checked_mul(scale)
 }
 
-/// Whether AQE was on: `spark.sql.adaptive.enabled`, or the default of the Spark that wrote the
-/// log (on since 3.2; unknown versions, such as Databricks runtimes without their metadata event,
-/// count as on).
+/// Whether AQE was on. What the queries ran as decides first: a plan rooted at
+/// `AdaptiveSparkPlan`, or an adaptive re-plan (`SparkListenerSQLAdaptiveExecutionUpdate`), is
+/// AQE at work whatever the settings say. Then `spark.sql.adaptive.enabled`, then the default
+/// of what wrote the log: on in Databricks runtimes (from 7.3 LTS, whose Spark 3.0 and 3.1 had
+/// it off by default; Databricks' "Adaptive query execution" page) and in Spark from 3.2
+/// (SPARK-33679); unknown versions count as on.
 pub fn aqe_enabled(app: &sparkdiag_model::Application) -> bool {
+    let adaptive_plan = app.sql.iter().any(|s| {
+        s.final_plan.is_some()
+            || s.plan
+                .as_ref()
+                .is_some_and(|p| p.node_name == "AdaptiveSparkPlan")
+    });
+    if adaptive_plan {
+        return true;
+    }
     match app.spark_properties.get("spark.sql.adaptive.enabled") {
         Some(value) => value.trim().eq_ignore_ascii_case("true"),
-        None => app.spark_version_number().is_none_or(|v| v >= (3, 2)),
+        None => {
+            app.platform() == sparkdiag_model::Platform::Databricks
+                || app.spark_version_number().is_none_or(|v| v >= (3, 2))
+        }
     }
 }
 

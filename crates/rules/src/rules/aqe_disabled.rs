@@ -13,8 +13,11 @@ pub const MEDIUM_SHUFFLE_SHARE: Threshold = threshold(
 
 declare_rule! {
     /// ## What it does
-    /// Flags applications that ran shuffles with Adaptive Query Execution off: explicitly
-    /// (`spark.sql.adaptive.enabled=false`) or by default on Spark before 3.2.
+    /// Flags applications whose SQL queries ran shuffles with Adaptive Query Execution off:
+    /// explicitly (`spark.sql.adaptive.enabled=false`) or by default on Spark before 3.2 outside
+    /// Databricks. A plan rooted at `AdaptiveSparkPlan` shows AQE on whatever the settings say;
+    /// the shuffles of RDD work (MLlib's training, RDD programs) are not counted, since AQE
+    /// never re-plans them.
     ///
     /// ## Why is this bad?
     /// AQE re-plans each query stage with the real sizes it measured: it coalesces tiny shuffle
@@ -47,7 +50,18 @@ fn check_aqe(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     if aqe_enabled(ctx) || !super::common::aqe_applies(ctx) {
         return Vec::new();
     }
-    let stages: Vec<_> = shuffle_stages(ctx).collect();
+    // AQE re-plans SQL queries only: the shuffles of RDD work (MLlib's tree training, an
+    // RDD program beside its queries) run as they are whatever the setting.
+    let sql_jobs: std::collections::HashSet<i64> = ctx
+        .app
+        .jobs
+        .iter()
+        .filter(|j| j.sql_execution_id.is_some())
+        .map(|j| j.job_id)
+        .collect();
+    let stages: Vec<_> = shuffle_stages(ctx)
+        .filter(|(s, _)| s.job_ids.iter().any(|j| sql_jobs.contains(j)))
+        .collect();
     if stages.is_empty() {
         return Vec::new();
     }
