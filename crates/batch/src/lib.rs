@@ -156,6 +156,9 @@ pub fn run(
     progress: &mut dyn Progress,
 ) -> anyhow::Result<Outcome> {
     let date = options.date.as_str();
+    if !options.merge {
+        night::refuse_missing_dirs(options)?;
+    }
     let _lock = lock::lock_output(&options.output, date)?;
     if options.merge {
         let night = merge::merge(&options.dirs, &options.output, date)?;
