@@ -34,6 +34,10 @@ mod handmade;
 mod hostile;
 /// The HTML report: structure, escaping, charts, and headless Chromium.
 mod html;
+/// The read bench's large log, made from a real fixture; the MCP and serve load tests use it.
+#[path = "../crates/analysis/benches/shared/large_log.rs"]
+#[allow(dead_code)]
+mod large_log;
 /// The README and docs/: links and anchors that resolve, the first commands, real samples.
 mod links;
 /// `sparkdiag mcp` over stdio: refusals, roots, the size cap, and the official Python client.

@@ -14,10 +14,6 @@ use serde_json::{Value, json};
 
 use crate::util::{repo, testdata};
 
-#[path = "../crates/analysis/benches/shared/large_log.rs"]
-#[allow(dead_code)]
-mod large_log;
-
 const CAP: usize = 64 * 1024;
 
 /// A running `sparkdiag mcp` and the lines it has written.
@@ -827,7 +823,7 @@ fn a_cancelled_analysis_and_input_closed_mid_request_end_cleanly() {
     let log = root.path().join("large.jsonl");
     let mut file = std::io::BufWriter::new(std::fs::File::create(&log).unwrap());
     // One pass over the fixture: 29 MB, seconds of analysis in a debug build.
-    large_log::write(&testdata("logs/rolling/zstd"), &mut file, 1).unwrap();
+    crate::large_log::write(&testdata("logs/rolling/zstd"), &mut file, 1).unwrap();
     drop(file);
     let mut server = Server::start(&[root.path()]);
     server.send(

@@ -16,10 +16,6 @@ use crate::serve::{
 };
 use crate::util::{real_plain_log, testdata};
 
-#[path = "../crates/analysis/benches/shared/large_log.rs"]
-#[allow(dead_code)]
-mod large_log;
-
 /// A `sparkdiag serve` process on a free loopback port, its data folder in a temporary folder.
 pub(crate) struct Served {
     child: Child,
@@ -174,7 +170,7 @@ impl LargeLog {
     pub(crate) fn generate() -> LargeLog {
         let mut text = Vec::new();
         // Any size above zero is one pass.
-        large_log::write(&testdata("logs/rolling/zstd"), &mut text, 1).unwrap();
+        crate::large_log::write(&testdata("logs/rolling/zstd"), &mut text, 1).unwrap();
         let text = String::from_utf8(text).unwrap();
         let event = text
             .find("\"Event\":\"SparkListenerApplicationStart\"")
@@ -182,7 +178,7 @@ impl LargeLog {
         let split = event + text[event..].find('\n').unwrap() + 1;
         LargeLog {
             head: text[..split].to_string(),
-            rest_zstd: zstd::encode_all(text[split..].as_bytes(), 1).unwrap(),
+            rest_zstd: zstd::encode_all(&text.as_bytes()[split..], 1).unwrap(),
             text_bytes: text.len(),
         }
     }
