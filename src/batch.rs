@@ -28,6 +28,10 @@ pub struct BatchArgs {
     /// Also analyse logs still being written (.inprogress); they are skipped by default.
     #[arg(long)]
     pub include_in_progress: bool,
+    /// A log still named in progress but not written to for this long is a killed or lost
+    /// application: analysed and counted as such, not skipped. Default 6h.
+    #[arg(long, value_name = "DURATION", value_parser = crate::flags::parse_duration)]
+    pub stale_after: Option<std::time::Duration>,
     /// Only logs modified within this long before now: `36h`, `2d`, `90m`.
     #[arg(long, value_name = "DURATION", value_parser = crate::flags::parse_duration)]
     pub since: Option<std::time::Duration>,
@@ -77,6 +81,9 @@ pub fn run(
         date,
         jobs: args.jobs,
         include_in_progress: args.include_in_progress,
+        stale_after: args
+            .stale_after
+            .unwrap_or(sparkdiag_batch::DEFAULT_STALE_AFTER),
         since: args.since,
         regression_threshold: args.regression_threshold,
         min_regression_s: args.min_regression_s,

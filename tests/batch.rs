@@ -669,3 +669,272 @@ fn a_night_killed_half_way_leaves_the_last_whole_night_and_a_rerun_replaces_it()
         .collect();
     assert!(leftovers.is_empty(), "left behind: {leftovers:?}");
 }
+
+/// A Python with DuckDB: `target/duckdb-venv` (made by .ci/run), else `python3` when it has it.
+/// Without one the test says so in one line, except under CI.
+fn python_with_duckdb() -> Option<std::path::PathBuf> {
+    let venv = crate::util::repo().join("target/duckdb-venv/bin/python");
+    let found = [venv, std::path::PathBuf::from("python3")]
+        .into_iter()
+        .find(|python| {
+            std::process::Command::new(python)
+                .args(["-c", "import duckdb"])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but no Python has DuckDB (.ci/run installs it into target/duckdb-venv)"
+        );
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped: the tables' DuckDB test needs DuckDB (python3 -m venv target/duckdb-venv && target/duckdb-venv/bin/pip install duckdb)"
+        );
+    }
+    found
+}
+
+/// Sets every file under `dir` as last written `age` ago: a driver killed that long ago.
+fn last_written_ago(dir: &Path, age: std::time::Duration) {
+    let when = std::time::SystemTime::now() - age;
+    for file in walk(dir) {
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .and_then(|f| f.set_modified(when))
+            .unwrap();
+    }
+}
+
+/// The number before `what` in `text` ("3 killed or incomplete" → 3), 0 when absent.
+fn count_before(text: &str, what: &str) -> i64 {
+    text.find(what).map_or(0, |at| {
+        let digits: String = text[..at]
+            .trim_end()
+            .chars()
+            .rev()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.chars().rev().collect::<String>().parse().unwrap()
+    })
+}
+
+/// The night's failures counted three ways agree: the index page, the summary on standard
+/// output, and DuckDB over the Parquet tables (`applications.outcome`, `failed_jobs`). Real
+/// logs: two drivers killed hours ago (their `.inprogress` logs not written to since: killed,
+/// not "still being written"), one killed minutes ago (still being written, skipped), a run
+/// that caught a failed job, a UDF that killed a streaming query, a query its program stopped
+/// mid-batch (no failure), and a healthy run.
+#[test]
+fn duckdb_counts_the_nights_failures_as_the_page_does() {
+    let Some(python) = python_with_duckdb() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let logs = tmp.path().join("logs");
+    for (from, to) in [
+        ("logs/killed/single", "killed-hours-ago"),
+        ("logs/killed/rolling", "killed-rolling-hours-ago"),
+        ("logs/killed/lz4", "killed-just-now"),
+        ("logs/failed", "failed-job"),
+        ("logs/streaming/failed_udf", "failed-udf"),
+        ("logs/streaming/stopped", "stopped"),
+        ("logs/patterns/healthy", "healthy"),
+    ] {
+        copy_dir(&testdata(from), &logs.join(to));
+    }
+    let hour = std::time::Duration::from_secs(3600);
+    last_written_ago(&logs.join("killed-hours-ago"), 7 * hour);
+    last_written_ago(&logs.join("killed-rolling-hours-ago"), 7 * hour);
+    last_written_ago(
+        &logs.join("killed-just-now"),
+        std::time::Duration::from_secs(60),
+    );
+    let out = tmp.path().join("fleet");
+    let said = night(&logs, &out, "2026-12-02", &[]);
+    assert!(said.contains("1 in progress skipped"), "{said}");
+    assert!(
+        said.contains("killed-just-now") && said.contains("skipped, still being written"),
+        "{said}"
+    );
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let summary = &index[index.find("class=\"summary\"").unwrap()..];
+    let summary = &summary[..summary.find("</p>").unwrap()];
+    let page: serde_json::Value = serde_json::json!({
+        "failures": count_before(summary, "failed or with failed jobs"),
+        "killed_or_incomplete": count_before(summary, "killed or incomplete"),
+        "succeeded_with_failed_jobs": count_before(summary, "succeeded with failed jobs"),
+        "stopped_by_program": count_before(summary, "stopped by the program"),
+    });
+    assert_eq!(
+        page,
+        serde_json::json!({"failures": 4, "killed_or_incomplete": 2,
+            "succeeded_with_failed_jobs": 2, "stopped_by_program": 1}),
+        "{summary}"
+    );
+    let query = r#"
+import duckdb, json, sys
+apps = f"read_parquet('{sys.argv[1]}/tables/applications/*/*.parquet', hive_partitioning = true)"
+db = duckdb.connect()
+one = lambda sql: db.execute(sql).fetchone()[0]
+print(json.dumps({
+  "failures": one(f"SELECT count(*) FROM {apps} WHERE outcome IN ('failed', 'succeeded_with_failed_jobs', 'killed_or_incomplete')"),
+  "killed_or_incomplete": one(f"SELECT count(*) FROM {apps} WHERE outcome = 'killed_or_incomplete'"),
+  "succeeded_with_failed_jobs": one(f"SELECT count(*) FROM {apps} WHERE outcome = 'succeeded_with_failed_jobs'"),
+  "stopped_by_program": one(f"SELECT count(*) FROM {apps} WHERE outcome = 'stopped_by_program'"),
+  "failed_jobs_of_the_stopped": one(f"SELECT sum(failed_jobs) FROM {apps} WHERE outcome = 'stopped_by_program'"),
+  "stopped_jobs": one(f"SELECT sum(stopped_jobs) FROM {apps}"),
+  "with_failed_jobs_but_not_failures": one(f"SELECT count(*) FROM {apps} WHERE failed_jobs > 0 AND outcome NOT IN ('failed', 'succeeded_with_failed_jobs', 'killed_or_incomplete')"),
+}))
+"#;
+    let run = std::process::Command::new(python)
+        .args(["-c", query, out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let tables: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    for key in [
+        "failures",
+        "killed_or_incomplete",
+        "succeeded_with_failed_jobs",
+        "stopped_by_program",
+    ] {
+        assert_eq!(
+            tables[key], page[key],
+            "{key}: tables {tables}, page {page}"
+        );
+    }
+    assert_eq!(tables["failed_jobs_of_the_stopped"], 0, "{tables}");
+    assert_eq!(tables["stopped_jobs"], 1, "{tables}");
+    assert_eq!(tables["with_failed_jobs_but_not_failures"], 0, "{tables}");
+}
+
+/// What the fleet probe measures of the index page as Chromium lays it out at one width.
+const FLEET_PROBE: &str = r#"<script>
+const vw = document.documentElement.clientWidth;
+const report = { innerWidth: window.innerWidth, viewport: vw,
+  scrollWidth: document.documentElement.scrollWidth, overflowing: [], tables: 0, rows: 0 };
+for (const e of document.body.querySelectorAll("*")) {
+  if (e.getClientRects().length === 0 || e.closest("svg") && e.tagName !== "svg") continue;
+  const r = e.getBoundingClientRect();
+  if (r.right > vw + 0.5 || r.left < -0.5) {
+    report.overflowing.push(e.tagName + "." + e.className + ": " + (e.textContent || "").trim().slice(0, 60));
+  }
+}
+report.tables = document.querySelectorAll("table").length;
+report.rows = document.querySelectorAll("tr:not(.head)").length;
+const pre = document.createElement("pre");
+pre.id = "fleet-probe";
+pre.textContent = JSON.stringify(report);
+(window.frameElement ? window.parent.document : document).body.appendChild(pre);
+</script>"#;
+
+/// The index page at `width` CSS pixels in headless Chromium, measured by [`FLEET_PROBE`]
+/// (appended to a copy; the page itself has no script). Below 500 px, which headless
+/// Chromium will not open a window at, the page is a frame of that width.
+fn fleet_layout_at(browser: &Path, index: &Path, width: u32) -> serde_json::Value {
+    let html = std::fs::read_to_string(index).unwrap();
+    let probed = html.replace("</body>", &format!("{FLEET_PROBE}\n</body>"));
+    let written = if width < 500 {
+        let escaped = probed.replace('&', "&amp;").replace('"', "&quot;");
+        format!(
+            "<!doctype html><html><body style=\"margin:0\"><iframe style=\"border:0;width:{width}px;height:900px\" srcdoc=\"{escaped}\"></iframe></body></html>"
+        )
+    } else {
+        probed
+    };
+    let probe = index.with_file_name(format!("probe-{width}.html"));
+    std::fs::write(&probe, written).unwrap();
+    let mut cmd = std::process::Command::new(browser);
+    cmd.args(crate::html::CHROMIUM_QUIET);
+    cmd.args([
+        &format!(
+            "--user-data-dir={}",
+            index.with_file_name(format!("profile-{width}")).display()
+        ),
+        &format!("--window-size={},900", width.max(500)),
+        "--hide-scrollbars",
+        "--virtual-time-budget=2000",
+        "--dump-dom",
+        &format!("file://{}", probe.display()),
+    ]);
+    let out = crate::html::output_within(cmd, std::time::Duration::from_secs(120));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dom = String::from_utf8(out.stdout).unwrap();
+    let start = dom
+        .find("<pre id=\"fleet-probe\">")
+        .unwrap_or_else(|| panic!("the probe did not run at {width} px"))
+        + "<pre id=\"fleet-probe\">".len();
+    let json = dom[start..start + dom[start..].find("</pre>").unwrap()]
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
+}
+
+/// The fleet page fits a desktop's 1280 px and a phone's 420 px without scrolling sideways: a
+/// night of every planted pattern under a long Databricks-like path, with a regression, a
+/// runtime trend and the fleet's worst findings. Findings with no estimate say "–", never
+/// "0 ms".
+#[test]
+fn the_fleet_page_fits_1280_and_420_px_in_headless_chromium() {
+    let Some(browser) = crate::html::chromium() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (night1, night2, out) = (
+        tmp.path().join("n1"),
+        tmp.path().join("n2"),
+        tmp.path().join("fleet"),
+    );
+    std::fs::create_dir_all(&night1).unwrap();
+    std::fs::create_dir_all(&night2).unwrap();
+    copy_as(
+        &pattern_log("driver-loop-fixed"),
+        &night1,
+        "monthly-etl-with-a-long-name",
+    );
+    copy_as(
+        &pattern_log("driver-loop-serial"),
+        &night2,
+        "monthly-etl-with-a-long-name",
+    );
+    copy_dir(
+        &testdata("logs/patterns"),
+        &night2.join("dbfs-cluster-logs-delivered-by-databricks/0101-123456-abcdefgh/eventlog"),
+    );
+    night(&night1, &out, "2026-11-28", &["--min-regression-s", "5"]);
+    night(&night2, &out, "2026-11-29", &["--min-regression-s", "5"]);
+    let index = out.join("index.html");
+    let html = std::fs::read_to_string(&index).unwrap();
+    assert!(html.contains("What got worse") && html.contains("class=\"spark\""));
+    let worst = &html[html.find("The worst findings across the fleet").unwrap()..];
+    let worst = &worst[..worst.find("</table>").unwrap()];
+    assert!(!worst.contains(">0 ms<"), "{worst}");
+    assert!(!html.contains("saves 0.0"), "{html}");
+    for width in [1280, 420] {
+        let at = fleet_layout_at(&browser, &index, width);
+        let num = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+        assert_eq!(num(&at["innerWidth"]), f64::from(width), "{at}");
+        assert!(
+            num(&at["scrollWidth"]) <= num(&at["viewport"]),
+            "{width} px: the page scrolls sideways: {at}"
+        );
+        assert_eq!(
+            at["overflowing"],
+            serde_json::json!([]),
+            "{width} px: elements past the edge"
+        );
+        assert!(num(&at["rows"]) >= 15.0, "{width} px: {at}");
+    }
+}

@@ -1163,3 +1163,163 @@ fn the_text_view_leads_with_the_verdict_in_words_and_colours_on_request() {
     let html = String::from_utf8(html.stdout).unwrap();
     assert!(html.contains("<p class=\"verdict "), "{html}");
 }
+
+/// Seconds with one decimal, as docs/diff.md's table writes them: "-32.9 s".
+fn seconds(ms: i64) -> String {
+    format!("{:.1} s", ms as f64 / 1000.0)
+}
+
+/// Each rerun of `testdata/logs/fixes/` applied exactly the fix sparkdiag recommended for one
+/// of BEFORE's findings (`testdata/gen/fixes.py`): the diff says so finding by finding, with the
+/// saving BEFORE's report predicted, the wall clock of the work the finding was about on each
+/// side, and the error; and docs/diff.md's table of predicted against measured is what the
+/// diff computes, row for row.
+#[test]
+fn a_rerun_with_the_recommended_fix_is_checked_against_the_prediction() {
+    let docs = std::fs::read_to_string(crate::util::repo().join("docs/diff.md")).unwrap();
+    let side = |case: &str, side: &str| {
+        let dir = testdata(&format!("logs/fixes/{case}/{side}"));
+        let logs: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|e| e.unwrap().path())
+            .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+            .collect();
+        assert_eq!(logs.len(), 1, "{}", dir.display());
+        logs[0].to_string_lossy().into_owned()
+    };
+    let mut rules = std::collections::BTreeSet::new();
+    for (case, rule) in [
+        ("tiny-partitions", "PA001"),
+        ("skew-join", "SK001"),
+        ("skew-join-broadcast", "EX003"),
+        ("driver-loop", "DR002"),
+        ("broadcast-disabled", "EX003"),
+    ] {
+        let (before, after) = (side(case, "before"), side(case, "after"));
+        let d = diff(&before, &after, &[]);
+        assert_eq!(d["same_job"]["same"], true, "{case}: {}", d["same_job"]);
+        let fix = d["fixes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["rule"] == rule)
+            .unwrap_or_else(|| panic!("{case}: no check of {rule}'s fix: {}", d["fixes"]));
+        assert!(
+            !fix["applied"].as_array().unwrap().is_empty(),
+            "{case}: {fix}"
+        );
+        // The prediction is BEFORE's own report's, and the fix took the finding away.
+        let predicted = report(&before)["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] == rule)
+            // A finding whose saving another fix holds ("in EX003") predicted its own
+            // change's replay all the same.
+            .map(|f| match i(&f["impact_ms"]) {
+                0 => i(&f["evidence"]["replayed_ms"]),
+                ms => ms,
+            })
+            .max()
+            .unwrap();
+        assert_eq!(i(&fix["predicted_ms"]), predicted, "{case}");
+        assert_eq!(fix["resolved"], true, "{case}: {fix}");
+        let (b, a) = (i(&fix["before_ms"]), i(&fix["after_ms"]));
+        assert!(
+            b > 0 && a > 0 && b <= i(&d["before"]["duration_ms"]),
+            "{case}: {fix}"
+        );
+        assert_eq!(i(&fix["measured_ms"]), b - a, "{case}");
+        assert_eq!(i(&fix["error_ms"]), predicted - (b - a), "{case}");
+        let headline = d["headline"].as_array().unwrap();
+        assert!(
+            headline.iter().any(|h| h
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("Fix for {rule} applied"))),
+            "{case}: {headline:?}"
+        );
+        let row_start = format!("| {case} | {rule} |");
+        let row_end = format!(
+            "| {} | {} → {} | {} | {} |",
+            seconds(predicted),
+            seconds(b),
+            seconds(a),
+            seconds(b - a),
+            seconds(predicted - (b - a))
+        );
+        assert!(
+            docs.lines()
+                .any(|l| l.starts_with(&row_start) && l.ends_with(&row_end)),
+            "docs/diff.md has no row `{row_start} ... {row_end}`"
+        );
+        rules.insert(rule);
+    }
+    assert!(rules.len() >= 4, "four rules' fixes checked: {rules:?}");
+}
+
+/// Two unrelated applications (a skewed join and a groupBy into 2000 partitions) are not the
+/// same job: the diff says so and gives no verdict or cause; the same run against itself is.
+#[test]
+fn two_unrelated_runs_are_said_not_to_be_the_same_job() {
+    let (a, b) = (
+        pattern_log("skew-join").to_string_lossy().into_owned(),
+        pattern_log("tiny-partitions")
+            .to_string_lossy()
+            .into_owned(),
+    );
+    let d = diff(&a, &b, &[]);
+    assert_eq!(d["same_job"]["same"], false, "{}", d["same_job"]);
+    assert_eq!(d["verdict"]["comparable"], false);
+    let sentence = d["verdict"]["sentence"].as_str().unwrap();
+    assert!(
+        sentence.contains("do not look like the same job") && !sentence.contains("because"),
+        "{sentence}"
+    );
+    assert!(
+        d["headline"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("NOT THE SAME JOB"),
+        "{}",
+        d["headline"]
+    );
+    let causes = d["causes"].as_array().unwrap();
+    assert_eq!(causes.len(), 1, "{causes:?}");
+    assert_eq!(causes[0]["kind"], "not_comparable");
+    let same = diff(&a, &a, &[]);
+    assert_eq!(same["same_job"]["same"], true);
+    assert_eq!(same["verdict"]["comparable"], true);
+}
+
+/// A run whose job now fails is headlined by the failure, not "Faster": a healthy run against
+/// one whose only job failed (the driver's `maxResultSize`); a failure cannot be a speed-up.
+#[test]
+fn a_new_failure_is_the_headline() {
+    let ok = pattern_log("healthy").to_string_lossy().into_owned();
+    let failed = std::fs::read_dir(testdata("logs/memory/driver-max-result"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "zstd"))
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let d = diff(&ok, &failed, &[]);
+    let failure = d["verdict"]["new_failure"].as_str().unwrap_or_default();
+    assert!(failure.starts_with("job "), "{}", d["verdict"]);
+    let sentence = d["verdict"]["sentence"].as_str().unwrap();
+    assert!(
+        sentence.starts_with("AFTER failed where BEFORE did not") && !sentence.contains("Faster"),
+        "{sentence}"
+    );
+    assert!(
+        d["headline"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("NEW FAILURE"),
+        "{}",
+        d["headline"]
+    );
+    // The other way round, nothing new failed.
+    assert!(diff(&failed, &ok, &[])["verdict"]["new_failure"].is_null());
+}

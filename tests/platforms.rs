@@ -106,3 +106,76 @@ fn aqe_is_not_called_off_where_it_ran_or_cannot_apply() {
         assert!(!rules.iter().any(|r| r == "CF001"), "{zip}: {rules:?}");
     }
 }
+
+/// The Databricks rollover run: a 234 GB Hive SerDe insert that committed for 52 minutes after
+/// its only job (DR003, with the data source writer as its fix), a Hive text table read in
+/// splits Hadoop decides, and 13 CSV writes behind `repartition(1)`, one task each: PA002 gives
+/// each kind of stage its own fix, the single-file trade-off said.
+#[test]
+fn the_rollover_runs_commit_and_single_task_writes_each_get_their_fix() {
+    let Some(logs) = shared_opt("real-world/spark_log_parser/tests/logs") else {
+        return;
+    };
+    let r = report(&logs.join("databricks-rollover.zip"));
+    let find = |code: &str| {
+        r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["rule"] == code)
+            .unwrap_or_else(|| panic!("{code} missing"))
+            .clone()
+    };
+    let commit = find("DR003");
+    assert_eq!(commit["severity"], "critical");
+    assert!(
+        commit["title"]
+            .as_str()
+            .unwrap()
+            .contains("InsertIntoHiveTable")
+    );
+    assert!(
+        commit["recommendation"]
+            .as_str()
+            .unwrap()
+            .contains("data source writer")
+    );
+    let partitions = find("PA002");
+    let advice = partitions["recommendation"].as_str().unwrap();
+    assert!(advice.contains("Hive SerDe table"), "{advice}");
+    let by_shape = partitions["evidence"]["advice_by_shape"]
+        .as_array()
+        .unwrap();
+    let single = by_shape
+        .iter()
+        .find(|s| s["stage_shape"] == "repartition(1)")
+        .expect("the repartition(1) writes have advice of their own");
+    assert_eq!(single["stages"], 13);
+    let single = single["recommendation"].as_str().unwrap();
+    assert!(
+        single.contains("one output file against") && single.contains("Drop it"),
+        "{single}"
+    );
+}
+
+/// The Databricks 9.1 fit over ten gzip CSV files: PL008 names the input read again and again,
+/// and no advice asks for a partition count that cannot split a gzip file.
+#[test]
+fn gzip_input_read_again_is_named_and_never_given_split_advice() {
+    let Some(logs) = shared_opt("real-world/spark_log_parser/tests/logs") else {
+        return;
+    };
+    let r = report(&logs.join("databricks.zip"));
+    let findings = r["findings"].as_array().unwrap();
+    let again = findings.iter().find(|f| f["rule"] == "PL008").unwrap();
+    assert_eq!(again["evidence"]["unsplittable"], true);
+    assert!(again["recommendation"].as_str().unwrap().contains("cache"));
+    for f in findings {
+        let advice = f["recommendation"].as_str().unwrap();
+        assert!(
+            !advice.contains("pass the count to the RDD call"),
+            "{}: {advice}",
+            f["rule"]
+        );
+    }
+}

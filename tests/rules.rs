@@ -485,6 +485,17 @@ const EVERY_RULE: &[(&str, &str, &[&str])] = &[
     ("DR001", "pattern:driver-loop-serial", &[]),
     ("DR002", "pattern:driver-loop-threadpool", &[]),
     (
+        "PL008",
+        "logs/operations/gzip-reread",
+        &[
+            "--set",
+            "PL008.min_read_mb=16",
+            "--set",
+            "PL008.min_again_gb=0.1",
+        ],
+    ),
+    ("DR003", "logs/operations/late-commit", &[]),
+    (
         "UT001",
         "pattern:driver-loop-serial",
         &["--set", "UT001.min_core_h=0"],
@@ -525,6 +536,11 @@ const EVERY_RULE: &[(&str, &str, &[&str])] = &[
     ),
     ("PL005", "plan:plans/antipattern-sort-before-write.txt", &[]),
     ("PL006", "plan:plans/antipattern-filter-not-pushed.txt", &[]),
+    (
+        "PL007",
+        "sample:databricks-photon__github-notebook-dbx-demo__explain-formatted__scala-udf-fallback.txt",
+        &[],
+    ),
     ("ST001", "logs/streaming/behind", &[]),
     (
         "ST002",

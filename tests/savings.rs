@@ -524,3 +524,57 @@ fn failed_attempts_of_lost_executors_are_counted_once() {
     }
     assert!(pairs > 0, "some real log has nested failed-attempt changes");
 }
+
+/// The fix that removes a finding is credited with it: on the skewed join whose broadcast was
+/// turned off, broadcasting the small side (EX003) removes the join's shuffle and the skew of
+/// its stage with it, so EX003's saving holds the skew finding's replayed saving and ranks
+/// above it, both say they share the fix, and the report's totals count it once.
+#[test]
+fn the_broadcast_that_removes_a_skewed_join_is_credited_with_it() {
+    let report = report_of(&pattern_log("skew-join"));
+    let found = findings(&report);
+    let at = |rule: &str| {
+        found
+            .iter()
+            .position(|f| f["rule"] == rule)
+            .unwrap_or_else(|| panic!("no {rule}"))
+    };
+    let (ex, sk) = (&found[at("EX003")], &found[at("SK001")]);
+    assert!(at("EX003") < at("SK001"), "EX003 ranks above SK001");
+    let skew_ms = sk["evidence"]["replayed_ms"].as_i64().unwrap();
+    assert!(skew_ms > 1_000, "{sk}");
+    assert_eq!(
+        ex["evidence"]["includes_replayed_ms"].as_i64(),
+        Some(skew_ms)
+    );
+    assert!(ex["impact_ms"].as_i64().unwrap() > skew_ms, "{ex}");
+    assert_eq!(ex["evidence"]["also_removes"], serde_json::json!(["SK001"]));
+    assert_eq!(sk["evidence"]["removed_by_fix_of"], "EX003");
+    assert_eq!(
+        sk["impact_ms"].as_i64(),
+        Some(skew_ms),
+        "its own fix's saving"
+    );
+    assert!(
+        sk["recommendation"]
+            .as_str()
+            .unwrap()
+            .starts_with("EX003's fix"),
+        "{sk}"
+    );
+    let runtime = report["application"]["duration_ms"].as_i64().unwrap();
+    let summary = &report["summary"];
+    assert!(
+        summary["recoverable_ms"].as_i64().unwrap()
+            + summary["estimated_beyond_replay_ms"].as_i64().unwrap()
+            <= runtime,
+        "{summary}"
+    );
+    // The twin run with AQE's skew join has no skew to credit.
+    let twin = report_of(&pattern_log("skew-join-aqe"));
+    assert!(
+        findings(&twin)
+            .iter()
+            .all(|f| f["evidence"].get("also_removes").is_none())
+    );
+}

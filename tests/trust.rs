@@ -339,6 +339,30 @@ fn a_first_job_waiting_for_executors_on_yarn_is_named() {
     assert!(of_rule(&local, "UT003").is_empty());
 }
 
+/// The EMR PySpark ETL of `syncsparkpy`: SparkContext held the program 22 s until YARN's
+/// containers registered. Every YARN run pays that: low, with the fix that amortises it, not
+/// medium as if the job wasted it.
+#[test]
+fn a_yarn_container_start_is_a_low_fixed_cost() {
+    let Some(log) = shared_opt("real-world/syncsparkpy/demo/emr/application_1678162862227_0001")
+    else {
+        return;
+    };
+    let r = report_of(&log);
+    let waits = of_rule(&r, "UT003");
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    let wait = &waits[0];
+    assert_eq!(wait["severity"], "low", "{wait}");
+    assert_eq!(wait["evidence"]["container_start"], true, "{wait}");
+    assert!(
+        wait["recommendation"]
+            .as_str()
+            .unwrap()
+            .contains("fixed cost of each run"),
+        "{wait}"
+    );
+}
+
 /// Spark 1.6 logs no query events, but this job is `df.write.json` (its jobs carry
 /// `spark.sql.execution.id`, its reduce stage is a `ShuffledRowRDD`). Its 40 shuffle partitions
 /// are not the setting's 200, so the program asked for them: the advice says so, not "RDDs only",

@@ -419,3 +419,50 @@ fn the_executor_ceiling_is_named_only_where_it_held_the_run() {
         );
     }
 }
+
+/// A run whose only job failed, and one killed mid-job, replay only what they did before they
+/// stopped: their "more cores" prediction says so in the headline, the cores advice and the
+/// assumptions; a healthy run's does not.
+#[test]
+fn a_failed_or_killed_run_says_its_replay_stops_where_it_stopped() {
+    let what_if = |log: std::path::PathBuf| {
+        let report = crate::util::json_of(&["analyze", log.to_str().unwrap(), "--format", "json"]);
+        report["what_if"].clone()
+    };
+    let only_job_failed = std::fs::read_dir(testdata("logs/memory/driver-max-result"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "zstd"))
+        .unwrap();
+    let killed = std::fs::read_dir(testdata("logs/killed/single"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    for (log, said) in [
+        (only_job_failed, "replays the time before the failure"),
+        (killed, "replays the time before it stopped"),
+    ] {
+        let w = what_if(log.clone());
+        let headline = w["headline"].as_str().unwrap();
+        assert!(headline.contains(said), "{}: {headline}", log.display());
+        let cores = w["advice"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["kind"] == "cores")
+            .unwrap_or_else(|| panic!("{}: no cores advice: {w}", log.display()));
+        assert!(cores["text"].as_str().unwrap().contains(said), "{cores}");
+        assert!(
+            w["assumptions"][0].as_str().unwrap().contains("before"),
+            "{}",
+            w["assumptions"]
+        );
+    }
+    let healthy = what_if(pattern_log("healthy"));
+    assert!(
+        !healthy["headline"].as_str().unwrap().contains("before"),
+        "{healthy}"
+    );
+}

@@ -78,7 +78,21 @@ pub(crate) fn analyse(
         status: sparkdiag_contract::enum_name(report.application.status),
         duration_ms: report.application.duration_ms.unwrap_or(0),
         core_ms: report.summary.executor_run_time_ms,
-        impact_ms: report.findings.iter().map(|f| f.finding.impact_ms).sum(),
+        // A broadcast credited with the skew its fix removes holds that skew finding's
+        // saving too: counted once.
+        impact_ms: report
+            .findings
+            .iter()
+            .map(|f| {
+                let shared = f
+                    .finding
+                    .evidence
+                    .get("includes_replayed_ms")
+                    .and_then(|v| v.as_i64())
+                    .unwrap_or(0);
+                (f.finding.impact_ms - shared).max(0)
+            })
+            .sum(),
         findings: codes,
         worst_severity: report
             .findings
@@ -97,7 +111,10 @@ pub(crate) fn analyse(
         failed_jobs: report
             .summary
             .failed_jobs
-            .saturating_sub(app.jobs_stopped_by_program().len()),
+            .saturating_sub(report.summary.stopped_jobs),
+        stopped_jobs: report.summary.stopped_jobs,
+        outcome: report.application.outcome_kind.name().to_string(),
+        settings: sparkdiag_diff::settings_fingerprint(&app),
         input: input.display.clone(),
         input_rows: report.input_rows(),
         input_bytes: report.summary.input_bytes,

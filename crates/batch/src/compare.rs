@@ -140,6 +140,7 @@ pub fn compare_app(
             since: since.to_string(),
             report: app.report.clone(),
             cause,
+            fixes: Vec::new(),
         })
     };
     // A slower or costlier night says why it most likely is, from what the two summaries hold.

@@ -40,6 +40,12 @@ pub use dates::NightDate;
 pub use merge::Slice;
 use nightfile::Style;
 
+/// How long a log named in progress may go unwritten before it counts as killed or lost: six
+/// hours. Spark writes the log through a buffer it flushes only at job and stage boundaries
+/// (or when 100 KiB fill it), so a stage of a few long tasks leaves a live log untouched for
+/// tens of minutes; a driver that has written nothing for six hours is gone.
+pub const DEFAULT_STALE_AFTER: Duration = Duration::from_secs(6 * 3600);
+
 /// What a batch reads, where it writes and how it compares; the command line's flags, typed.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -54,6 +60,10 @@ pub struct Options {
     pub jobs: Option<usize>,
     /// Also analyse logs still being written (`.inprogress`).
     pub include_in_progress: bool,
+    /// A log still named in progress whose files were all last modified longer ago than this
+    /// is no longer being written: its driver was killed or lost. It is analysed and counted
+    /// as killed or incomplete instead of being skipped.
+    pub stale_after: Duration,
     /// Only logs modified within this long before now.
     pub since: Option<Duration>,
     /// How much runtime or recoverable time must grow to count as a regression (0.2 = 20 %).
@@ -79,6 +89,7 @@ impl Options {
             date,
             jobs: None,
             include_in_progress: false,
+            stale_after: DEFAULT_STALE_AFTER,
             since: None,
             regression_threshold: 0.2,
             min_regression_s: 60.0,

@@ -9,15 +9,14 @@ use sparkdiag_rules::Config;
 /// change that slowed every job) should not take as long again as the night itself.
 pub(crate) const MAX_MEASURED: usize = 10;
 
-/// Measures `slower`'s most likely cause from the two logs, `before_log` (an earlier night's)
-/// and `after_log` (tonight's), as they were found; `None` when either is gone or unreadable,
-/// or when the diff finds no cause beyond the noise, and the summaries' likely cause stands.
-pub(crate) fn measured_cause(
+/// `sparkdiag diff` of the two logs, `before_log` (an earlier night's) and `after_log`
+/// (tonight's), as they were found; `None` when either is gone or unreadable.
+pub(crate) fn diff_logs(
     before_log: &str,
     after_log: &str,
     config: &Config,
     prices: Prices,
-) -> Option<String> {
+) -> Option<sparkdiag_diff::Diff> {
     let read = |log: &str| -> Option<Analysis> {
         let options = sparkdiag_analysis::Options {
             config,
@@ -34,15 +33,26 @@ pub(crate) fn measured_cause(
             facts: &a.facts,
         }
     }
-    let diff = sparkdiag_diff::compare(
+    Some(sparkdiag_diff::compare(
         run(&before),
         run(&after),
         &sparkdiag_diff::Options::default(),
-    );
+    ))
+}
+
+/// A slower night's most likely cause as the diff of its two logs measured it; `None` when the
+/// diff finds no cause beyond the noise, and the summaries' likely cause stands.
+pub(crate) fn measured_cause(diff: &sparkdiag_diff::Diff) -> Option<String> {
+    // Two logs that do not look like one job (a key that matched two different programs)
+    // have no cause to give; nor has a cause that made the run faster or cheaper (a shrunk
+    // input), whatever its size: the night is slower or costlier.
+    if !diff.same_job.same {
+        return None;
+    }
     let top = diff
         .causes
-        .into_iter()
-        .find(|c| !matches!(c.kind, "nothing_material" | "unexplained"))?;
+        .iter()
+        .find(|c| !matches!(c.kind, "nothing_material" | "unexplained") && c.explained_ms > 0)?;
     let share = top
         .share
         .map(|s| {

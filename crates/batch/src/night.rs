@@ -53,7 +53,12 @@ pub(crate) fn analyse_night(
             if options.since.is_some_and(|since| older_than(&input, since)) {
                 continue;
             }
-            if input.in_progress && !options.include_in_progress {
+            // A log still named in progress but not written to for `stale_after` is a driver
+            // killed or lost: analysed as far as it goes, and counted, not skipped.
+            if input.in_progress
+                && !options.include_in_progress
+                && !older_than(&input, options.stale_after)
+            {
                 in_progress.push(input.display);
             } else {
                 chosen
@@ -120,6 +125,7 @@ pub(crate) fn analyse_night(
                                 title: f.finding.title.clone(),
                                 impact_ms: f.finding.impact_ms,
                                 report: app.report.clone(),
+                                saves: f.impact_label(sparkdiag_contract::units::duration),
                             }),
                     );
                     keep_worst(&mut worst);
@@ -202,6 +208,7 @@ mod tests {
             title: String::new(),
             impact_ms,
             report: String::new(),
+            saves: String::new(),
         };
         let mut worst: Vec<NightFinding> = (0..WORST_FINDINGS).map(|_| finding("a", 5)).collect();
         worst.extend([finding("b", 5), finding("c", 9)]);

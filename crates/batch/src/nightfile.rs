@@ -408,6 +408,7 @@ mod tests {
                 title: "Stage 3: one task ran 40x the median".into(),
                 impact_ms: 9,
                 report: "apps/costly.html".into(),
+                saves: "~9 ms".into(),
             }],
             in_progress: vec!["logs/running.inprogress".into()],
             ..Night::new("2026-11-29")

@@ -7,7 +7,7 @@ use sparkdiag_report::fleet;
 
 use crate::files::write_atomic_with;
 use crate::history::read_history;
-use crate::measured::{MAX_MEASURED, measured_cause};
+use crate::measured::{MAX_MEASURED, diff_logs, measured_cause};
 use crate::nightfile::NightFile;
 use crate::{Options, Published};
 
@@ -53,13 +53,21 @@ pub(crate) fn publish(
             );
             // The slower and costlier nights: runtime, executor or recoverable time.
             let slower = |c: &sparkdiag_contract::night::Change| c.regression && c.cause.is_some();
-            if measured < MAX_MEASURED && changes[first..].iter().any(slower) {
+            // A job run with other settings than last time: did they apply a fix it was given?
+            let settings_changed = !app.settings.is_empty()
+                && !before.settings.is_empty()
+                && app.settings != before.settings;
+            if measured < MAX_MEASURED && (settings_changed || changes[first..].iter().any(slower))
+            {
                 measured += 1;
-                if let Some(cause) =
-                    measured_cause(&before.input, &app.input, config, options.prices)
-                {
-                    for change in changes[first..].iter_mut().filter(|c| slower(c)) {
-                        change.cause = Some(cause.clone());
+                if let Some(diff) = diff_logs(&before.input, &app.input, config, options.prices) {
+                    if let Some(cause) = measured_cause(&diff) {
+                        for change in changes[first..].iter_mut().filter(|c| slower(c)) {
+                            change.cause = Some(cause.clone());
+                        }
+                    }
+                    if settings_changed && diff.same_job.same && !diff.fixes.is_empty() {
+                        changes.push(fixes_checked(&app, since, diff.fixes));
                     }
                 }
             }
@@ -95,4 +103,40 @@ pub(crate) fn publish(
         changes,
         index,
     })
+}
+
+/// The fixes tonight's run of `app` applied since its run of `since`, as the index's "Fixes
+/// checked" lists them.
+fn fixes_checked(
+    app: &sparkdiag_contract::night::NightApp,
+    since: &str,
+    fixes: Vec<sparkdiag_contract::diff::FixCheck>,
+) -> sparkdiag_contract::night::Change {
+    use sparkdiag_contract::units::duration;
+    let what = fixes
+        .iter()
+        .map(|f| {
+            format!(
+                "fix for {} applied: predicted {}, its work took {} less",
+                f.rule,
+                duration(f.predicted_ms),
+                if f.measured_ms < 0 {
+                    format!("-{}", duration(-f.measured_ms))
+                } else {
+                    duration(f.measured_ms)
+                }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    sparkdiag_contract::night::Change {
+        key: app.key.clone(),
+        app_id: app.app_id.clone(),
+        regression: false,
+        what,
+        since: since.to_string(),
+        report: app.report.clone(),
+        cause: None,
+        fixes,
+    }
 }

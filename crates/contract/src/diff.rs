@@ -32,6 +32,47 @@ pub struct Diff {
     /// id), its micro-batches side by side; absent when neither run streamed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub queries: Vec<QueryDiff>,
+    /// Added in v1: whether the two runs look like the same job (their names, the shapes of
+    /// their jobs and queries, what they read and wrote). When they do not, the verdict stops
+    /// short of one.
+    pub same_job: SameJob,
+    /// Added in v1: each of BEFORE's findings whose fix AFTER applied, with the saving
+    /// sparkdiag predicted for it and the time the stages it was about actually saved.
+    pub fixes: Vec<FixCheck>,
+}
+
+/// Whether BEFORE and AFTER look like two runs of one job.
+#[derive(Debug, Clone, Serialize)]
+pub struct SameJob {
+    pub same: bool,
+    /// What was compared, in words: "names differ: `a` → `b`", "23 % of BEFORE's work and 0 %
+    /// of AFTER's matched by plan, description or destination", "no input in common".
+    pub evidence: Vec<String>,
+}
+
+/// One of BEFORE's findings whose fix AFTER applied: what sparkdiag predicted it would save,
+/// and what the work it was about saved.
+#[derive(Debug, Clone, Serialize)]
+pub struct FixCheck {
+    pub rule: &'static str,
+    pub title: String,
+    /// How AFTER shows the fix: "spark.sql.adaptive.enabled=true is set", "24 jobs of the
+    /// loop became 2", "the sort-merge join is a broadcast hash join".
+    pub applied: Vec<String>,
+    /// The finding's `impact_ms` in BEFORE: the saving predicted for its fix.
+    pub predicted_ms: i64,
+    /// The time the finding was about took in BEFORE and its counterpart in AFTER: the wall
+    /// clock of its stages (or, for the driver's gaps, of the work they sat between).
+    pub before_ms: i64,
+    pub after_ms: i64,
+    /// `before_ms - after_ms`: what the fix saved.
+    pub measured_ms: i64,
+    /// `predicted_ms - measured_ms`; positive: sparkdiag promised more than the fix gave.
+    pub error_ms: i64,
+    /// What was measured, in words.
+    pub measured_on: String,
+    /// The rule does not fire in AFTER.
+    pub resolved: bool,
 }
 
 /// One streaming query in both runs (`before` or `after` is `null` where it did not run).
@@ -93,13 +134,20 @@ pub struct Verdict {
     pub sentence: String,
     /// The band within which a runtime change is noise, in ms (see `docs/diff-causes.md`).
     pub noise_ms: i64,
+    /// Added in v1: `false` when the runs do not look like the same job ([`SameJob`]): the
+    /// sentence then says so and names no cause.
+    pub comparable: bool,
+    /// Added in v1: AFTER failed (or never finished) where BEFORE did not: what failed. The
+    /// sentence leads with it, whatever the runtime did.
+    pub new_failure: Option<String>,
 }
 
 /// One reason the runtime changed, with what shows it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Cause {
     /// `data_growth`, `plan_change`, `configuration_change`, `cluster_change`,
-    /// `version_change`, `skew_spill_failures`, `driver_time` or `nothing_material`.
+    /// `version_change`, `skew_spill_failures`, `driver_time` or `nothing_material`; added
+    /// in v1: `not_comparable`, the one cause of two runs that do not look like the same job.
     pub kind: &'static str,
     /// In words, e.g. "the input grew 4.0× (1.2 GiB → 4.8 GiB)".
     pub title: String,
@@ -154,6 +202,9 @@ pub struct RunOut {
     pub name: Option<String>,
     pub spark_version: Option<String>,
     pub status: AppStatus,
+    /// Added in v1: the status with the jobs that failed, as the report's
+    /// `application.outcome_kind`.
+    pub outcome: crate::Outcome,
     /// Every event Spark wrote was read and the application ended.
     pub complete: bool,
     /// Observed: to the end event, or to the last event of an incomplete log.

@@ -212,6 +212,11 @@ pub struct Finding {
     /// rather than asking the rules.
     #[serde(skip)]
     pub claim: Claim,
+    /// The most severe this finding may be whatever its saving: a cost every run pays (YARN's
+    /// containers starting) is worth knowing, never urgent. The impact model and the what-if
+    /// rate by the saving, then hold it to this.
+    #[serde(skip)]
+    pub severity_ceiling: Option<Severity>,
 }
 
 impl Finding {
@@ -234,6 +239,22 @@ impl Finding {
             counterfactual: None,
             cost_core_hours: None,
             claim: rule.claims(),
+            severity_ceiling: None,
+        }
+    }
+
+    /// Never more severe than `ceiling`, whatever the saving it is rated by.
+    pub fn severity_at_most(mut self, ceiling: Severity) -> Finding {
+        self.severity = self.severity.at_most(ceiling);
+        self.severity_ceiling = Some(ceiling);
+        self
+    }
+
+    /// `severity`, held to the finding's ceiling.
+    pub fn rated(&self, severity: Severity) -> Severity {
+        match self.severity_ceiling {
+            Some(ceiling) => severity.at_most(ceiling),
+            None => severity,
         }
     }
 

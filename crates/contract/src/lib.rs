@@ -34,7 +34,7 @@ pub use packed::Varints;
 pub use plan::*;
 pub use report::*;
 pub use rule_doc::{Registry, RegistryEntry, RuleDoc, RuleIdentity, Threshold, threshold};
-pub use status::{AppStatus, JobStatus, Platform, Removal, StageStatus, Workload};
+pub use status::{AppStatus, JobStatus, Outcome, Platform, Removal, StageStatus, Workload};
 pub use view::*;
 pub use whatif::{Advice, Setting, WhatIf, split_flags};
 

@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::{AppStatus, Outcome};
+
 /// One application of a night.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NightApp {
@@ -48,26 +50,63 @@ pub struct NightApp {
     pub executors: usize,
     #[serde(default)]
     pub driver_ms: i64,
+    /// Added in v1: how it ended ([`crate::Outcome::name`]); empty in nights written before,
+    /// where [`NightApp::kind`] reads it from `status` and `failed_jobs`.
+    #[serde(default)]
+    pub outcome: String,
+    /// Added in v1: jobs its own program's stop cancelled (not in `failed_jobs`).
+    #[serde(default)]
+    pub stopped_jobs: usize,
+    /// Added in v1: a fingerprint of the settings that can change how it runs
+    /// (`sparkdiag_diff::settings_fingerprint`): when it differs from the previous run's, the
+    /// night checks the fixes the change applied.
+    #[serde(default)]
+    pub settings: String,
 }
 
 impl NightApp {
-    /// The application itself failed or did not finish, or one of its jobs failed.
-    pub fn failed(&self) -> bool {
-        self.failed_jobs > 0 || self.status != "succeeded"
+    /// How it ended: `outcome`, or for a night written before it was kept, what `status` and
+    /// `failed_jobs` say.
+    pub fn kind(&self) -> Outcome {
+        Outcome::parse(&self.outcome).unwrap_or_else(|| {
+            let status = match self.status.as_str() {
+                "succeeded" => AppStatus::Succeeded,
+                "failed" => AppStatus::Failed,
+                _ => AppStatus::Incomplete,
+            };
+            Outcome::of(status, self.failed_jobs, self.stopped_jobs)
+        })
     }
 
-    /// `status` with the jobs that failed: "succeeded, 1 of 5 jobs failed".
+    /// The application itself failed or did not finish, or one of its jobs failed.
+    pub fn failed(&self) -> bool {
+        self.kind().is_failure()
+    }
+
+    /// How it ended, with the jobs that failed: "succeeded, 1 of 5 jobs failed", "killed or
+    /// incomplete", "stopped by the program (1 job cancelled by its stop)".
     pub fn outcome(&self) -> String {
-        if self.failed_jobs == 0 {
-            return self.status.clone();
+        let jobs = |n: usize, what: &str| {
+            format!(
+                "{n} of {} job{} {what}",
+                self.jobs,
+                if self.jobs == 1 { "" } else { "s" }
+            )
+        };
+        match self.kind() {
+            Outcome::StoppedByProgram => format!(
+                "stopped by the program ({})",
+                jobs(self.stopped_jobs, "cancelled by its stop")
+            ),
+            Outcome::KilledOrIncomplete if self.failed_jobs > 0 => {
+                format!("killed or incomplete, {}", jobs(self.failed_jobs, "failed"))
+            }
+            Outcome::KilledOrIncomplete => "killed or incomplete".to_string(),
+            _ if self.failed_jobs > 0 => {
+                format!("{}, {}", self.status, jobs(self.failed_jobs, "failed"))
+            }
+            _ => self.status.clone(),
         }
-        format!(
-            "{}, {} of {} job{} failed",
-            self.status,
-            self.failed_jobs,
-            self.jobs,
-            if self.jobs == 1 { "" } else { "s" }
-        )
     }
 }
 
@@ -98,8 +137,15 @@ impl NightApp {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AppTotals {
     pub apps: usize,
-    /// Applications that failed or lost a job ([`NightApp::failed`]).
+    /// Applications that failed or lost a job ([`NightApp::failed`]): the next three added.
     pub failed: usize,
+    /// Of `failed`: those that failed themselves, those that exited cleanly with a failed job,
+    /// and those killed or lost (no application end: a log cut short or not written to since).
+    pub failed_apps: usize,
+    pub with_failed_jobs: usize,
+    pub killed: usize,
+    /// Applications whose only unfinished jobs their own program's stop cancelled: no failure.
+    pub stopped: usize,
     pub runtime_ms: i64,
     pub recoverable_ms: i64,
     /// Findings at medium severity or above, over every application.
@@ -115,7 +161,12 @@ impl AppTotals {
 
     pub fn add(&mut self, app: &NightApp) {
         self.apps += 1;
-        self.failed += usize::from(app.failed());
+        let kind = app.kind();
+        self.failed += usize::from(kind.is_failure());
+        self.failed_apps += usize::from(kind == Outcome::Failed);
+        self.with_failed_jobs += usize::from(kind == Outcome::SucceededWithFailedJobs);
+        self.killed += usize::from(kind == Outcome::KilledOrIncomplete);
+        self.stopped += usize::from(kind == Outcome::StoppedByProgram);
         self.runtime_ms += app.duration_ms;
         self.recoverable_ms += app.impact_ms;
         self.findings += app.findings.len();
@@ -138,6 +189,11 @@ pub struct NightFinding {
     pub title: String,
     pub impact_ms: i64,
     pub report: String,
+    /// Added in v1: what its report's "saves" column says (`~1m 3s`, `lost ~5m`,
+    /// `~2.1 core-h`, `in DR002`, or `-` when nothing was estimated); empty in nights written
+    /// before, where `impact_ms` is all there is.
+    #[serde(default)]
+    pub saves: String,
 }
 
 /// What `sparkdiag batch` keeps of one night.
@@ -209,6 +265,11 @@ pub struct Change {
     /// command that compares the two runs in full.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
+    /// The settings changed since the earlier night and applied the fix of some of its
+    /// findings: each, with the saving predicted and the time its work saved (as `sparkdiag
+    /// diff` checks a fix).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fixes: Vec<crate::diff::FixCheck>,
 }
 
 /// Small nights for the tests of what reads them (the batch's comparison, the fleet page).
@@ -238,6 +299,9 @@ pub mod testing {
             spark_version: None,
             executors: 2,
             driver_ms: 0,
+            outcome: String::new(),
+            stopped_jobs: 0,
+            settings: String::new(),
         }
     }
 

@@ -140,12 +140,20 @@ pub struct ApplicationOut {
     /// failed". A driver that catches a job's failure still exits 0 and the application counts
     /// as succeeded; this keeps that from reading as a clean run.
     pub outcome: String,
+    /// Added in v1: `outcome` as one word a query can count by: `succeeded`, `failed`,
+    /// `succeeded_with_failed_jobs`, `killed_or_incomplete` or `stopped_by_program` (the only
+    /// jobs that did not finish were cancelled by the program's own stop).
+    pub outcome_kind: crate::Outcome,
 }
 
 #[derive(Debug, Serialize)]
 pub struct Summary {
     pub jobs: usize,
     pub failed_jobs: usize,
+    /// Added in v1: of `failed_jobs`, those the program's own stop cancelled (a streaming
+    /// query's in-flight batch on `query.stop()`, a `StreamingContext` stopped under a batch):
+    /// Spark counts them failed, the report does not call them failures.
+    pub stopped_jobs: usize,
     pub stages: usize,
     pub failed_stages: usize,
     pub skipped_stages: usize,

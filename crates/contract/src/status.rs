@@ -53,6 +53,82 @@ pub enum AppStatus {
     Incomplete,
 }
 
+/// How an application ended, in the words a night counts it by: its [`AppStatus`] with the
+/// jobs that failed and the jobs its own program stopped. The fleet page, the night's tables
+/// (`applications.outcome`) and the report (`application.outcome_kind`) say the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Succeeded,
+    /// The application itself failed (a non-zero exit code, or its last job failed).
+    Failed,
+    /// It exited cleanly, but a job failed: a driver that catches the failure still exits 0.
+    SucceededWithFailedJobs,
+    /// No application end: killed, lost with its driver, or its log cut short.
+    KilledOrIncomplete,
+    /// It ended cleanly, and the only jobs that did not finish were cancelled by the program's
+    /// own stop (a streaming query's in-flight batch on `query.stop()`): not a failure.
+    StoppedByProgram,
+}
+
+impl Outcome {
+    /// The outcome of an application of `status` whose `failed_jobs` failed for a reason of
+    /// their own and whose `stopped_jobs` the program's stop cancelled.
+    pub fn of(status: AppStatus, failed_jobs: usize, stopped_jobs: usize) -> Outcome {
+        match status {
+            AppStatus::Incomplete => Outcome::KilledOrIncomplete,
+            AppStatus::Failed => Outcome::Failed,
+            AppStatus::Succeeded if failed_jobs > 0 => Outcome::SucceededWithFailedJobs,
+            AppStatus::Succeeded if stopped_jobs > 0 => Outcome::StoppedByProgram,
+            AppStatus::Succeeded => Outcome::Succeeded,
+        }
+    }
+
+    /// The name the tables and the JSON use: `succeeded_with_failed_jobs`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Succeeded => "succeeded",
+            Outcome::Failed => "failed",
+            Outcome::SucceededWithFailedJobs => "succeeded_with_failed_jobs",
+            Outcome::KilledOrIncomplete => "killed_or_incomplete",
+            Outcome::StoppedByProgram => "stopped_by_program",
+        }
+    }
+
+    /// For people: "succeeded with failed jobs".
+    pub fn words(self) -> &'static str {
+        match self {
+            Outcome::Succeeded => "succeeded",
+            Outcome::Failed => "failed",
+            Outcome::SucceededWithFailedJobs => "succeeded with failed jobs",
+            Outcome::KilledOrIncomplete => "killed or incomplete",
+            Outcome::StoppedByProgram => "stopped by the program",
+        }
+    }
+
+    /// Read back from [`Outcome::name`].
+    pub fn parse(name: &str) -> Option<Outcome> {
+        [
+            Outcome::Succeeded,
+            Outcome::Failed,
+            Outcome::SucceededWithFailedJobs,
+            Outcome::KilledOrIncomplete,
+            Outcome::StoppedByProgram,
+        ]
+        .into_iter()
+        .find(|o| o.name() == name)
+    }
+
+    /// What a night counts as a failure: the application failed, lost a job, or never ended.
+    /// A program that stopped its own streaming query did not fail.
+    pub fn is_failure(self) -> bool {
+        matches!(
+            self,
+            Outcome::Failed | Outcome::SucceededWithFailedJobs | Outcome::KilledOrIncomplete
+        )
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum JobStatus {
@@ -100,6 +176,31 @@ impl Workload {
             Workload::StructuredStreaming => "structured_streaming",
             Workload::Dstreams => "dstreams",
             Workload::SparkConnect => "spark_connect",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_outcome_weighs_the_status_first_then_failed_then_stopped_jobs() {
+        use AppStatus::*;
+        assert_eq!(Outcome::of(Incomplete, 2, 0), Outcome::KilledOrIncomplete);
+        assert_eq!(Outcome::of(Failed, 0, 1), Outcome::Failed);
+        assert_eq!(
+            Outcome::of(Succeeded, 1, 1),
+            Outcome::SucceededWithFailedJobs
+        );
+        assert_eq!(Outcome::of(Succeeded, 0, 1), Outcome::StoppedByProgram);
+        assert_eq!(Outcome::of(Succeeded, 0, 0), Outcome::Succeeded);
+        assert!(!Outcome::StoppedByProgram.is_failure());
+        assert!(Outcome::KilledOrIncomplete.is_failure());
+        for o in [Outcome::Failed, Outcome::StoppedByProgram] {
+            assert_eq!(Outcome::parse(o.name()), Some(o));
+            let json = serde_json::to_string(&o).unwrap();
+            assert_eq!(json, format!("\"{}\"", o.name()));
         }
     }
 }

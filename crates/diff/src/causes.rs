@@ -86,8 +86,17 @@ const CLUSTER_KEYS: &[&str] = &[
     "spark.databricks.clusterUsageTags.clusterMaxWorkers",
 ];
 
-/// Properties that name the run, not how it ran: they differ between any two runs.
+/// Properties that name the run or only change what it shows, not how it ran: ids, ports and
+/// paths that differ between any two runs, and the cosmetic ones (the application's name,
+/// the UI, logging), which are never a cause.
 const IDENTITY_KEYS: &[&str] = &[
+    "spark.app.name",
+    "spark.log.",
+    "spark.logConf",
+    "spark.sql.ui.",
+    "spark.sql.streaming.ui.",
+    "spark.driver.log.",
+    "spark.executor.logs.",
     "spark.app.id",
     "spark.app.startTime",
     "spark.app.submitTime",
@@ -394,6 +403,39 @@ fn data_growth(before: Run, after: Run, _facts: &Replays) -> Option<Cause> {
         evidence,
         properties: Vec::new(),
     })
+}
+
+/// The settings that can change how a run goes, as one fingerprint: every `spark.*` property
+/// but those that name the run or only change what it shows (the ones a diff never calls a
+/// cause). Two runs of a job with the same fingerprint ran with the same settings; the
+/// nightly batch checks the fixes of a job whose fingerprint changed since its last run.
+/// FNV-1a, so that a fingerprint kept in a night file means the same to a later binary.
+pub fn settings_fingerprint(app: &Application) -> String {
+    let id = app.id.as_deref().filter(|id| !id.is_empty());
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            hash ^= u64::from(b);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    let mut keys: Vec<(&String, &String)> = app
+        .spark_properties
+        .iter()
+        .filter(|(k, v)| {
+            k.starts_with("spark.")
+                && !matches(k, IDENTITY_KEYS)
+                && !id.is_some_and(|id| v.contains(id))
+        })
+        .collect();
+    keys.sort();
+    for (k, v) in keys {
+        eat(k.as_bytes());
+        eat(b"=");
+        eat(v.as_bytes());
+        eat(b"\n");
+    }
+    format!("{hash:016x}")
 }
 
 fn property_changes(before: &Application, after: &Application) -> Vec<PropertyChange> {
@@ -915,10 +957,18 @@ fn verdict(
         _ => "the output cannot be compared from the logs",
     };
     let top = &causes[0];
+    // A cause is named only when it explains the change's direction and about its size: not a
+    // grown input on a faster run, nor a setting credited with a tenth of a speed-up.
+    let accounts = top.explained_ms.signum() == change.signum()
+        && (0.5..=2.0).contains(&(top.explained_ms as f64 / change as f64));
     let why = match top.kind {
         "nothing_material" => ": nothing material changed".to_string(),
         "unexplained" => ": nothing in the logs explains it".to_string(),
         _ if runtime == "same" => format!("; but {}", top.title),
+        _ if batches.is_none() && !accounts => format!(
+            ": no change the logs show accounts for its direction and size (the largest: {})",
+            top.title
+        ),
         _ => {
             let share = top
                 .share
@@ -932,6 +982,8 @@ fn verdict(
         output,
         sentence: format!("{speed}, {out}{why}."),
         noise_ms: noise,
+        comparable: true,
+        new_failure: None,
     }
 }
 
@@ -949,7 +1001,61 @@ mod tests {
             CLUSTER_KEYS
         ));
         assert!(matches("spark.app.startTime", IDENTITY_KEYS));
-        assert!(!matches("spark.app.name", IDENTITY_KEYS));
+        // Cosmetic: a renamed job or a quieter log never explains a runtime.
+        for key in [
+            "spark.app.name",
+            "spark.ui.showConsoleProgress",
+            "spark.log.level",
+        ] {
+            assert!(matches(key, IDENTITY_KEYS), "{key}");
+        }
+        assert!(!matches("spark.app.nameX", IDENTITY_KEYS));
+    }
+
+    fn cause(kind: &'static str, explained_ms: i64) -> Cause {
+        Cause {
+            kind,
+            title: format!("{kind} title"),
+            explained_ms,
+            share: None,
+            measured_by: "scaled",
+            facts: Vec::new(),
+            evidence: Vec::new(),
+            properties: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_cause_is_named_only_when_it_explains_the_direction_and_size() {
+        let equal = Correctness {
+            status: "equal",
+            outputs: Vec::new(),
+            inputs: Vec::new(),
+            notes: Vec::new(),
+        };
+        let said = |change: i64, explained: i64| {
+            verdict(
+                change,
+                100_000,
+                3_000,
+                &equal,
+                &[cause("data_growth", explained)],
+                None,
+            )
+            .sentence
+        };
+        // The input grew, the run got faster: the growth explains nothing of it.
+        let against = said(-60_000, 170_000);
+        assert!(!against.contains("because"), "{against}");
+        assert!(
+            against.contains("no change the logs show accounts"),
+            "{against}"
+        );
+        // A tenth of a speed-up is not its cause either.
+        assert!(!said(-60_000, -6_000).contains("because"));
+        // Most of it, in its direction, is.
+        let named = said(-60_000, -50_000);
+        assert!(named.contains("because data_growth title"), "{named}");
     }
 
     #[test]

@@ -44,11 +44,12 @@
 //! ```
 
 mod causes;
+mod fixes;
 mod outputs;
 mod streaming;
 mod work;
 
-pub use causes::{NOISE_FLOOR_MS, NOISE_SHARE, noise_ms};
+pub use causes::{NOISE_FLOOR_MS, NOISE_SHARE, noise_ms, settings_fingerprint};
 
 use std::collections::BTreeMap;
 
@@ -192,6 +193,7 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
         name: run.app.name.clone(),
         spark_version: run.report.application.spark_version.clone(),
         status: run.app.status(),
+        outcome: run.report.application.outcome_kind,
         complete: run.report.source.complete,
         duration_ms: run.app.duration_ms(),
         cores: run.facts.peak_cores,
@@ -228,6 +230,46 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
         },
         options,
     );
+    let fixes = fixes::check(
+        before,
+        after,
+        &fixes::Paired {
+            groups_b: &groups_b,
+            groups_a: &groups_a,
+            pairs: &pairs,
+            work: &work,
+        },
+    );
+    let same_job = same_job(before, after, &work, &correctness);
+    let mut verdict = verdict;
+    verdict.comparable = same_job.same;
+    verdict.new_failure = new_failure(&before_out, &after_out, after.report);
+    if let Some(failure) = &verdict.new_failure {
+        verdict.sentence = format!(
+            "AFTER failed where BEFORE did not ({failure}): its runtime measures a run that did not do all its work, not a speed-up."
+        );
+    } else if !same_job.same {
+        verdict.sentence = format!(
+            "These runs do not look like the same job ({}): their numbers are set side by side below, but no verdict or cause is given.",
+            same_job.evidence.join("; ")
+        );
+    }
+    // Two different jobs have no causes: what differs between them is listed, not ranked.
+    let causes = if same_job.same {
+        causes
+    } else {
+        vec![Cause {
+            kind: "not_comparable",
+            title: "the runs do not look like the same job, so nothing is called a cause"
+                .to_string(),
+            explained_ms: 0,
+            share: None,
+            measured_by: "not measured",
+            facts: Vec::new(),
+            evidence: same_job.evidence.clone(),
+            properties: Vec::new(),
+        }]
+    };
     let mut diff = Diff {
         schema: SCHEMA,
         before: before_out,
@@ -240,6 +282,8 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
         findings,
         work,
         queries,
+        same_job,
+        fixes,
     };
     if let Some(note) = projection_note {
         diff.correctness.notes.push(note);
@@ -705,8 +749,129 @@ fn findings(before: &Report, after: &Report) -> FindingsDiff {
     out
 }
 
+/// What AFTER failed of where BEFORE did not fail: "job 3 failed: ValueError: ...", or that it
+/// never finished.
+fn new_failure(before: &RunOut, after: &RunOut, after_report: &Report) -> Option<String> {
+    if !after.outcome.is_failure() || before.outcome.is_failure() {
+        return None;
+    }
+    let failed: Vec<&sparkdiag_contract::JobOut> = after_report
+        .jobs
+        .iter()
+        .filter(|j| j.status == sparkdiag_model::JobStatus::Failed)
+        .collect();
+    let first = failed.first().map(|j| {
+        let why: String = j
+            .failure
+            .as_deref()
+            .unwrap_or("no reason recorded")
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .take(160)
+            .collect();
+        format!("job {} failed: {why}", j.job_id)
+    });
+    Some(match (after.outcome, first) {
+        (sparkdiag_contract::Outcome::KilledOrIncomplete, _) => {
+            "AFTER never finished: killed, lost or cut short".to_string()
+        }
+        (_, Some(first)) if failed.len() > 1 => format!("{first}, and {} more", failed.len() - 1),
+        (_, Some(first)) => first,
+        (_, None) => format!("AFTER {}", after_report.application.outcome),
+    })
+}
+
+/// The kinds of pairing that say two pieces of work are the same work: a plan's shape, a
+/// description or an output destination. A call site (`collect at
+/// NativeMethodAccessorImpl.java:0` in any PySpark program) and "the only SQL left" do not.
+const STRONG_MATCHES: &[&str] = &[
+    "plan shape and description",
+    "plan shape",
+    "output destination",
+    "description",
+];
+
+/// Whether the two runs look like the same job: their names, how much of each run's work has
+/// a counterpart by plan, description or destination, and what they read and wrote. Two runs
+/// differ when less than half of either's work time is matched and their names or their
+/// inputs and outputs differ too.
+fn same_job(before: Run, after: Run, work: &[WorkMatch], correctness: &Correctness) -> SameJob {
+    let mut evidence = Vec::new();
+    let name = |r: Run| r.app.name.as_deref().map(mask_numbers).unwrap_or_default();
+    let names_differ = name(before) != name(after);
+    if names_differ {
+        evidence.push(format!(
+            "names differ: `{}` → `{}`",
+            before.app.name.as_deref().unwrap_or("?"),
+            after.app.name.as_deref().unwrap_or("?")
+        ));
+    }
+    let share = |side: fn(&WorkMatch) -> Option<&WorkSide>| {
+        let total: i64 = work.iter().filter_map(side).map(|s| s.time_ms).sum();
+        let matched: i64 = work
+            .iter()
+            .filter(|w| STRONG_MATCHES.contains(&w.matched_by))
+            .filter_map(side)
+            .map(|s| s.time_ms)
+            .sum();
+        (total > 0).then(|| matched as f64 / total as f64)
+    };
+    let (sb, sa) = (share(|w| w.before.as_ref()), share(|w| w.after.as_ref()));
+    let shapes_differ = matches!((sb, sa), (Some(b), Some(a)) if b < 0.5 && a < 0.5);
+    if let (Some(b), Some(a)) = (sb, sa) {
+        evidence.push(format!(
+            "{} of BEFORE's work time and {} of AFTER's matched by plan shape, description or output",
+            sparkdiag_contract::units::share(b, 0),
+            sparkdiag_contract::units::share(a, 0)
+        ));
+    }
+    let read = |before: bool| {
+        correctness
+            .inputs
+            .iter()
+            .filter(|i| {
+                if before {
+                    i.reads_before > 0
+                } else {
+                    i.reads_after > 0
+                }
+            })
+            .count()
+    };
+    let read_both = correctness
+        .inputs
+        .iter()
+        .filter(|i| i.reads_before > 0 && i.reads_after > 0)
+        .count();
+    let wrote_both = correctness
+        .outputs
+        .iter()
+        .filter(|o| o.before.is_some() && o.after.is_some())
+        .count();
+    let io_differ = read(true) > 0 && read(false) > 0 && read_both == 0 && wrote_both == 0;
+    if io_differ {
+        evidence.push("no input or output in common".to_string());
+    }
+    let same = !(shapes_differ && (names_differ || io_differ));
+    if same {
+        evidence.clear();
+    }
+    SameJob { same, evidence }
+}
+
 fn headline(d: &Diff) -> Vec<String> {
     let mut out = Vec::new();
+    if let Some(failure) = &d.verdict.new_failure {
+        out.push(format!("NEW FAILURE: {failure}."));
+    }
+    if !d.same_job.same {
+        out.push(format!(
+            "NOT THE SAME JOB, it seems: {}; no verdict is given.",
+            d.same_job.evidence.join("; ")
+        ));
+    }
     for o in &d.correctness.outputs {
         if matches!(o.status, "changed" | "only-before" | "only-after") {
             out.push(format!("OUTPUT CHANGED at {}: {}", o.destination, o.note));
@@ -820,6 +985,16 @@ fn headline(d: &Diff) -> Vec<String> {
             list.iter().map(|c| c.rule).collect::<Vec<_>>().join(", ")
         }
     };
+    for fix in &d.fixes {
+        out.push(format!(
+            "Fix for {} applied ({}): predicted to save {}, its work took {} less (error {}).",
+            fix.rule,
+            fix.applied.join("; "),
+            duration(fix.predicted_ms),
+            signed_duration(fix.measured_ms),
+            signed_duration(fix.error_ms)
+        ));
+    }
     out.push(format!(
         "Findings: resolved {}; new {}; remaining {}.",
         rules(&f.resolved),
@@ -843,4 +1018,13 @@ fn headline(d: &Diff) -> Vec<String> {
         _ => "Outputs: neither run wrote through a SQL write command.".to_string(),
     });
     out
+}
+
+/// A duration that may be negative: "-1.2 s".
+fn signed_duration(ms: i64) -> String {
+    if ms < 0 {
+        format!("-{}", duration(-ms))
+    } else {
+        duration(ms)
+    }
 }

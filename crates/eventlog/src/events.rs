@@ -219,6 +219,9 @@ pub struct StageInfo<'a> {
     pub completion_time: Option<i64>,
     #[serde(rename = "Failure Reason", borrow, default)]
     pub failure_reason: Option<Text<'a>>,
+    /// The stage's long call site: one stack frame a line, innermost first.
+    #[serde(rename = "Details", borrow, default)]
+    pub details: Option<Text<'a>>,
     /// Final accumulator values; SQL metrics carry `"Metadata":"sql"`.
     #[serde(rename = "Accumulables", borrow, default)]
     pub accumulables: Vec<Accumulable<'a>>,
@@ -566,15 +569,15 @@ macro_rules! executor_metrics {
                 vec![$(self.$field),*]
             }
 
-            /// Calls `member` with each metric's key as Spark writes it after another member
+            /// Hands `reader` each metric's key as Spark writes it after another member
             /// (`,"JVMHeapMemory":`), a constant, and the metric, in the order of
             /// [`Self::NAMES`]: the extractor's template compares each key in place.
             #[inline(always)]
             pub(crate) fn each_member(
                 &mut self,
-                mut member: impl FnMut(&'static [u8], &mut i64) -> Option<()>,
+                reader: &mut impl crate::extract::MemberReader,
             ) -> Option<()> {
-                $(member(concat!(",\"", $name, "\":").as_bytes(), &mut self.$field)?;)*
+                $(reader.member(concat!(",\"", $name, "\":").as_bytes(), &mut self.$field)?;)*
                 Some(())
             }
 

@@ -24,6 +24,10 @@ pub struct Facts {
     pub usable: Spans,
     /// The length of `usable`: the application's wall-clock time without clock jumps.
     pub app_ms: i64,
+    /// Every write command that ran, with what it wrote.
+    pub writes: Vec<crate::writes::Write>,
+    /// Every scan that ran, with what it read.
+    pub reads: Vec<crate::writes::Read>,
 }
 
 impl Facts {
@@ -38,7 +42,10 @@ impl Facts {
         );
         let plans = crate::sql_plans(app, &stages);
         let usable = usable_time(app);
+        let (writes, reads) = crate::writes::collect(app);
         Facts {
+            writes,
+            reads,
             app_ms: length(&usable),
             usable,
             peak_cores: crate::peak_cores(app),

@@ -66,6 +66,27 @@ pub enum Partitions {
     RddApi,
 }
 
+impl StageShape {
+    /// Where the stage's partition count came from, in a few words: `repartition(1)`,
+    /// `coalesce(4)`, `input splits`, `RDD work`, `shuffle`, `file listing`; what a grouped
+    /// finding's advice is chosen and labelled by.
+    pub fn partition_origin(&self) -> String {
+        if self.listing {
+            return "file listing".to_string();
+        }
+        match &self.partitions {
+            Partitions::Explicit { call, n, .. } => format!("{}({n})", call.name()),
+            Partitions::ShuffleDefault { .. } | Partitions::UnplannedSqlShuffle { .. } => {
+                "shuffle".to_string()
+            }
+            Partitions::InputSplits => "input splits".to_string(),
+            Partitions::RddApi => "RDD work".to_string(),
+            Partitions::Unknown if self.reads_shuffle => "shuffle".to_string(),
+            Partitions::Unknown => "unknown".to_string(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExplicitCall {
     Repartition,
@@ -152,6 +173,27 @@ const SHUFFLE_READ_METRICS: &[&str] = &[
     "remote blocks read",
     "fetch wait time",
 ];
+
+/// The partitioning of an Exchange the program asked for (`repartition(n)`, `repartition(n,
+/// cols)`, `repartition(cols)`, `DISTRIBUTE BY`), and whether it named a number: Spark 3.2 on
+/// writes the origin as `REPARTITION_BY_NUM` or `REPARTITION_BY_COL`, Spark 3.0 and 3.1 as
+/// `REPARTITION_WITH_NUM` or `REPARTITION` (`ShuffleExchangeExec`'s `ShuffleOrigin`).
+fn user_repartition(simple_string: &str) -> Option<(&str, bool)> {
+    for (origin, by_number) in [
+        (", REPARTITION_BY_NUM", true),
+        (", REPARTITION_WITH_NUM", true),
+        (", REPARTITION_BY_COL", false),
+    ] {
+        if let Some((partitioning, _)) = simple_string.split_once(origin) {
+            return Some((partitioning, by_number));
+        }
+    }
+    // The 3.1 name of REPARTITION_BY_COL is a prefix of the others: only whole.
+    simple_string
+        .split_once(", REPARTITION,")
+        .or_else(|| simple_string.strip_suffix(", REPARTITION").map(|p| (p, "")))
+        .map(|(partitioning, _)| (partitioning, false))
+}
 
 /// Every stage's facts and the application's, in one pass over the stages.
 pub fn of_application(app: &Application) -> Shapes {
@@ -252,8 +294,7 @@ fn shape_of(
     } else if nodes.iter().any(|(n, updated)| {
         n.node_name.contains("Exchange")
             && n.simple_string.contains("hashpartitioning(")
-            && (n.simple_string.contains(", REPARTITION_BY_NUM")
-                || n.simple_string.contains(", REPARTITION_BY_COL"))
+            && user_repartition(&n.simple_string).is_some()
             && updated.iter().any(|m| SHUFFLE_READ_METRICS.contains(m))
     }) {
         ShuffleConsumer::Repartition
@@ -282,8 +323,8 @@ fn shape_of(
                 && updated.iter().any(|m| SHUFFLE_READ_METRICS.contains(m))
         })
         .find_map(|(n, _)| {
-            let (partitioning, _) = n.simple_string.split_once(", REPARTITION_BY_NUM")?;
-            last_number(partitioning)
+            let (partitioning, by_number) = user_repartition(&n.simple_string)?;
+            by_number.then(|| last_number(partitioning)).flatten()
         });
     let partitions = if let Some(n) = coalesce {
         Partitions::Explicit {

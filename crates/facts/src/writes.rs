@@ -28,20 +28,48 @@ pub struct Read {
     /// `number of files read` and `size of files read` of a file scan.
     pub files: Option<i64>,
     pub bytes: Option<i64>,
+    /// An `InMemoryTableScan`, or a scan of the plan under one: a read of cached data, not of
+    /// the source's files (which only the job filling the cache read).
+    pub cached: bool,
 }
 
-/// Row counters of write commands, as Spark and Delta name them.
+/// Row counters of write commands, as Spark, Delta and Databricks name them (Photon's writer
+/// reports `written output rows` and `written output bytes`).
 const ROW_METRICS: &[&str] = &[
     "number of output rows",
     "numOutputRows",
     "num_inserted_rows",
+    "num output rows",
+    "written output rows",
 ];
+/// File counters: Spark's `number of written files`; Delta's `numFiles`; Databricks' `files
+/// written`, which a Databricks write fills while it declares `number of written files` and
+/// leaves it at 0 (one task writing 2,000 files into a Delta table showed both).
 const FILE_METRICS: &[&str] = &[
     "number of written files",
     "numFiles",
     "number of files written",
+    "files written",
 ];
-const BYTE_METRICS: &[&str] = &["written output", "numOutputBytes"];
+const BYTE_METRICS: &[&str] = &[
+    "written output",
+    "numOutputBytes",
+    "bytes written",
+    "num bytes written",
+    "written output bytes",
+];
+/// What a file scan read, as Spark and Photon (`PhotonScan`) name it.
+const READ_ROW_METRICS: &[&str] = &["number of output rows", "num output rows", "rows output"];
+const READ_FILE_METRICS: &[&str] = &["number of files read", "files read"];
+const READ_BYTE_METRICS: &[&str] = &["size of files read"];
+
+/// The value of the first of `names` measured above 0, else of the first measured at all: a
+/// runtime may declare one name and count under another (Databricks leaves `number of written
+/// files` at 0 beside `files written`), so a declared 0 must not hide the count.
+fn pick(metrics: &std::collections::BTreeMap<String, i64>, names: &[&str]) -> Option<i64> {
+    let measured = || names.iter().filter_map(|n| metrics.get(*n).copied());
+    measured().find(|&v| v > 0).or_else(|| measured().next())
+}
 
 /// A plan node that writes: Spark's and Delta's write commands, V1 and V2.
 pub fn is_write(name: &str) -> bool {
@@ -80,15 +108,15 @@ pub fn collect(app: &Application) -> (Vec<Write>, Vec<Read>) {
             continue;
         };
         let mut nodes = Vec::new();
-        preorder(plan, &mut nodes);
-        for node in nodes {
+        preorder(plan, false, &mut nodes);
+        for (node, under_cache) in nodes {
             let name = node.node_name.as_str();
             // Spark 4 wraps saveAsTable in SaveAsV1TableCommand and
             // CreateDataSourceTableAsSelectCommand executions without metrics around the nested
             // InsertIntoHadoopFsRelationCommand that counts: only a writer with metrics wrote.
             if is_write(name) && !node.metrics.is_empty() {
-                let metrics = values.of_node(node, sql);
-                let pick = |names: &[&str]| names.iter().find_map(|n| metrics.get(*n).copied());
+                let metrics = write_metrics(node, sql, &values);
+                let pick = |names: &[&str]| pick(&metrics, names);
                 let target = write_target(node);
                 // A micro-batch write names its epoch (`MicroBatchWrite[epoch: 16, writer: …]`):
                 // every batch of one query writes to the query's one sink.
@@ -114,14 +142,43 @@ pub fn collect(app: &Application) -> (Vec<Write>, Vec<Read>) {
                 reads.push(Read {
                     sql_execution_id: sql.execution_id,
                     source: scan_source(node),
-                    rows: metrics.get("number of output rows").copied(),
-                    files: metrics.get("number of files read").copied(),
-                    bytes: metrics.get("size of files read").copied(),
+                    rows: pick(&metrics, READ_ROW_METRICS),
+                    files: pick(&metrics, READ_FILE_METRICS),
+                    bytes: pick(&metrics, READ_BYTE_METRICS),
+                    cached: under_cache || name.contains("InMemoryTableScan"),
                 });
             }
         }
     }
     (writes, reads)
+}
+
+/// A write command's measured metrics, with those of the writer operators under it (a name with
+/// `Write` in it that is not itself a write command: `WriteFiles`, Photon's write stage), which
+/// count the files and bytes where the command's own counters stay at 0. The command's own
+/// value comes first for a name both have.
+fn write_metrics(
+    node: &SparkPlanInfo,
+    sql: &sparkdiag_model::SqlExecution,
+    values: &SqlMetricValues,
+) -> std::collections::BTreeMap<String, i64> {
+    let mut metrics = values.of_node(node, sql);
+    let mut below = Vec::new();
+    for child in &node.children {
+        preorder(child, false, &mut below);
+    }
+    for (writer, _) in below
+        .into_iter()
+        .filter(|(n, _)| n.node_name.contains("Write") && !is_write(&n.node_name))
+    {
+        for (name, value) in values.of_node(writer, sql) {
+            let entry = metrics.entry(name).or_insert(value);
+            if *entry == 0 {
+                *entry = value;
+            }
+        }
+    }
+    metrics
 }
 
 /// `partitionBy`'s columns, from the write's options: `[__partition_columns=["p","q"], ...]`.
@@ -141,10 +198,17 @@ fn partition_columns(node: &SparkPlanInfo) -> Vec<String> {
         .collect()
 }
 
-fn preorder<'a>(node: &'a SparkPlanInfo, out: &mut Vec<&'a SparkPlanInfo>) {
-    out.push(node);
+/// Each node with whether it sits under an `InMemoryTableScan`: the plan that built the cache,
+/// whose scans ran only when the cache was first filled.
+fn preorder<'a>(
+    node: &'a SparkPlanInfo,
+    under_cache: bool,
+    out: &mut Vec<(&'a SparkPlanInfo, bool)>,
+) {
+    out.push((node, under_cache));
+    let cached = under_cache || node.node_name.contains("InMemoryTableScan");
     for child in &node.children {
-        preorder(child, out);
+        preorder(child, cached, out);
     }
 }
 
@@ -244,6 +308,23 @@ mod tests {
             partition_columns(&node("Execute InsertIntoHadoopFsRelationCommand file:/t"))
                 .is_empty()
         );
+    }
+
+    /// Databricks declares Spark's `number of written files` on a write and leaves it at 0,
+    /// counting the files under `files written`: the count is the non-zero one, whichever name
+    /// comes first; a write that made no files still reads 0.
+    #[test]
+    fn a_declared_zero_does_not_hide_the_count_under_another_name() {
+        let metrics = |pairs: &[(&str, i64)]| -> std::collections::BTreeMap<String, i64> {
+            pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+        };
+        let databricks = metrics(&[("number of written files", 0), ("files written", 2000)]);
+        assert_eq!(pick(&databricks, FILE_METRICS), Some(2000));
+        let spark = metrics(&[("number of written files", 320)]);
+        assert_eq!(pick(&spark, FILE_METRICS), Some(320));
+        let empty = metrics(&[("number of written files", 0)]);
+        assert_eq!(pick(&empty, FILE_METRICS), Some(0));
+        assert_eq!(pick(&metrics(&[]), FILE_METRICS), None);
     }
 
     #[test]

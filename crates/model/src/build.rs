@@ -253,13 +253,13 @@ impl ApplicationBuilder {
         } else {
             e.stage_ids.clone()
         };
-        let name = e
-            .stage_infos
-            .iter()
-            .max_by_key(|s| s.stage_id)
-            .map(|s| s.name.to_string())
-            .unwrap_or_default();
+        let last_stage = e.stage_infos.iter().max_by_key(|s| s.stage_id);
+        let name = last_stage.map(|s| s.name.to_string()).unwrap_or_default();
+        let library = last_stage
+            .and_then(|s| s.details.as_deref())
+            .and_then(crate::call_site::library_caller);
         let job = Job {
+            library,
             job_id: e.job_id,
             submission_ms: Some(e.submission_time).filter(|&t| t >= 0),
             completion_ms: None,

@@ -56,6 +56,45 @@ impl Application {
     }
 }
 
+/// Libraries whose code starts jobs of its own: Spark's machine learning (`spark.ml`, the RDD
+/// `spark.mllib`), GraphX, and Delta's commands (open source and Databricks' `tahoe`).
+const LIBRARIES: &[(&str, &str)] = &[
+    ("org.apache.spark.ml.", "Spark ML"),
+    ("org.apache.spark.mllib.", "Spark MLlib"),
+    ("org.apache.spark.graphx.", "GraphX"),
+    ("io.delta.", "Delta Lake"),
+    ("com.databricks.sql.transaction.tahoe.", "Delta Lake"),
+];
+
+/// The library whose code called Spark to start a job, from the job's long call site (one
+/// frame a line, innermost first): the first frame past Spark's own API and internals, when
+/// it is a library's (`Spark ML's RandomForest`); `None` when it is the program's.
+pub fn library_caller(stack: &str) -> Option<String> {
+    for line in stack.lines() {
+        let frame = line.trim();
+        let Some((path, site)) = frame.split_once('(') else {
+            continue;
+        };
+        // A module or class-loader prefix (`java.base/`, `app//`) names no package.
+        let path = path.rsplit('/').next().unwrap_or(path);
+        if let Some((_, library)) = LIBRARIES.iter().find(|(p, _)| path.starts_with(p)) {
+            let file = site.split([':', ')']).next().unwrap_or_default();
+            let class = file.trim_end_matches(".scala").trim_end_matches(".java");
+            return Some(if class.is_empty() {
+                library.to_string()
+            } else {
+                format!("{library}'s {class}")
+            });
+        }
+        let spark_core =
+            path.starts_with("org.apache.spark.") || INTERNAL.iter().any(|p| path.starts_with(p));
+        if !spark_core {
+            return None;
+        }
+    }
+    None
+}
+
 /// A short call site (`method at File:line`) that names Spark's or the JDK's internals.
 fn is_internal_name(name: &str) -> bool {
     let Some((method, site)) = name.lines().next().unwrap_or_default().rsplit_once(" at ") else {
@@ -94,6 +133,31 @@ fn first_user_frame(stack: &str) -> Option<String> {
         return Some(format!("{} at {site}", api.map_or(method, |(m, _)| m)));
     }
     api.map(|(method, site)| format!("{method} at {site}"))
+}
+
+#[cfg(test)]
+mod library_tests {
+    use super::library_caller;
+
+    /// The stack of one of the jobs MLlib's RandomForest ran in the EMR run of
+    /// `../shared/real-world` (`take at DecisionTreeMetadata.scala:119`).
+    #[test]
+    fn a_random_forests_own_job_is_the_librarys() {
+        let stack = "org.apache.spark.rdd.RDD.take(RDD.scala:1396)\n\
+            org.apache.spark.ml.tree.impl.DecisionTreeMetadata$.buildMetadata(DecisionTreeMetadata.scala:119)\n\
+            org.apache.spark.ml.tree.impl.RandomForest$.run(RandomForest.scala:274)";
+        assert_eq!(
+            library_caller(stack).as_deref(),
+            Some("Spark ML's DecisionTreeMetadata")
+        );
+        let user = "org.apache.spark.sql.Dataset.count(Dataset.scala:3005)\n\
+            com.example.Etl$.main(Etl.scala:31)";
+        assert_eq!(library_caller(user), None);
+        let python = "org.apache.spark.sql.Dataset.collectToPython(Dataset.scala:3800)\n\
+            java.base/jdk.internal.reflect.NativeMethodAccessorImpl.invoke0(Native Method)\n\
+            py4j.Gateway.invoke(Gateway.java:282)";
+        assert_eq!(library_caller(python), None);
+    }
 }
 
 #[cfg(test)]

@@ -516,6 +516,10 @@ pub struct Job {
     pub description: Option<String>,
     pub job_group: Option<String>,
     pub call_site: Option<String>,
+    /// The library that started the job rather than the program itself (`MLlib's
+    /// RandomForest`), from its last stage's stack: a library's own jobs are no loop of the
+    /// user's.
+    pub library: Option<String>,
     pub sql_execution_id: Option<i64>,
     pub stage_ids: Vec<i64>,
     /// Tasks of the stages the job had to run (stages already computed are not counted).
@@ -907,6 +911,7 @@ mod tests {
 
     fn job(id: i64, start: i64, end: Option<i64>) -> Job {
         Job {
+            library: None,
             job_id: id,
             submission_ms: Some(start),
             completion_ms: end,

@@ -194,6 +194,14 @@ pub struct ScanDetails {
     /// `DataFilters` (tree-only output and DSv2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data_filters: Option<Vec<String>>,
+    /// `RequiredDataFilters` (Photon): the filters a `PhotonScan` applies to the rows it reads,
+    /// in Spark's expression syntax; Photon prints no `PushedFilters`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub required_data_filters: Option<Vec<String>>,
+    /// `DictionaryFilters` (Photon): the filters a `PhotonScan` evaluates on column
+    /// dictionaries, skipping data without decoding it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dictionary_filters: Option<Vec<String>>,
     /// `ReadSchema`, e.g. `struct<a:int,b:string>`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read_schema: Option<String>,
@@ -565,6 +573,8 @@ impl Details {
             partition_filters: self.field("PartitionFilters").and_then(parse_list),
             pushed_filters: self.field("PushedFilters").and_then(parse_list),
             data_filters: self.field("DataFilters").and_then(parse_list),
+            required_data_filters: self.field("RequiredDataFilters").and_then(parse_list),
+            dictionary_filters: self.field("DictionaryFilters").and_then(parse_list),
             read_schema: self.field("ReadSchema").map(str::to_string),
         }
     }

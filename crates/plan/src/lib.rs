@@ -31,6 +31,10 @@
 //!   subquery and optimized-out trees, each operator id once. A shuffle is an `Exchange` or a
 //!   Photon shuffle map stage (`PhotonShuffleMapStage`, whose sink and source are not counted)
 //!   unless that stage is an `EXECUTOR_BROADCAST`, which counts as a broadcast.
+//! * Databricks Photon: operators are classified by the Spark operator they replace;
+//!   [`Plan::photon_explanation`] reads the `== Photon Explanation ==` trailer (what Photon could
+//!   not run, and why) and [`Plan::outside_photon`] names the operators of a Photon plan that
+//!   ran in Spark's JVM engine instead.
 //! * `Plan` serialises to the `sparkdiag/plan/v1` JSON entry ([`SCHEMA`]); children are ids.
 //!
 //! Text that holds no plan, or a tree whose indentation cannot be read, is a [`PlanError`] with
@@ -82,6 +86,7 @@ mod model;
 mod oneline;
 mod operator;
 mod parse;
+mod photon;
 mod serialize;
 mod text;
 mod tree;
@@ -98,4 +103,5 @@ pub use model::{
 };
 pub use operator::Operator;
 pub use parse::parse_plans;
+pub use photon::{PHOTON_EXPLANATION, PhotonExplanation, Unsupported, UnsupportedKind};
 pub use serialize::SCHEMA;

@@ -308,6 +308,28 @@ mod tests {
             Operator::Exchange
         );
         assert_eq!(Operator::classify("PhotonResultStage"), Operator::Other);
+        // The names rules read on Databricks, each as the Spark operator it replaces.
+        for (photon, spark) in [
+            ("PhotonWindow", Operator::Window),
+            ("PhotonSort", Operator::Sort),
+            ("PhotonTopK", Operator::TakeOrderedAndProject),
+            ("PhotonShuffleExchangeSink", Operator::ShuffleSink),
+            ("PhotonShuffleExchangeSource", Operator::ShuffleSource),
+            ("PhotonBroadcastExchange", Operator::BroadcastExchange),
+            ("PhotonBroadcastHashJoin", Operator::BroadcastHashJoin),
+            ("PhotonShuffledHashJoin", Operator::ShuffledHashJoin),
+            (
+                "PhotonBroadcastNestedLoopJoin",
+                Operator::BroadcastNestedLoopJoin,
+            ),
+            ("PhotonAgg", Operator::HashAggregate),
+            ("PhotonProject", Operator::Project),
+            ("PhotonFilter", Operator::Filter),
+            ("PhotonColumnarToRow", Operator::ColumnarToRow),
+            ("PhotonRowToColumnar", Operator::RowToColumnar),
+        ] {
+            assert_eq!(Operator::classify(photon), spark, "{photon}");
+        }
         assert_eq!(
             Operator::classify("Execute InsertIntoHadoopFsRelationCommand"),
             Operator::Command

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use sparkdiag_plan::{
     AqeLabel, ErrorKind, ExchangeKind, Operator, PartitioningKind, Plan, PlanKind, SCHEMA, Section,
-    ShuffleOrigin, parse_plans,
+    ShuffleOrigin, UnsupportedKind, parse_plans,
 };
 
 /// The folder of real plans. This crate's tests cannot use the workspace's `tests/util.rs`, so
@@ -459,6 +459,56 @@ fn photon_final_plan_statistics_and_reuse() {
     assert_eq!(shuffle.partitioning.unwrap().kind, PartitioningKind::Single);
 }
 
+/// A Scala UDF on Databricks: Photon ran the range, Spark's JVM engine the `Project` with the
+/// UDF, on rows from `ColumnarToRow`; the trailer says which expression and which operator.
+#[test]
+fn photon_explanation_names_what_ran_outside_photon() {
+    let Some(samples) = Samples::find() else {
+        return;
+    };
+    let plan = samples.only_plan(
+        "databricks-photon__github-notebook-dbx-demo__explain-formatted__scala-udf-fallback.txt",
+    );
+    let explanation = plan.photon_explanation().unwrap();
+    assert!(!explanation.fully_supported);
+    assert_eq!(explanation.unsupported.len(), 1);
+    let udf = &explanation.unsupported[0];
+    assert_eq!(
+        (udf.kind, udf.what.as_str()),
+        (UnsupportedKind::Expression, "UDF()")
+    );
+    assert!(udf.is_udf());
+    assert_eq!(explanation.reference_nodes, ["Project [UDF() AS UDF()#46]"]);
+    let outside: Vec<Option<u32>> = plan
+        .outside_photon()
+        .into_iter()
+        .map(|i| plan.nodes[i].id)
+        .collect();
+    assert_eq!(outside, [Some(4)], "only the Project ran outside Photon");
+
+    // Fully supported: the trailer says so, and nothing but plumbing is Spark's own (the final
+    // plan's query stages, reused exchanges and result stage, the closing `ColumnarToRow`).
+    for file in [
+        "databricks-13.3-photon__spark-rapids-tools-nds_q88__exec26__SQLExecutionStart__physicalPlanDescription.txt",
+        "databricks-13.3-photon__spark-rapids-tools-nds_q88__exec26__last-SQLAdaptiveExecutionUpdate__physicalPlanDescription.txt",
+        "databricks-serverless-photon__github-readme-pyspark_demo__explain-formatted__top_avg_opt.txt",
+        "databricks-photon__github-notebook-biker_r_project__explain-extended.txt",
+    ] {
+        let plan = samples.only_plan(file);
+        let explanation = plan.photon_explanation().unwrap();
+        assert!(
+            explanation.fully_supported && explanation.unsupported.is_empty(),
+            "{file}"
+        );
+        assert!(plan.runs_photon(), "{file}");
+        assert!(plan.outside_photon().is_empty(), "{file}");
+    }
+    // Spark outside Databricks: no trailer, no Photon, nothing called a fallback.
+    let plan = samples.only_plan("spark-4.1.1__tpcds-v1_4__q88__explain.txt");
+    assert!(plan.photon_explanation().is_none() && !plan.runs_photon());
+    assert!(plan.outside_photon().is_empty());
+}
+
 #[test]
 fn sort_merge_join_details() {
     let Some(samples) = Samples::find() else {
@@ -631,6 +681,25 @@ fn scan_details() {
             .field("RequiredDataFilters")
             .unwrap()
             .contains("isnotnull(rating#12438L)")
+    );
+    assert_eq!(
+        scan.details.scan.as_ref().unwrap().required_data_filters,
+        Some(vec![
+            "isnotnull(rating#12438L)".to_string(),
+            "isnotnull(user_id#12434L)".to_string(),
+            "(try_cast(rating#12438L as double) >= 5.0)".to_string(),
+        ])
+    );
+    let plan = samples.only_plan(
+        "databricks-13.3-photon__spark-rapids-tools-nds_q88__exec26__SQLExecutionStart__physicalPlanDescription.txt",
+    );
+    let time_dim = plan.node_by_id(10).unwrap().details.scan.clone().unwrap();
+    assert_eq!(
+        time_dim.dictionary_filters,
+        Some(vec![
+            "(t_hour#145 = 8)".to_string(),
+            "(t_minute#146 >= 30)".to_string()
+        ])
     );
 }
 

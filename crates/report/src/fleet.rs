@@ -8,12 +8,29 @@ use sparkdiag_contract::night::{AppTotals, Change, Night, NightApp, NightTotals}
 
 use crate::format::{duration, escape};
 
+/// The page fits the window at any width down to a phone's: long names and paths break
+/// anywhere rather than widen a table, and below 760 px each table row becomes a card whose
+/// cells are labelled with their column (`data-label`), as a table cannot fit 420 px.
 const STYLE: &str = "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
-h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.15em;margin-top:1.8em;border-bottom:1px solid #ddd;padding-bottom:.2em}
-table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35em .6em;border-bottom:1px solid #eee;vertical-align:top}
-th{color:#555;font-weight:600}td.n{text-align:right;font-variant-numeric:tabular-nums}.muted{color:#777}
+h1{font-size:1.5em;margin-bottom:.2em;overflow-wrap:anywhere}h2{font-size:1.15em;margin-top:1.8em;border-bottom:1px solid #ddd;padding-bottom:.2em}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35em .6em;border-bottom:1px solid #eee;vertical-align:top;overflow-wrap:anywhere}
+th{color:#555;font-weight:600}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.muted{color:#777}
+p,li{overflow-wrap:anywhere}
 .reg{color:#b3261e}.imp{color:#1e7b34}.sev{font-size:.8em;font-weight:700;padding:.1em .45em;border-radius:3px;color:#fff}
-.critical,.high{background:#c4452d}.medium{background:#c99a0e}.low,.info{background:#5b7db1}figure{margin:1em 0}figure svg{display:block;max-width:100%;height:auto}";
+.critical,.high{background:#c4452d}.medium{background:#c99a0e}.low,.info{background:#5b7db1}figure{margin:1em 0}figure svg{display:block;max-width:100%;height:auto}
+@media (max-width:760px){body{margin:1em auto}table,tbody,tr,td{display:block;width:auto}tr.head{display:none}
+tr{border-bottom:1px solid #ddd;padding:.4em 0}td{border:0;padding:.1em 0}td.n{text-align:left}
+td[data-label]::before{content:attr(data-label) \": \";color:#777}}";
+
+/// A finding's or an application's recoverable time: "–" when nothing was estimated, never a
+/// "0 ms" that reads as a measured zero.
+fn saving(ms: i64) -> String {
+    if ms > 0 {
+        duration(ms)
+    } else {
+        "–".to_string()
+    }
+}
 
 /// The fleet's index page: regressions first, applications ranked by recoverable time, the
 /// worst findings across the fleet, unreadable logs, and runtime and findings over the nights
@@ -77,17 +94,19 @@ pub fn write_index<A: std::borrow::Borrow<NightApp>>(
 ) -> std::io::Result<()> {
     write!(
         out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>sparkdiag fleet report {date}</title><style>{STYLE}</style></head><body>\n\
-         <h1>sparkdiag fleet report — {date}</h1>\n<p class=\"summary\">{apps} application(s): <span class=\"{failed_class}\">{failed} failed or with failed jobs</span>; {errors} unreadable log(s); {skipped} still being written, skipped.</p>\n\
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>sparkdiag fleet report {date}</title><style>{STYLE}</style></head><body>\n\
+         <h1>sparkdiag fleet report — {date}</h1>\n<p class=\"summary\">{apps} application(s): <span class=\"{failed_class}\">{failed} failed or with failed jobs</span>{breakdown}; {stopped} stopped by the program; {errors} unreadable log(s); {skipped} still being written, skipped.</p>\n\
          <p class=\"muted\">{total} of runtime, about {wasted} of it recoverable.</p>\n",
         date = escape(&night.date),
         apps = totals.apps,
         failed = totals.failed,
+        breakdown = failure_breakdown(totals),
+        stopped = totals.stopped,
         failed_class = if totals.failed > 0 { "reg" } else { "muted" },
         errors = night.errors.len(),
         skipped = night.in_progress.len(),
         total = duration(totals.runtime_ms),
-        wasted = duration(totals.recoverable_ms),
+        wasted = saving(totals.recoverable_ms),
     )?;
     let regressions: Vec<&Change> = changes.iter().filter(|c| c.regression).collect();
     let improvements: Vec<&Change> = changes.iter().filter(|c| !c.regression).collect();
@@ -97,12 +116,12 @@ pub fn write_index<A: std::borrow::Borrow<NightApp>>(
     } else {
         writeln!(
             out,
-            "<table><tr><th>application</th><th>change</th><th>likely cause</th><th>since</th></tr>"
+            "<table><tr class=\"head\"><th>application</th><th>change</th><th>likely cause</th><th>since</th></tr>"
         )?;
         for c in &regressions {
             writeln!(
                 out,
-                "<tr><td><a href=\"{}\">{}</a></td><td class=\"reg\">{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td><a href=\"{}\">{}</a></td><td class=\"reg\" data-label=\"change\">{}</td><td data-label=\"likely cause\">{}</td><td data-label=\"since\">{}</td></tr>",
                 escape(&c.report),
                 escape(&c.key),
                 escape(&c.what),
@@ -112,6 +131,35 @@ pub fn write_index<A: std::borrow::Borrow<NightApp>>(
         }
         writeln!(out, "</table>")?;
     }
+    let checked: Vec<&Change> = changes.iter().filter(|c| !c.fixes.is_empty()).collect();
+    if !checked.is_empty() {
+        writeln!(
+            out,
+            "<h2>Fixes checked since the previous run</h2>\n<p class=\"muted\">A job whose settings changed since its previous run, compared with it as <code>sparkdiag diff</code> compares two runs: each finding whose fix it applied, the saving predicted for it, and the time the work it was about actually saved.</p>\n<table><tr class=\"head\"><th>application</th><th>finding</th><th>fix applied</th><th>predicted</th><th>measured</th><th>error</th></tr>"
+        )?;
+        for c in &checked {
+            for f in &c.fixes {
+                writeln!(
+                    out,
+                    "<tr><td><a href=\"{}\">{}</a> <span class=\"muted\">since {}</span></td><td data-label=\"finding\">{}: {}</td><td data-label=\"fix applied\">{}</td><td class=\"n\" data-label=\"predicted\">{}</td><td class=\"n\" data-label=\"measured\">{}</td><td class=\"n\" data-label=\"error\">{}</td></tr>",
+                    escape(&c.report),
+                    escape(&c.key),
+                    escape(&c.since),
+                    escape(f.rule),
+                    escape(&f.title),
+                    escape(&f.applied.join("; ")),
+                    saving(f.predicted_ms),
+                    signed(f.measured_ms),
+                    signed(f.error_ms),
+                )?;
+            }
+        }
+        writeln!(out, "</table>")?;
+    }
+    let improvements: Vec<&Change> = improvements
+        .into_iter()
+        .filter(|c| c.fixes.is_empty())
+        .collect();
     if !improvements.is_empty() {
         writeln!(
             out,
@@ -126,7 +174,7 @@ pub fn write_index<A: std::borrow::Borrow<NightApp>>(
 
     writeln!(
         out,
-        "<h2>Applications, failed first, then most recoverable time first</h2>\n<table><tr><th>application</th><th>status</th><th>runtime</th><th>over the nights</th><th>recoverable</th><th>worst</th><th>top finding</th></tr>"
+        "<h2>Applications, failed first, then most recoverable time first</h2>\n<table><tr class=\"head\"><th>application</th><th>outcome</th><th>runtime</th><th>over the nights</th><th>recoverable</th><th>worst</th><th>top finding</th></tr>"
     )?;
     for a in ranked {
         let a = a?;
@@ -149,12 +197,12 @@ pub fn write_index<A: std::borrow::Borrow<NightApp>>(
         };
         writeln!(
             out,
-            "<tr><td><a href=\"{}\">{}</a><br><span class=\"muted\">{source}</span></td><td>{status}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td><td>{worst}</td><td>{}</td></tr>",
+            "<tr><td><a href=\"{}\">{}</a><br><span class=\"muted\">{source}</span></td><td data-label=\"outcome\">{status}</td><td class=\"n\" data-label=\"runtime\">{}</td><td data-label=\"over the nights\">{}</td><td class=\"n\" data-label=\"recoverable\">{}</td><td data-label=\"worst\">{worst}</td><td data-label=\"top finding\">{}</td></tr>",
             escape(&a.report),
             escape(&a.name),
             duration(a.duration_ms),
             trends.get(&a.key).map_or(String::new(), |t| sparkline(t)),
-            duration(a.impact_ms),
+            saving(a.impact_ms),
             escape(a.top_finding.as_deref().unwrap_or(""))
         )?;
     }
@@ -163,13 +211,20 @@ pub fn write_index<A: std::borrow::Borrow<NightApp>>(
     if !night.worst_findings.is_empty() {
         writeln!(
             out,
-            "<h2>The worst findings across the fleet</h2>\n<table><tr><th>saves</th><th>severity</th><th>rule</th><th>application</th><th>finding</th></tr>"
+            "<h2>The worst findings across the fleet</h2>\n<table><tr class=\"head\"><th>saves</th><th>severity</th><th>rule</th><th>application</th><th>finding</th></tr>"
         )?;
         for f in &night.worst_findings {
+            // The report's own label ("lost ~5m", "~2.1 core-h", "in DR002"); "–" when
+            // nothing was estimated.
+            let saves = match f.saves.as_str() {
+                "" => saving(f.impact_ms),
+                "-" => "–".to_string(),
+                label => label.to_string(),
+            };
             writeln!(
                 out,
-                "<tr><td class=\"n\">{}</td><td><span class=\"sev {sev}\">{sev}</span></td><td>{}</td><td><a href=\"{}\">{}</a></td><td>{}</td></tr>",
-                duration(f.impact_ms),
+                "<tr><td class=\"n\" data-label=\"saves\">{}</td><td data-label=\"severity\"><span class=\"sev {sev}\">{sev}</span></td><td data-label=\"rule\">{}</td><td data-label=\"application\"><a href=\"{}\">{}</a></td><td>{}</td></tr>",
+                escape(&saves),
                 escape(&f.rule),
                 escape(&f.report),
                 escape(&f.app),
@@ -182,7 +237,7 @@ pub fn write_index<A: std::borrow::Borrow<NightApp>>(
     if !night.errors.is_empty() {
         writeln!(
             out,
-            "<h2>Logs that could not be read</h2>\n<table><tr><th>input</th><th>error</th></tr>"
+            "<h2>Logs that could not be read</h2>\n<table><tr class=\"head\"><th>input</th><th>error</th></tr>"
         )?;
         for e in &night.errors {
             writeln!(
@@ -198,7 +253,7 @@ pub fn write_index<A: std::borrow::Borrow<NightApp>>(
     if !night.in_progress.is_empty() {
         writeln!(
             out,
-            "<h2>Logs still being written, skipped</h2>\n<p class=\"muted\">Run with --include-in-progress to analyse them as far as they go.</p>\n<ul>"
+            "<h2>Logs still being written, skipped</h2>\n<p class=\"muted\">Written to within the last --stale-after (6 h unless set); a log not written to for longer is analysed as killed or incomplete. Run with --include-in-progress to analyse them as far as they go.</p>\n<ul>"
         )?;
         for input in &night.in_progress {
             writeln!(out, "<li>{}</li>", escape(input))?;
@@ -245,6 +300,34 @@ pub fn write_index<A: std::borrow::Borrow<NightApp>>(
     out.write_all(b"</body></html>\n")
 }
 
+/// A measured difference, negative too: "-1.2 s".
+fn signed(ms: i64) -> String {
+    if ms < 0 {
+        format!("-{}", duration(-ms))
+    } else {
+        duration(ms)
+    }
+}
+
+/// What the failures were, when there were any: " (2 failed, 1 succeeded with failed jobs,
+/// 1 killed or incomplete)".
+fn failure_breakdown(totals: &AppTotals) -> String {
+    let parts: Vec<String> = [
+        (totals.failed_apps, "failed"),
+        (totals.with_failed_jobs, "succeeded with failed jobs"),
+        (totals.killed, "killed or incomplete"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    }
+}
+
 /// The night's applications in the order the index lists them: those that failed or lost a job
 /// first (a failure is the first thing to look at, however little time it cost), then by
 /// recoverable time, then by runtime.
@@ -273,6 +356,7 @@ fn bars(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sparkdiag_contract::night::NightFinding;
     use sparkdiag_contract::night::testing::{app, night};
 
     #[test]
@@ -312,6 +396,7 @@ mod tests {
             since: "2026-11-28".into(),
             report: "apps/etl.html".into(),
             cause: regression.then(|| "the input grew 4.0×".to_string()),
+            fixes: Vec::new(),
         };
         let changes = [
             change(true, "runtime 10m 00s → 15m 00s (+50%)"),
@@ -319,11 +404,43 @@ mod tests {
         ];
         let html = render_index(&now, &[NightTotals::of(&now)], &changes);
         let worse = html
-            .find("class=\"reg\">runtime 10m 00s → 15m 00s (+50%)")
+            .find("class=\"reg\" data-label=\"change\">runtime 10m 00s → 15m 00s (+50%)")
             .unwrap();
         let better = html.find("Better: etl: SK002 went away").unwrap();
         assert!(worse < better, "{html}");
-        assert!(html.contains("<td>the input grew 4.0×</td>"), "{html}");
+        assert!(
+            html.contains("<td data-label=\"likely cause\">the input grew 4.0×</td>"),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn what_nothing_estimated_reads_as_a_dash_not_zero() {
+        let mut night = night("2026-11-29", vec![app("etl", 90_000, &["CF001"])]);
+        let finding = |rule: &str, impact_ms, saves: &str| NightFinding {
+            app: "etl".into(),
+            rule: rule.into(),
+            severity: "medium".into(),
+            title: "t".into(),
+            impact_ms,
+            report: "apps/etl.html".into(),
+            saves: saves.into(),
+        };
+        night.worst_findings = vec![
+            finding("PA001", 7_000, "~7.0 s"),
+            finding("CF001", 0, "-"),
+            finding("CF003", 0, ""),
+        ];
+        let html = render_index(&night, &[NightTotals::of(&night)], &[]);
+        assert!(!html.contains(">0 ms<"), "{html}");
+        assert_eq!(
+            html.matches("data-label=\"saves\">–</td>").count(),
+            2,
+            "{html}"
+        );
+        assert!(html.contains("data-label=\"saves\">~7.0 s</td>"), "{html}");
+        // The application's recoverable time, nothing estimated: a dash too.
+        assert!(html.contains("data-label=\"recoverable\">–</td>"), "{html}");
     }
 
     /// The text of each `<text>` of an SVG, as plotters writes them (on lines of their own).

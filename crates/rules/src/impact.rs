@@ -79,7 +79,7 @@ pub(crate) fn settle(ctx: &Context, findings: Vec<Finding>) -> Vec<Finding> {
             // Nothing measured to save: a configuration or plan smell, never above medium.
             f.severity.at_most(Severity::Medium)
         } else {
-            Severity::from_saving(impact, ctx.app_ms)
+            f.rated(Severity::from_saving(impact, ctx.app_ms))
         };
         claimed = normalise([claimed, taken.clone()].concat());
         claims.push((f.rule, taken));
@@ -218,8 +218,9 @@ fn merge(mut group: Vec<Finding>) -> Finding {
 }
 
 /// One fix per stage shape: where a grouped finding's stages are of different shapes (a join's
-/// skew beside a groupBy's), the advice for each other shape follows the lead's, so that the
-/// second stage's fix is not hidden behind the first's.
+/// skew beside a groupBy's, an input stage beside thirteen writes behind `repartition(1)`), the
+/// advice for each other shape follows the lead's, with how many of the stages it fits, so that
+/// no stage's fix is hidden behind another's.
 fn keep_advice_by_shape(lead: &mut Finding, rest: &[Finding]) {
     let shape_of = |f: &Finding| {
         f.evidence
@@ -230,21 +231,34 @@ fn keep_advice_by_shape(lead: &mut Finding, rest: &[Finding]) {
     let Some(lead_shape) = shape_of(lead) else {
         return;
     };
-    let mut seen = vec![lead_shape.clone()];
+    // Each shape's first finding (the group is in its lead's order) and how many share it.
+    let mut shapes: Vec<(String, &Finding, usize)> = Vec::new();
+    for f in rest {
+        let Some(shape) = shape_of(f) else { continue };
+        if shape == lead_shape {
+            continue;
+        }
+        match shapes.iter_mut().find(|(s, _, _)| *s == shape) {
+            Some((_, _, count)) => *count += 1,
+            None => shapes.push((shape, f, 1)),
+        }
+    }
     let mut by_shape = vec![serde_json::json!({"stage_shape": lead_shape,
         "stage_id": lead.scope.stage_ids.first(), "recommendation": lead.recommendation})];
     let mut more = Vec::new();
-    for f in rest {
-        let Some(shape) = shape_of(f) else { continue };
-        if seen.contains(&shape) || f.recommendation == lead.recommendation {
+    for (shape, f, count) in shapes {
+        if f.recommendation == lead.recommendation {
             continue;
         }
-        seen.push(shape.clone());
         let stage = f.scope.stage_ids.first().copied();
         by_shape.push(serde_json::json!({"stage_shape": shape, "stage_id": stage,
-            "recommendation": f.recommendation}));
+            "stages": count, "recommendation": f.recommendation}));
+        let others = match count {
+            1 => String::new(),
+            n => format!(" and {} more like it", n - 1),
+        };
         more.push(match stage {
-            Some(id) => format!("For stage {id} ({shape}): {}", f.recommendation),
+            Some(id) => format!("For stage {id}{others} ({shape}): {}", f.recommendation),
             None => format!("Where the stage is {shape}: {}", f.recommendation),
         });
     }

@@ -3,8 +3,8 @@
 //!
 //! Each memory has its own limit and its own fix: raising `spark.executor.memory` does nothing
 //! for a container killed over its overhead, a Python worker over `spark.executor.pyspark.memory`,
-//! a driver that cannot hold a `collect()` or a GPU batch too big for the device, and nothing
-//! lasting for a partition many times its siblings' size. The patterns are matched in the order
+//! a driver that cannot hold a `collect()`, a GPU batch too big for the device or Databricks
+//! Photon's native memory, and nothing lasting for a partition many times its siblings' size. The patterns are matched in the order
 //! of [`PATTERNS`]: the most specific first, so that a `GpuRetryOOM` wrapped in a
 //! `java.lang.OutOfMemoryError` is the GPU's, and the bare `OutOfMemoryError` comes last.
 
@@ -27,6 +27,9 @@ pub enum Region {
     Driver,
     /// A GPU's device memory (RAPIDS Accelerator).
     Gpu,
+    /// Databricks Photon's native memory, off the JVM heap and sized by Databricks from the
+    /// node type.
+    Photon,
 }
 
 impl Region {
@@ -37,6 +40,7 @@ impl Region {
             Region::PythonWorker => "Python worker memory",
             Region::Driver => "driver memory",
             Region::Gpu => "GPU memory",
+            Region::Photon => "Photon engine's native memory (off the JVM heap)",
         }
     }
 }
@@ -65,6 +69,8 @@ pub enum Kind {
     DriverBroadcast,
     DriverHeap,
     Gpu,
+    /// Photon (Databricks) could not reserve memory for an operator.
+    Photon,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -140,6 +146,24 @@ pub const PATTERNS: &[Pattern] = &[
         R::Gpu,
         K::Gpu,
         "CUDA could not allocate device memory",
+    ),
+    // Databricks wraps Photon's failure in Spark's `SparkOutOfMemoryError`, whose own pattern
+    // below means the JVM's execution pool: Photon's words come first. Photon's memory is
+    // native, off the heap; the failure names what it tried to reserve and the task's memory
+    // ("Photon failed to reserve 43.3 MiB for percentile-merge-expr memory pool, in task. Memory
+    // usage: Total task memory (including non-Photon): 6.6 GiB", Databricks' knowledge base,
+    // kb.databricks.com/en_US/dbsql/using-percentile-to-work-with-large-datasets-causing-memory-issues-or-oom-errors).
+    p(
+        C("Photon ran out of memory"),
+        R::Photon,
+        K::Photon,
+        "Photon, Databricks' native engine, ran out of the off-heap memory Databricks gives it from the node type",
+    ),
+    p(
+        C("Photon failed to reserve"),
+        R::Photon,
+        K::Photon,
+        "Photon could not reserve native (off-heap) memory for an operator: a hash table, a sort or an aggregation buffer",
     ),
     p(
         C("spark.driver.maxResultSize"),
@@ -695,6 +719,8 @@ impl MemoryFailure {
             },
             Kind::DriverHeap => pair("spark.driver.memory", limits.driver_memory_bytes * 2),
             Kind::Gpu => vec![("spark.rapids.sql.concurrentGpuTasks".into(), "1".into())],
+            // Two cores a task: half as many tasks share the node's Photon memory.
+            Kind::Photon => vec![("spark.task.cpus".into(), "2".into())],
             Kind::RecordTooLarge | Kind::DriverResults | Kind::DriverBroadcast => Vec::new(),
         }
     }
@@ -802,6 +828,14 @@ impl MemoryFailure {
                     ""
                 },
                 setting(limits.driver_memory_bytes)
+            ),
+            Kind::Photon => format!(
+                "Photon's own memory ran out, not the JVM heap: Photon works off-heap in memory Databricks sizes from the node type{}, so spark.executor.memory is the wrong first change. Give each task more of it: a node type with more memory per core (a memory-optimized family), or fewer tasks at once on each executor (spark.task.cpus=2 runs half as many of its {} cores' tasks side by side); and make each task hold less (more, smaller partitions; no exact percentile or collect_list over a whole group, whose buffers grow with it). If only this query fails, run it on compute without Photon (clear \"Use Photon Acceleration\").",
+                limits
+                    .off_heap_bytes
+                    .map(|b| format!(" (spark.memory.offHeap.size, now {})", setting(b)))
+                    .unwrap_or_default(),
+                limits.executor_cores
             ),
             Kind::Gpu => {
                 let concurrent = prop("spark.rapids.sql.concurrentGpuTasks").unwrap_or_else(|| "2".into());
@@ -918,12 +952,67 @@ mod tests {
                 "java.lang.OutOfMemoryError: Could not allocate native memory: std::bad_alloc: out_of_memory: RMM failure at:arena.hpp:382",
                 Some((R::Gpu, K::Gpu)),
             ),
+            // Databricks Photon, wrapped in Spark's SparkOutOfMemoryError: the words Databricks
+            // writes (its knowledge base's percentile article quotes the second one, with the
+            // memory usage lines after it).
+            (
+                "org.apache.spark.memory.SparkOutOfMemoryError: Photon ran out of memory while executing this query.\nPhoton failed to reserve 349.4 MiB for hash table var-len key data.",
+                Some((R::Photon, K::Photon)),
+            ),
+            (
+                "Photon failed to reserve 43.3 MiB for percentile-merge-expr memory pool, in task.\nMemory usage:\nTotal task memory (including non-Photon): 6.6 GiB\ntask: allocated 6.6 GiB, tracked 6.6 GiB, untracked allocated 3.2 GiB, peak 6.6 GiB",
+                Some((R::Photon, K::Photon)),
+            ),
             ("ValueError: bad row 1234", None),
             ("java.io.IOException: Could not read footer for file", None),
         ];
         for (text, want) in cases {
             assert_eq!(region(text), *want, "{text}");
         }
+    }
+
+    /// Photon's memory is off the heap and sized by the node type: its advice is a node type,
+    /// fewer tasks at once, or no Photon for the query, and never a bigger heap.
+    #[test]
+    fn photons_memory_is_not_the_heap() {
+        let app = Application {
+            spark_properties: [
+                (
+                    "spark.memory.offHeap.enabled".to_string(),
+                    "true".to_string(),
+                ),
+                ("spark.memory.offHeap.size".to_string(), "10g".to_string()),
+                ("spark.executor.cores".to_string(), "8".to_string()),
+            ]
+            .into(),
+            ..Default::default()
+        };
+        let m = of_message(
+            &app,
+            "org.apache.spark.memory.SparkOutOfMemoryError: Photon ran out of memory while executing this query.",
+            "task 7's failure".into(),
+            None,
+        )
+        .unwrap();
+        assert_eq!((m.region, m.kind), (Region::Photon, Kind::Photon));
+        let facts = sparkdiag_facts::Facts::of(&app);
+        let ctx = crate::Context::new(&app, &facts);
+        let limits = crate::memory_limits::of(&app);
+        let advice = m.advice(&ctx, &limits);
+        for said in [
+            "spark.executor.memory is the wrong first change",
+            "spark.memory.offHeap.size, now 10g",
+            "a node type with more memory per core",
+            "spark.task.cpus=2",
+            "its 8 cores",
+            "without Photon",
+        ] {
+            assert!(advice.contains(said), "{said}: {advice}");
+        }
+        assert_eq!(
+            m.settings(&limits),
+            [("spark.task.cpus".to_string(), "2".to_string())]
+        );
     }
 
     #[test]

@@ -434,11 +434,19 @@ fn applications(reports: &[&Report]) -> PolarsResult<DataFrame> {
             }),
             text("platform", &rows, |r| enum_name(app(r).platform)),
             text("status", &rows, |r| enum_name(app(r).status)),
+            // What the fleet page counts by: the status with the jobs that failed.
+            text("outcome", &rows, |r| app(r).outcome_kind.name().to_string()),
             time("start_time", &rows, |r| app(r).start_ms),
             time("end_time", &rows, |r| app(r).end_ms),
             opt("duration_ms", &rows, |r| app(r).duration_ms),
             int("jobs", &rows, |r| summary(r).jobs as i64),
-            int("failed_jobs", &rows, |r| summary(r).failed_jobs as i64),
+            // The jobs the report calls failed: not those the program's own stop cancelled.
+            int("failed_jobs", &rows, |r| {
+                summary(r)
+                    .failed_jobs
+                    .saturating_sub(summary(r).stopped_jobs) as i64
+            }),
+            int("stopped_jobs", &rows, |r| summary(r).stopped_jobs as i64),
             int("stages", &rows, |r| summary(r).stages as i64),
             int("failed_stages", &rows, |r| summary(r).failed_stages as i64),
             int("tasks", &rows, |r| summary(r).tasks as i64),

@@ -447,7 +447,11 @@ pub fn replay_findings(
         let saving = (saving as f64 * share.clamp(0.0, 1.0)).round() as i64;
         f.impact_ms = saving;
         if !outcome {
-            f.severity = Severity::from_saving(saving, wall_ms);
+            let rated = Severity::from_saving(saving, wall_ms);
+            f.severity = match f.severity_ceiling {
+                Some(ceiling) => rated.at_most(ceiling),
+                None => rated,
+            };
         }
         // A change the replay finds no faster (nine equal partitions on nine cores that arrive
         // at different times) is not a fix to apply with the others.
@@ -466,6 +470,7 @@ pub fn replay_findings(
             every_fix: false,
         });
     }
+    credit_the_fix_that_removes(findings, wall_ms);
     let mut recoverable_ms = 0;
     if !replayed.is_empty() {
         // Two fixes of one stage can exclude each other: merging a stage leaves no skew to
@@ -539,11 +544,84 @@ pub fn replay_findings(
     }
 }
 
+/// A fix that removes the stages another finding is about is credited with that finding's
+/// saving: broadcasting a join's small side removes the join's shuffle, and with it the skew of
+/// the join stage, so the broadcast finding (EX003) gains the skew finding's replayed saving
+/// and ranks by it, and both say they share the fix (`also_removes`, `removed_by_fix_of`). The
+/// skew finding keeps its own saving for its own fix (AQE's skew join);
+/// `includes_replayed_ms` keeps the shared part apart, so the report's and the night's totals
+/// count it once.
+fn credit_the_fix_that_removes(findings: &mut [Finding], wall_ms: i64) {
+    for a in 0..findings.len() {
+        let Some(Change::BroadcastSide { stages: removed }) = findings[a]
+            .counterfactual
+            .as_ref()
+            .map(|c| c.change.clone())
+        else {
+            continue;
+        };
+        let removes = |f: &Finding| {
+            let skewed_join =
+                f.evidence.get("stage_shape").and_then(|v| v.as_str()) == Some("join");
+            matches!(
+                f.counterfactual.as_ref().map(|c| &c.change),
+                Some(Change::CutSkewToMedian { stages })
+                    if !stages.is_empty() && stages.iter().all(|s| removed.contains(s))
+            ) && skewed_join
+                && f.impact_ms > 0
+                && !f.evidence.contains_key("same_change_as")
+                && !f.evidence.contains_key("removed_by_fix_of")
+        };
+        let inside: Vec<usize> = (0..findings.len())
+            .filter(|&b| b != a && removes(&findings[b]))
+            .collect();
+        if inside.is_empty() {
+            continue;
+        }
+        let rule = findings[a].rule;
+        let gained: i64 = inside.iter().map(|&b| findings[b].impact_ms).sum();
+        let rules: Vec<&'static str> = inside.iter().map(|&b| findings[b].rule).collect();
+        for &b in &inside {
+            let f = &mut findings[b];
+            f.evidence.insert("removed_by_fix_of".into(), rule.into());
+            f.recommendation = format!(
+                "{rule}'s fix, broadcasting the join's small side, removes this join's shuffle and its skew with it: one fix, whose saving {rule}'s holds. Otherwise: {}",
+                f.recommendation
+            );
+        }
+        let f = &mut findings[a];
+        f.evidence
+            .insert("includes_replayed_ms".into(), gained.into());
+        f.evidence
+            .insert("also_removes".into(), rules.clone().into());
+        f.impact_ms = (f.impact_ms + gained).min(wall_ms);
+        f.severity = f.severity.min(Severity::from_saving(f.impact_ms, wall_ms));
+        f.recommendation = format!(
+            "{} This also removes the skewed join stage {} is about.",
+            f.recommendation,
+            rules.join(", ")
+        );
+    }
+}
+
 /// Caps the impacts, largest first, so that together they never exceed `wall_ms`: replayed
-/// savings are each within the run, but two of them can see the same time.
+/// savings are each within the run, but two of them can see the same time. More cores come
+/// last: they run faster whatever work is left, so the fixes that remove work keep the time
+/// both see (UT002's advice says the same: fix the others first).
 pub fn cap_to_runtime(findings: &mut [Finding], wall_ms: i64) {
     let mut order: Vec<usize> = (0..findings.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(findings[i].impact_ms));
+    let adds_cores = |f: &Finding| {
+        matches!(
+            f.counterfactual.as_ref().map(|c| &c.change),
+            Some(Change::AddCores { .. })
+        )
+    };
+    order.sort_by_key(|&i| {
+        (
+            adds_cores(&findings[i]),
+            std::cmp::Reverse(findings[i].impact_ms),
+        )
+    });
     let mut left = wall_ms.max(0);
     for i in order {
         let f = &mut findings[i];

@@ -43,9 +43,19 @@ pub fn report(
         .iter()
         .filter(|f| f.cost_core_hours.is_none() && !f.is_outcome())
         .filter(|f| !f.counterfactual.as_ref().is_some_and(|c| c.replayed))
-        .map(|f| f.impact_ms)
+        // A broadcast credited with the skew its fix removes: that part is in the replay.
+        .map(|f| {
+            let replayed = f
+                .evidence
+                .get("includes_replayed_ms")
+                .and_then(|v| v.as_i64())
+                .unwrap_or(0);
+            (f.impact_ms - replayed).max(0)
+        })
         .sum();
     let runtime = app.duration_ms().unwrap_or(0).max(0);
+    let application = application_out(app);
+    let what_if = what_if.map(|w| replay_until_it_stopped(w, application.outcome_kind));
     Report {
         schema: SCHEMA,
         source: {
@@ -53,7 +63,7 @@ pub fn report(
             out.warnings.extend(app.log_warnings());
             out
         },
-        application: application_out(app),
+        application,
         summary: Summary {
             recoverable_ms: replayed_ms.min(runtime),
             estimated_beyond_replay_ms: estimated_beyond_replay_ms
@@ -140,6 +150,7 @@ fn source_out(inputs: &[String], s: &SourceReport) -> Source {
 }
 
 fn application_out(app: &Application) -> ApplicationOut {
+    let (failed, stopped) = failed_and_stopped_jobs(app);
     ApplicationOut {
         id: app.id.clone(),
         name: app.name.clone(),
@@ -164,15 +175,8 @@ fn application_out(app: &Application) -> ApplicationOut {
         dynamic_allocation: app.dynamic_allocation(),
         cluster_manager: app.cluster_manager(),
         outcome: {
-            // Jobs the program's own stop cancelled are not failures (streaming workloads).
-            let stopped = app.jobs_stopped_by_program();
-            let failed = app
-                .jobs
-                .iter()
-                .filter(|j| j.status == JobStatus::Failed)
-                .count();
-            let text = outcome(app.status(), app.jobs.len(), failed - stopped.len());
-            match stopped.len() {
+            let text = outcome(app.status(), app.jobs.len(), failed);
+            match stopped {
                 0 => text,
                 n => format!(
                     "{text}; {n} job{} cancelled by the program's stop",
@@ -180,7 +184,43 @@ fn application_out(app: &Application) -> ApplicationOut {
                 ),
             }
         },
+        outcome_kind: Outcome::of(app.status(), failed, stopped),
     }
+}
+
+/// A run that failed or never finished replays only what it did before it stopped: "more cores
+/// would save 8 %" is of that time, not of the job done whole, and the what-if says so in its
+/// headline, its cores advice and its assumptions.
+fn replay_until_it_stopped(mut what_if: WhatIf, outcome: Outcome) -> WhatIf {
+    let (what, assumption) = match outcome {
+        Outcome::KilledOrIncomplete => (
+            "The run never finished: this replays the time before it stopped, not the whole job",
+            "The run never finished (killed, lost or cut short): the replay is of the work done before it stopped, not of the whole job.",
+        ),
+        Outcome::Failed | Outcome::SucceededWithFailedJobs => (
+            "A job failed: this replays the time before the failure, not the job done whole",
+            "A job failed: the replay is of the work done before the failure, not of the job run to its end.",
+        ),
+        _ => return what_if,
+    };
+    what_if.headline = format!("{what}. {}", what_if.headline);
+    for advice in what_if.advice.iter_mut().filter(|a| a.kind == "cores") {
+        advice.text = format!("{what}. {}", advice.text);
+    }
+    what_if.assumptions.insert(0, assumption);
+    what_if
+}
+
+/// The jobs that failed for a reason of their own, and those the program's own stop cancelled
+/// (streaming workloads), which are no failure.
+fn failed_and_stopped_jobs(app: &Application) -> (usize, usize) {
+    let stopped = app.jobs_stopped_by_program().len();
+    let failed = app
+        .jobs
+        .iter()
+        .filter(|j| j.status == JobStatus::Failed)
+        .count();
+    (failed.saturating_sub(stopped), stopped)
 }
 
 /// A stage attempt that started running (not one only named by a job).
@@ -207,6 +247,7 @@ fn summary(app: &Application, stats: &[StageStats]) -> Summary {
             .iter()
             .filter(|j| j.status == JobStatus::Failed)
             .count(),
+        stopped_jobs: failed_and_stopped_jobs(app).1,
         stages: app.stages.iter().filter(|s| started(s)).count(),
         failed_stages: app
             .stages

@@ -1,6 +1,6 @@
 //! EX002 back-to-back-shuffles: a shuffle whose output is shuffled again before anything uses it.
 
-use super::plan_walk::{PASS_THROUGH, below, node_label, running, scoped};
+use super::plan_walk::{PASS_THROUGH, below, node_label, partitioning, running, scoped};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule};
 use sparkdiag_plan::{Operator, Partitioning};
 
@@ -8,7 +8,9 @@ declare_rule! {
     /// ## What it does
     /// Finds an `Exchange` whose input is another `Exchange` with a different partitioning,
     /// with nothing between them but projections, filters, sorts and query-stage wrappers:
-    /// the first shuffle's partitioning is thrown away before any operator used it.
+    /// the first shuffle's partitioning is thrown away before any operator used it. A Photon
+    /// shuffle (`PhotonShuffleExchangeSink` → `PhotonShuffleMapStage` →
+    /// `PhotonShuffleExchangeSource`) counts as one exchange, with its sink's partitioning.
     ///
     /// ## Why is this bad?
     /// The data crosses the network twice for the price of once. The usual cause is a
@@ -75,10 +77,7 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
             if plan.nodes[inner].operator != Operator::Exchange {
                 continue;
             }
-            let (a, b) = (
-                plan.nodes[outer].details.partitioning.as_ref(),
-                plan.nodes[inner].details.partitioning.as_ref(),
-            );
+            let (a, b) = (partitioning(plan, outer), partitioning(plan, inner));
             if same(a, b) {
                 continue;
             }
@@ -136,5 +135,21 @@ mod real_logs {
     #[test]
     fn is_quiet_on_the_healthy_plan() {
         assert_quiet(&on_plan(&BACK_TO_BACK, "healthy.txt"));
+    }
+
+    /// Real Photon plans whose shuffles each feed an aggregation, a join or a top-k: none is
+    /// re-shuffled unused, and each map stage is compared by its sink's partitioning (read
+    /// from the wrong node, every Photon shuffle would look unknown, and so different).
+    #[test]
+    fn is_quiet_on_real_photon_plans() {
+        for file in [
+            "databricks-serverless-photon__github-readme-pyspark_demo__explain-formatted__top_avg_opt.txt",
+            "databricks-13.3-photon__spark-rapids-tools-nds_q88__exec26__last-SQLAdaptiveExecutionUpdate__physicalPlanDescription.txt",
+            "databricks-photon__github-notebook-biker_r_project__explain-extended.txt",
+        ] {
+            if let Some(found) = crate::rules::testing::on_sample(&BACK_TO_BACK, file) {
+                assert_quiet(&found);
+            }
+        }
     }
 }

@@ -57,6 +57,10 @@ pub fn partitions_advice(ctx: &crate::Context, n: i64) -> String {
         format!(
             "this application uses RDDs only, so spark.sql.shuffle.partitions does not apply: pass numPartitions={n} to the shuffle (reduceByKey, groupByKey, join, repartition({n})) or set spark.default.parallelism={n}"
         )
+    } else if aqe_applies(ctx) && aqe_enabled(ctx) {
+        format!(
+            "spark.sql.shuffle.partitions={n} (AQE is on, and it merges small partitions but never makes more than this setting; spark.sql.adaptive.coalescePartitions.initialPartitionNum={n} raises only its starting count), or df.repartition({n}, key) before this step"
+        )
     } else if aqe_applies(ctx) {
         format!(
             "spark.sql.shuffle.partitions={n}, or let AQE size them (spark.sql.adaptive.enabled=true with spark.sql.adaptive.advisoryPartitionSizeInBytes), or df.repartition({n}, key) before this step"
@@ -129,6 +133,20 @@ pub fn stage_partitions_advice(
         }
     };
     Some(match &shape.partitions {
+        // One partition on purpose is one output file: say what it costs and what keeps it.
+        Partitions::Explicit {
+            call,
+            n: 1,
+            call_site,
+        } if resize == Resize::More => format!(
+            "This stage runs as one task because of an explicit {}(1) in the code{}, usually there to write a single file: one core does all the work while the others wait. Drop it and let each of about {n} tasks write its own file (merge the files afterwards if one file is required, or write to a table that needs no single file), or {}. The trade-off is one output file against this stage's minutes.",
+            call.name(),
+            site(call_site),
+            match call {
+                ExplicitCall::Coalesce => format!("use repartition({n}) in its place so the work before it keeps its own parallelism, or coalesce to a few files"),
+                ExplicitCall::Repartition => format!("repartition({n}) for {n} files"),
+            }
+        ),
         Partitions::Explicit {
             call: ExplicitCall::Repartition,
             n: now,
@@ -153,6 +171,18 @@ pub fn stage_partitions_advice(
                 "The log holds no plan for this query, so it cannot say which."
             }
         ),
+        Partitions::InputSplits | Partitions::RddApi
+            if resize == Resize::More && reads_gzip(ctx) && stage.totals.input_bytes > 0 =>
+        {
+            format!(
+                "This stage reads input, and this application reads gzip files: a gzip file cannot be split, so each is read by one task whatever count is asked for (textFile(path, {n}), spark.sql.files.maxPartitionBytes and shuffle partitions change nothing). Read them once and repartition({n}) the parsed DataFrame (cached, if it is used again), or convert them once to Parquet or Delta, which split."
+            )
+        }
+        Partitions::InputSplits
+            if resize == Resize::More && shape.source_formats.iter().any(|f| f == "hive") =>
+        {
+            "This stage reads a Hive SerDe table (`Scan hive`): Hadoop's input format splits it by its files and blocks (mapreduce.input.fileinputformat.split.maxsize), not by spark.sql.files.maxPartitionBytes or spark.sql.shuffle.partitions. Convert the table to Parquet or Delta (Spark's own file source then reads it in 128 MB splits), or for splittable text files set spark.hadoop.mapreduce.input.fileinputformat.split.maxsize=134217728; a compressed text file (gzip) is one split whatever the setting.".to_string()
+        }
         Partitions::InputSplits => match resize {
             Resize::Fewer => "This stage reads input: its partitions are input splits, sized by the files and spark.sql.files.maxPartitionBytes (128 MB) / spark.sql.files.openCostInBytes, not by spark.sql.shuffle.partitions: compact the small files, or raise spark.sql.files.maxPartitionBytes so each task reads more of them.".to_string(),
             Resize::More => "This stage reads input: its partitions are input splits, sized by the files and spark.sql.files.maxPartitionBytes (128 MB), not by spark.sql.shuffle.partitions: lower spark.sql.files.maxPartitionBytes so big splittable files are read as more splits, or rewrite unsplittable (gzip) files into smaller ones.".to_string(),
@@ -164,6 +194,15 @@ pub fn stage_partitions_advice(
         Partitions::RddApi | Partitions::ShuffleDefault { .. } | Partitions::Unknown => {
             return None;
         }
+    })
+}
+
+/// The application's scans name gzip files (`.gz`): unsplittable input.
+pub fn reads_gzip(ctx: &crate::Context) -> bool {
+    ctx.facts.reads.iter().any(|r| {
+        r.source
+            .split([',', ' ', '[', ']'])
+            .any(|p| p.to_ascii_lowercase().ends_with(".gz"))
     })
 }
 

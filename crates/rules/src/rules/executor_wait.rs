@@ -20,6 +20,14 @@ pub const MIN_DESERIALIZE_S: Threshold = threshold(
     "sparkdiag's own guard",
 );
 
+pub const CONTAINER_START_S: Threshold = threshold(
+    "container_start_s",
+    30.0,
+    "s",
+    "a wait from the application's start to its first executor this short, on YARN or Kubernetes, is the containers starting: a fixed cost of every run, so the finding is low",
+    "YARN and Kubernetes containers usually take 10-30 s to allocate, localise and start a JVM",
+);
+
 declare_rule! {
     /// ## What it does
     /// Measures how long the application's first job waited, from its submission, until the
@@ -49,6 +57,9 @@ declare_rule! {
     /// ## Threshold and its source
     /// The first job waited at least `min_wait_s` = 10 s for its first executor; the first
     /// stage's slowest deserialisation is named when it is `min_deserialize_s` = 5 s or more.
+    /// On YARN and Kubernetes, a wait from the application's start of at most
+    /// `container_start_s` = 30 s is the containers starting, a cost every run pays: low, with
+    /// the fix that amortises it (several steps in one application or on a running cluster).
     /// The saving is the wait itself: what executors ready at submission would have recovered.
     pub static EXECUTOR_WAIT = {
         code: "UT003",
@@ -56,7 +67,7 @@ declare_rule! {
         category: Utilization,
         claims: Saving,
         summary: "The first job waited for executors to register before any task could run",
-        thresholds: &[MIN_WAIT_S, MIN_DESERIALIZE_S] as &[Threshold],
+        thresholds: &[MIN_WAIT_S, MIN_DESERIALIZE_S, CONTAINER_START_S] as &[Threshold],
         check: check,
     };
 }
@@ -165,7 +176,22 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             "Ask for executors the cluster can give at once: fewer or smaller ones (spark.executor.instances, spark.executor.memory, spark.executor.cores)."
         }
     };
-    let mut advice = platform.to_string();
+    let container_start = from != submitted
+        && matches!(app.cluster_manager(), Some("yarn" | "kubernetes"))
+        && (wait as f64) <= t.get(&CONTAINER_START_S) * 1000.0;
+    let mut advice = if container_start {
+        format!(
+            "{} is how long {} containers usually take to start: a fixed cost of each run rather than waste in the job. It is recovered only by paying it once for several steps: run them in one application, or submit them to a cluster that is already running (an EMR cluster kept for a batch of steps, not one per job). {platform}",
+            duration(wait),
+            if app.cluster_manager() == Some("yarn") {
+                "YARN"
+            } else {
+                "Kubernetes"
+            },
+        )
+    } else {
+        platform.to_string()
+    };
     if app.dynamic_allocation() {
         advice += " With dynamic allocation, spark.dynamicAllocation.initialExecutors starts some at once.";
     }
@@ -176,12 +202,18 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
             title,
             wait,
         )
+        .severity_at_most(if container_start {
+            Severity::Low
+        } else {
+            Severity::Critical
+        })
         .during(from, first_executor)
         .jobs([first_job.job_id])
         .evidence("first_job_submitted_ms", submitted)
         .evidence("first_executor_added_ms", first_executor)
         .evidence("wait_ms", wait)
         .evidence("first_stage_max_deserialize_ms", deserialize_ms)
+        .evidence("container_start", container_start)
         .evidence(
             "assumption",
             "executors ready when the first job was submitted",

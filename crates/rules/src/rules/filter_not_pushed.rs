@@ -8,7 +8,8 @@ declare_rule! {
     /// ## What it does
     /// Finds a `Filter` directly above a file scan (through `ColumnarToRow`) whose condition holds
     /// predicates, while the scan's `PushedFilters` hold nothing but `IsNotNull` checks: the reader
-    /// returned every row and Spark filtered them afterwards.
+    /// returned every row and Spark filtered them afterwards. A `PhotonScan` prints no
+    /// `PushedFilters`; its `RequiredDataFilters` and `DictionaryFilters` are what it applies.
     ///
     /// ## Why is this bad?
     /// Pushed filters let Parquet and ORC skip row groups using their statistics, and partition
@@ -204,11 +205,18 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
                 .into_iter()
                 .filter(|c| fixable(c))
                 .collect();
+            // Photon prints no `PushedFilters`: what its scan applies while reading is in
+            // `RequiredDataFilters` and `DictionaryFilters` (Spark's expression syntax).
             let pushed_real = details
                 .pushed_filters
                 .iter()
                 .flatten()
-                .any(|p| !p.starts_with("IsNotNull("));
+                .any(|p| !p.starts_with("IsNotNull("))
+                || [&details.required_data_filters, &details.dictionary_filters]
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .any(|p| !p.starts_with("isnotnull("));
             if unpushed.is_empty() || pushed_real {
                 continue;
             }

@@ -72,7 +72,9 @@ declare_rule! {
     /// 10 s. The recoverable time is the span minus the time the work itself needs on all cores
     /// (total task time / cores), the Sparklens ideal-time model. In an interactive session
     /// (a shell, a notebook) the same command typed again is no loop: a pause of
-    /// `interactive_gap_s` = 5 s or more between two jobs ends a train there. The jobs one SQL
+    /// `interactive_gap_s` = 5 s or more between two jobs ends a train there. Jobs a library
+    /// starts itself (Spark ML's tree training, Delta's commands: the first frame of their
+    /// stack past Spark's own is the library's) are no loop of the user's. The jobs one SQL
     /// execution runs at once (AQE submits a job per query stage) count as one job when
     /// counting how many ran at once, so they are never read as a thread pool.
     pub static JOB_TRAIN = {
@@ -108,7 +110,14 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let end = app.effective_end_ms().unwrap_or(0);
     // Jobs of one kind: the same job name (the last stage's call site), or the same description.
     let mut kinds: BTreeMap<String, Vec<&sparkdiag_model::Job>> = BTreeMap::new();
-    for job in app.jobs.iter().filter(|j| j.submission_ms.is_some()) {
+    // A library's own jobs (an MLlib fit's metadata and tree-aggregation passes, Delta's
+    // commands) are its algorithm, not a loop in the program: the fix is not the user's to
+    // write, so they make no train.
+    for job in app
+        .jobs
+        .iter()
+        .filter(|j| j.submission_ms.is_some() && j.library.is_none())
+    {
         let kind = job
             .description
             .clone()
@@ -490,6 +499,42 @@ fn max_concurrency(spans: &[(i64, i64)]) -> usize {
 mod real_logs {
     use super::JOB_TRAIN;
     use crate::rules::testing::{assert_fires, assert_quiet, on_log};
+
+    /// The EMR run of `../shared/real-world` fits a RandomForest: its 873 small jobs
+    /// (`take at DecisionTreeMetadata.scala:119`, `collectAsMap at RandomForest.scala`, …) are
+    /// Spark ML's own, no loop the program's owner wrote.
+    #[test]
+    fn is_quiet_on_the_jobs_a_library_starts_itself() {
+        let Some(apps) =
+            crate::rules::testing::shared_apps("real-world/spark_log_parser/tests/logs/emr.zip")
+        else {
+            return;
+        };
+        let library = apps[0].jobs.iter().filter(|j| j.library.is_some()).count();
+        assert!(library > 800, "{library} jobs named a library");
+        assert_quiet(&crate::rules::testing::run(&JOB_TRAIN, &apps[0], &[]));
+    }
+
+    /// A RandomForest, a DecisionTree and a LinearRegression fitted in PySpark: Spark ML's jobs.
+    #[test]
+    fn is_quiet_on_an_mllib_fit() {
+        assert_quiet(&on_log(&JOB_TRAIN, "operations/mllib-fit", &[]));
+    }
+
+    /// A Python loop of 100 `spark.sql(...).collect()`: the loop is named, and the one query
+    /// that replaced it is quiet.
+    #[test]
+    fn fires_on_a_loop_of_collects() {
+        assert_fires(
+            &on_log(&JOB_TRAIN, "operations/driver-loop-collect", &[]),
+            JOB_TRAIN.code,
+        );
+        assert_quiet(&on_log(
+            &JOB_TRAIN,
+            "operations/driver-loop-collect-fixed",
+            &[],
+        ));
+    }
 
     #[test]
     fn fires_on_the_thread_pool_of_small_jobs() {

@@ -15,12 +15,15 @@ mod gc_pressure;
 mod heap_overprovisioned;
 mod idle_cores;
 mod incomplete_run;
+mod input_read_again;
 mod job_train;
 pub(crate) mod lost_executors;
 mod nested_loop_join;
 mod oversized_partitions;
+mod photon_fallback;
 mod plan_walk;
 mod python_udf;
+mod query_after_jobs;
 mod repeated_scans;
 mod round_robin_repartition;
 mod slow_executor;
@@ -65,6 +68,7 @@ pub static ALL: &[&Rule] = &[
     &heap_overprovisioned::HEAP_OVERPROVISIONED,
     &driver_time::DRIVER_TIME,
     &job_train::JOB_TRAIN,
+    &query_after_jobs::QUERY_AFTER_JOBS,
     &idle_cores::IDLE_CORES,
     &too_few_cores::TOO_FEW_CORES,
     &executor_wait::EXECUTOR_WAIT,
@@ -84,8 +88,10 @@ pub static ALL: &[&Rule] = &[
     &window_without_partition::WINDOW_WITHOUT_PARTITION,
     &round_robin_repartition::ROUND_ROBIN,
     &repeated_scans::REPEATED_SCANS,
+    &input_read_again::INPUT_READ_AGAIN,
     &sort_before_write::SORT_BEFORE_WRITE,
     &filter_not_pushed::FILTER_NOT_PUSHED,
+    &photon_fallback::PHOTON_FALLBACK,
     &streaming_falling_behind::STREAMING_FALLING_BEHIND,
     &streaming_batch_overhead::STREAMING_BATCH_OVERHEAD,
     &streaming_query_failed::STREAMING_QUERY_FAILED,

@@ -144,7 +144,9 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         // log holds no per-key sizes, but today's partitions show how evenly the keys spread.
         let mean_bytes = total as f64 / stats.successful.max(1) as f64;
         let largest_to_mean = (max_bytes / mean_bytes.max(1.0) * 100.0).round() / 100.0;
-        let spread = if largest_to_mean <= EVEN_PARTITIONS {
+        let spread = if tasks < 2 {
+            String::new()
+        } else if largest_to_mean <= EVEN_PARTITIONS {
             format!(
                 " Today's {tasks} partitions are even (the largest {largest_to_mean:.2}x the mean), so the data spreads over its keys and more partitions should share it evenly, as the saving assumes."
             )
@@ -171,6 +173,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
                 .evidence("disk_spill_bytes", stage.totals.disk_bytes_spilled)
                 .evidence("recommended_partitions", recommended)
                 .evidence("largest_to_mean_partition", largest_to_mean)
+                .evidence("stage_shape", ctx.shape(stage).partition_origin())
                 .settings(setting)
                 .recommend(advice + &spread),
         );
@@ -268,6 +271,7 @@ fn all_spilling(
         .evidence("max_partition_bytes", max_bytes)
         .evidence("median_partition_bytes", stats.median_bytes)
         .evidence("recommended_partitions", recommended)
+        .evidence("stage_shape", ctx.shape(stage).partition_origin())
         .settings(setting)
         .recommend(advice),
     )

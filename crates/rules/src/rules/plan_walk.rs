@@ -1,12 +1,19 @@
 //! Walking physical plans: what several plan rules share.
 
-use sparkdiag_plan::{Operator, Plan};
+use sparkdiag_plan::{Operator, Partitioning, PartitioningKind, Plan};
 
 use sparkdiag_facts::PlanInput;
 
 use crate::Finding;
 
 /// Operators that keep their input's partitioning and carry no decision of their own.
+///
+/// Photon draws one shuffle as three operators, `PhotonShuffleExchangeSink` (the write side,
+/// which prints the partitioning) → `PhotonShuffleMapStage` (the exchange, counted as one) →
+/// `PhotonShuffleExchangeSource` (the read side): the sink and the source are passed through
+/// like AQE's query-stage wrappers, so that a walk from an operator reaches the map stage as it
+/// reaches an `Exchange` (Photon operators are classified by the Spark operator they replace:
+/// `PhotonWindow` is a `Window`, `PhotonSort` a `Sort`; see `sparkdiag_plan::Operator`).
 pub const PASS_THROUGH: &[Operator] = &[
     Operator::Project,
     Operator::Filter,
@@ -15,7 +22,25 @@ pub const PASS_THROUGH: &[Operator] = &[
     Operator::AqeShuffleRead,
     Operator::ColumnarToRow,
     Operator::RowToColumnar,
+    Operator::ShuffleSource,
+    Operator::ShuffleSink,
 ];
+
+/// The partitioning of the exchange at `idx`: an `Exchange`'s own, or for Photon's
+/// `PhotonShuffleMapStage` its sink's, where Photon prints it.
+pub fn partitioning(plan: &Plan, idx: usize) -> Option<&Partitioning> {
+    plan.exchange_info(idx).and_then(|e| e.partitioning)
+}
+
+/// The shuffle feeding `idx` when it moves every row into one partition (`SinglePartition`),
+/// through operators that keep their input's partitioning: a `Window` or `PhotonWindow` without
+/// `partitionBy`, a global top-k.
+pub fn single_partition_feed(plan: &Plan, idx: usize) -> Option<usize> {
+    let feed = below(plan, idx, PASS_THROUGH)?;
+    (plan.nodes[feed].operator == Operator::Exchange
+        && partitioning(plan, feed).is_some_and(|p| p.kind == PartitioningKind::Single))
+    .then_some(feed)
+}
 
 /// From `idx`, follows single children through `pass` operators; returns the first other node.
 pub fn below(plan: &Plan, idx: usize, pass: &[Operator]) -> Option<usize> {

@@ -1,12 +1,13 @@
 //! PL003 round-robin-repartition: `repartition(n)` shuffling every row to no one's benefit.
 
-use super::plan_walk::{node_label, running, scoped};
+use super::plan_walk::{node_label, partitioning, running, scoped};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule};
 use sparkdiag_plan::{Operator, PartitioningKind};
 
 declare_rule! {
     /// ## What it does
-    /// Finds `Exchange RoundRobinPartitioning(n)`: a `repartition(n)` without columns.
+    /// Finds `Exchange RoundRobinPartitioning(n)`: a `repartition(n)` without columns (on
+    /// Photon, a `PhotonShuffleMapStage` whose sink prints `RoundRobinPartitioning(n)`).
     ///
     /// ## Why is this bad?
     /// It shuffles every row across the network only to change the number of partitions, and
@@ -38,11 +39,7 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
             .into_iter()
             .filter(|&n| plan.nodes[n].operator == Operator::Exchange)
         {
-            let Some(p) = plan.nodes[n]
-                .details
-                .partitioning
-                .as_ref()
-                .filter(|p| p.kind == PartitioningKind::RoundRobin)
+            let Some(p) = partitioning(plan, n).filter(|p| p.kind == PartitioningKind::RoundRobin)
             else {
                 continue;
             };

@@ -31,8 +31,10 @@ pub const MEDIUM_FILES: Threshold = threshold(
 
 declare_rule! {
     /// ## What it does
-    /// Reads each write command's SQL metrics (`number of written files`, `written output`)
-    /// and each file scan's (`number of files read`, `size of files read`), and names the
+    /// Reads each write command's SQL metrics (`number of written files`, `written output`;
+    /// on Databricks `files written`, the count where it leaves `number of written files` at 0,
+    /// and Delta's `numFiles`, `numOutputBytes`) and each file scan's (`number of files read`,
+    /// `size of files read`; Photon's `files read`), and names the
     /// writes and scans of `min_files` or more files averaging under `max_avg_mib`.
     ///
     /// ## Why is this bad?
@@ -70,7 +72,7 @@ declare_rule! {
 }
 
 fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
-    let (writes, reads) = sparkdiag_facts::writes::collect(ctx.app);
+    let (writes, reads) = (&ctx.facts.writes, &ctx.facts.reads);
     let small = |files: Option<i64>, size: Option<i64>| match (files, size) {
         (Some(files), Some(size)) if files as f64 >= t.get(&MIN_FILES) => {
             let average = size / files.max(1);
@@ -87,7 +89,7 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
         }
     };
     let mut findings = Vec::new();
-    for w in &writes {
+    for w in writes {
         if let Some((files, size, average)) = small(w.files, w.bytes) {
             findings.push(of_write(ctx, w, files, size, average, severity(files)));
         }

@@ -1,14 +1,15 @@
 //! PL005 sort-before-write: an ORDER BY right before a write sorts everything written globally.
 
-use super::plan_walk::{PASS_THROUGH, below, node_label, running, scoped};
+use super::plan_walk::{PASS_THROUGH, below, node_label, partitioning, running, scoped};
 use crate::{Context, Finding, Severity, Threshold, Thresholds, declare_rule};
 use sparkdiag_plan::{Operator, PartitioningKind};
 
 declare_rule! {
     /// ## What it does
-    /// Finds writes (`WriteFiles`, `Execute InsertInto…`/`CreateTableAsSelect…` commands) fed by
-    /// a global `Sort` over a range-partitioned `Exchange`: an `ORDER BY` / `orderBy` just before
-    /// writing.
+    /// Finds writes (`WriteFiles`, `Execute InsertInto…`/`CreateTableAsSelect…`/
+    /// `WriteIntoDelta…` commands) fed by a global `Sort` over a range-partitioned `Exchange`
+    /// (on Photon, a `PhotonSort` over a shuffle whose sink prints `rangepartitioning`): an
+    /// `ORDER BY` / `orderBy` just before writing.
     ///
     /// ## Why is this bad?
     /// A global sort samples the data, shuffles all of it into ranges and sorts each range: the
@@ -36,7 +37,7 @@ declare_rule! {
 fn is_write(node: &sparkdiag_plan::PlanNode) -> bool {
     node.operator == Operator::WriteFiles
         || (node.operator == Operator::Command
-            && (node.name.contains("Insert") || node.name.contains("AsSelect")))
+            && sparkdiag_facts::writes::is_write(node.name.trim()))
 }
 
 fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
@@ -65,19 +66,20 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
             let Some(sort) = below(plan, write, &pass) else {
                 continue;
             };
-            if plan.nodes[sort].operator != Operator::Sort
-                || plan.nodes[sort].details.global_sort != Some(true)
-            {
+            // `PhotonSort` prints its order without Spark's `global` flag: over a range
+            // shuffle it is the global sort of an ORDER BY all the same.
+            let global = match plan.nodes[sort].details.global_sort {
+                Some(global) => global,
+                None => plan.nodes[sort].photon,
+            };
+            if plan.nodes[sort].operator != Operator::Sort || !global {
                 continue;
             }
             let Some(exchange) = below(plan, sort, PASS_THROUGH) else {
                 continue;
             };
-            let ranged = plan.nodes[exchange]
-                .details
-                .partitioning
-                .as_ref()
-                .is_some_and(|p| p.kind == PartitioningKind::Range);
+            let ranged =
+                partitioning(plan, exchange).is_some_and(|p| p.kind == PartitioningKind::Range);
             if plan.nodes[exchange].operator != Operator::Exchange || !ranged {
                 continue;
             }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use sparkdiag_facts::Facts;
-pub use sparkdiag_facts::testing::apps;
+pub use sparkdiag_facts::testing::{apps, shared_apps};
 use sparkdiag_model::Application;
 
 use crate::{Config, Context, Finding, Rule, Thresholds};
@@ -40,6 +40,18 @@ pub fn on_log(rule: &Rule, rel: &str, sets: &[&str]) -> Vec<Finding> {
         .collect()
 }
 
+/// What `rule` alone finds in `app`, with `--set` overrides.
+pub fn run(rule: &Rule, app: &Application, sets: &[&str]) -> Vec<Finding> {
+    let config = config(sets);
+    (rule.check)(
+        &Context::new(app, &Facts::of(app)),
+        &Thresholds {
+            rule,
+            config: &config,
+        },
+    )
+}
+
 /// What `rule` alone finds in the plans printed in `testdata/plans/{file}`.
 pub fn on_plan(rule: &Rule, file: &str) -> Vec<Finding> {
     let text = std::fs::read_to_string(testdata(&format!("plans/{file}"))).unwrap();
@@ -55,12 +67,18 @@ pub fn on_plan(rule: &Rule, file: &str) -> Vec<Finding> {
     )
 }
 
-/// What `rule` alone finds in `plan-samples/{file}` beside the repository (`../shared`), or
-/// `None` when that directory is absent; under CI a missing sample is a failure, not a skip.
-pub fn on_sample(rule: &Rule, file: &str) -> Option<Vec<Finding>> {
+/// The path of `plan-samples/{file}` beside the repository (`../shared`), or `None` when that
+/// directory is absent; under CI a missing sample is a failure, not a skip.
+fn sample_path(file: &str) -> Option<PathBuf> {
+    shared_path(&format!("plan-samples/{file}"))
+}
+
+/// The path of `{rel}` under `../shared` beside the repository, or `None` when absent (a
+/// failure under CI).
+fn shared_path(rel: &str) -> Option<PathBuf> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/plan-samples")
-        .join(file);
+        .join("../../../shared")
+        .join(rel);
     if !path.exists() {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -70,8 +88,48 @@ pub fn on_sample(rule: &Rule, file: &str) -> Option<Vec<Finding>> {
         eprintln!("skipped: {} is not here", path.display());
         return None;
     }
-    let text = std::fs::read_to_string(&path).unwrap();
-    let plans = sparkdiag_plan::parse_plans(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+    Some(path)
+}
+
+/// The plans printed in `plan-samples/{file}` beside the repository, or `None` when absent.
+pub fn sample_plans(file: &str) -> Option<Vec<sparkdiag_plan::Plan>> {
+    let text = std::fs::read_to_string(sample_path(file)?).unwrap();
+    Some(sparkdiag_plan::parse_plans(&text).unwrap_or_else(|e| panic!("{file}: {e}")))
+}
+
+/// The applications of the event log `plan-samples/{file}` beside the repository, or `None`
+/// when absent.
+pub fn sample_apps(file: &str) -> Option<Vec<Application>> {
+    sample_path(file)?;
+    // `apps` reads under `testdata/`; the shared folder sits beside the repository.
+    Some(apps(&format!("../../shared/plan-samples/{file}")))
+}
+
+/// What `rule` alone finds in the event log `real-world/{rel}` beside the repository (other
+/// projects' real logs), with `--set` overrides, or `None` when absent.
+pub fn on_real_world_log(rule: &Rule, rel: &str, sets: &[&str]) -> Option<Vec<Finding>> {
+    shared_path(&format!("real-world/{rel}"))?;
+    let config = config(sets);
+    Some(
+        apps(&format!("../../shared/real-world/{rel}"))
+            .iter()
+            .flat_map(|app| {
+                (rule.check)(
+                    &Context::new(app, &Facts::of(app)),
+                    &Thresholds {
+                        rule,
+                        config: &config,
+                    },
+                )
+            })
+            .collect(),
+    )
+}
+
+/// What `rule` alone finds in `plan-samples/{file}` beside the repository (`../shared`), or
+/// `None` when that directory is absent; under CI a missing sample is a failure, not a skip.
+pub fn on_sample(rule: &Rule, file: &str) -> Option<Vec<Finding>> {
+    let plans = sample_plans(file)?;
     let app = Application::default();
     let config = Config::default();
     Some((rule.check)(
@@ -81,6 +139,26 @@ pub fn on_sample(rule: &Rule, file: &str) -> Option<Vec<Finding>> {
             config: &config,
         },
     ))
+}
+
+/// What `rule` alone finds in the event log `plan-samples/{file}` beside the repository, or
+/// `None` when absent.
+pub fn on_sample_log(rule: &Rule, file: &str) -> Option<Vec<Finding>> {
+    let config = Config::default();
+    Some(
+        sample_apps(file)?
+            .iter()
+            .flat_map(|app| {
+                (rule.check)(
+                    &Context::new(app, &Facts::of(app)),
+                    &Thresholds {
+                        rule,
+                        config: &config,
+                    },
+                )
+            })
+            .collect(),
+    )
 }
 
 pub fn assert_fires(found: &[Finding], code: &str) {

@@ -142,4 +142,20 @@ mod real_logs {
     fn is_quiet_on_the_healthy_plan() {
         assert_quiet(&on_plan(&TOO_MANY_EXCHANGES, "healthy.txt"));
     }
+
+    /// TPC-DS q88 under Photon (DBR 13.3, final plan): a shuffle is one
+    /// `PhotonShuffleMapStage`, not its sink and source, and an `EXECUTOR_BROADCAST` map stage
+    /// is a broadcast: 8 shuffles, as Spark's own q88 plan has.
+    #[test]
+    fn counts_a_photon_shuffle_once() {
+        let Some(found) = crate::rules::testing::on_sample(
+            &TOO_MANY_EXCHANGES,
+            "databricks-13.3-photon__spark-rapids-tools-nds_q88__exec26__last-SQLAdaptiveExecutionUpdate__physicalPlanDescription.txt",
+        ) else {
+            return;
+        };
+        assert_fires(&found, TOO_MANY_EXCHANGES.code);
+        assert_eq!(found[0].evidence["exchanges"], 8);
+        assert_eq!(found[0].evidence["broadcast_exchanges"], 17);
+    }
 }
