@@ -210,6 +210,14 @@ struct ServeCommand {
     /// Analyses running at once (default: the number of cores, at most 8).
     #[arg(long, value_name = "N")]
     workers: Option<usize>,
+    /// Analyses that may wait for a worker; beyond these and the running ones, uploads are
+    /// answered 503 with Retry-After, so memory stays bounded by the analyses in flight.
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    queue: usize,
+    /// How long a client may send nothing (its request's headers, or the next bytes of an
+    /// upload) before its upload is answered 408 and its connection closed (e.g. 60s, 5m).
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = flags::parse_positive_duration)]
+    client_timeout: std::time::Duration,
     #[command(flatten)]
     rules: RuleFlags,
     #[command(flatten)]
@@ -285,9 +293,11 @@ fn serve(args: ServeCommand) -> anyhow::Result<ExitCode> {
     config.allow_remote = args.allow_remote;
     config.max_upload = args.max_upload;
     config.keep = args.keep;
+    config.idle_timeout = args.client_timeout;
     if let Some(workers) = args.workers {
         config.workers = workers.max(1);
     }
+    config.queue = args.queue;
     let files = args.rules.files();
     config.rules = args.rules.config(&files)?;
     config.prices = args.prices.prices(&files)?;
