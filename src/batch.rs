@@ -43,10 +43,10 @@ pub struct BatchArgs {
     pub include_in_progress: bool,
     /// A log still named in progress but not written to for this long is a killed or lost
     /// application: analysed and counted as such, not skipped. Default 6h.
-    #[arg(long, value_name = "DURATION", value_parser = crate::flags::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = sparkdiag_report::format::parse_duration)]
     pub stale_after: Option<std::time::Duration>,
     /// Only logs modified within this long before now: `36h`, `2d`, `90m`.
-    #[arg(long, value_name = "DURATION", value_parser = crate::flags::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = sparkdiag_report::format::parse_duration)]
     pub since: Option<std::time::Duration>,
     /// Exit with code 1 when an application regressed against its previous run.
     #[arg(long)]

@@ -19,8 +19,8 @@ pub struct DiffArgs {
     after: String,
     /// Output format: a summary for people, JSON (schema sparkdiag/diff/v1), Markdown for a pull
     /// request comment, or one self-contained HTML page with charts.
-    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
-    format: DiffFormat,
+    #[arg(long, value_parser = crate::flags::format(), default_value = "text")]
+    format: sparkdiag_report::Format,
     /// Write the diff to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -35,6 +35,9 @@ pub struct DiffArgs {
     /// vanished).
     #[arg(long)]
     fail_on_output_change: bool,
+    /// Exit with code 1 when AFTER has a finding BEFORE did not, at least this severe.
+    #[arg(long, value_name = "SEVERITY", value_parser = ["critical", "high", "medium", "low", "info"])]
+    fail_on_new: Option<String>,
     /// Colour the text view's verdict and causes: auto (on a terminal, unless NO_COLOR is
     /// set), always, or never.
     #[arg(long, value_enum, value_name = "WHEN")]
@@ -43,16 +46,11 @@ pub struct DiffArgs {
     /// (25%) or a duration (10s, 2min): a change within it is "nothing material". Default: the
     /// larger of 15% and 3 s. A short job whose start-up is half its runtime moves more; the
     /// nightly index's band for the job (`sparkdiag batch`) is its measured noise.
-    #[arg(long, value_name = "PCT|DURATION", value_parser = sparkdiag_diff::Noise::parse)]
-    noise: Option<sparkdiag_diff::Noise>,
-}
-
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum DiffFormat {
-    Text,
-    Json,
-    Markdown,
-    Html,
+    #[arg(long, value_name = "PCT|DURATION", value_parser = sparkdiag_analysis::Noise::parse)]
+    noise: Option<sparkdiag_analysis::Noise>,
+    /// Pseudonymise both runs as `analyze --redact` does: a value has one pseudonym in both.
+    #[arg(long)]
+    redact: bool,
 }
 
 pub fn run(args: DiffArgs, config: Config, prices: Prices) -> anyhow::Result<ExitCode> {
@@ -63,54 +61,47 @@ pub fn run(args: DiffArgs, config: Config, prices: Prices) -> anyhow::Result<Exi
     }
     let color = args.color.unwrap_or_default();
     color.before_threads();
-    let before = read_side("BEFORE", &args.before, &args, &config, prices)?;
-    let after = read_side("AFTER", &args.after, &args, &config, prices)?;
-    let diff = sparkdiag_diff::compare(
-        sparkdiag_diff::Run {
-            app: &before.app,
-            report: &before.report,
-            facts: &before.facts,
-        },
-        sparkdiag_diff::Run {
-            app: &after.app,
-            report: &after.report,
-            facts: &after.facts,
-        },
-        &sparkdiag_diff::Options {
+    let redactor = std::sync::Mutex::default();
+    let redact = args.redact.then_some(&redactor);
+    let before = read_side("BEFORE", &args.before, &args, &config, prices, redact)?;
+    let after = read_side("AFTER", &args.after, &args, &config, prices, redact)?;
+    let mut diff = sparkdiag_analysis::compare(
+        &before,
+        &after,
+        &sparkdiag_analysis::CompareOptions {
             price_per_core_hour: prices.per_core_hour,
             noise: args.noise,
         },
     );
-    let rendered = match args.format {
-        DiffFormat::Text => sparkdiag_report::diff::text::render_with(
-            &diff,
-            color.text_options(args.output.is_some()),
-        ),
-        DiffFormat::Json => serde_json::to_string_pretty(&diff)? + "\n",
-        DiffFormat::Markdown => sparkdiag_report::diff::markdown::render(&diff),
-        DiffFormat::Html => sparkdiag_report::diff::html::render(&diff),
-    };
+    diff.gates = sparkdiag_analysis::gates::check_diff(
+        &diff,
+        args.fail_on_regression,
+        args.fail_on_new
+            .as_deref()
+            .and_then(sparkdiag_rules::Severity::parse),
+        args.fail_on_output_change,
+    );
+    let rendered = sparkdiag_report::View::render(
+        &diff,
+        args.format,
+        &sparkdiag_report::Options {
+            terminal: color.terminal(args.output.is_some()),
+            ..Default::default()
+        },
+    )?;
     match &args.output {
         Some(file) => std::fs::write(file, rendered)
             .with_context(|| format!("cannot write {}", file.display()))?,
         None => std::io::stdout().lock().write_all(rendered.as_bytes())?,
     }
-    let mut failing = false;
-    if let Some(pct) = args.fail_on_regression {
-        for (label, up) in diff.regressions(pct) {
-            eprintln!("sparkdiag: {label} went up {up:.0}% (more than --fail-on-regression {pct})");
-            failing = true;
+    // Each gate is one line in the text view; in any other output it goes to standard error.
+    let gates = diff.gates.as_ref();
+    if args.format != sparkdiag_report::Format::Text || args.output.is_some() {
+        for check in gates.iter().flat_map(|g| &g.checks) {
+            eprintln!("sparkdiag: gate {}", check.line);
         }
     }
-    if args.fail_on_output_change && diff.outputs_changed() {
-        eprintln!("sparkdiag: the outputs differ (--fail-on-output-change)");
-        failing = true;
-    }
-    Ok(if failing {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(ExitCode::from(gates.map_or(0, |g| g.exit_code)))
 }
 
 /// The run `path` names for `side` (BEFORE or AFTER), with errors that say which.
@@ -120,12 +111,14 @@ fn read_side(
     args: &DiffArgs,
     config: &Config,
     prices: Prices,
+    redact: Option<&std::sync::Mutex<sparkdiag_analysis::redact::Redactor>>,
 ) -> anyhow::Result<sparkdiag_analysis::Analysis> {
     use sparkdiag_analysis::PickError;
     let options = sparkdiag_analysis::Options {
         config,
         prices,
         inputs: vec![path.to_string()],
+        redact,
     };
     let skipped = |input: &sparkdiag_eventlog::LogInput, err: &sparkdiag_eventlog::ReadError| {
         eprintln!("sparkdiag: {side}: skipping {}: {err}", input.display);

@@ -1,5 +1,5 @@
-//! Values of the command line's flags that clap has no parser for: sizes and durations with
-//! their units.
+//! Values of the command line's flags that clap has no parser for: the formats, prices, and
+//! sizes and durations with their units (read as `sparkdiag_contract::units` writes them).
 
 // Sizes and durations are parsed for `serve` and `batch` only; a build without them has no use
 // for some of these.
@@ -7,27 +7,23 @@
 
 use std::time::Duration;
 
-/// A size as `--max-upload` takes it: bytes, or a number with K, M, G, T (powers of 1024,
-/// with or without `iB`/`B`).
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let (number, unit) = number_and_unit(text, "a size such as 2GiB, 500MiB or 1048576")?;
-    let shift = match unit.to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" | "kb" | "kib" => 10,
-        "m" | "mb" | "mib" => 20,
-        "g" | "gb" | "gib" => 30,
-        "t" | "tb" | "tib" => 40,
-        other => {
-            return Err(format!(
-                "`{text}`: unknown unit `{other}` (use KiB, MiB, GiB)"
-            ));
-        }
-    };
-    let bytes = number * (1u64 << shift) as f64;
-    if !(bytes >= 1.0 && bytes < u64::MAX as f64) {
-        return Err(format!("`{text}`: the size must be at least one byte"));
-    }
-    Ok(bytes as u64)
+use sparkdiag_report::format::parse_duration;
+
+/// `--format`: a format of the one list every command shares (`sparkdiag_report::Format`);
+/// `--help` and the completions list them.
+pub fn format() -> impl clap::builder::TypedValueParser<Value = sparkdiag_report::Format> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(format_names()).try_map(|name: String| {
+        sparkdiag_report::Format::parse(&name).ok_or_else(|| format!("no format `{name}`"))
+    })
+}
+
+/// Every format's name, in `--help`'s order.
+pub fn format_names() -> Vec<&'static str> {
+    sparkdiag_report::Format::ALL
+        .iter()
+        .map(|f| f.name())
+        .collect()
 }
 
 /// A duration as `--keep` takes it: a number with s, m, h or d, more than zero (uploads kept for
@@ -52,67 +48,13 @@ pub fn parse_price(text: &str) -> Result<f64, String> {
         .map_err(|_| "a price is an amount of 0 or more".to_string())
 }
 
-/// A duration as `--since` takes it: a number with s, m, h or d; `0s` keeps nothing.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let (number, unit) = number_and_unit(text, "a duration such as 24h, 30m, 7d or 90s")?;
-    let seconds = match unit {
-        "s" => 1.0,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        "d" => 86400.0,
-        _ => {
-            return Err(format!(
-                "`{text}`: expected a duration with its unit: s, m, h or d (e.g. 24h)"
-            ));
-        }
-    };
-    let total = number * seconds;
-    if total.is_nan() || total < 0.0 {
-        return Err(format!("`{text}`: the duration cannot be negative"));
-    }
-    // Past about 300 years no clock comparison means anything, and seconds would overflow.
-    if total >= 1e10 {
-        return Err(format!("`{text}`: the duration must be under 300 years"));
-    }
-    Ok(Duration::from_secs_f64(total))
-}
-
-/// `12.5GiB` as (12.5, "GiB"); `expected` says what was wanted when there is no number.
-fn number_and_unit<'a>(text: &'a str, expected: &str) -> Result<(f64, &'a str), String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let number = number
-        .parse()
-        .map_err(|_| format!("`{text}`: expected {expected}"))?;
-    Ok((number, unit.trim()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn sizes_and_durations_parse_as_the_flags_document() {
-        assert_eq!(parse_size("2GiB"), Ok(2 << 30));
-        assert_eq!(parse_size("500MiB"), Ok(500 << 20));
-        assert_eq!(parse_size("1.5k"), Ok(1536));
-        assert_eq!(parse_size("1048576"), Ok(1 << 20));
-        assert!(
-            parse_size("2 parsecs")
-                .unwrap_err()
-                .contains("unknown unit")
-        );
-        assert!(parse_size("0").is_err());
-        assert_eq!(parse_duration("24h"), Ok(Duration::from_secs(86400)));
-        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("0.5s"), Ok(Duration::from_millis(500)));
-        assert!(parse_duration("24").unwrap_err().contains("unit"));
+    fn a_duration_of_no_time_is_refused_where_it_must_be_some() {
         assert!(parse_positive_duration("0h").is_err());
-        assert_eq!(parse_duration("0s"), Ok(Duration::ZERO));
-        // More seconds than a u64 holds is refused, not wrapped or a panic.
-        assert!(parse_duration("999999999999999999d").is_err());
+        assert_eq!(parse_positive_duration("2h"), Ok(Duration::from_secs(7200)));
     }
 }

@@ -1,5 +1,6 @@
 //! `sparkdiag`: the command line. It only wires arguments to the library crates.
 
+mod analyze;
 #[cfg(feature = "tables")]
 mod batch;
 mod config;
@@ -12,12 +13,13 @@ mod process;
 mod remote;
 mod shell;
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand};
+use config::{PriceFlags, RuleFlags};
+use sparkdiag_report::{Format, View};
 use sparkdiag_rules::{Config, Severity};
 
 #[derive(Parser)]
@@ -34,12 +36,20 @@ use sparkdiag_rules::{Config, Severity};
         save, with the fix: skew, stragglers, tiny or oversized partitions, spill, GC, driver-bound \
         loops, idle cores, failed jobs and lost executors, and expensive plan shapes. Reports come \
         as text, JSON, Markdown or one self-contained HTML page; `batch` does a whole night's logs.",
-    after_help = "Exit codes: 0 analysed, 1 findings at or above --fail-on, 2 usage error or unreadable input."
+    after_help = EXIT_CODES
 )]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
+
+/// The exit codes, as `--help`, the man page and `docs/cli.md` give them (`Exit::means`, which
+/// the JSON's `gates.means` writes, says the same; a test holds the two together).
+const EXIT_CODES: &str = "Exit codes:\n  \
+    0  analysed; every gate passed\n  \
+    1  a gate failed (or a finding at least as severe as --fail-on)\n  \
+    2  unusable input or a usage error: nothing was analysed\n  \
+    3  a gate could not be judged on this input, and none failed";
 
 #[derive(Subcommand)]
 enum Command {
@@ -55,7 +65,7 @@ enum Command {
         Each application found is analysed on its own; with several, JSON output is an array.\n\n\
         Damaged logs are analysed as far as they go: the report's `source` section (and the \
         text view's last lines) say what was cut, skipped or missing.")]
-    Analyze(AnalyzeArgs),
+    Analyze(analyze::AnalyzeArgs),
     /// Analyse physical-plan text on its own: df.explain("formatted"), EXPLAIN FORMATTED, or explain() output.
     #[command(after_help = "Examples:\n  \
         sparkdiag plan query-plan.txt\n  \
@@ -111,8 +121,8 @@ enum Command {
         /// A rule's code (SK001) or name (data-skew).
         code: Option<String>,
         /// text, or json: every rule (or the one named) with its doc and thresholds.
-        #[arg(long, value_enum, default_value = "text")]
-        format: RulesFormat,
+        #[arg(long, value_parser = flags::format(), default_value = "text")]
+        format: Format,
     },
     /// Print the shell completion script: bash, zsh, fish, powershell or elvish.
     #[command(after_help = "Examples:\n  \
@@ -155,88 +165,10 @@ struct McpCommand {
     rules: RuleFlags,
     #[command(flatten)]
     prices: PriceFlags,
-}
-
-#[derive(clap::Args)]
-struct AnalyzeArgs {
-    /// Event logs, directories or archives to read; - reads standard input. With the `remote`
-    /// feature also s3://, gs://, abfss:// and az:// URLs, and with --history-server the ids of
-    /// its applications.
-    #[arg(required = true, value_name = "PATH")]
-    paths: Vec<String>,
-    /// Read the applications from this Spark History Server's REST API
-    /// (http://host:18080): each PATH is then an application id (APP_ID or APP_ID/ATTEMPT).
-    #[cfg(feature = "remote")]
-    #[arg(long, value_name = "URL")]
-    history_server: Option<String>,
-    #[cfg(feature = "remote")]
-    #[command(flatten)]
-    storage: remote::StorageFlags,
-    /// Output format: a summary for people, the versioned JSON report (schema sparkdiag/report/v1),
-    /// Markdown for an issue or pull request, or one self-contained HTML page with charts.
-    /// [default: text]
-    #[arg(long, value_enum)]
-    format: Option<Format>,
-    /// Also write the report's charts into DIR (created if missing), each as NAME.svg and NAME.png.
-    #[arg(long, value_name = "DIR")]
-    charts: Option<PathBuf>,
-    /// Write the report to FILE instead of standard output.
-    #[arg(short, long, value_name = "FILE")]
-    output: Option<PathBuf>,
-    /// Exit with code 1 when a finding is at least this severe (for schedulers and CI).
-    #[arg(long, value_name = "SEVERITY", value_parser = ["critical", "high", "medium", "low", "info"])]
-    fail_on: Option<String>,
-    #[command(flatten)]
-    rules: RuleFlags,
-    #[command(flatten)]
-    prices: PriceFlags,
-    #[command(flatten)]
-    habits: habits::Habits,
-}
-
-/// The prices that put money beside time, which `analyze`, `diff`, `batch`, `serve` and `mcp`
-/// share; a config file's `[defaults]` may give either.
-#[derive(clap::Args)]
-struct PriceFlags {
-    /// Also give each finding's recoverable time in money, at this price per core-hour (one
-    /// executor core for one hour). Shown in the cost column and as `impact_cost` in JSON;
-    /// `diff` also prices each run's core-hours (runtime × peak cores) as its `cost` line.
-    #[arg(long, value_name = "PRICE", value_parser = flags::parse_price, allow_negative_numbers = true)]
-    price_per_core_hour: Option<f64>,
-    /// Also give memory right-sizing's savings in money, at this price per GB-hour. A GB-hour
-    /// here is one GiB (2^30 bytes, as cloud price lists count memory) of executor container
-    /// memory (heap plus overhead) held for one hour of an executor's lifetime; the GB-hours
-    /// saved are the container memory a smaller spark.executor.memory gives back times the
-    /// executors' lifetimes (GC002). Shown in the cost column and as `impact_memory_cost` in
-    /// JSON; never added to the time saved.
-    #[arg(long, value_name = "PRICE", value_parser = flags::parse_price, allow_negative_numbers = true)]
-    price_per_gb_hour: Option<f64>,
-}
-
-impl PriceFlags {
-    /// The flags' prices, each one not given taken from the config files' `[defaults]`.
-    fn prices(&self, found: &config::Found) -> anyhow::Result<sparkdiag_analysis::Prices> {
-        let defaults = config::prices(found)?;
-        Ok(sparkdiag_analysis::Prices {
-            per_core_hour: self.price_per_core_hour.or(defaults.per_core_hour),
-            per_gb_hour: self.price_per_gb_hour.or(defaults.per_gb_hour),
-        })
-    }
-}
-
-/// The rules' configuration flags that `analyze`, `batch` and `diff` share.
-#[derive(clap::Args)]
-struct RuleFlags {
-    /// Threshold overrides and disabled rules (TOML). Default: sparkdiag.toml or .sparkdiag.toml
-    /// here or in the nearest folder above, else $XDG_CONFIG_HOME/sparkdiag/config.toml.
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
-    /// Override one threshold, e.g. --set SK001.ratio=4 (repeatable; `sparkdiag rules CODE` lists the keys).
-    #[arg(long = "set", value_name = "CODE.KEY=VALUE")]
-    set: Vec<String>,
-    /// Switch a rule off (repeatable), by code or name.
-    #[arg(long, value_name = "CODE")]
-    disable: Vec<String>,
+    /// Pseudonymise what the answers say of each application (ids, names, hosts, users, paths,
+    /// SQL literals), as `analyze --redact` does; the logs' paths stay, to ask by.
+    #[arg(long)]
+    redact: bool,
 }
 
 #[cfg(not(feature = "tables"))]
@@ -283,7 +215,7 @@ struct ServeCommand {
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
     /// The largest file accepted (e.g. 2GiB, 500MiB); larger uploads are refused with 413.
-    #[arg(long, value_name = "SIZE", default_value = "2GiB", value_parser = flags::parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = "2GiB", value_parser = sparkdiag_report::format::parse_size)]
     max_upload: u64,
     /// How long uploads and their reports are kept (e.g. 24h, 30m, 7d).
     #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = flags::parse_positive_duration)]
@@ -291,6 +223,14 @@ struct ServeCommand {
     /// Analyses running at once (default: the number of cores, at most 8).
     #[arg(long, value_name = "N")]
     workers: Option<usize>,
+    /// Analyses that may wait for a worker; beyond these and the running ones, uploads are
+    /// answered 503 with Retry-After, so memory stays bounded by the analyses in flight.
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    queue: usize,
+    /// How long a client may send nothing (its request's headers, or the next bytes of an
+    /// upload) before its upload is answered 408 and its connection closed (e.g. 60s, 5m).
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = flags::parse_positive_duration)]
+    client_timeout: std::time::Duration,
     #[command(flatten)]
     rules: RuleFlags,
     #[command(flatten)]
@@ -303,34 +243,14 @@ struct PlanArgs {
     #[arg(value_name = "FILE")]
     file: String,
     /// Output format: the tree and findings for people, or JSON (schema sparkdiag/plan/v1).
-    #[arg(long, value_enum, default_value_t = PlanFormat::Text)]
-    format: PlanFormat,
+    #[arg(long, value_parser = flags::format(), default_value = "text")]
+    format: Format,
     /// Exit with code 1 when a finding is at least this severe.
     #[arg(long, value_name = "SEVERITY", value_parser = ["critical", "high", "medium", "low", "info"])]
     fail_on: Option<String>,
     /// Override one threshold, e.g. --set EX001.max_exchanges=5 (repeatable).
     #[arg(long = "set", value_name = "CODE.KEY=VALUE")]
     set: Vec<String>,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum PlanFormat {
-    Text,
-    Json,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum RulesFormat {
-    Text,
-    Json,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum Format {
-    Text,
-    Json,
-    Markdown,
-    Html,
 }
 
 fn main() -> ExitCode {
@@ -350,7 +270,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Analyze(args) => analyze(args),
+        Command::Analyze(args) => analyze::run(args),
         Command::Rules { code, format } => rules(code.as_deref(), format),
         Command::Completions { shell } => shell::completions(shell, Cli::command()),
         Command::Man => shell::man(Cli::command()),
@@ -358,8 +278,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         #[cfg(feature = "tables")]
         Command::Batch(args) => batch::run(
             args.batch,
-            args.rules.config()?,
-            args.prices.prices(&config::Found::here())?,
+            args.rules.config(&args.rules.files())?,
+            args.prices.prices(&args.rules.files())?,
         ),
         #[cfg(not(feature = "tables"))]
         Command::Batch(_) => features::missing("batch", "tables"),
@@ -368,8 +288,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             args.storage.install()?;
             diff::run(
                 args.diff,
-                args.rules.config()?,
-                args.prices.prices(&config::Found::here())?,
+                args.rules.config(&args.rules.files())?,
+                args.prices.prices(&args.rules.files())?,
             )
         }
         #[cfg(feature = "serve")]
@@ -390,11 +310,14 @@ fn serve(args: ServeCommand) -> anyhow::Result<ExitCode> {
     config.allow_remote = args.allow_remote;
     config.max_upload = args.max_upload;
     config.keep = args.keep;
+    config.idle_timeout = args.client_timeout;
     if let Some(workers) = args.workers {
         config.workers = workers.max(1);
     }
-    config.rules = args.rules.config()?;
-    config.prices = args.prices.prices(&config::Found::here())?;
+    config.queue = args.queue;
+    let files = args.rules.files();
+    config.rules = args.rules.config(&files)?;
+    config.prices = args.prices.prices(&files)?;
     let data_dir = config.data_dir.clone();
     let server = sparkdiag_serve::start(config)?;
     eprintln!(
@@ -417,24 +340,12 @@ fn mcp(args: McpCommand) -> anyhow::Result<ExitCode> {
         remote_prefixes: args.allow_prefixes,
         #[cfg(not(feature = "remote"))]
         remote_prefixes: Vec::new(),
-        rules: args.rules.config()?,
-        prices: args.prices.prices(&config::Found::here())?,
+        rules: args.rules.config(&args.rules.files())?,
+        prices: args.prices.prices(&args.rules.files())?,
+        redact: args.redact,
     };
     sparkdiag_mcp::serve_stdio(options).map_err(anyhow::Error::msg)?;
     Ok(ExitCode::SUCCESS)
-}
-
-impl RuleFlags {
-    /// The rules' configuration: `--config`, else `./sparkdiag.toml` when it exists, then the
-    /// command line's overrides.
-    fn config(&self) -> anyhow::Result<Config> {
-        let found = config::Found::here();
-        Ok(Config::load(
-            self.config.as_deref().or(found.rules_file()),
-            &self.set,
-            &self.disable,
-        )?)
-    }
 }
 
 fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
@@ -458,14 +369,15 @@ fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
     let (plans, findings) = sparkdiag_analysis::analyze_plan_text(bytes, shown, &config)?;
     let fail_on = args.fail_on.as_deref().and_then(Severity::parse);
     let failing = fail_on.is_some_and(|threshold| findings.iter().any(|f| f.severity <= threshold));
-    let rendered = match args.format {
-        PlanFormat::Json => {
-            let report = sparkdiag_report::PlanReport::new(&plans, &findings);
-            serde_json::to_string_pretty(&report)? + "\n"
-        }
-        PlanFormat::Text => sparkdiag_report::plan::render(&plans, &findings),
+    let document = sparkdiag_report::plan::PlanText {
+        plans: &plans,
+        findings: &findings,
     };
-    std::io::stdout().lock().write_all(rendered.as_bytes())?;
+    document.write(
+        args.format,
+        &sparkdiag_report::Options::default(),
+        &mut std::io::stdout().lock(),
+    )?;
     Ok(if failing {
         ExitCode::from(1)
     } else {
@@ -473,189 +385,24 @@ fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn rules(code: Option<&str>, format: RulesFormat) -> anyhow::Result<ExitCode> {
+fn rules(code: Option<&str>, format: Format) -> anyhow::Result<ExitCode> {
     let rules: Vec<sparkdiag_rules::RuleDoc> = match code {
         Some(code) => vec![
-            sparkdiag_rules::find_rule(code)
-                .with_context(|| format!("no rule `{code}`; `sparkdiag rules` lists them"))?
-                .about(),
+            sparkdiag_analysis::catalogue::find_rule(code)
+                .with_context(|| format!("no rule `{code}`; `sparkdiag rules` lists them"))?,
         ],
-        None => sparkdiag_rules::all_rules()
-            .iter()
-            .map(|r| r.about())
-            .collect(),
+        None => sparkdiag_analysis::catalogue::rule_docs(),
     };
-    let out = match (format, code) {
-        (RulesFormat::Json, _) => {
-            let rules = rules.iter().map(|r| r.registry_entry()).collect();
-            serde_json::to_string_pretty(&sparkdiag_rules::Registry { rules })? + "\n"
-        }
-        (RulesFormat::Text, None) => sparkdiag_report::catalogue::table(&rules),
-        (RulesFormat::Text, Some(_)) => sparkdiag_report::catalogue::explain(&rules[0]),
+    let document = sparkdiag_report::catalogue::Catalogue {
+        rules: &rules,
+        explain: code.is_some(),
     };
-    std::io::stdout().lock().write_all(out.as_bytes())?;
+    document.write(
+        format,
+        &sparkdiag_report::Options::default(),
+        &mut std::io::stdout().lock(),
+    )?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn analyze(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
-    let found = config::Found::here();
-    config::apply_to_analyze(&mut args, &found)?;
-    let prices = args.prices.prices(&found)?;
-    args.habits.color.unwrap_or_default().before_threads();
-    let format = args.format.unwrap_or(Format::Text);
-    let config = args.rules.config()?;
-    let fail_on = args.fail_on.as_deref().and_then(Severity::parse);
-    let mut failing = false;
-    let mut reports = Vec::new();
-    // Only the charts and the HTML plan trees need the per-task view data; keep it only for them.
-    let keep_views = matches!(format, Format::Html) || args.charts.is_some() || args.habits.open;
-    let mut views = Vec::new();
-    let mut ui_links = Vec::new();
-    #[cfg(feature = "remote")]
-    let paths = {
-        args.storage.install()?;
-        match &args.history_server {
-            Some(server) => remote::history_server_paths(server, &args.paths),
-            None => args.paths.clone(),
-        }
-    };
-    #[cfg(not(feature = "remote"))]
-    let paths = args.paths.clone();
-    for path in &paths {
-        for input in sparkdiag_eventlog::discover(path)? {
-            if !args.habits.quiet {
-                for passed_over in &input.skipped {
-                    eprintln!("sparkdiag: warning: {passed_over}");
-                }
-            }
-            let progress = Progress::start(&input);
-            let options = sparkdiag_analysis::Options {
-                config: &config,
-                prices,
-                inputs: vec![path.clone()],
-            };
-            let analysis =
-                sparkdiag_analysis::analyze_with_progress(&input, &options, |n| progress.events(n));
-            progress.finish();
-            let analysis = analysis?;
-            if keep_views {
-                views.push(analysis.view_data());
-            }
-            let mut report = analysis.report;
-            failing |= fail_on.is_some_and(|threshold| {
-                report
-                    .findings
-                    .iter()
-                    .any(|f| f.finding.severity <= threshold)
-            });
-            habits::keep_top(&mut report, args.habits.top);
-            ui_links.push(habits::add_ui_links(
-                args.habits.ui_url.as_deref(),
-                &mut report,
-            ));
-            reports.push(report);
-        }
-    }
-    if let Some(dir) = &args.charts {
-        sparkdiag_report::charts::write_files(dir, &reports, &views)?;
-    }
-    let rendered = match format {
-        _ if args.habits.quiet => reports.iter().map(habits::quiet_lines).collect(),
-        Format::Text if reports.len() >= habits::MANY_APPLICATIONS => {
-            habits::summary_lines(&reports)
-        }
-        Format::Json if reports.len() == 1 => serde_json::to_string_pretty(&reports[0])? + "\n",
-        Format::Json => serde_json::to_string_pretty(&reports)? + "\n",
-        Format::Text => {
-            // Terminal width and colour only when the text goes to a terminal; `-o FILE` and
-            // pipes get the plain view.
-            let opts = args
-                .habits
-                .color
-                .unwrap_or_default()
-                .text_options(args.output.is_some());
-            reports
-                .iter()
-                .zip(&ui_links)
-                .map(|(r, links)| {
-                    sparkdiag_report::text::render_with(r, opts) + &habits::ui_section(links)
-                })
-                .collect::<Vec<_>>()
-                .join("\n────────\n\n")
-        }
-        Format::Markdown => reports
-            .iter()
-            .map(sparkdiag_report::markdown::render)
-            .collect::<Vec<_>>()
-            .join("\n---\n\n"),
-        Format::Html => {
-            sparkdiag_report::html::render(&reports.iter().zip(&views).collect::<Vec<_>>())
-        }
-    };
-    if args.habits.open {
-        let page = match format {
-            Format::Html => rendered.clone(),
-            _ => sparkdiag_report::html::render(&reports.iter().zip(&views).collect::<Vec<_>>()),
-        };
-        let file = habits::open_in_browser(&page)?;
-        if !args.habits.quiet {
-            eprintln!("sparkdiag: opened {}", file.display());
-        }
-    }
-    match &args.output {
-        Some(file) => std::fs::write(file, rendered)
-            .with_context(|| format!("cannot write {}", file.display()))?,
-        None => std::io::stdout().lock().write_all(rendered.as_bytes())?,
-    }
-    Ok(if failing {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-/// A spinner on standard error with the count of events read, for large logs only (more than
-/// [`Progress::MIN_BYTES`] on disk) and only when standard error is a terminal: pipes, files and
-/// the tests see nothing. The reader hands over events, not bytes, so it counts events.
-/// The spinner on stderr while a large log is read, and the log's size in MiB.
-struct Progress(Option<(indicatif::ProgressBar, u64)>);
-
-impl Progress {
-    const MIN_BYTES: u64 = 50 * 1024 * 1024;
-    fn start(input: &sparkdiag_eventlog::LogInput) -> Progress {
-        use std::io::IsTerminal;
-        if !std::io::stderr().is_terminal() {
-            return Progress(None);
-        }
-        let bytes: u64 = input.parts.iter().filter_map(|p| p.known_len()).sum();
-        if bytes <= Self::MIN_BYTES {
-            return Progress(None);
-        }
-        let bar =
-            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
-        bar.set_style(
-            // The path last, cut to the terminal's width, so a long one never wraps the line.
-            indicatif::ProgressStyle::with_template("{spinner} {elapsed} {prefix} {wide_msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
-        );
-        let mib = bytes / (1024 * 1024);
-        bar.set_prefix(format!("{mib} MiB, 0k events"));
-        bar.set_message(format!("reading {}", input.display));
-        bar.enable_steady_tick(std::time::Duration::from_millis(120));
-        Progress(Some((bar, mib)))
-    }
-
-    fn events(&self, n: u64) {
-        if let Some((bar, mib)) = &self.0 {
-            bar.set_prefix(format!("{mib} MiB, {}k events", n / 1000));
-        }
-    }
-
-    fn finish(self) {
-        if let Some((bar, _)) = self.0 {
-            bar.finish_and_clear();
-        }
-    }
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {

@@ -483,6 +483,193 @@ fn a_query_stopped_by_its_program_is_not_a_failed_application_of_the_night() {
     );
 }
 
+/// The `source` column of a night's `applications` partition, one entry per row, sorted; and
+/// every other table's rows keyed as the table is (no key twice). Panics on a file that is
+/// not a whole Parquet file.
+fn night_rows(out: &Path, date: &str) -> Vec<String> {
+    use polars::prelude::*;
+    use polars_io::prelude::*;
+    let read = |table: &str| {
+        let path = out.join(format!("tables/{table}/date={date}/part-0.parquet"));
+        ParquetReader::new(std::fs::File::open(&path).unwrap())
+            .finish()
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    };
+    let text = |frame: &DataFrame, columns: &[&str]| -> Vec<String> {
+        (0..frame.height())
+            .map(|i| {
+                columns
+                    .iter()
+                    .map(|c| format!("{:?}", frame.column(c).unwrap().get(i).unwrap()))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            })
+            .collect()
+    };
+    for (table, key) in [
+        ("stages", &["source", "stage_id", "attempt_id"][..]),
+        ("jobs", &["source", "job_id"][..]),
+        ("executors", &["source", "executor_id"][..]),
+    ] {
+        let mut rows = text(&read(table), key);
+        let all = rows.len();
+        rows.sort();
+        rows.dedup();
+        assert_eq!(rows.len(), all, "{table}: a row twice");
+    }
+    let mut sources = text(&read("applications"), &["source"]);
+    sources.sort();
+    sources
+}
+
+/// Every visible Parquet file under `out/tables` (not hidden, as Spark and DuckDB list them),
+/// each read whole: a half-written one fails to read.
+fn check_visible_parquet(out: &Path) -> usize {
+    let Ok(tables) = std::fs::read_dir(out.join("tables")) else {
+        return 0;
+    };
+    let mut checked = 0;
+    for partition in tables
+        .flatten()
+        .flat_map(|t| std::fs::read_dir(t.path()).unwrap())
+    {
+        let Ok(files) = std::fs::read_dir(partition.unwrap().path()) else {
+            continue;
+        };
+        for file in files.flatten().map(|f| f.path()) {
+            let name = file.file_name().unwrap().to_string_lossy().into_owned();
+            if name.starts_with('.') || name.starts_with('_') || !name.ends_with(".parquet") {
+                continue;
+            }
+            // Renamed into place while listing: read the one it names now, whole.
+            let Ok(bytes) = std::fs::read(&file) else {
+                continue;
+            };
+            assert!(
+                bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"),
+                "{} is visible half-written ({} bytes)",
+                file.display(),
+                bytes.len()
+            );
+            use polars_io::prelude::{ParquetReader, SerReader};
+            ParquetReader::new(std::io::Cursor::new(bytes))
+                .finish()
+                .unwrap_or_else(|e| panic!("{}: visible but unreadable: {e}", file.display()));
+            checked += 1;
+        }
+    }
+    checked
+}
+
+/// A nightly run killed with `kill -9` half way: at every moment the date's visible tables,
+/// reports and night are the last complete run's; a second batch on the folder meanwhile is
+/// refused, not interleaved; run again, the date holds exactly the new night, each row once.
+#[test]
+fn a_night_killed_half_way_leaves_the_last_whole_night_and_a_rerun_replaces_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("fleet");
+    let date = "2026-12-01";
+    let (first_logs, patterns) = (testdata("logs/failed"), testdata("logs/patterns"));
+    night(&first_logs, &out, date, &[]);
+    let first_night = night_rows(&out, date);
+    assert!(!first_night.is_empty());
+    let first_reports = std::fs::read_dir(out.join(format!("apps/{date}")))
+        .unwrap()
+        .count();
+    let first_summary = std::fs::read(out.join(format!("nights/{date}.json"))).unwrap();
+
+    let mut killed = std::process::Command::new(env!("CARGO_BIN_EXE_sparkdiag"))
+        .args(["batch", patterns.to_str().unwrap(), "-o"])
+        .arg(&out)
+        .args(["--date", date, "--jobs", "1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let partial = out.join(format!("apps/.{date}.partial"));
+    let logs = std::fs::read_dir(&patterns)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().is_dir())
+        .count();
+    let start = std::time::Instant::now();
+    let mut looks = 0;
+    loop {
+        looks += 1;
+        assert!(check_visible_parquet(&out) >= 7);
+        assert_eq!(night_rows(&out, date), first_night);
+        let written = std::fs::read_dir(&partial).map_or(0, |d| d.count());
+        // Two files (HTML and JSON) a report: kill once half the night's reports are written.
+        if written >= logs {
+            break;
+        }
+        assert!(
+            killed.try_wait().unwrap().is_none(),
+            "the batch ended before half its logs were analysed; nothing was killed"
+        );
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(300),
+            "the batch wrote {written} files in 300 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // Meanwhile a second run on the same folder is refused, and says why.
+    let refused = sparkdiag(&[
+        "batch",
+        first_logs.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--date",
+        "2026-12-02",
+    ]);
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("is being written by another sparkdiag batch (pid ")
+            && said.contains(&format!("night {date}")),
+        "{said}"
+    );
+    assert!(!out.join("nights/2026-12-02.json").exists());
+    killed.kill().unwrap(); // SIGKILL on Unix: nothing of the run's own code runs after it
+    killed.wait().unwrap();
+    // What was visible before is still there, whole: tables, reports and the night.
+    assert!(check_visible_parquet(&out) >= 7);
+    assert_eq!(night_rows(&out, date), first_night);
+    assert_eq!(
+        std::fs::read_dir(out.join(format!("apps/{date}")))
+            .unwrap()
+            .count(),
+        first_reports
+    );
+    assert_eq!(
+        std::fs::read(out.join(format!("nights/{date}.json"))).unwrap(),
+        first_summary
+    );
+    eprintln!("batch killed after {looks} looks at its tables");
+
+    // Run again (the killed run's lock went with it): the date is the new night alone.
+    night(&patterns, &out, date, &[]);
+    let rows = night_rows(&out, date);
+    assert_eq!(rows.len(), logs, "{rows:?}");
+    assert!(
+        rows.iter().all(|source| source.contains("logs/patterns/")),
+        "{rows:?}"
+    );
+    assert_eq!(
+        std::fs::read_dir(out.join(format!("apps/{date}")))
+            .unwrap()
+            .count(),
+        2 * logs
+    );
+    let leftovers: Vec<_> = walk(&out)
+        .into_iter()
+        .filter(|p| {
+            let name = p.to_string_lossy();
+            name.ends_with(".tmp") || name.contains(".partial") || name.contains(".replaced")
+        })
+        .collect();
+    assert!(leftovers.is_empty(), "left behind: {leftovers:?}");
+}
+
 /// A Python with DuckDB: `target/duckdb-venv` (made by .ci/run), else `python3` when it has it.
 /// Without one the test says so in one line, except under CI.
 fn python_with_duckdb() -> Option<std::path::PathBuf> {

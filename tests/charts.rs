@@ -312,7 +312,7 @@ fn the_failed_log_charts_its_failed_stage() {
 #[test]
 fn the_sql_error_cell_shows_the_exception_not_the_traceback_header() {
     let a = analyse(&testdata("logs/failed")).pop().unwrap();
-    let page = sparkdiag_report::html::render(&[(&a.report, &a.view_data())]);
+    let page = sparkdiag_report::analyze::html::render(&[(&a.report, &a.view_data())]);
     let sql = &page[page
         .find("<h2>SQL executions</h2>")
         .expect("an SQL section")..];

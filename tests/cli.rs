@@ -586,6 +586,13 @@ fn the_architecture_pages_crate_graph_is_the_manifests() {
             "{view} reaches more than the contract and the parsed plan it serialises"
         );
     }
+    // The MCP server is a view too: it reads the contract, asks the analysis for the rest, and
+    // finds logs with the reader; it builds no model and runs no rule or replay of its own.
+    assert_eq!(
+        depends_on("mcp"),
+        ["analysis", "contract", "eventlog"],
+        "mcp reads the contract and asks the analysis; nothing else"
+    );
     // The facts are computed once below the rules and handed down: the what-if reads typed
     // findings and facts, and `diff` compares runs, so neither asks the rules anything.
     for reader in ["whatif", "diff"] {

@@ -76,8 +76,8 @@ fn folded_stages_give_the_same_tasks_report_charts_and_what_if_as_unfolded_ones(
             "{at}: report"
         );
         assert!(
-            sparkdiag_report::html::render(&[(&folded.report, &folded.view_data())])
-                == sparkdiag_report::html::render(&[(&kept.report, &kept.view_data())]),
+            sparkdiag_report::analyze::html::render(&[(&folded.report, &folded.view_data())])
+                == sparkdiag_report::analyze::html::render(&[(&kept.report, &kept.view_data())]),
             "{at}: HTML"
         );
         assert_eq!(

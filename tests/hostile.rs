@@ -482,7 +482,8 @@ fn a_decode_error_names_its_real_offset() {
 }
 
 #[test]
-fn an_empty_file_is_an_empty_log_whatever_its_codec() {
+fn an_empty_file_is_unusable_whatever_its_codec() {
+    // Nothing read is not a report: exit 2, naming the file and what was found (issue 49).
     let dir = tempfile::tempdir().unwrap();
     for name in [
         "app",
@@ -493,13 +494,13 @@ fn an_empty_file_is_an_empty_log_whatever_its_codec() {
         "app.snappy",
     ] {
         let path = write(dir.path(), name, b"");
-        let out = sparkdiag_ok(&["analyze", path.to_str().unwrap(), "--format", "json"]);
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(report["source"]["complete"], false, "{name}");
-        let warnings = report["source"]["warnings"].to_string();
+        let out = crate::util::sparkdiag(&["analyze", path.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert!(out.stdout.is_empty(), "{name}: no report");
+        let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
-            warnings.contains("the file is empty (0 bytes)"),
-            "{name}: {warnings}"
+            stderr.contains(name) && stderr.contains("the file is empty (0 bytes)"),
+            "{name}: {stderr}"
         );
     }
 }

@@ -7,6 +7,8 @@ mod batch;
 mod charts;
 /// The command line as a new user meets it: terminal width, failed apps, batch mistakes.
 mod cli;
+/// Logs whose clock jumps by days or years: no duration, replay or finding holds the jump.
+mod clock_jumps;
 /// Our numbers against the Spark History Server's own golden REST responses.
 mod conformance;
 /// Cut, corrupt and unreadable input.
@@ -32,10 +34,17 @@ mod handmade;
 mod hostile;
 /// The HTML report: structure, escaping, charts, and headless Chromium.
 mod html;
+/// The read bench's large log, made from a real fixture; the MCP and serve load tests use it.
+#[path = "../crates/analysis/benches/shared/large_log.rs"]
+#[allow(dead_code)]
+mod large_log;
 /// The README and docs/: links and anchors that resolve, the first commands, real samples.
 mod links;
 /// `sparkdiag mcp` over stdio: refusals, roots, the size cap, and the official Python client.
 mod mcp;
+/// What a report says about itself and how a pipeline uses it: the evidence ledger, settings,
+/// gates and exit codes, unusable input, narrowing, SARIF (issue 49).
+mod outputs;
 /// `sparkdiag plan` on real plan text, and plan findings inside event logs.
 mod plans;
 /// The logs users bring from Databricks and EMR: the workload from what ran, advice for the
@@ -53,6 +62,9 @@ mod schema;
 /// `sparkdiag serve` over loopback: uploads, refusals, escaping, deletion, and Chromium.
 #[cfg(feature = "serve")]
 mod serve;
+/// `sparkdiag serve` as a process under load and bad clients, its memory and open files.
+#[cfg(feature = "serve")]
+mod serve_load;
 /// Why a task was slow: skew, stragglers and slow hosts named by their cause (issue 47).
 mod slowness;
 /// Structured Streaming, DStreams and Spark Connect applications (issue 24).

@@ -219,3 +219,130 @@ fn every_sample_of_output_is_what_sparkdiag_prints() {
     }
     assert!(samples >= 3, "only {samples} samples of output found");
 }
+
+/// Where a path a page names may start: the repository's own folders.
+const REPO_FOLDERS: &[&str] = &[
+    "crates/",
+    "src/",
+    "tests/",
+    "docs/",
+    "testdata/",
+    "examples/",
+    "benches/",
+    "fuzz/",
+    ".ci/",
+    "python/",
+];
+
+/// The code spans of a Markdown page outside fenced blocks, or of a Rust file's `//!` lines,
+/// with their line numbers.
+fn code_spans(text: &str, markdown: bool) -> Vec<(usize, String)> {
+    let mut in_fence = false;
+    let mut spans = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = if markdown {
+            if line.trim_start().starts_with("```") {
+                in_fence = !in_fence;
+                continue;
+            }
+            if in_fence {
+                continue;
+            }
+            line
+        } else {
+            match line.trim_start().strip_prefix("//!") {
+                Some(doc) => doc,
+                None => continue,
+            }
+        };
+        for span in line.split('`').skip(1).step_by(2) {
+            spans.push((n + 1, span.trim().to_string()));
+        }
+    }
+    spans
+}
+
+/// A span that names a file or folder of the repository: it starts with one of its folders; a
+/// `:LINE` or `#anchor` after it is left off.
+fn repo_path(span: &str) -> Option<&str> {
+    if !REPO_FOLDERS.iter().any(|f| span.starts_with(f)) {
+        return None;
+    }
+    span.split([':', ' ', '#', '(']).next()
+}
+
+/// A path that stands for many (`crates/rules/src/rules/NAME.rs`, `tests/golden/*.md`,
+/// `apps/{a,b}`, `…`).
+fn placeholder(path: &str) -> bool {
+    path.contains(['*', '<', '>', '{', '}', '…', '$'])
+        || path
+            .split(['/', '.', '_', '-'])
+            .any(|word| word.len() >= 3 && word.chars().all(|c| c.is_ascii_uppercase()))
+}
+
+/// A missing path the repository ignores (what a run writes, such as `fuzz/artifacts/`), as the
+/// `.gitignore` in one of its folders names it.
+fn ignored(path: &str) -> bool {
+    let parts: Vec<&str> = path.trim_end_matches('/').split('/').collect();
+    (0..parts.len()).any(|i| {
+        let gitignore = repo().join(parts[..i].join("/")).join(".gitignore");
+        std::fs::read_to_string(gitignore).is_ok_and(|text| {
+            text.lines()
+                .map(|l| l.trim().trim_matches('/'))
+                .any(|pattern| pattern == parts[i])
+        })
+    })
+}
+
+#[test]
+fn every_path_the_docs_name_exists() {
+    let mut pages = pages();
+    pages.push(repo().join("CONTRIBUTING.md"));
+    let mut sources = Vec::new();
+    let mut dirs = vec![repo().join("src")];
+    for entry in std::fs::read_dir(repo().join("crates")).unwrap() {
+        dirs.push(entry.unwrap().path().join("src"));
+    }
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                sources.push(path);
+            }
+        }
+    }
+    let mut named = 0;
+    let mut missing = Vec::new();
+    for file in pages.iter().chain(&sources) {
+        let text = std::fs::read_to_string(file).unwrap();
+        let markdown = file.extension().is_some_and(|e| e == "md");
+        for (line, span) in code_spans(&text, markdown) {
+            let Some(path) = repo_path(&span) else {
+                continue;
+            };
+            named += 1;
+            if !repo().join(path).exists() && !ignored(path) && !placeholder(path) {
+                missing.push(format!("{}:{line}: `{path}`", relative(file)));
+            }
+        }
+    }
+    assert!(
+        named > 100,
+        "only {named} paths found: is the span search broken?"
+    );
+    assert!(
+        missing.is_empty(),
+        "paths the docs name that do not exist (moved or renamed?):\n{}",
+        missing.join("\n")
+    );
+    // The checks themselves.
+    assert_eq!(
+        repo_path("crates/mcp/src/tools/mod.rs:42"),
+        Some("crates/mcp/src/tools/mod.rs")
+    );
+    assert!(placeholder("crates/rules/src/rules/NAME.rs") && !placeholder("docs/mcp.md"));
+    assert_eq!(repo_path("../shared/real-world"), None);
+    assert!(ignored("fuzz/artifacts/summary.tsv") && !ignored("fuzz/run.sh"));
+}

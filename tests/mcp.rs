@@ -419,6 +419,10 @@ fn every_answer_on_the_largest_log_is_within_the_cap() {
             json!({"before": path, "after": "logs/diff/loop-serial/local-1796117427923.zstd"}),
         ),
         ("get_finding", json!({"path": path, "rank": 1})),
+        (
+            "get_executor",
+            json!({"path": path, "executor_id": "driver"}),
+        ),
     ];
     for s in &stage_ids {
         calls.push(("get_stage", json!({"path": path, "stage_id": s})));
@@ -644,4 +648,223 @@ fn compare_runs_takes_the_jobs_noise_band() {
         message.contains("noise:") && message.contains("0.25"),
         "{message}"
     );
+}
+
+/// The server's peak resident memory so far, in KiB (`VmHWM` of `/proc/PID/status`).
+fn peak_kib(server: &Server) -> u64 {
+    std::fs::read_to_string(format!("/proc/{}/status", server.child.id()))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// Input built to hurt: nesting deeper than any parser's stack, a line of 64 MiB, a request of
+/// 3 MB that is valid JSON-RPC, a method name and an id of megabytes, and two requests in
+/// flight under one id. Each gets the protocol's error, every answer stays small, and the server
+/// neither buffers the long line nor stops.
+#[test]
+fn hostile_messages_get_small_protocol_errors_and_the_server_goes_on() {
+    let root = testdata(".");
+    let mut server = Server::start(&[&root]);
+    let null = Value::Null;
+    let before = peak_kib(&server);
+    let small = |answer: &Value| {
+        let len = answer.to_string().len();
+        assert!(len <= 4096, "an answer of {len} bytes");
+    };
+    // Deeper than serde_json's recursion limit: refused, not a stack overflow.
+    server.send_line(&"[".repeat(100_000));
+    let answer = server.answer(&null);
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    small(&answer);
+    let nested = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"a\":{}1{}}}}}",
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
+    server.send_line(&nested);
+    let answer = server.answer(&null);
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+
+    // 64 MiB without a line end until the last byte: skipped as it streams by.
+    let chunk = vec![b'x'; 1 << 20];
+    for _ in 0..64 {
+        server.send_bytes(&chunk);
+    }
+    server.send_bytes(b"\n");
+    let answer = server.answer(&null);
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("67108864 bytes or more"),
+        "{answer}"
+    );
+    let grew = peak_kib(&server).saturating_sub(before);
+    assert!(grew < 32 * 1024, "a 64 MiB line took {grew} KiB");
+
+    // Valid JSON-RPC of 3 MB: a path that long is refused in a sentence, not echoed whole.
+    let long_path = "a/".repeat(1_500_000);
+    let answer = server.call(2, "analyze_application", json!({"path": long_path}));
+    assert_eq!(
+        answer["result"]["isError"],
+        true,
+        "{}",
+        &answer.to_string()[..200]
+    );
+    assert!(
+        answer.to_string().len() <= CAP,
+        "{} bytes",
+        answer.to_string().len()
+    );
+    // A method name of 3 MB: -32601, its name cut.
+    let (code, message) = server.error_code(3, &"m".repeat(3_000_000), json!({}));
+    assert_eq!(code, -32601);
+    assert!(
+        message.len() < 4096 && message.contains("more bytes]"),
+        "{message}"
+    );
+    // An id of 2 MB is not echoed.
+    server.send_line(&format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":\"{}\",\"method\":\"ping\"}}",
+        "i".repeat(2_000_000)
+    ));
+    let answer = server.answer(&null);
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    small(&answer);
+
+    // Two requests in flight under one id: the second is refused, the first answered.
+    let slow = json!({"name": "list_applications", "arguments": {"path": "logs", "limit": 50}});
+    server.send(4, "tools/call", slow.clone());
+    server.send(4, "tools/call", slow);
+    let first = server.answer(&json!(4));
+    let second = server.answer(&json!(4));
+    let codes: Vec<&Value> = [&first, &second]
+        .iter()
+        .map(|a| &a["error"]["code"])
+        .collect();
+    assert!(
+        codes.contains(&&json!(-32600)) && codes.contains(&&Value::Null),
+        "{first}\n{second}"
+    );
+    assert_eq!(server.request(5, "ping", json!({}))["result"], json!({}));
+    assert!(server.early.is_empty(), "{:?}", server.early.keys());
+}
+
+/// 150 requests written at once, without waiting for any answer: each id is answered once, with
+/// its result or with -32000 when more than 64 were in flight, every line is one JSON message
+/// under the cap, and the server answers pings between them.
+#[test]
+fn a_burst_of_concurrent_requests_is_answered_once_each_and_bounded() {
+    let root = testdata(".");
+    let mut server = Server::start(&[&root]);
+    let logs = [
+        "logs/failed/local-1796049483373",
+        "logs/single/plain/local-1796049337368",
+        "logs/single/zstd/local-1796049355449.zstd",
+    ];
+    let mut burst = String::new();
+    for id in 1000..1150 {
+        let message = match id % 5 {
+            0 => json!({"jsonrpc": "2.0", "id": id, "method": "ping"}),
+            1 => json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "list_rules", "arguments": {}}}),
+            2 => json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "get_stage", "arguments": {"path": logs[id % 3], "stage_id": 0}}}),
+            _ => json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "analyze_application", "arguments": {"path": logs[id % 3]}}}),
+        };
+        burst.push_str(&message.to_string());
+        burst.push('\n');
+    }
+    server.send_bytes(burst.as_bytes());
+    let (mut answered, mut busy) = (0, 0);
+    for id in 1000..1150 {
+        let answer = server.answer(&json!(id));
+        let len = answer.to_string().len();
+        assert!(len <= CAP + 1024, "{id}: {len} bytes");
+        match answer["error"]["code"].as_i64() {
+            None => {
+                answered += 1;
+                assert_ne!(answer["result"]["isError"], true, "{id}: {answer}");
+            }
+            Some(-32000) => busy += 1,
+            Some(code) => panic!("{id}: error {code}: {answer}"),
+        }
+    }
+    assert_eq!(answered + busy, 150);
+    assert!(answered >= 64, "{answered} answered, {busy} busy");
+    assert_eq!(server.request(2000, "ping", json!({}))["result"], json!({}));
+    assert!(
+        server.early.is_empty(),
+        "answered twice: {:?}",
+        server.early.keys()
+    );
+    eprintln!("mcp burst: 150 requests at once, {answered} answered, {busy} refused as busy");
+}
+
+/// The threads of the server process whose name starts with `prefix`.
+fn threads_named(server: &Server, prefix: &str) -> usize {
+    std::fs::read_dir(format!("/proc/{}/task", server.child.id()))
+        .unwrap()
+        .flatten()
+        .filter(|task| {
+            std::fs::read_to_string(task.path().join("comm"))
+                .is_ok_and(|name| name.starts_with(prefix))
+        })
+        .count()
+}
+
+/// An analysis of the read bench's large log, cancelled while it runs: never answered, and the
+/// server answers others meanwhile. Then standard input ends in the middle of a request: the
+/// fragment gets -32700, and the server exits 0 once the running analysis is done.
+#[test]
+fn a_cancelled_analysis_and_input_closed_mid_request_end_cleanly() {
+    let root = tempfile::tempdir().unwrap();
+    let log = root.path().join("large.jsonl");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&log).unwrap());
+    // One pass over the fixture: 29 MB, seconds of analysis in a debug build.
+    crate::large_log::write(&testdata("logs/rolling/zstd"), &mut file, 1).unwrap();
+    drop(file);
+    let mut server = Server::start(&[root.path()]);
+    server.send(
+        700,
+        "tools/call",
+        json!({"name": "analyze_application", "arguments": {"path": "large.jsonl"}}),
+    );
+    let start = Instant::now();
+    while threads_named(&server, "mcp tools/call") == 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the analysis never started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    server.send_line(
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":700,"reason":"the user moved on"}}"#,
+    );
+    // Still running, and others are answered meanwhile.
+    assert_eq!(server.request(701, "ping", json!({}))["result"], json!({}));
+    let (_, rules) = server.text(702, "list_rules", json!({}));
+    assert!(rules.to_string().contains("UT003"));
+    // Standard input ends half way through a request.
+    server
+        .send_bytes(br#"{"jsonrpc":"2.0","id":703,"method":"tools/call","params":{"name":"list_"#);
+    drop(server.stdin.take());
+    let fragment = server.answer(&Value::Null);
+    assert_eq!(fragment["error"]["code"], -32700, "{fragment}");
+    let rest: Vec<String> = server.lines.iter().collect();
+    assert!(rest.is_empty(), "answered after the end: {rest:?}");
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            assert!(status.success(), "{status}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the server did not exit");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

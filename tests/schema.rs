@@ -55,6 +55,23 @@ fn committed_reports() -> Vec<Value> {
         "--price-per-core-hour",
         "0.5",
     ]));
+    // Gates that pass, settings off their defaults and the findings narrowed: `gates`,
+    // `source.config` and `narrowed` filled in.
+    all.extend(reports(&[
+        "testdata/logs/patterns/skew-join",
+        "--max-runtime",
+        "10h",
+        "--max-spill",
+        "100GiB",
+        "--set",
+        "SK001.ratio=4",
+        "--disable",
+        "CF003",
+        "--only",
+        "skew",
+        "--top",
+        "1",
+    ]));
     all
 }
 

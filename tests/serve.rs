@@ -22,14 +22,14 @@ fn server(tweak: impl FnOnce(&mut Config)) -> (tempfile::TempDir, Server) {
     (dir, server)
 }
 
-struct Reply {
-    status: u16,
-    head: String,
-    body: String,
+pub(crate) struct Reply {
+    pub status: u16,
+    pub head: String,
+    pub body: String,
 }
 
 impl Reply {
-    fn header(&self, name: &str) -> Option<String> {
+    pub fn header(&self, name: &str) -> Option<String> {
         self.head.lines().find_map(|line| {
             let (key, value) = line.split_once(':')?;
             key.eq_ignore_ascii_case(name)
@@ -39,7 +39,7 @@ impl Reply {
 }
 
 /// Sends `request` as is and reads the whole reply (every request says `Connection: close`).
-fn send(addr: SocketAddr, request: &[u8]) -> Reply {
+pub(crate) fn send(addr: SocketAddr, request: &[u8]) -> Reply {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(60)))
@@ -49,7 +49,7 @@ fn send(addr: SocketAddr, request: &[u8]) -> Reply {
     read_reply(&mut stream)
 }
 
-fn read_reply(stream: &mut TcpStream) -> Reply {
+pub(crate) fn read_reply(stream: &mut TcpStream) -> Reply {
     let mut bytes = Vec::new();
     let _ = stream.read_to_end(&mut bytes);
     let text = String::from_utf8_lossy(&bytes).into_owned();
@@ -66,17 +66,17 @@ fn read_reply(stream: &mut TcpStream) -> Reply {
     }
 }
 
-fn get(addr: SocketAddr, path: &str) -> Reply {
+pub(crate) fn get(addr: SocketAddr, path: &str) -> Reply {
     send(
         addr,
         format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
     )
 }
 
-const BOUNDARY: &str = "sparkdiag-test-boundary-7MA4YWxkTrZu0gW";
+pub(crate) const BOUNDARY: &str = "sparkdiag-test-boundary-7MA4YWxkTrZu0gW";
 
 /// A multipart/form-data body with one file field `log`.
-fn form(file_name: &str, bytes: &[u8]) -> Vec<u8> {
+pub(crate) fn form(file_name: &str, bytes: &[u8]) -> Vec<u8> {
     let mut body = format!(
         "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"log\"; filename=\"{file_name}\"\r\n\
          Content-Type: application/octet-stream\r\n\r\n"
@@ -87,7 +87,7 @@ fn form(file_name: &str, bytes: &[u8]) -> Vec<u8> {
     body
 }
 
-fn post_head(addr: SocketAddr, length: usize) -> Vec<u8> {
+pub(crate) fn post_head(addr: SocketAddr, length: usize) -> Vec<u8> {
     format!(
         "POST /upload HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
          Content-Type: multipart/form-data; boundary={BOUNDARY}\r\nContent-Length: {length}\r\n\r\n"
@@ -95,7 +95,7 @@ fn post_head(addr: SocketAddr, length: usize) -> Vec<u8> {
     .into_bytes()
 }
 
-fn upload(addr: SocketAddr, file_name: &str, bytes: &[u8]) -> Reply {
+pub(crate) fn upload(addr: SocketAddr, file_name: &str, bytes: &[u8]) -> Reply {
     let body = form(file_name, bytes);
     let mut request = post_head(addr, body.len());
     request.extend_from_slice(&body);
@@ -103,14 +103,14 @@ fn upload(addr: SocketAddr, file_name: &str, bytes: &[u8]) -> Reply {
 }
 
 /// The report id an upload was redirected to.
-fn id_of(reply: &Reply) -> String {
+pub(crate) fn id_of(reply: &Reply) -> String {
     assert_eq!(reply.status, 303, "{}\n{}", reply.head, reply.body);
     let location = reply.header("location").unwrap();
     location.strip_prefix("/r/").unwrap().to_string()
 }
 
 /// Waits for job `id` to finish, then returns its page.
-fn finished(addr: SocketAddr, id: &str) -> Reply {
+pub(crate) fn finished(addr: SocketAddr, id: &str) -> Reply {
     let start = Instant::now();
     loop {
         let status = get(addr, &format!("/r/{id}/status"));
@@ -130,7 +130,7 @@ fn finished(addr: SocketAddr, id: &str) -> Reply {
 }
 
 /// Every file under `dir`, recursively.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
         return out;

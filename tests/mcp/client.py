@@ -26,6 +26,7 @@ FAILED = "logs/failed/local-1796049483373"
 BEFORE = "logs/diff/loop-serial/local-1796117427923.zstd"
 AFTER = "logs/diff/loop-threadpool/local-1796117371922.zstd"
 PLAN = "plans/antipattern-many-exchanges.txt"
+FETCH_FAILED = "logs/trust/fetch-failed"
 CAP = 64 * 1024
 checks = 0
 
@@ -68,7 +69,7 @@ async def every_tool(session):
     names = {t.name for t in init_tools.tools}
     expected = {
         "list_applications", "analyze_application", "get_finding", "get_stage", "get_job",
-        "failure_postmortem", "compare_runs", "analyze_plan", "what_if", "list_rules",
+        "get_executor", "failure_postmortem", "compare_runs", "analyze_plan", "what_if", "list_rules",
     }
     check(names == expected, f"tools: {sorted(names)}")
     for t in init_tools.tools:
@@ -100,6 +101,8 @@ async def every_tool(session):
     check(analysed["findings_total"] == len(failed["findings"]), "analyze: findings count")
     same_findings(analysed["findings"], failed["findings"], "analyze")
     check(analysed["what_if"]["headline"] == failed["what_if"]["headline"], "analyze: what-if")
+    check(analysed["ledger"] == failed["ledger"], "analyze: the evidence ledger")
+    check(analysed["source"]["config"] == failed["source"]["config"], "analyze: the settings used")
     top1 = await call(session, "analyze_application", path=FAILED, top=1)
     check(len(top1["findings"]) == 1 and (len(failed["findings"]) == 1 or top1["omitted"]), "top=1")
     print(f"analyze_application: header, summary, {len(failed['findings'])} findings equal analyze --format json")
@@ -126,6 +129,16 @@ async def every_tool(session):
     check(job["job"]["job_id"] == failed_job["job_id"] and job["job"]["status"] == "failed", "job")
     check(job["job"]["stage_ids"] == failed_job["stage_ids"], "job: stages")
     print(f"get_stage {stage_id}, get_job {failed_job['job_id']}: as analyze, with executors and failures")
+
+    fetch = cli_json("analyze", FETCH_FAILED, "--format", "json")
+    lost = next(e for e in fetch["executors"] if e["removal"] == "lost")
+    executor = await call(session, "get_executor", path=FETCH_FAILED, executor_id=lost["executor_id"])
+    check(executor["executor"] == lost, "executor: as analyze")
+    check(executor["executor"]["exit_code_means"], "executor: what its exit code means")
+    check(executor["task_failures"]["total"] >= lost["failed_tasks"], "executor: task failures")
+    naming = [i + 1 for i, f in enumerate(fetch["findings"]) if lost["executor_id"] in f["scope"]["executor_ids"]]
+    check([f["rank"] for f in executor["findings"]] == naming[:20], "executor: the findings naming it")
+    print(f"get_executor {lost['executor_id']}: {lost['removal']}, exit {lost['exit_code']}: {executor['executor']['exit_code_means'][:60]}")
 
     post = await call(session, "failure_postmortem", path=FAILED)
     check([j["job_id"] for j in post["failed_jobs"]] == [j["job_id"] for j in failed["jobs"] if j["status"] == "failed"], "postmortem: failed jobs")

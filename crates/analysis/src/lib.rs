@@ -17,14 +17,25 @@ use sparkdiag_contract::{Report, ViewData};
 use sparkdiag_eventlog::{LogInput, ReadError, SourceReport};
 use sparkdiag_facts::Facts;
 use sparkdiag_model::{Application, ApplicationBuilder};
-use sparkdiag_rules::Config;
 
 pub mod assemble;
+pub mod catalogue;
+mod compare;
+pub mod detail;
+pub mod gates;
+pub mod ledger;
 mod pick;
 mod plan_text;
+pub mod redact;
+pub mod replay;
+pub mod settings;
+pub mod spark_ui;
 
+pub use compare::{CompareOptions, Noise, compare};
 pub use pick::{PickError, analyze_one};
 pub use plan_text::{PlanTextError, analyze_plan_text};
+/// The rules' configuration (thresholds overridden, rules disabled) every command passes in.
+pub use sparkdiag_rules::{Config, ConfigError};
 
 /// How to analyse: the rules' configuration and what the report is told about its inputs.
 pub struct Options<'a> {
@@ -34,6 +45,10 @@ pub struct Options<'a> {
     /// The paths the user named, as the report's `source.inputs` shows them; the input's own
     /// display name when empty.
     pub inputs: Vec<String>,
+    /// `--redact`: the application's identifying values pseudonymised before anything is
+    /// computed from them ([`redact`]). One redactor for every application of a command, so
+    /// that a host or a path has one pseudonym in all of them (and two runs compared match).
+    pub redact: Option<&'a std::sync::Mutex<redact::Redactor>>,
 }
 
 impl<'a> Options<'a> {
@@ -42,6 +57,7 @@ impl<'a> Options<'a> {
             config,
             prices: Prices::default(),
             inputs: Vec::new(),
+            redact: None,
         }
     }
 }
@@ -78,7 +94,32 @@ pub fn analyze_with_progress(
     mut progress: impl FnMut(u64),
 ) -> Result<Analysis, ReadError> {
     let (source, app) = model_with_progress(input, &mut progress)?;
+    if app.spark_events == 0 {
+        return Err(nothing_readable(input, &source));
+    }
     Ok(analyze_model(input, source, app, options))
+}
+
+/// An input without a single Spark event is no application: an error naming the input and
+/// what the reading found, never an empty report.
+fn nothing_readable(input: &LogInput, source: &SourceReport) -> ReadError {
+    let prefix = format!("{}: ", input.display);
+    let found: Vec<&str> = source
+        .warnings
+        .iter()
+        .map(|w| w.strip_prefix(&prefix).unwrap_or(w))
+        .collect();
+    let found = if found.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", found.join("; "))
+    };
+    ReadError::new(
+        sparkdiag_eventlog::ReadErrorKind::NotALog,
+        &input.display,
+        None,
+        format!("nothing readable: not one Spark event in it{found}"),
+    )
 }
 
 /// The second half of [`analyze`]: every enabled rule and the report, over a model already built
@@ -87,9 +128,18 @@ pub fn analyze_with_progress(
 pub fn analyze_model(
     input: &LogInput,
     source: SourceReport,
-    app: Application,
+    mut app: Application,
     options: &Options,
 ) -> Analysis {
+    // Held only while redacting: the analyses of an MCP session's logs go on side by side.
+    fn redactor(
+        shared: &std::sync::Mutex<redact::Redactor>,
+    ) -> std::sync::MutexGuard<'_, redact::Redactor> {
+        shared.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    if let Some(shared) = options.redact {
+        redactor(shared).application(&mut app);
+    }
     // Every fact is computed once, here, and handed down: the rules, the what-if, the report
     // and `diff` read the same ones.
     let facts = Facts::of(&app);
@@ -101,7 +151,13 @@ pub fn analyze_model(
     } else {
         options.inputs.clone()
     };
-    let report = assemble::report(&inputs, &source, &app, &facts, replayed, &options.prices);
+    let mut report = assemble::report(&inputs, &source, &app, &facts, replayed, &options.prices);
+    // What the report could check, and what the settings were: named in every report.
+    report.ledger = ledger::ledger(&app, options.config, &report);
+    report.source.config = options.config.source();
+    if let Some(shared) = options.redact {
+        redactor(shared).report(&mut report);
+    }
     Analysis {
         source,
         app,

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use sparkdiag_contract::Report;
 use sparkdiag_contract::night::{NightApp, NightError};
+use sparkdiag_report::{Format, View};
 use sparkdiag_rules::{Config, Severity};
 
 use crate::files::write_atomic;
@@ -30,6 +31,7 @@ pub(crate) fn analyse(
         config,
         prices: options.prices,
         inputs: vec![input.display.clone()],
+        redact: None,
     };
     let analysis =
         sparkdiag_analysis::analyze(input, &analysing).map_err(|e| failed(e.to_string()))?;
@@ -42,14 +44,20 @@ pub(crate) fn analyse(
         .unwrap_or_else(|| format!("app-{i}"));
     // Ids are unique per attempt; the index keeps two logs of one id apart.
     let file = format!("{}-{i}", safe_name(&id));
-    let html = sparkdiag_report::html::render(&[(&report, &view)]);
-    write_atomic(&apps_dir.join(format!("{file}.html")), &html)
+    let page = [sparkdiag_report::analyze::App {
+        report: &report,
+        view: Some(&view),
+    }];
+    for format in [Format::Html, Format::Json] {
+        let text = sparkdiag_report::analyze::Applications(&page)
+            .render(format, &sparkdiag_report::Options::default())
+            .map_err(|e| failed(e.to_string()))?;
+        write_atomic(
+            &apps_dir.join(format!("{file}.{}", format.extension())),
+            &text,
+        )
         .map_err(|e| failed(e.to_string()))?;
-    write_atomic(
-        &apps_dir.join(format!("{file}.json")),
-        &serde_json::to_string_pretty(&report).unwrap_or_default(),
-    )
-    .map_err(|e| failed(e.to_string()))?;
+    }
     let medium: Vec<&sparkdiag_contract::FindingOut> = report
         .findings
         .iter()

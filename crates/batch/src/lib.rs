@@ -28,6 +28,7 @@ mod compare;
 mod dates;
 mod files;
 mod history;
+mod lock;
 mod measured;
 mod merge;
 mod night;
@@ -166,6 +167,10 @@ pub fn run(
     progress: &mut dyn Progress,
 ) -> anyhow::Result<Outcome> {
     let date = options.date.as_str();
+    if !options.merge {
+        night::refuse_missing_dirs(options)?;
+    }
+    let _lock = lock::lock_output(&options.output, date)?;
     if options.merge {
         let night = merge::merge(&options.dirs, &options.output, date)?;
         return publish::publish(options, config, night).map(Outcome::Published);

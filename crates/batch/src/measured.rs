@@ -22,6 +22,7 @@ pub(crate) fn diff_logs(
             config,
             prices,
             inputs: vec![log.to_string()],
+            redact: None,
         };
         sparkdiag_analysis::analyze_one(log, &options, None, |_, _| {}).ok()
     };

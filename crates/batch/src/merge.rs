@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::files::{fresh_apps_dir, write_atomic};
+use crate::files::{fresh_apps_dir, put_apps_dir_in_place, write_atomic};
 use crate::night::keep_worst;
 use crate::nightfile::{NightFile, NightFileWriter, Style, read_night};
 
@@ -103,6 +103,7 @@ pub(crate) fn merge(slice_dirs: &[String], out: &Path, date: &str) -> anyhow::Re
         keep_worst(&mut night.worst_findings);
     }
     tables.finish()?;
+    put_apps_dir_in_place(out, date)?;
     merged.finish()
 }
 

@@ -7,7 +7,7 @@ use sparkdiag_eventlog::ReadErrorKind;
 use sparkdiag_rules::{Config, Severity};
 
 use crate::app::{analyse, night_error};
-use crate::files::fresh_apps_dir;
+use crate::files::{fresh_apps_dir, put_apps_dir_in_place};
 use crate::nightfile::{NightFile, NightFileWriter, Style};
 use crate::ordered::{ordered_bounded, window};
 use crate::{Options, Progress};
@@ -22,23 +22,6 @@ pub(crate) fn analyse_night(
     style: Style,
 ) -> anyhow::Result<NightFile> {
     let date = options.date.as_str();
-    // A directory that is not there is a mistake in the command (a typo, an unmounted volume),
-    // not a bad log: stop before writing a night that would look complete.
-    let missing: Vec<&String> = options
-        .dirs
-        .iter()
-        .filter(|d| sparkdiag_eventlog::store::scheme(d).is_none() && std::fs::metadata(d).is_err())
-        .collect();
-    if !missing.is_empty() {
-        anyhow::bail!(
-            "no such file or directory: {}; nothing was written",
-            missing
-                .iter()
-                .map(|d| d.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
     // The logs found stay until the last is analysed: each directory's list kept compactly,
     // and of each log chosen only its position (4 bytes).
     let mut lists: Vec<Found> = Vec::new();
@@ -165,6 +148,7 @@ pub(crate) fn analyse_night(
         return Err(e);
     }
     tables.finish()?;
+    put_apps_dir_in_place(out, date)?;
     night.night.worst_findings = worst;
     night.finish()
 }
@@ -196,6 +180,28 @@ fn older_than(input: &sparkdiag_eventlog::LogInput, since: std::time::Duration) 
         .iter()
         .filter_map(|p| p.modified())
         .all(|modified| modified < cutoff)
+}
+
+/// A directory that is not there is a mistake in the command (a typo, an unmounted volume), not
+/// a bad log: refused before the output folder is touched (even its lock), so that nothing is
+/// written and no night looks complete.
+pub(crate) fn refuse_missing_dirs(options: &Options) -> anyhow::Result<()> {
+    let missing: Vec<&String> = options
+        .dirs
+        .iter()
+        .filter(|d| sparkdiag_eventlog::store::scheme(d).is_none() && std::fs::metadata(d).is_err())
+        .collect();
+    if !missing.is_empty() {
+        anyhow::bail!(
+            "no such file or directory: {}; nothing was written",
+            missing
+                .iter()
+                .map(|d| d.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]

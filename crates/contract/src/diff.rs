@@ -32,6 +32,10 @@ pub struct Diff {
     /// id), its micro-batches side by side; absent when neither run streamed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub queries: Vec<QueryDiff>,
+    /// Added in v1: the CI gates asked for (`--fail-on-regression`, `--fail-on-new`,
+    /// `--fail-on-output-change`) and the exit code they give; absent when none was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gates: Option<crate::Gates>,
     /// Added in v1: whether the two runs look like the same job (their names, the shapes of
     /// their jobs and queries, what they read and wrote). When they do not, the verdict stops
     /// short of one.

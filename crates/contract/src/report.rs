@@ -6,7 +6,7 @@ use crate::{AppStatus, Finding, JobStatus, Platform, StageStatus};
 
 pub const SCHEMA: &str = "sparkdiag/report/v1";
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub schema: &'static str,
     pub source: Source,
@@ -31,6 +31,18 @@ pub struct Report {
     /// see docs/memory.md); absent when the log has no executor memory metrics.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<crate::MemoryFigures>,
+    /// Added in v1: what the report could check: each kind of evidence present or absent, each
+    /// rule that did not run and why, each rule that found nothing with its thresholds.
+    pub ledger: crate::Ledger,
+    /// Added in v1: the CI gates asked for (`--max-runtime`, ...), each measured against its
+    /// limit, and the exit code they give; absent when none was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gates: Option<crate::Gates>,
+    /// Added in v1: this output shows only some findings (`--only`, `--min-severity`,
+    /// `--stage`, `--top`); the summary and the ledger stay the whole run's. Absent when every
+    /// finding is shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub narrowed: Option<Narrowed>,
     /// The prices the report was made with. Not serialised: each figure they price carries
     /// its own money (`impact_cost`, `impact_memory_cost`); the night's tables price the
     /// run's core-hours with them.
@@ -38,8 +50,18 @@ pub struct Report {
     pub prices: Prices,
 }
 
+/// The findings an output was narrowed to.
+#[derive(Debug, Clone, Serialize)]
+pub struct Narrowed {
+    /// What was asked for, as the flags say it: `--only skew --min-severity high`.
+    pub flags: String,
+    pub findings_shown: usize,
+    /// The run's findings, all of them.
+    pub findings_total: usize,
+}
+
 /// A finding as the report shows it: the rule's finding, plus its cost when a price is known.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct FindingOut {
     #[serde(flatten)]
     pub finding: Finding,
@@ -57,6 +79,49 @@ pub struct FindingOut {
     /// `lost`: time the run lost (a failed job), an outcome, not a saving; `cost`: paid-for
     /// core-hours, not wall-clock time (`impact_ms` 0, `impact_core_hours` the cost); `none`.
     pub impact_kind: &'static str,
+    /// Added in v1: where in the user's program the finding's jobs, stages and SQL executions
+    /// were called (at most five), as the log names them; empty for a finding about none.
+    pub code_sites: Vec<CodeSite>,
+}
+
+/// Where in the user's program some work was called, as the log names it (Spark's call site,
+/// `method at File:line`), with the file and line apart when the call site names them.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CodeSite {
+    /// The work it started: `job 2`, `stage 3`, `SQL execution 1`.
+    pub work: String,
+    /// The call, as the log writes it: `collect at /work/job.py:107`.
+    pub call: String,
+    /// The file of the call (`/work/job.py`), when the call site names one.
+    pub file: Option<String>,
+    /// Its line, 1-based.
+    pub line: Option<u32>,
+}
+
+impl CodeSite {
+    /// `what` called at `call` (a short call site, `method at File:line`): the file and line
+    /// split out when it ends with them.
+    pub fn new(work: String, call: &str) -> CodeSite {
+        let call = call.lines().next().unwrap_or_default().trim().to_string();
+        let (file, line) = call
+            .rsplit_once(" at ")
+            .and_then(|(_, site)| site.rsplit_once(':'))
+            .and_then(|(file, line)| Some((file.to_string(), line.trim().parse::<u32>().ok()?)))
+            .filter(|(file, line)| !file.is_empty() && *line > 0)
+            .map_or((None, None), |(file, line)| (Some(file), Some(line)));
+        CodeSite {
+            work,
+            call,
+            file,
+            line,
+        }
+    }
+}
+
+impl std::fmt::Display for CodeSite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.work, self.call)
+    }
 }
 
 impl FindingOut {
@@ -79,7 +144,7 @@ impl FindingOut {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Source {
     /// What the user named.
     pub inputs: Vec<String>,
@@ -92,9 +157,11 @@ pub struct Source {
     pub malformed_lines: u64,
     pub unknown_events: std::collections::BTreeMap<String, u64>,
     pub warnings: Vec<String>,
+    /// Added in v1: the config files read and every threshold that differs from its default.
+    pub config: crate::ConfigSource,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct SourceFile {
     pub path: String,
     pub codec: Option<&'static str>,
@@ -103,7 +170,7 @@ pub struct SourceFile {
     pub events: u64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct ApplicationOut {
     pub id: Option<String>,
     pub name: Option<String>,
@@ -146,7 +213,7 @@ pub struct ApplicationOut {
     pub outcome_kind: crate::Outcome,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Summary {
     pub jobs: usize,
     pub failed_jobs: usize,
@@ -179,9 +246,15 @@ pub struct Summary {
     /// Added in v1: the time-saving findings whose change the replay cannot model (a plan
     /// rewrite), their bounded estimates added up (each millisecond counted once).
     pub estimated_beyond_replay_ms: i64,
+    /// Added in v1: the most executor cores the application held at once (the driver's in
+    /// local mode); `duration_ms` times this is the run's core-hours.
+    pub peak_cores: i64,
+    /// Added in v1: executor core time held but running no task, in core-hours (each
+    /// executor's cores times its lifetime, less its task time; as UT001 counts it).
+    pub idle_core_hours: f64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct JobOut {
     pub job_id: i64,
     pub name: String,
@@ -202,9 +275,13 @@ pub struct JobOut {
     pub skipped_stages: usize,
     pub failed_stages: i64,
     pub failure: Option<String>,
+    /// Added in v1: the call in the user's program that started the job: its name
+    /// (`collect at job.py:107`) unless Spark named it after a JDK pool thread or a Scala
+    /// closure, then the first user-facing call of its SQL execution's stack.
+    pub call_site: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct StageOut {
     pub stage_id: i64,
     pub attempt_id: i64,
@@ -237,7 +314,7 @@ pub struct StageOut {
     pub failure_reason: Option<String>,
 }
 
-#[derive(Debug, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Quantiles {
     pub min: u32,
     pub p25: u32,
@@ -247,7 +324,7 @@ pub struct Quantiles {
     pub max: u32,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct ExecutorOut {
     pub executor_id: String,
     pub host: String,
@@ -259,6 +336,9 @@ pub struct ExecutorOut {
     pub removal: crate::Removal,
     /// The exit code its removal reason names, if any.
     pub exit_code: Option<i64>,
+    /// Added in v1: what that exit code means under this application's cluster manager
+    /// (`SIGKILL, usually the OOM killer: ...`), for the codes executors commonly die with.
+    pub exit_code_means: Option<String>,
     pub task_time_ms: i64,
     pub run_time_ms: i64,
     pub jvm_gc_time_ms: i64,
@@ -275,7 +355,7 @@ pub struct ExecutorOut {
     pub peak_jvm_heap_bytes: Option<i64>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct SqlOut {
     pub execution_id: i64,
     pub description: String,
@@ -291,7 +371,7 @@ pub struct SqlOut {
     pub job_ids: Vec<i64>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct PlanNodeOut {
     /// Spark's own node id, as its UI's plan graph and the History Server's `/sql` REST API
     /// number them (`SparkPlanGraph`): wrappers such as `InputAdapter` and AQE query stages are
@@ -304,7 +384,7 @@ pub struct PlanNodeOut {
     pub stage_ids: Vec<i64>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct ExchangeStagesOut {
     /// The Exchange's Spark node id (`plan_nodes[].index`).
     pub node: usize,
@@ -391,6 +471,20 @@ pub fn outcome(status: AppStatus, jobs: usize, failed_jobs: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_code_site_splits_its_file_and_line_when_it_names_them() {
+        let site = CodeSite::new("job 2".into(), "collect at /work/job.py:107\nmore");
+        assert_eq!(site.call, "collect at /work/job.py:107");
+        assert_eq!(site.file.as_deref(), Some("/work/job.py"));
+        assert_eq!(site.line, Some(107));
+        assert_eq!(site.to_string(), "job 2: collect at /work/job.py:107");
+        let bare = CodeSite::new("stage 0".into(), "mapPartitions at <console>");
+        assert_eq!((bare.file, bare.line), (None, None));
+        let windows = CodeSite::new("job 0".into(), "count at C:\\etl\\Job.scala:31");
+        assert_eq!(windows.file.as_deref(), Some("C:\\etl\\Job.scala"));
+        assert_eq!(windows.line, Some(31));
+    }
 
     #[test]
     fn the_outcome_names_failed_jobs_whatever_the_exit_code() {

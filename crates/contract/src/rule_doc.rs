@@ -25,6 +25,8 @@ pub struct RuleDoc {
     /// Markdown: What it does / Why is this bad? / How to fix it / Threshold and its source.
     pub doc: &'static str,
     pub thresholds: &'static [Threshold],
+    /// The evidence it reads; a log without one of these leaves it unable to run.
+    pub needs: &'static [crate::Evidence],
 }
 
 impl RuleDoc {
@@ -46,6 +48,7 @@ impl RuleDoc {
             summary: self.summary,
             doc: self.doc_markdown(),
             thresholds: self.thresholds,
+            needs: self.needs,
         }
     }
 }
@@ -65,6 +68,8 @@ pub struct RegistryEntry {
     pub summary: &'static str,
     pub doc: String,
     pub thresholds: &'static [Threshold],
+    /// Added: the evidence it reads (`tasks`, `task-metrics`, `sql-plans`, ...).
+    pub needs: &'static [crate::Evidence],
 }
 
 /// A tunable number of a rule: the registry entry that `sparkdiag rules`, the README's detector

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct StreamingOut {
     pub queries: Vec<QueryOut>,
     /// Queries past the model's cap, counted only.
@@ -15,7 +15,7 @@ pub struct StreamingOut {
     pub connect: Option<ConnectOut>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct QueryOut {
     pub id: String,
     pub run_id: String,
@@ -53,7 +53,7 @@ impl QueryOut {
 }
 
 /// One progress event, its figures exactly as Spark wrote them.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct BatchOut {
     pub batch_id: i64,
     pub timestamp_ms: Option<i64>,
@@ -72,7 +72,7 @@ pub struct BatchOut {
     pub job_ids: Vec<i64>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct SourceOut {
     pub description: String,
     pub input_rows: i64,
@@ -80,7 +80,7 @@ pub struct SourceOut {
     pub processed_rows_per_second: Option<f64>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct StateOut {
     pub operator_name: Option<String>,
     pub rows_total: i64,
@@ -92,7 +92,7 @@ pub struct StateOut {
     pub state_store_instances: Option<i64>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct DStreamsOut {
     /// The smallest step between batch times: the batch interval.
     pub batch_interval_ms: Option<i64>,
@@ -100,7 +100,7 @@ pub struct DStreamsOut {
     pub batches_dropped: u64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct DStreamBatchOut {
     pub batch_time_ms: i64,
     pub job_ids: Vec<i64>,
@@ -113,20 +113,20 @@ pub struct DStreamBatchOut {
     pub failed_jobs: usize,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct ConnectOut {
     pub sessions: Vec<ConnectSessionOut>,
     pub operations_dropped: u64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct ConnectSessionOut {
     pub session_id: String,
     pub user: Option<String>,
     pub operations: Vec<ConnectOperationOut>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct ConnectOperationOut {
     pub operation_id: String,
     pub job_ids: Vec<i64>,

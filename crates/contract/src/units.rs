@@ -1,4 +1,5 @@
-//! Durations, sizes and cut text written for people: the one implementation of each.
+//! Durations, sizes and cut text written for people, and sizes and durations read back from
+//! them: the one implementation of each.
 //!
 //! They live here, below the contract, rather than in the rendering crate's `format`, because
 //! the rules write durations, sizes and quoted log text into a finding's message and evidence,
@@ -196,6 +197,68 @@ pub fn thousands(n: i64) -> String {
     if n < 0 { format!("-{out}") } else { out }
 }
 
+/// A size as a flag or a config file gives it (`--max-upload 2GiB`, `--max-spill 10GiB`): bytes,
+/// or a number with K, M, G, T (powers of 1024, with or without `iB`/`B`).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let (number, unit) = number_and_unit(text, "a size such as 2GiB, 500MiB or 1048576")?;
+    let shift = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        other => {
+            return Err(format!(
+                "`{text}`: unknown unit `{other}` (use KiB, MiB, GiB)"
+            ));
+        }
+    };
+    let bytes = number * (1u64 << shift) as f64;
+    if !(bytes >= 1.0 && bytes < u64::MAX as f64) {
+        return Err(format!("`{text}`: the size must be at least one byte"));
+    }
+    Ok(bytes as u64)
+}
+
+/// A duration as a flag gives it (`--since 36h`, `--max-runtime 30m`): a number with s, m, h or
+/// d; `0s` is none.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let (number, unit) = number_and_unit(text, "a duration such as 24h, 30m, 7d or 90s")?;
+    let seconds = match unit {
+        "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        "d" => 86400.0,
+        _ => {
+            return Err(format!(
+                "`{text}`: expected a duration with its unit: s, m, h or d (e.g. 24h)"
+            ));
+        }
+    };
+    let total = number * seconds;
+    if total.is_nan() || total < 0.0 {
+        return Err(format!("`{text}`: the duration cannot be negative"));
+    }
+    // Past about 300 years no clock comparison means anything, and seconds would overflow.
+    if total >= 1e10 {
+        return Err(format!("`{text}`: the duration must be under 300 years"));
+    }
+    Ok(std::time::Duration::from_secs_f64(total))
+}
+
+/// `12.5GiB` as (12.5, "GiB"); `expected` says what was wanted when there is no number.
+fn number_and_unit<'a>(text: &'a str, expected: &str) -> Result<(f64, &'a str), String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let number = number
+        .parse()
+        .map_err(|_| format!("`{text}`: expected {expected}"))?;
+    Ok((number, unit.trim()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,5 +275,35 @@ mod tests {
     fn cores_are_counted_in_words() {
         assert_eq!(cores(1), "1 core");
         assert_eq!(cores(8), "8 cores");
+    }
+
+    #[test]
+    fn sizes_and_durations_parse_as_the_flags_document() {
+        assert_eq!(parse_size("2GiB"), Ok(2 << 30));
+        assert_eq!(parse_size("500MiB"), Ok(500 << 20));
+        assert_eq!(parse_size("1.5k"), Ok(1536));
+        assert_eq!(parse_size("1048576"), Ok(1 << 20));
+        assert!(
+            parse_size("2 parsecs")
+                .unwrap_err()
+                .contains("unknown unit")
+        );
+        assert!(parse_size("0").is_err());
+        assert_eq!(
+            parse_duration("24h"),
+            Ok(std::time::Duration::from_secs(86400))
+        );
+        assert_eq!(
+            parse_duration("90s"),
+            Ok(std::time::Duration::from_secs(90))
+        );
+        assert_eq!(
+            parse_duration("0.5s"),
+            Ok(std::time::Duration::from_millis(500))
+        );
+        assert!(parse_duration("24").unwrap_err().contains("unit"));
+        assert_eq!(parse_duration("0s"), Ok(std::time::Duration::ZERO));
+        // More seconds than a u64 holds is refused, not wrapped or a panic.
+        assert!(parse_duration("999999999999999999d").is_err());
     }
 }

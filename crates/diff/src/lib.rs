@@ -282,6 +282,8 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
         findings,
         work,
         queries,
+        // The gates are the command's, asked for on the comparison (`sparkdiag_analysis::gates`).
+        gates: None,
         same_job,
         fixes,
     };

@@ -99,7 +99,7 @@ pub fn get(params: &Value) -> Result<Value, RpcError> {
 
 /// `resources/list`: every rule's documentation.
 pub fn resources() -> Vec<Value> {
-    sparkdiag_rules::all_rules()
+    sparkdiag_analysis::catalogue::rule_docs()
         .iter()
         .map(|r| {
             json!({
@@ -130,7 +130,7 @@ pub fn read(params: &Value) -> Result<Value, RpcError> {
         .ok_or_else(|| RpcError::invalid_params("resources/read: missing the `uri`"))?;
     let rule = uri
         .strip_prefix("sparkdiag://rules/")
-        .and_then(sparkdiag_rules::find_rule)
+        .and_then(sparkdiag_analysis::catalogue::find_rule)
         .ok_or_else(|| RpcError {
             // The specification's code for a resource that does not exist.
             code: -32002,

@@ -33,6 +33,13 @@ const MAX_IN_FLIGHT: usize = 64;
 /// The JSON-RPC code (in the range left to servers) for that refusal.
 const SERVER_BUSY: i64 = -32000;
 
+/// The longest string id answered; a longer one gets -32600 with a null id.
+const MAX_ID_BYTES: usize = 1024;
+
+/// The longest error message sent: messages can quote what the client sent (a method's name, an
+/// argument), which may be megabytes long.
+const MAX_ERROR_BYTES: usize = 2048;
+
 /// Protocol revisions this server speaks through `initialize`, oldest first: a client's
 /// offer among them is accepted, anything else gets the newest.
 pub const PROTOCOL_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
@@ -74,7 +81,7 @@ pub fn serve(
     options: Options,
 ) -> Result<(), String> {
     let roots = Arc::new(Roots::new(&options.roots)?.allowing_remote(options.remote_prefixes));
-    let tools = Tools::new(options.rules, options.prices, roots.clone())?;
+    let tools = Tools::new(options.rules, options.prices, options.redact, roots.clone())?;
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(2)
@@ -196,6 +203,7 @@ impl Server {
     }
 
     fn send_error(&self, id: Value, code: i64, message: &str) {
+        let message = cut_to(message, MAX_ERROR_BYTES);
         self.write(
             &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
         );
@@ -229,6 +237,18 @@ impl Server {
         };
         let id = match map.get("id") {
             None => None,
+            // An id is echoed in the answer: one of many megabytes would make the answer as big.
+            Some(Value::String(text)) if text.len() > MAX_ID_BYTES => {
+                self.send_error(
+                    Value::Null,
+                    INVALID_REQUEST,
+                    &format!(
+                        "Invalid Request: an id of {} bytes; ids of at most {MAX_ID_BYTES} bytes are answered",
+                        text.len()
+                    ),
+                );
+                return None;
+            }
             Some(id @ (Value::String(_) | Value::Number(_))) => Some(id.clone()),
             Some(other) => {
                 self.send_error(
@@ -322,6 +342,17 @@ impl Server {
                     &format!(
                         "Server busy: {MAX_IN_FLIGHT} requests are being worked on; send this again once some are answered"
                     ),
+                );
+                return None;
+            }
+            // Two requests with one id could not be told apart in the answers, nor cancelled
+            // one at a time (JSON-RPC asks ids to be unique among requests in flight).
+            if in_flight.contains_key(&key) {
+                drop(in_flight);
+                self.send_error(
+                    id,
+                    INVALID_REQUEST,
+                    "Invalid Request: a request with this id is still being worked on; use a new id",
                 );
                 return None;
             }
@@ -493,6 +524,18 @@ impl Server {
             None => self.roots.client_roots_failed(),
         }
     }
+}
+
+/// `text` cut to at most `max` bytes at a character boundary, saying how much was left out.
+fn cut_to(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{} … [{} more bytes]", &text[..end], text.len() - end)
 }
 
 /// At most `n` holders at once.

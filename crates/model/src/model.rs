@@ -437,14 +437,22 @@ impl Application {
         self.end_ms.or(self.last_event_ms)
     }
 
+    /// From the start to [`Application::effective_end_ms`], without the clock jumps in it: a
+    /// driver whose clock was reset, or an executor whose events carry another day's time,
+    /// does not make a run of seconds last years.
     pub fn duration_ms(&self) -> Option<i64> {
-        Some(self.effective_end_ms()?.saturating_sub(self.start_ms?)).map(|d| d.max(0))
+        Some(self.span_without_jumps_ms(self.start_ms?, self.effective_end_ms()?))
     }
 
-    /// [`Application::duration_ms`] without the clock jumps in it.
-    pub fn active_ms(&self) -> Option<i64> {
-        let jumped: i64 = self.clock_jumps.iter().map(|(s, e)| e - s).sum();
-        self.duration_ms().map(|d| (d - jumped).max(0))
+    /// The milliseconds of `[from, to)` outside every clock jump (0 when `to` is not after
+    /// `from`): how long that stretch of the run took as it lived it.
+    pub fn span_without_jumps_ms(&self, from: i64, to: i64) -> i64 {
+        let jumped: i64 = self
+            .clock_jumps
+            .iter()
+            .map(|&(start, end)| end.min(to).saturating_sub(start.max(from)).max(0))
+            .sum();
+        to.saturating_sub(from).saturating_sub(jumped).max(0)
     }
 
     pub fn stage_tasks(&self, stage: &StageAttempt) -> StageView<'_> {
@@ -462,7 +470,8 @@ impl Application {
     }
 
     /// Wall-clock time during which at least one job ran (the union of job intervals), and the
-    /// rest of the application's time, when only the driver was working.
+    /// rest of the application's time, when only the driver was working; clock jumps are in
+    /// neither.
     pub fn job_and_driver_time_ms(&self) -> (i64, i64) {
         let (Some(start), Some(end)) = (self.start_ms, self.effective_end_ms()) else {
             return (0, 0);
@@ -484,11 +493,12 @@ impl Application {
         for (s, e) in spans {
             let s = s.max(reach);
             if e > s {
-                covered = covered.saturating_add(e.saturating_sub(s));
+                covered = covered.saturating_add(self.span_without_jumps_ms(s, e));
                 reach = e;
             }
         }
-        let total = end.saturating_sub(start);
+        // A clock jump is neither the jobs' time nor the driver's.
+        let total = self.span_without_jumps_ms(start, end);
         (covered, total.saturating_sub(covered))
     }
 }
@@ -935,6 +945,25 @@ mod tests {
         assert_eq!(
             explain_exit_code_on(52, Some("standalone")),
             explain_exit_code(52)
+        );
+    }
+
+    #[test]
+    fn a_duration_leaves_out_the_clock_jumps_inside_it_only() {
+        let day = 86_400_000;
+        let app = Application {
+            start_ms: Some(10 * day),
+            end_ms: Some(800 * day + 8_000),
+            // One jump before the start (another run's events), one inside the run.
+            clock_jumps: vec![(day, 10 * day), (10 * day + 5_000, 800 * day)],
+            ..Application::default()
+        };
+        assert_eq!(app.duration_ms(), Some(13_000));
+        assert_eq!(app.span_without_jumps_ms(0, 10 * day + 6_000), day + 5_000);
+        assert_eq!(app.span_without_jumps_ms(800 * day, 10 * day), 0);
+        assert_eq!(
+            app.span_without_jumps_ms(i64::MIN, i64::MAX),
+            i64::MAX - 799 * day + 5_000
         );
     }
 

@@ -232,6 +232,7 @@ declare_rule! {
         thresholds: &THRESHOLDS,
         check: |_, _| Vec::new(),
         claims: crate::Claim::Saving,
+        needs: &[],
         lead: crate::Lead::Largest,
         batch_only: false,
         advises_shuffle_partitions: false,

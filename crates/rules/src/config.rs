@@ -19,6 +19,14 @@ pub struct Config {
     /// (rule code, threshold key) -> value.
     overrides: BTreeMap<(String, String), f64>,
     disabled: BTreeSet<String>,
+    /// Where each override and each rule switched off came from: a file's path, `--set`,
+    /// `--disable`; what the report's `source.config` names.
+    origins: BTreeMap<(String, String), String>,
+    /// The config files the command read (the project's first), the rules' and the flags'
+    /// defaults' alike.
+    files: Vec<String>,
+    /// `--no-config`: no config file was looked for.
+    files_ignored: bool,
 }
 
 #[derive(Debug)]
@@ -59,10 +67,24 @@ impl Config {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| ConfigError(format!("cannot read {}: {e}", path.display())))?;
-                Config::from_toml(&text, &path.display().to_string())?
+                let mut config = Config::from_toml(&text, &path.display().to_string())?;
+                config.files.push(path.display().to_string());
+                config
             }
             None => Config::default(),
         };
+        for arg in set {
+            config.set_from_arg(arg)?;
+        }
+        for rule in disable {
+            config.disable(rule)?;
+        }
+        Ok(config)
+    }
+
+    /// The command line's `--set` and `--disable` alone, no file read (`--no-config`).
+    pub fn without_files(set: &[String], disable: &[String]) -> Result<Config, ConfigError> {
+        let mut config = Config::default();
         for arg in set {
             config.set_from_arg(arg)?;
         }
@@ -78,12 +100,12 @@ impl Config {
         let mut config = Config::default();
         for name in file.disable {
             let rule = known(&name).map_err(|e| ConfigError(format!("{origin}: disable: {e}")))?;
-            config.disabled.insert(rule.code.to_string());
+            config.switch_off(rule, origin);
         }
         for (rule, values) in file.rules {
             for (key, value) in values {
                 config
-                    .set(&rule, &key, value)
+                    .set(&rule, &key, value, origin)
                     .map_err(|e| ConfigError(format!("{origin}: [rules.{rule}]: {e}")))?;
             }
         }
@@ -106,16 +128,28 @@ impl Config {
             .trim()
             .parse()
             .map_err(|_| ConfigError(format!("`{arg}`: `{value}` is not a number")))?;
-        self.set(rule.trim(), key.trim(), value)
+        self.set(rule.trim(), key.trim(), value, "--set")
     }
 
     pub fn disable(&mut self, code_or_name: &str) -> Result<(), ConfigError> {
         let rule = known(code_or_name)?;
-        self.disabled.insert(rule.code.to_string());
+        self.switch_off(rule, "--disable");
         Ok(())
     }
 
-    fn set(&mut self, code_or_name: &str, key: &str, value: f64) -> Result<(), ConfigError> {
+    fn switch_off(&mut self, rule: &Rule, origin: &str) {
+        self.disabled.insert(rule.code.to_string());
+        self.origins
+            .insert((rule.code.to_string(), String::new()), origin.to_string());
+    }
+
+    fn set(
+        &mut self,
+        code_or_name: &str,
+        key: &str,
+        value: f64,
+        origin: &str,
+    ) -> Result<(), ConfigError> {
         let rule = known(code_or_name)?;
         if !rule.thresholds.iter().any(|t| t.key == key) {
             let keys: Vec<&str> = rule.thresholds.iter().map(|t| t.key).collect();
@@ -132,6 +166,8 @@ impl Config {
         }
         self.overrides
             .insert((rule.code.to_string(), key.to_string()), value);
+        self.origins
+            .insert((rule.code.to_string(), key.to_string()), origin.to_string());
         Ok(())
     }
 
@@ -141,8 +177,71 @@ impl Config {
             .copied()
     }
 
-    pub(crate) fn enabled(&self, rule: &Rule) -> bool {
+    /// Whether `rule` runs: it was not switched off.
+    pub fn enabled(&self, rule: &Rule) -> bool {
         !self.disabled.contains(rule.code)
+    }
+
+    /// The value `rule` runs `threshold` with: the override, else the default.
+    pub fn value(&self, rule: &Rule, threshold: &crate::Threshold) -> f64 {
+        self.override_for(rule.code, threshold.key)
+            .unwrap_or(threshold.default)
+    }
+
+    /// Names the config files the command read besides the rules' own (a user's file that gave
+    /// only the flags' defaults), the project's first.
+    pub fn read_files(&mut self, files: impl IntoIterator<Item = String>) {
+        for file in files {
+            if !self.files.contains(&file) {
+                self.files.push(file);
+            }
+        }
+    }
+
+    /// `--no-config`: no config file was looked for, and the report says so.
+    pub fn ignore_config_files(&mut self) {
+        self.files_ignored = true;
+    }
+
+    /// Where the settings came from, as the report's `source.config` names them: the files
+    /// read, every threshold that differs from its default and every rule switched off.
+    pub fn source(&self) -> sparkdiag_contract::ConfigSource {
+        use sparkdiag_contract::settings::{RuleOff, ThresholdSet};
+        let origin = |code: &str, key: &str| {
+            self.origins
+                .get(&(code.to_string(), key.to_string()))
+                .cloned()
+                .unwrap_or_default()
+        };
+        let mut thresholds = Vec::new();
+        let mut disabled = Vec::new();
+        for rule in crate::all_rules() {
+            for t in rule.thresholds {
+                if let Some(value) = self.override_for(rule.code, t.key)
+                    && value != t.default
+                {
+                    thresholds.push(ThresholdSet {
+                        rule: rule.code,
+                        key: t.key,
+                        value,
+                        default: t.default,
+                        from: origin(rule.code, t.key),
+                    });
+                }
+            }
+            if !self.enabled(rule) {
+                disabled.push(RuleOff {
+                    rule: rule.code,
+                    from: origin(rule.code, ""),
+                });
+            }
+        }
+        sparkdiag_contract::ConfigSource {
+            files: self.files.clone(),
+            ignored_config_files: self.files_ignored,
+            thresholds,
+            disabled,
+        }
     }
 }
 

@@ -44,7 +44,7 @@ pub use context::Context;
 // What a rule reports and the registry's entries are the report contract's vocabulary
 // (`sparkdiag_contract`), named here as the rule files name them.
 pub use sparkdiag_contract::{
-    Category, Change, Claim, Counterfactual, Finding, Registry, RegistryEntry, RuleDoc,
+    Category, Change, Claim, Counterfactual, Evidence, Finding, Registry, RegistryEntry, RuleDoc,
     RuleIdentity, Scope, Severity, Threshold, threshold,
 };
 
@@ -68,6 +68,9 @@ pub struct Rule {
     pub check: fn(&Context, &Thresholds) -> Vec<Finding>,
     /// What its findings' `impact_ms` claims: a saving, a symptom's saving, or an outcome.
     pub claims: Claim,
+    /// The evidence it reads: a log without one of these leaves it unable to run, and the
+    /// report's ledger says so.
+    pub needs: &'static [Evidence],
     /// Which finding leads when its repeats become one.
     pub lead: Lead,
     /// It describes a batch program's shape (job trains, driver gaps, idle cores) and stands
@@ -98,7 +101,14 @@ impl Rule {
             summary: self.summary,
             doc: self.doc,
             thresholds: self.thresholds,
+            needs: self.needs,
         }
+    }
+
+    /// Whether it runs on `app` at all: a rule that describes a batch program's shape
+    /// ([`Rule::batch_only`]) stands down on a stream or a Spark Connect server.
+    pub fn applies_to(&self, app: &Application) -> bool {
+        workload::applies(self, app)
     }
 
     /// The doc as Markdown, without the space each `///` line leaves at its start.
@@ -163,6 +173,7 @@ impl Thresholds<'_> {
 ///         name: "data-skew",
 ///         category: Skew,
 ///         claims: Saving,
+///         needs: [TaskMetrics],
 ///         summary: "A task far longer than its stage's median, with more data",
 ///         thresholds: &[RATIO] as &[Threshold],
 ///         check: check,
@@ -178,6 +189,7 @@ macro_rules! declare_rule {
             name: $name:expr,
             category: $category:ident,
             claims: $claims:ident,
+            needs: [$($needs:ident),* $(,)?],
             summary: $summary:expr,
             thresholds: $thresholds:expr,
             check: $check:path
@@ -196,6 +208,7 @@ macro_rules! declare_rule {
             thresholds: $thresholds,
             check: $check,
             claims: $crate::Claim::$claims,
+            needs: &[$($crate::Evidence::$needs),*],
             lead: $crate::declare_rule!(@lead $($lead)?),
             batch_only: $crate::declare_rule!(@flag $($batch_only)?),
             advises_shuffle_partitions: $crate::declare_rule!(@flag $($advises_shuffle_partitions)?),
@@ -207,7 +220,7 @@ macro_rules! declare_rule {
     (@flag $value:literal) => { $value };
     ($($anything:tt)*) => {
         compile_error!(
-            "declare_rule! wants the rule's doc (## What it does, ## Why is this bad?, ## How to fix it, ## Threshold and its source), then `pub static NAME = { code, name, category, claims, summary, thresholds, check };` in that order. `claims` is what its impact is: `Saving` (a cause, time a fix saves), `Symptom` (claims only time no cause claimed) or `Outcome` (a failure or a stream's health: time lost). After `check` it may add `lead: FirstCause`, `batch_only: true`, `advises_shuffle_partitions: true`. See CONTRIBUTING.md, \"Adding a detector\"."
+            "declare_rule! wants the rule's doc (## What it does, ## Why is this bad?, ## How to fix it, ## Threshold and its source), then `pub static NAME = { code, name, category, claims, needs, summary, thresholds, check };` in that order. `claims` is what its impact is: `Saving` (a cause, time a fix saves), `Symptom` (claims only time no cause claimed) or `Outcome` (a failure or a stream's health: time lost). `needs` lists the evidence it reads, `[TaskMetrics, SqlPlans]` (sparkdiag_contract::Evidence), `[]` for none. After `check` it may add `lead: FirstCause`, `batch_only: true`, `advises_shuffle_partitions: true`. See CONTRIBUTING.md, \"Adding a detector\"."
         );
     };
 }

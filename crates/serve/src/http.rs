@@ -18,6 +18,7 @@ use tokio::sync::Semaphore;
 
 use crate::Config;
 use crate::pages;
+use crate::pool::Pool;
 use crate::store::{self, Job, State as JobState, Store};
 use crate::work::{self, Refused};
 
@@ -31,16 +32,16 @@ pub struct State {
     uploads: Arc<Semaphore>,
     /// One permit per analysis queued or running: workers + queue.
     admitted: Arc<Semaphore>,
-    /// One permit per analysis running.
-    workers: Arc<Semaphore>,
+    /// The threads analyses and diffs run on, `workers` of them.
+    pool: Arc<Pool>,
 }
 
 impl State {
-    pub fn new(config: Config, addr: SocketAddr, store: Store) -> State {
+    pub fn new(config: Config, addr: SocketAddr, store: Store, pool: Pool) -> State {
         State {
             uploads: Arc::new(Semaphore::new(config.max_uploads)),
             admitted: Arc::new(Semaphore::new(config.workers + config.queue)),
-            workers: Arc::new(Semaphore::new(config.workers)),
+            pool: Arc::new(pool),
             config: Arc::new(config),
             addr,
             store: Arc::new(store),
@@ -175,10 +176,12 @@ async fn receive(state: &State, mut multipart: Multipart) -> Result<Incoming, Re
             format!("the upload's multipart body is malformed: {e}"),
         )
     };
+    let pace = Pace::new(&state.config);
     loop {
-        let next = tokio::time::timeout(state.config.idle_timeout, multipart.next_field()).await;
+        let wait = pace.wait(0).ok_or_else(|| too_slow(state))?;
+        let next = tokio::time::timeout(wait, multipart.next_field()).await;
         let mut field = match next {
-            Err(_) => return Err(stalled(state)),
+            Err(_) => return Err(pace.timed_out(state, wait)),
             Ok(Err(e)) => return Err(malformed(e)),
             Ok(Ok(None)) => {
                 return Err(Refused::new(
@@ -204,8 +207,9 @@ async fn receive(state: &State, mut multipart: Multipart) -> Result<Incoming, Re
             .map_err(|e| Refused::new(500, format!("cannot write the upload: {e}")))?;
         let mut hash = sha2::Sha256::new();
         loop {
-            let chunk = match tokio::time::timeout(state.config.idle_timeout, field.chunk()).await {
-                Err(_) => return Err(stalled(state)),
+            let wait = pace.wait(incoming.bytes).ok_or_else(|| too_slow(state))?;
+            let chunk = match tokio::time::timeout(wait, field.chunk()).await {
+                Err(_) => return Err(pace.timed_out(state, wait)),
                 Ok(Err(e)) => return Err(malformed(e)),
                 Ok(Ok(None)) => break,
                 Ok(Ok(Some(chunk))) => chunk,
@@ -230,6 +234,44 @@ async fn receive(state: &State, mut multipart: Multipart) -> Result<Incoming, Re
         }
         incoming.id = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
         return Ok(incoming);
+    }
+}
+
+/// How long an upload may wait for its next bytes: never more than `idle_timeout` at once, and
+/// in all no more than `idle_timeout` plus what the bytes received so far earn at
+/// `min_upload_rate` (as Apache's `mod_reqtimeout` extends a body's time by its rate).
+struct Pace {
+    started: std::time::Instant,
+    idle: std::time::Duration,
+    min_rate: u64,
+}
+
+impl Pace {
+    fn new(config: &Config) -> Pace {
+        Pace {
+            started: std::time::Instant::now(),
+            idle: config.idle_timeout,
+            min_rate: config.min_upload_rate,
+        }
+    }
+
+    /// The wait for the next bytes after `received`, or `None` when the upload is out of time.
+    fn wait(&self, received: u64) -> Option<std::time::Duration> {
+        if self.min_rate == 0 {
+            return Some(self.idle);
+        }
+        let earned = std::time::Duration::from_secs_f64(received as f64 / self.min_rate as f64);
+        let left = (self.idle + earned).checked_sub(self.started.elapsed())?;
+        (!left.is_zero()).then_some(left.min(self.idle))
+    }
+
+    /// Why a wait of `wait` that ran out ended the upload: it stopped, or it was too slow.
+    fn timed_out(&self, state: &State, wait: std::time::Duration) -> Refused {
+        if wait < self.idle {
+            too_slow(state)
+        } else {
+            stalled(state)
+        }
     }
 }
 
@@ -333,33 +375,35 @@ async fn analyse_upload(
     let job_id = id.clone();
     tokio::spawn(async move {
         let _admitted = admitted;
-        let Ok(_worker) = state.workers.clone().acquire_owned().await else {
-            return;
-        };
         let store = state.store.clone();
         let config = state.config.clone();
         let id = job_id.clone();
-        let done = tokio::task::spawn_blocking(move || {
-            let progress = |step: String| store.set_state(&id, JobState::Running { step });
-            let analyses = work::analyze(&inputs, &shown, &config, progress)?;
-            drop(inputs);
-            let views = work::render(&analyses)?;
-            let dir = store.report_dir(&id);
-            let write = |name: &str, text: &str| {
-                std::fs::create_dir_all(&dir)
-                    .and_then(|()| std::fs::write(dir.join(name), text))
-                    .map_err(|e| Refused::new(500, format!("cannot write the report: {e}")))
-            };
-            write("report.html", &views.html)?;
-            write("report.json", &views.json)?;
-            write("report.md", &views.markdown)?;
-            Ok::<_, Refused>(views.apps)
-        })
-        .await;
+        let done = state
+            .pool
+            .run(move || {
+                let progress = |step: String| store.set_state(&id, JobState::Running { step });
+                let analyses = work::analyze(&inputs, &shown, &config, progress)?;
+                drop(inputs);
+                let views = work::render(&analyses)?;
+                let dir = store.report_dir(&id);
+                let write = |name: &str, text: &str| {
+                    std::fs::create_dir_all(&dir)
+                        .and_then(|()| std::fs::write(dir.join(name), text))
+                        .map_err(|e| Refused::new(500, format!("cannot write the report: {e}")))
+                };
+                write("report.html", &views.html)?;
+                write("report.json", &views.json)?;
+                write("report.md", &views.markdown)?;
+                Ok::<_, Refused>(views.apps)
+            })
+            .await;
         let state_now = match done {
-            Ok(Ok(apps)) => JobState::Done { apps },
-            Ok(Err(refused)) => failed(&refused),
-            Err(e) => failed(&Refused::new(500, format!("the analysis stopped: {e}"))),
+            Some(Ok(apps)) => JobState::Done { apps },
+            Some(Err(refused)) => failed(&refused),
+            None => failed(&Refused::new(
+                500,
+                "the analysis stopped on an internal error",
+            )),
         };
         if let Err(e) = state.store.finish(&job_id, state_now) {
             eprintln!("sparkdiag serve: cannot record job {job_id}: {e}");
@@ -495,24 +539,26 @@ async fn diff(
     let Ok(_admitted) = state.admitted.clone().try_acquire_owned() else {
         return busy(&state, Busy::Analyses);
     };
-    let Ok(_worker) = state.workers.clone().acquire_owned().await else {
-        return busy(&state, Busy::Analyses);
-    };
     let unpack_into = state.store.unpack_dir();
     let config = state.config.clone();
-    let page = tokio::task::spawn_blocking(move || {
-        work::diff(
-            (&before.0, &before.1),
-            (&after.0, &after.1),
-            &unpack_into,
-            &config,
-        )
-    })
-    .await;
+    let page = state
+        .pool
+        .run(move || {
+            work::diff(
+                (&before.0, &before.1),
+                (&after.0, &after.1),
+                &unpack_into,
+                &config,
+            )
+        })
+        .await;
     match page {
-        Ok(Ok(page)) => html(StatusCode::OK, pages::framed_diff(&state.page(), &page)),
-        Ok(Err(refused)) => error_page(&state, &refused),
-        Err(e) => error_page(&state, &Refused::new(500, format!("the diff stopped: {e}"))),
+        Some(Ok(page)) => html(StatusCode::OK, pages::framed_diff(&state.page(), &page)),
+        Some(Err(refused)) => error_page(&state, &refused),
+        None => error_page(
+            &state,
+            &Refused::new(500, "the diff stopped on an internal error"),
+        ),
     }
 }
 
@@ -537,6 +583,16 @@ fn stalled(state: &State) -> Refused {
         format!(
             "the upload stopped sending for {} s and was dropped; send it again",
             state.config.idle_timeout.as_secs_f64()
+        ),
+    )
+}
+
+fn too_slow(state: &State) -> Refused {
+    Refused::new(
+        408,
+        format!(
+            "the upload arrived slower than {}/s on average and was dropped; send it again",
+            pages::bytes(state.config.min_upload_rate)
         ),
     )
 }

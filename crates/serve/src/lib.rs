@@ -26,6 +26,7 @@
 
 mod http;
 mod pages;
+mod pool;
 mod store;
 mod work;
 
@@ -55,8 +56,16 @@ pub struct Config {
     /// Uploads being received at once; one more is refused with 503.
     pub max_uploads: usize,
     /// The longest wait for the next bytes of an upload before it is dropped with 408, and the
-    /// longest a request's headers may take before the connection is closed.
+    /// longest a request's headers may take (or an idle connection may wait for its next
+    /// request) before the connection is closed.
     pub idle_timeout: Duration,
+    /// The slowest an upload may arrive on average, in bytes a second: an upload may take
+    /// `idle_timeout` plus the time its bytes take at this rate, then it is dropped with 408,
+    /// so a client that trickles a byte now and then cannot hold an upload's place for ever.
+    /// 0: no limit beyond `idle_timeout` between reads.
+    pub min_upload_rate: u64,
+    /// Connections open at once; the next waits in the system's queue until one closes.
+    pub max_connections: usize,
     /// The rules' thresholds, as `analyze --config/--set/--disable` give them.
     pub rules: sparkdiag_rules::Config,
     /// Money beside the savings, as `analyze --price-per-core-hour/--price-per-gb-hour` give it.
@@ -76,6 +85,10 @@ impl Config {
             queue: 32,
             max_uploads: 16,
             idle_timeout: Duration::from_secs(60),
+            // Apache's mod_reqtimeout asks 500 bytes a second of a body; 10 KiB a second is
+            // still a 2 GiB log in 58 hours, and a trickling client gives up its place sooner.
+            min_upload_rate: 10 << 10,
+            max_connections: 256,
             rules: sparkdiag_rules::Config::default(),
             prices: Default::default(),
         }
@@ -143,8 +156,10 @@ pub fn start(config: Config) -> Result<Server, Error> {
             config.bind
         )));
     }
-    if config.workers == 0 || config.max_uploads == 0 {
-        return Err(Error("workers and max_uploads must be at least 1".into()));
+    if config.workers == 0 || config.max_uploads == 0 || config.max_connections == 0 {
+        return Err(Error(
+            "workers, max_uploads and max_connections must be at least 1".into(),
+        ));
     }
     let store = Store::open(&config.data_dir).map_err(|e| {
         Error(format!(
@@ -162,13 +177,16 @@ pub fn start(config: Config) -> Result<Server, Error> {
         .map_err(|e| Error(format!("cannot listen on {addr}: {e}")))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
-        .max_blocking_threads(config.workers + config.max_uploads + 4)
+        // Uploads written to disk and archives unpacked; analyses have threads of their own.
+        .max_blocking_threads(config.max_uploads + 4)
         .enable_all()
         .thread_name("sparkdiag-serve")
         .build()
         .map_err(|e| Error(format!("cannot start the server's threads: {e}")))?;
+    let pool = pool::Pool::new(config.workers)
+        .map_err(|e| Error(format!("cannot start the analysis workers: {e}")))?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let state = http::State::new(config, addr, store);
+    let state = http::State::new(config, addr, store, pool);
     let thread = std::thread::Builder::new()
         .name("sparkdiag-serve".into())
         .spawn(move || {
@@ -182,8 +200,11 @@ pub fn start(config: Config) -> Result<Server, Error> {
                 };
                 tokio::spawn(store::sweep(state.clone()));
                 tokio::spawn(http::resume_interrupted(state.clone()));
-                let header_timeout = state.config.idle_timeout;
-                let serve = serve_connections(listener, http::router(state), header_timeout);
+                let limits = ConnectionLimits {
+                    header_timeout: state.config.idle_timeout,
+                    max_connections: state.config.max_connections,
+                };
+                let serve = serve_connections(listener, http::router(state), limits);
                 tokio::select! {
                     result = serve => if let Err(e) = result {
                         eprintln!("sparkdiag serve: {e}");
@@ -202,16 +223,29 @@ pub fn start(config: Config) -> Result<Server, Error> {
     })
 }
 
-/// Accepts connections and serves each on its own task. Not `axum::serve`: it sets no timer,
-/// so a client sending its headers a byte a minute would hold a socket for ever; hyper's
-/// header timeout needs one.
+/// What bounds the connections a client can hold.
+struct ConnectionLimits {
+    /// The longest a request's headers may take, and an idle connection may wait for its next.
+    header_timeout: Duration,
+    max_connections: usize,
+}
+
+/// Accepts connections and serves each on its own task, at most `max_connections` at once.
+/// Not `axum::serve`: it sets no timer, so a client sending its headers a byte a minute would
+/// hold a socket for ever; hyper's header timeout needs one.
 async fn serve_connections(
     listener: tokio::net::TcpListener,
     router: axum::Router,
-    header_timeout: Duration,
+    limits: ConnectionLimits,
 ) -> std::io::Result<()> {
     use hyper_util::rt::{TokioIo, TokioTimer};
+    let open = std::sync::Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     loop {
+        // At the limit, new connections wait in the listen queue until one closes, rather
+        // than each taking a file descriptor and a task.
+        let Ok(slot) = open.clone().acquire_owned().await else {
+            return Ok(());
+        };
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
             Err(e) => {
@@ -222,11 +256,17 @@ async fn serve_connections(
             }
         };
         let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let header_timeout = limits.header_timeout;
         tokio::spawn(async move {
+            let _slot = slot;
             // A client that hangs up or is too slow ends only its own connection.
             let _ = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_timeout)
+                // A client that sends the whole upload and hangs up without waiting for the
+                // answer still has it analysed: without this, hyper ends the request at the
+                // end of its input, before the upload's last bytes are read from the buffer.
+                .half_close(true)
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });

@@ -102,6 +102,7 @@ pub fn analyze(
             config: &config.rules,
             prices: config.prices,
             inputs: vec![shown.to_string()],
+            redact: None,
         };
         let analysis = sparkdiag_analysis::analyze_with_progress(input, &options, |events| {
             progress(format!(
@@ -126,20 +127,29 @@ pub struct Views {
 
 /// The one place the report is rendered.
 pub fn render(analyses: &[Analysis]) -> Result<Views, Refused> {
+    use sparkdiag_report::analyze::{App, Applications};
+    use sparkdiag_report::{Format, View};
     let reports: Vec<_> = analyses.iter().map(|a| &a.report).collect();
     let views: Vec<_> = analyses.iter().map(Analysis::view_data).collect();
-    let pairs: Vec<_> = reports.iter().copied().zip(&views).collect();
-    let json = match reports.as_slice() {
-        [one] => serde_json::to_string_pretty(one),
-        many => serde_json::to_string_pretty(many),
-    }
-    .map_err(|e| Refused::new(500, format!("cannot write the JSON report: {e}")))?
-        + "\n";
-    let markdown = reports
+    let pages: Vec<App> = reports
         .iter()
-        .map(|r| sparkdiag_report::markdown::render(r))
-        .collect::<Vec<_>>()
-        .join("\n---\n\n");
+        .zip(&views)
+        .map(|(report, view)| App {
+            report,
+            view: Some(view),
+        })
+        .collect();
+    let document = Applications(&pages);
+    let render = |format: Format| {
+        document
+            .render(format, &sparkdiag_report::Options::default())
+            .map_err(|e| Refused::new(500, format!("cannot write the {format} report: {e}")))
+    };
+    let (html, json, markdown) = (
+        render(Format::Html)?,
+        render(Format::Json)?,
+        render(Format::Markdown)?,
+    );
     let apps = reports
         .iter()
         .map(|r| AppSummary {
@@ -153,7 +163,7 @@ pub fn render(analyses: &[Analysis]) -> Result<Views, Refused> {
         })
         .collect();
     Ok(Views {
-        html: sparkdiag_report::html::render(&pairs),
+        html,
         json,
         markdown,
         apps,

@@ -738,6 +738,7 @@ mod tests {
                         per_gb_hour: None,
                     },
                     inputs: vec![input.display.clone()],
+                    redact: None,
                 };
                 reports.push(
                     sparkdiag_analysis::analyze(&input, &options)

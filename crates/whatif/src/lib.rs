@@ -217,6 +217,57 @@ pub fn what_if_with_findings(
     // clients, not the program's driver: no advice to remove it, and no cores sized from it.
     let workload = app.workload();
     let gaps_are_not_the_driver = app.interactive().is_some() || workload.is_long_running();
+    let (mut advice, cores_wanted) = cores_advice(
+        &graph,
+        &fixes,
+        About {
+            app,
+            gaps_are_not_the_driver,
+        },
+        Replays {
+            cores_today,
+            today,
+            unlimited,
+            knee: knee_unchanged,
+        },
+        &scenarios,
+    );
+    advice.extend(memory_advice(app, findings));
+    // Partition counts are the findings' (PA001, PA002, CF002): each fitted to its stage's
+    // shape, and the merged settings below carry them.
+    let settings = settings::merged(
+        app,
+        findings,
+        cores_wanted.filter(|_| !gaps_are_not_the_driver),
+        cores_today,
+    );
+    advice.extend(settings::advice(&settings));
+    let headline = framed_headline(app, &bounds, &scenarios, cores_today);
+    Some((
+        WhatIf {
+            cores_today,
+            bounds,
+            replay_today_ms: today,
+            scenarios,
+            advice,
+            settings,
+            headline,
+            assumptions: ASSUMPTIONS.to_vec(),
+        },
+        fixes.recoverable_ms,
+    ))
+}
+
+/// The advice on cores, with what the cores are sized for: the partitioning the findings
+/// propose where it pays (5 % or more at today's cores), else today's.
+fn cores_advice(
+    graph: &Graph,
+    fixes: &savings::Replayed,
+    about: About,
+    replays: Replays,
+    scenarios: &[Scenario],
+) -> (Vec<Advice>, Option<i64>) {
+    let (cores_today, today) = (replays.cores_today, replays.today);
     // Cores are sized for the partitioning the findings propose, not today's: more cores for
     // tasks that should not exist would be the wrong first fix.
     let merges = graph.stage_changes(&fixes.merges);
@@ -234,78 +285,60 @@ pub fn what_if_with_findings(
     let merged_today = (!merges.is_empty())
         .then(|| at_merged(Some(cores_today as usize)))
         .filter(|&ms| ms as f64 <= today as f64 * 0.95);
-    let (mut advice, cores_wanted) = match merged_today {
-        None => advise(
-            About {
-                app,
-                gaps_are_not_the_driver,
-            },
-            Replays {
-                cores_today,
-                today,
-                unlimited,
-                knee: knee_unchanged,
-            },
-            &scenarios,
-        ),
-        Some(merged_today) => {
-            let unlimited = at_merged(None);
-            let (mut advice, wanted) = advise(
-                About {
-                    app,
-                    gaps_are_not_the_driver,
-                },
-                Replays {
-                    cores_today,
-                    today: merged_today,
-                    unlimited,
-                    knee: knee(&graph, &merges, unlimited, (cores_today, merged_today)),
-                },
-                &scenarios,
-            );
-            let which: Vec<String> = fixes
-                .scenarios
-                .iter()
-                .filter(|s| {
-                    matches!(
-                        s.change,
-                        Some(Change::MergePartitions { .. } | Change::SplitPartitions { .. })
-                    )
-                })
-                .filter(|s| s.change_vs_today < 0.0)
-                .map(|s| s.label.clone())
-                .collect();
-            if let Some(cores_advice) = advice.iter_mut().find(|a| a.kind == "cores") {
-                cores_advice.text = format!(
-                    "Fix the partitioning first ({}): predicted {} on today's {} ({} faster). With it, {}",
-                    which.join("; "),
-                    duration(merged_today),
-                    cores(cores_today),
-                    percent(merged_today as f64 / today.max(1) as f64 - 1.0),
-                    lowercase_first(&cores_advice.text)
-                );
-            }
-            (advice, wanted)
-        }
+    let Some(merged_today) = merged_today else {
+        return advise(about, replays, scenarios);
     };
-    advice.extend(memory_advice(app, findings));
-    // Partition counts are the findings' (PA001, PA002, CF002): each fitted to its stage's
-    // shape, and the merged settings below carry them.
-    let settings = settings::merged(
-        app,
-        findings,
-        cores_wanted.filter(|_| !gaps_are_not_the_driver),
-        cores_today,
+    let unlimited = at_merged(None);
+    let (mut advice, wanted) = advise(
+        about,
+        Replays {
+            cores_today,
+            today: merged_today,
+            unlimited,
+            knee: knee(graph, &merges, unlimited, (cores_today, merged_today)),
+        },
+        scenarios,
     );
-    advice.extend(settings::advice(&settings));
-    let mut headline = headline(&bounds, &scenarios, cores_today);
+    let which: Vec<String> = fixes
+        .scenarios
+        .iter()
+        .filter(|s| {
+            matches!(
+                s.change,
+                Some(Change::MergePartitions { .. } | Change::SplitPartitions { .. })
+            )
+        })
+        .filter(|s| s.change_vs_today < 0.0)
+        .map(|s| s.label.clone())
+        .collect();
+    if let Some(cores_advice) = advice.iter_mut().find(|a| a.kind == "cores") {
+        cores_advice.text = format!(
+            "Fix the partitioning first ({}): predicted {} on today's {} ({} faster). With it, {}",
+            which.join("; "),
+            duration(merged_today),
+            cores(cores_today),
+            percent(merged_today as f64 / today.max(1) as f64 - 1.0),
+            lowercase_first(&cores_advice.text)
+        );
+    }
+    (advice, wanted)
+}
+
+/// The headline, framed for a run whose time between jobs is not its driver's to save.
+fn framed_headline(
+    app: &Application,
+    bounds: &Bounds,
+    scenarios: &[Scenario],
+    cores_today: i64,
+) -> String {
+    let mut headline = headline(bounds, scenarios, cores_today);
     if let Some(why) = app.interactive() {
         // A person between commands is not a driver to optimise.
         headline = format!(
             "An interactive session ({why}): its driver-only time is people between commands, not a loop to rewrite. {headline}"
         );
     } else {
-        let waiting = match workload {
+        let waiting = match app.workload() {
             sparkdiag_model::Workload::SparkConnect => {
                 Some("A Spark Connect server: its driver-only time is its clients between requests")
             }
@@ -321,19 +354,7 @@ pub fn what_if_with_findings(
             headline = format!("{waiting}, not a loop to rewrite. {headline}");
         }
     }
-    Some((
-        WhatIf {
-            cores_today,
-            bounds,
-            replay_today_ms: today,
-            scenarios,
-            advice,
-            settings,
-            headline,
-            assumptions: ASSUMPTIONS.to_vec(),
-        },
-        fixes.recoverable_ms,
-    ))
+    headline
 }
 
 /// "Up to 8 cores ..." as the rest of a sentence: "up to 8 cores ...".

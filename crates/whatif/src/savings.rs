@@ -555,6 +555,7 @@ pub fn replay_findings(
             }
             _ => 1.0,
         };
+        let replay_saving = saving;
         let saving = (saving as f64 * share.clamp(0.0, 1.0)).round() as i64;
         f.impact_ms = saving;
         if !outcome {
@@ -565,8 +566,10 @@ pub fn replay_findings(
             };
         }
         // A change the replay finds no faster (nine equal partitions on nine cores that arrive
-        // at different times) is not a fix to apply with the others.
-        if saving > 0 && !outcome {
+        // at different times) is not a fix to apply with the others. One whose time the
+        // settlement credited to another finding still is: replayed together, nothing is
+        // counted twice, and every fix together must not be worse than this one alone.
+        if replay_saving > 0 && !outcome {
             replayed.push(cf.change.clone());
         }
         scenarios.push(Scenario {

@@ -68,9 +68,10 @@ pub fn report(
             recoverable_ms: replayed_ms.min(runtime),
             estimated_beyond_replay_ms: estimated_beyond_replay_ms
                 .min(runtime - replayed_ms.min(runtime)),
+            peak_cores: cores,
             ..summary(app, stats)
         },
-        jobs: app.jobs.iter().map(job_out).collect(),
+        jobs: app.jobs.iter().map(|j| job_out(app, j)).collect(),
         stages: app
             .stages
             .iter()
@@ -102,6 +103,7 @@ pub fn report(
                     .get("gb_hours_saved")
                     .and_then(|v| v.as_f64());
                 FindingOut {
+                    code_sites: code_sites(app, &finding.scope),
                     impact_kind,
                     impact_core_hours: (core_hours * 1000.0).round() / 1000.0,
                     impact_cost: prices.per_core_hour.map(|p| cents(core_hours * p)),
@@ -116,6 +118,10 @@ pub fn report(
         what_if,
         streaming: super::streaming::streaming_out(app),
         memory: sparkdiag_facts::memory_figures::of(app),
+        // Filled in by the analysis once the report is built (`crate::ledger`).
+        ledger: Ledger::default(),
+        gates: None,
+        narrowed: None,
         prices: *prices,
     }
 }
@@ -146,6 +152,8 @@ fn source_out(inputs: &[String], s: &SourceReport) -> Source {
         malformed_lines: s.malformed_lines,
         unknown_events: s.unknown_events.clone(),
         warnings: s.warnings.clone(),
+        // What the rules were configured with is the analysis's to say (`crate::ledger`).
+        config: ConfigSource::default(),
     }
 }
 
@@ -280,10 +288,31 @@ fn summary(app: &Application, stats: &[StageStats]) -> Summary {
         job_time_ms,
         recoverable_ms: 0,
         estimated_beyond_replay_ms: 0,
+        peak_cores: 0,
+        idle_core_hours: idle_core_ms(app) as f64 / 3_600_000.0,
     }
 }
 
-fn job_out(j: &sparkdiag_model::Job) -> JobOut {
+/// Executor core time held but running no task: each executor's cores times its lifetime (to
+/// the end of the log when it stayed), less its tasks' time; the driver counts only in local
+/// mode, where it runs the tasks. UT001 (idle cores) measures the same.
+fn idle_core_ms(app: &Application) -> i64 {
+    let Some(end) = app.effective_end_ms() else {
+        return 0;
+    };
+    let local = app.executors.iter().all(|e| e.id == "driver");
+    let (mut held, mut busy) = (0i64, 0i64);
+    for e in app.executors.iter().filter(|e| local || e.id != "driver") {
+        let (Some(cores), Some(added)) = (e.cores, e.added_ms.or(app.start_ms)) else {
+            continue;
+        };
+        held += cores * (e.removed_ms.unwrap_or(end) - added).max(0);
+        busy += e.task_time_ms;
+    }
+    (held - busy).max(0)
+}
+
+fn job_out(app: &Application, j: &sparkdiag_model::Job) -> JobOut {
     JobOut {
         job_id: j.job_id,
         name: j.name.clone(),
@@ -307,7 +336,45 @@ fn job_out(j: &sparkdiag_model::Job) -> JobOut {
         skipped_stages: j.skipped_stages.len(),
         failed_stages: j.failed_stages,
         failure: j.failure.clone(),
+        call_site: app.user_call_site(j),
     }
+}
+
+/// The most code sites a finding names.
+const MAX_CODE_SITES: usize = 5;
+
+/// Where in the user's program the finding's jobs, stages and SQL executions were called
+/// (`job 2: collect at job.py:107`), as the log names them: at most [`MAX_CODE_SITES`], each
+/// call once.
+fn code_sites(app: &Application, scope: &Scope) -> Vec<CodeSite> {
+    let mut sites: Vec<CodeSite> = Vec::new();
+    let mut add = |work: String, call: &str| {
+        let site = CodeSite::new(work, call);
+        if !site.call.is_empty()
+            && sites.len() < MAX_CODE_SITES
+            && !sites
+                .iter()
+                .any(|s| s.call == site.call && s.work == site.work)
+        {
+            sites.push(site);
+        }
+    };
+    for &id in &scope.job_ids {
+        if let Some(job) = app.jobs.iter().find(|j| j.job_id == id) {
+            add(format!("job {id}"), &app.user_call_site(job));
+        }
+    }
+    for &id in &scope.stage_ids {
+        if let Some(stage) = app.stages.iter().find(|s| s.stage_id == id) {
+            add(format!("stage {id}"), &stage.name);
+        }
+    }
+    for &id in &scope.sql_execution_ids {
+        if let Some(job) = app.jobs.iter().find(|j| j.sql_execution_id == Some(id)) {
+            add(format!("SQL execution {id}"), &app.user_call_site(job));
+        }
+    }
+    sites
 }
 
 /// History Server quantiles of the successful tasks' durations, as the rules took them.
@@ -358,6 +425,10 @@ fn stage_out(app: &Application, s: &StageAttempt, stats: &StageStats) -> StageOu
 }
 
 fn executor_out(app: &Application, e: &sparkdiag_model::Executor) -> ExecutorOut {
+    let exit_code = e
+        .removed_reason
+        .as_deref()
+        .and_then(sparkdiag_model::exit_code_of);
     ExecutorOut {
         executor_id: e.id.clone(),
         host: e.host.clone(),
@@ -366,10 +437,10 @@ fn executor_out(app: &Application, e: &sparkdiag_model::Executor) -> ExecutorOut
         removed_ms: e.removed_ms,
         removed_reason: e.removed_reason.clone(),
         removal: app.removal(e),
-        exit_code: e
-            .removed_reason
-            .as_deref()
-            .and_then(sparkdiag_model::exit_code_of),
+        exit_code,
+        exit_code_means: exit_code
+            .and_then(|code| sparkdiag_model::explain_exit_code_on(code, app.cluster_manager()))
+            .map(str::to_string),
         task_time_ms: e.task_time_ms,
         run_time_ms: e.run_time_ms,
         jvm_gc_time_ms: e.jvm_gc_time_ms,

@@ -7,12 +7,12 @@ use sparkdiag_contract::diff::Diff;
 use super::text::{
     cause_line, fact_line, output_side, query_rows, ratio_words, rows_read, signed, value,
 };
+use crate::analyze::html::figure;
 use crate::charts::{DiffBar, diff_bars, diff_timelines, work_colour};
 use crate::format::{duration, escape as esc};
-use crate::html::figure;
 
 pub fn render(d: &Diff) -> String {
-    let mut body = String::new();
+    let mut body = d.gates.as_ref().map(crate::gates::html).unwrap_or_default();
     body.push_str(&format!(
         "<p class=\"verdict {}\"><b>Verdict:</b> {}</p><h2>Why, ranked by the share of the change each explains</h2><ol class=\"causes\">",
         esc(d.verdict.runtime),

@@ -21,6 +21,9 @@ pub fn render(d: &Diff) -> String {
         name(&d.before),
         name(&d.after)
     ));
+    if let Some(gates) = &d.gates {
+        out.push_str(&crate::gates::markdown(gates));
+    }
     out.push_str(&format!("**Verdict:** {}\n\n", cell(&d.verdict.sentence)));
     for h in &d.headline {
         if h.starts_with("OUTPUT CHANGED") {

@@ -7,8 +7,8 @@ use sparkdiag_contract::diff::{
     Cause, Diff, Fact, MetricChange, OutputSide, RunOut, StageGroupOut, WorkMatch, WorkSide,
 };
 
+use crate::Terminal as Options;
 use crate::format::{duration, human_bytes, share, share_change, thousands};
-use crate::text::Options;
 
 /// A metric's value in its unit.
 pub fn value(unit: &str, v: f64) -> String {
@@ -264,7 +264,7 @@ pub fn render_with(d: &Diff, opts: Options) -> String {
         None
     };
     let color = opts.color;
-    let mut out = String::new();
+    let mut out = d.gates.as_ref().map(crate::gates::text).unwrap_or_default();
     let mut emit = |s: String, paint: Option<&str>| {
         let lines = match width {
             Some(w) => wrap(&s, w),

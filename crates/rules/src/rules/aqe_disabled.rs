@@ -37,6 +37,7 @@ declare_rule! {
         name: "aqe-disabled",
         category: Config,
         claims: Saving,
+        needs: [Environment, Tasks],
         summary: "Shuffles ran with Adaptive Query Execution switched off",
         thresholds: &[
             MEDIUM_SHUFFLE_SHARE,

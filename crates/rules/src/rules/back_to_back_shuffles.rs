@@ -30,6 +30,7 @@ declare_rule! {
         name: "back-to-back-shuffles",
         category: Exchanges,
         claims: Saving,
+        needs: [SqlPlans],
         summary: "A shuffle's output is shuffled again on other keys before anything uses it",
         thresholds: &[] as &[Threshold],
         check: check,

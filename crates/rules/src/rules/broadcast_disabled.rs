@@ -27,6 +27,7 @@ declare_rule! {
         name: "broadcast-disabled",
         category: Config,
         claims: Saving,
+        needs: [Environment, SqlPlans],
         summary: "Broadcast joins switched off while sort-merge joins ran",
         thresholds: &[] as &[Threshold],
         check: check_broadcast,

@@ -50,6 +50,7 @@ declare_rule! {
         name: "data-skew",
         category: Skew,
         claims: Saving,
+        needs: [TaskMetrics],
         summary: "A task ran far longer than its stage's median because its partition held far more data",
         thresholds: SKEW_THRESHOLDS,
         check: check_data_skew,

@@ -50,6 +50,7 @@ declare_rule! {
         name: "default-shuffle-partitions",
         category: Config,
         claims: Saving,
+        needs: [Environment, TaskMetrics],
         summary: "spark.sql.shuffle.partitions left at 200 on shuffles it does not fit",
         thresholds: &[
             MIN_AVG_MB,

@@ -61,6 +61,7 @@ declare_rule! {
         name: "driver-only-time",
         category: DriverBound,
         claims: Symptom,
+        needs: [Jobs],
         summary: "Much of the application's time passed with no Spark job running",
         thresholds: &[
             MIN_SHARE,

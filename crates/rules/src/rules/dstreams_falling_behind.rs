@@ -49,6 +49,7 @@ declare_rule! {
         name: "dstreams-falling-behind",
         category: Streaming,
         claims: Outcome,
+        needs: [Jobs],
         summary: "DStreams batches take longer than the batch interval: the scheduling delay grows",
         thresholds: &[MIN_BATCHES, MIN_OVER_SHARE],
         check: check,

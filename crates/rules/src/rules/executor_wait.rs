@@ -66,6 +66,7 @@ declare_rule! {
         name: "waiting-for-executors",
         category: Utilization,
         claims: Saving,
+        needs: [Executors, Tasks],
         summary: "The first job waited for executors to register before any task could run",
         thresholds: &[MIN_WAIT_S, MIN_DESERIALIZE_S, CONTAINER_START_S] as &[Threshold],
         check: check,
@@ -132,7 +133,8 @@ fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     } else {
         return Vec::new();
     };
-    let wait = first_executor - from;
+    // A clock that jumped between the two is not time anyone waited.
+    let wait = app.span_without_jumps_ms(from, first_executor);
     if (wait as f64) < t.get(&MIN_WAIT_S) * 1000.0 {
         return Vec::new();
     }

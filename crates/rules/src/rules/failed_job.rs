@@ -40,6 +40,7 @@ declare_rule! {
         name: "failed-job",
         category: Failure,
         claims: Outcome,
+        needs: [Jobs],
         summary: "A job failed: the stage, task and exception that killed it",
         thresholds: &[] as &[Threshold],
         check: check,

@@ -31,6 +31,7 @@ declare_rule! {
         name: "filter-not-pushed",
         category: Plan,
         claims: Saving,
+        needs: [SqlPlans],
         summary: "A filter above a scan was not pushed down to the data source",
         thresholds: &[] as &[Threshold],
         check: check,

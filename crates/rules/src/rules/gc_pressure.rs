@@ -74,6 +74,7 @@ declare_rule! {
         name: "gc-pressure",
         category: Gc,
         claims: Saving,
+        needs: [TaskMetrics],
         summary: "Executors spend a large share of their task time in JVM garbage collection",
         thresholds: &[
             WARN_SHARE,

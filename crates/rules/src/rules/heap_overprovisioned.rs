@@ -57,6 +57,7 @@ declare_rule! {
         name: "heap-overprovisioned",
         category: Gc,
         claims: Saving,
+        needs: [ExecutorMetrics],
         summary: "Executors used far less heap than they reserved (information)",
         thresholds: &[
             MAX_GC_SHARE,

@@ -62,6 +62,7 @@ declare_rule! {
         name: "idle-cores",
         category: Utilization,
         claims: Symptom,
+        needs: [Executors, Tasks],
         summary: "Most of the executor core time the application held was idle",
         thresholds: &[
             MIN_IDLE_SHARE,

@@ -32,6 +32,7 @@ declare_rule! {
         name: "incomplete-run",
         category: Failure,
         claims: Outcome,
+        needs: [],
         summary: "The application never ended in this log: what was running when it stopped",
         thresholds: &[] as &[Threshold],
         check: check,

@@ -63,6 +63,7 @@ declare_rule! {
         name: "input-read-again",
         category: Plan,
         claims: Saving,
+        needs: [TaskMetrics, Jobs],
         summary: "The same input files were read by several jobs: cache the parsed data or convert it once",
         thresholds: &[
             MIN_READS,

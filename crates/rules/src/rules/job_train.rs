@@ -82,6 +82,7 @@ declare_rule! {
         name: "job-train",
         category: DriverBound,
         claims: Saving,
+        needs: [Jobs],
         summary: "A long train of small jobs from a driver loop or thread pool",
         thresholds: &[
             MIN_JOBS,

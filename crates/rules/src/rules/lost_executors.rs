@@ -38,6 +38,7 @@ declare_rule! {
         name: "lost-executors",
         category: Failure,
         claims: Outcome,
+        needs: [Executors],
         summary: "Executors died while the application ran, and why",
         thresholds: &[] as &[Threshold],
         check: check,

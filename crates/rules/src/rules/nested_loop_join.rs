@@ -26,6 +26,7 @@ declare_rule! {
         name: "nested-loop-join",
         category: Exchanges,
         claims: Saving,
+        needs: [SqlPlans],
         summary: "A join compares every row with every row (Cartesian or nested-loop)",
         thresholds: &[] as &[Threshold],
         check: check,

@@ -85,6 +85,7 @@ declare_rule! {
         name: "oversized-partitions",
         category: Partitions,
         claims: Saving,
+        needs: [TaskMetrics],
         summary: "Partitions of gigabytes, or a large stage in fewer tasks than cores",
         thresholds: &[
             MAX_PARTITION_GB,

@@ -45,6 +45,7 @@ declare_rule! {
         name: "photon-fallback",
         category: Plan,
         claims: Saving,
+        needs: [SqlPlans],
         summary: "Part of a Databricks query ran outside Photon, in Spark's row-at-a-time engine",
         thresholds: &[] as &[Threshold],
         check: check,

@@ -26,6 +26,7 @@ declare_rule! {
         name: "python-udf",
         category: Plan,
         claims: Saving,
+        needs: [SqlPlans],
         summary: "Rows are shipped to Python workers for a UDF",
         thresholds: &[] as &[Threshold],
         check: check,

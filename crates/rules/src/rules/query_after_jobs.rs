@@ -59,6 +59,7 @@ declare_rule! {
         name: "query-after-jobs",
         category: DriverBound,
         claims: Saving,
+        needs: [Jobs, SqlPlans],
         summary: "A SQL query went on long after its last job ended (commit, partition loading, listing)",
         thresholds: &[
             MIN_TAIL_S,

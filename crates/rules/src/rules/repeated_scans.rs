@@ -36,6 +36,7 @@ declare_rule! {
         name: "repeated-scans",
         category: Plan,
         claims: Saving,
+        needs: [SqlPlans],
         summary: "The same table is scanned several times in one query",
         thresholds: &[MIN_REPEATS] as &[Threshold],
         check: check,

@@ -25,6 +25,7 @@ declare_rule! {
         name: "round-robin-repartition",
         category: Plan,
         claims: Saving,
+        needs: [SqlPlans],
         summary: "repartition(n) without columns shuffles every row just to change the partition count",
         thresholds: &[] as &[Threshold],
         check: check,

@@ -73,6 +73,7 @@ declare_rule! {
         name: "slow-executor",
         category: Skew,
         claims: Saving,
+        needs: [TaskMetrics],
         summary: "An executor whose tasks are slower than the other executors' on the same data, in every stage and wave it ran",
         thresholds: &[
             RATIO,

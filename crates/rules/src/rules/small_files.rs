@@ -65,6 +65,7 @@ declare_rule! {
         name: "small-files",
         category: Partitions,
         claims: Saving,
+        needs: [SqlPlans],
         summary: "A write made, or a scan read, many small files",
         thresholds: &[MIN_FILES, MAX_AVG_MIB, MEDIUM_FILES] as &[Threshold],
         check: check,

@@ -41,6 +41,7 @@ declare_rule! {
         name: "sort-merge-join-could-broadcast",
         category: Exchanges,
         claims: Saving,
+        needs: [SqlPlans],
         summary: "A sort-merge join shuffled both sides although one was small enough to broadcast",
         thresholds: &[MAX_BROADCAST_MB] as &[Threshold],
         check: check,

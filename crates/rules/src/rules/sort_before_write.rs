@@ -28,6 +28,7 @@ declare_rule! {
         name: "sort-before-write",
         category: Plan,
         claims: Saving,
+        needs: [SqlPlans],
         summary: "A global sort (ORDER BY) right before a write shuffles and sorts everything written",
         thresholds: &[] as &[Threshold],
         check: check,

@@ -55,6 +55,7 @@ declare_rule! {
         name: "spill",
         category: Spill,
         claims: Saving,
+        needs: [TaskMetrics],
         summary: "Tasks ran out of execution memory and spilled to disk",
         thresholds: &[
             MIN_DISK_MB,

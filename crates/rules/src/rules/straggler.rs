@@ -35,6 +35,7 @@ declare_rule! {
         name: "straggler-task",
         category: Skew,
         claims: Saving,
+        needs: [TaskMetrics],
         summary: "A task ran far longer than its stage's median with no more data than the others",
         thresholds: SKEW_THRESHOLDS,
         check: check_straggler,

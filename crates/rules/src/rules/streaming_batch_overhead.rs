@@ -59,6 +59,7 @@ declare_rule! {
         name: "streaming-batch-overhead",
         category: Streaming,
         claims: Saving,
+        needs: [StreamingQueries],
         summary: "A streaming query's batches spend most of their time on offsets, planning or commits",
         thresholds: &[MIN_BATCHES, MIN_SHARE, MIN_MEDIAN_MS],
         check: check,

@@ -64,6 +64,7 @@ declare_rule! {
         name: "streaming-falling-behind",
         category: Streaming,
         claims: Outcome,
+        needs: [StreamingQueries],
         summary: "A streaming query processes slower than its input arrives, or overruns its trigger",
         thresholds: &[MIN_BATCHES, MIN_BEHIND_SHARE, RATE_MARGIN],
         check: check,

@@ -42,6 +42,7 @@ declare_rule! {
         name: "streaming-idle-triggers",
         category: Streaming,
         claims: Saving,
+        needs: [StreamingQueries],
         summary: "A streaming query mostly finds no new data when it triggers",
         thresholds: &[MIN_IDLE, MIN_IDLE_SHARE],
         check: check,

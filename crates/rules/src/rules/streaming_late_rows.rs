@@ -34,6 +34,7 @@ declare_rule! {
         name: "streaming-late-rows",
         category: Streaming,
         claims: Saving,
+        needs: [StreamingQueries],
         summary: "Rows behind the watermark were dropped by a stateful streaming query",
         thresholds: &[HIGH_SHARE],
         check: check,

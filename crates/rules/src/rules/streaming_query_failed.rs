@@ -29,6 +29,7 @@ declare_rule! {
         name: "streaming-query-failed",
         category: Failure,
         claims: Outcome,
+        needs: [StreamingQueries],
         summary: "A streaming query terminated with an exception",
         thresholds: &[] as &[Threshold],
         check: check,

@@ -47,6 +47,7 @@ declare_rule! {
         name: "streaming-state-partitions",
         category: Streaming,
         claims: Saving,
+        needs: [StreamingQueries],
         summary: "Every micro-batch runs hundreds of state partitions for a few rows",
         thresholds: &[MIN_PARTITIONS, MAX_ROWS_PER_PARTITION],
         check: check,

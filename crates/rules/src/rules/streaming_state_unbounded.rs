@@ -59,6 +59,7 @@ declare_rule! {
         name: "streaming-state-unbounded",
         category: Streaming,
         claims: Outcome,
+        needs: [StreamingQueries],
         summary: "A streaming query's state grows every batch with no watermark to expire it",
         thresholds: &[MIN_BATCHES, MIN_GROWTH, MIN_GROWING_SHARE],
         check: check,

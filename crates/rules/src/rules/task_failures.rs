@@ -51,6 +51,7 @@ declare_rule! {
         name: "task-failures",
         category: Failure,
         claims: Saving,
+        needs: [Tasks],
         summary: "Task attempts failed: grouped by end reason and exception, with the time they wasted",
         thresholds: &[
             MIN_WASTED_SHARE,

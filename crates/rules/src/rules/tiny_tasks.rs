@@ -77,6 +77,7 @@ declare_rule! {
         name: "tiny-tasks",
         category: Partitions,
         claims: Saving,
+        needs: [TaskMetrics],
         summary: "Many tasks of a few milliseconds or a few megabytes: the data is cut into too many partitions",
         thresholds: &[
             MIN_TASKS,

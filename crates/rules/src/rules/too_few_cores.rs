@@ -90,6 +90,7 @@ declare_rule! {
         name: "too-few-cores",
         category: Utilization,
         claims: Saving,
+        needs: [Executors, Tasks],
         summary: "Tasks waited for a free core through much of the run: one core, or too few for the stages",
         thresholds: &[
             MAX_CORES,

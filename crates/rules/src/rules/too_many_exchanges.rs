@@ -42,6 +42,7 @@ declare_rule! {
         name: "too-many-exchanges",
         category: Exchanges,
         claims: Saving,
+        needs: [SqlPlans],
         summary: "A query shuffles its data more times than it probably needs to",
         thresholds: &[MAX_EXCHANGES] as &[Threshold],
         check: check,

@@ -42,6 +42,7 @@ declare_rule! {
         name: "wasted-attempts",
         category: Failure,
         claims: Saving,
+        needs: [Tasks],
         summary: "Task time thrown away by killed speculative copies and re-run stage attempts",
         thresholds: &[MIN_WASTED_S] as &[Threshold],
         check: check,

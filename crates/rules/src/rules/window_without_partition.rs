@@ -41,6 +41,7 @@ declare_rule! {
         name: "window-without-partition",
         category: Plan,
         claims: Saving,
+        needs: [SqlPlans],
         summary: "A window function without partitionBy moves every row into one task",
         thresholds: &[ONE_PARTITION_MB] as &[Threshold],
         check: check,

@@ -113,7 +113,7 @@ pub fn text(w: &WhatIf, width: Option<usize>) -> String {
     let width = width.map(|w| w.max(24));
     let line = |out: &mut String, text: &str| match width {
         Some(width) => out.push_str(&unit_spaces(
-            &crate::text::wrap(&unit_spaces(text, ' ', NO_BREAK), width, 4),
+            &super::text::wrap(&unit_spaces(text, ' ', NO_BREAK), width, 4),
             NO_BREAK,
             ' ',
         )),
@@ -269,7 +269,7 @@ pub fn html(w: &WhatIf) -> String {
         );
     }
     let _ = writeln!(out, "</p>\n<p><strong>{}</strong></p>", escape(&w.headline));
-    out.push_str(&crate::html::figure(&crate::charts::scenario_chart(w)));
+    out.push_str(&super::html::figure(&crate::charts::scenario_chart(w)));
     out.push_str(
         "<div class=\"scroll\"><table>\n<thead><tr><th>predicted run</th><th class=\"n\">wall clock</th>\
          <th class=\"n\">vs today</th></tr></thead>\n<tbody>\n",
@@ -316,7 +316,7 @@ mod tests {
     fn a_number_keeps_its_unit_when_the_line_wraps() {
         let text = "replays today's run in 9.7 s against 9.3 s measured, 2m 05s for 6%, 1.5 GiB";
         let kept = super::unit_spaces(text, ' ', super::NO_BREAK);
-        let wrapped = crate::text::wrap(&kept, 38, 4);
+        let wrapped = super::super::text::wrap(&kept, 38, 4);
         let back = super::unit_spaces(&wrapped, super::NO_BREAK, ' ');
         for line in back.lines() {
             let first = line.split_whitespace().next().unwrap_or("");

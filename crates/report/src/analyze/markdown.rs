@@ -28,6 +28,12 @@ pub fn inline(text: &str) -> String {
 
 /// One report as a Markdown document.
 pub fn render(report: &Report) -> String {
+    render_with(report, &crate::Options::default())
+}
+
+/// [`render`] with the findings `options` shows.
+pub fn render_with(report: &Report, options: &crate::Options) -> String {
+    let shown = options.shown(report);
     let mut out = String::new();
     let app = &report.application;
     let s = &report.summary;
@@ -56,27 +62,41 @@ pub fn render(report: &Report) -> String {
         }
     );
 
-    if let Some(line) = crate::streaming::workload_line(report) {
+    if let Some(line) = report.source.config.line() {
         let _ = writeln!(out, "{}\n", inline(&line));
     }
-    out.push_str(&crate::streaming::markdown(report));
+    if let Some(line) = super::streaming::workload_line(report) {
+        let _ = writeln!(out, "{}\n", inline(&line));
+    }
+    if let Some(gates) = &report.gates {
+        out.push_str(&crate::gates::markdown(gates));
+    }
+    out.push_str(&super::streaming::markdown(report));
     out.push_str("## Findings, most severe first, then most time saved\n\n");
     if report.findings.is_empty() {
         out.push_str("No findings: nothing here crossed a detector's threshold.\n\n");
     } else {
-        let with_cost = report
-            .findings
+        let with_cost = shown
             .iter()
             .any(|f| f.impact_cost.is_some() || f.impact_memory_cost.is_some());
+        if shown.len() < report.findings.len() {
+            let _ = writeln!(
+                out,
+                "Showing {} of the {} findings (`{}`).\n",
+                shown.len(),
+                report.findings.len(),
+                options.narrowed_by()
+            );
+        }
         out.push_str(if with_cost {
             "| # | severity | saves | cost | rule | finding |\n|--:|---|--:|--:|---|---|\n"
         } else {
             "| # | severity | saves | rule | finding |\n|--:|---|--:|---|---|\n"
         });
-        for (i, f) in report.findings.iter().enumerate() {
+        for (i, f) in shown.iter().enumerate() {
             let finding = &f.finding;
             let cost = if with_cost {
-                format!(" {} |", crate::text::cost_label(f))
+                format!(" {} |", super::text::cost_label(f))
             } else {
                 String::new()
             };
@@ -91,7 +111,7 @@ pub fn render(report: &Report) -> String {
             );
         }
         out.push_str("\n### How to fix them\n\n");
-        for (i, f) in report.findings.iter().enumerate() {
+        for (i, f) in shown.iter().enumerate() {
             let _ = writeln!(
                 out,
                 "{}. **{}** {}  \n   Fix: {}",
@@ -105,17 +125,17 @@ pub fn render(report: &Report) -> String {
     }
 
     out.push_str("## Application summary\n\n| | |\n|---|--:|\n");
-    let rows = crate::text::summary_rows(s);
+    let rows = super::text::summary_rows(s);
     for (label, value) in rows {
         let _ = writeln!(out, "| {label} | {value} |");
     }
     out.push('\n');
 
     if let Some(w) = &report.what_if {
-        out.push_str(&crate::whatif::markdown(w));
+        out.push_str(&super::whatif::markdown(w));
     }
     if let Some(m) = &report.memory {
-        out.push_str(&crate::memory::markdown(m));
+        out.push_str(&super::memory::markdown(m));
     }
 
     let stages = report.longest_stages();
@@ -171,6 +191,7 @@ pub fn render(report: &Report) -> String {
         out.push('\n');
     }
 
+    out.push_str(&super::ledger::markdown(&report.ledger));
     if !report.source.warnings.is_empty() {
         out.push_str("## What the log is missing or could not be read\n\n");
         for w in &report.source.warnings {

@@ -138,6 +138,11 @@ footer { margin-top: 48px; color: var(--muted); font-size: 12px; }
 
 /// One page for one or more applications (one section each), in the order given.
 pub fn render(apps: &[(&Report, &ViewData)]) -> String {
+    render_with(apps, &crate::Options::default())
+}
+
+/// [`render`] with the findings `options` shows.
+pub fn render_with(apps: &[(&Report, &ViewData)], options: &crate::Options) -> String {
     let title = match apps {
         [(report, _)] => format!(
             "sparkdiag: {}",
@@ -161,7 +166,7 @@ pub fn render(apps: &[(&Report, &ViewData)]) -> String {
         if i > 0 {
             out.push_str("<hr>\n");
         }
-        application(&mut out, report, view);
+        application(&mut out, report, view, options);
     }
     let _ = write!(
         out,
@@ -173,7 +178,7 @@ pub fn render(apps: &[(&Report, &ViewData)]) -> String {
     out
 }
 
-fn application(out: &mut String, report: &Report, view: &ViewData) {
+fn application(out: &mut String, report: &Report, view: &ViewData, options: &crate::Options) {
     let a = &report.application;
     let _ = write!(
         out,
@@ -210,17 +215,23 @@ fn application(out: &mut String, report: &Report, view: &ViewData) {
              The last section says what is missing.</p>\n",
         );
     }
-    if let Some(line) = crate::streaming::workload_line(report) {
+    if let Some(line) = report.source.config.line() {
         let _ = writeln!(out, "<p class=\"meta\">{}</p>", escape(&line));
     }
-    findings(out, report);
-    out.push_str(&crate::streaming::html(report));
+    if let Some(line) = super::streaming::workload_line(report) {
+        let _ = writeln!(out, "<p class=\"meta\">{}</p>", escape(&line));
+    }
+    if let Some(gates) = &report.gates {
+        out.push_str(&crate::gates::html(gates));
+    }
+    findings(out, report, options);
+    out.push_str(&super::streaming::html(report));
     summary(out, report);
     if let Some(w) = &report.what_if {
-        out.push_str(&crate::whatif::html(w));
+        out.push_str(&super::whatif::html(w));
     }
     if let Some(m) = &report.memory {
-        out.push_str(&crate::memory::html(m));
+        out.push_str(&super::memory::html(m));
     }
     out.push_str("<h2>Charts</h2>\n");
     for chart in charts::render_all(report, view) {
@@ -241,7 +252,8 @@ fn application(out: &mut String, report: &Report, view: &ViewData) {
     executors(out, report);
     failures(out, report);
     sql(out, report);
-    plans(out, report, view);
+    plans(out, report, view, options);
+    out.push_str(&super::ledger::html(&report.ledger));
     if !report.source.warnings.is_empty() {
         out.push_str("<h2>What the log is missing or could not be read</h2>\n<ul>\n");
         for w in &report.source.warnings {
@@ -276,13 +288,23 @@ pub(crate) fn figure(chart: &charts::Chart) -> String {
     out
 }
 
-fn findings(out: &mut String, report: &Report) {
+fn findings(out: &mut String, report: &Report, options: &crate::Options) {
     out.push_str("<h2>Findings, most severe first, then most time saved</h2>\n");
     if report.findings.is_empty() {
         out.push_str("<p>No findings: nothing here crossed a detector's threshold.</p>\n");
         return;
     }
-    for (i, f) in report.findings.iter().enumerate() {
+    let shown = options.shown(report);
+    if shown.len() < report.findings.len() {
+        let _ = writeln!(
+            out,
+            "<p class=\"meta\">Showing {} of the {} findings ({}).</p>",
+            shown.len(),
+            report.findings.len(),
+            escape(&options.narrowed_by())
+        );
+    }
+    for (i, f) in shown.iter().enumerate() {
         let finding = &f.finding;
         let severity = finding.severity.name();
         let impact = if f.impact_kind == "cost" {
@@ -331,7 +353,7 @@ fn findings(out: &mut String, report: &Report) {
 
 fn summary(out: &mut String, report: &Report) {
     // The same rows as the text and Markdown views, as tiles.
-    let tiles = crate::text::summary_rows(&report.summary);
+    let tiles = super::text::summary_rows(&report.summary);
     out.push_str("<h2>Summary</h2>\n<dl class=\"numbers\">\n");
     for (label, value) in tiles {
         let _ = writeln!(
@@ -518,7 +540,7 @@ enum Kind {
 /// the stages it ran in. The operators a finding names (`scope.plan_node_ids`, Spark's node
 /// ids) are highlighted in the finding's severity colour; when the text plan and the
 /// structured plan cannot be paired, the finding is shown on the execution's line instead.
-fn plans(out: &mut String, report: &Report, view: &ViewData) {
+fn plans(out: &mut String, report: &Report, view: &ViewData, options: &crate::Options) {
     let runs: Vec<(&crate::SqlOut, &PlanTree)> = report
         .sql
         .iter()
@@ -546,9 +568,9 @@ fn plans(out: &mut String, report: &Report, view: &ViewData) {
         // Findings name operators by Spark's node ids, which `plan_nodes` carries.
         let ids: Option<Vec<Option<u32>>> =
             Some(measured.iter().map(|m| m.map(|m| m.index as u32)).collect());
-        let findings: Vec<&crate::FindingOut> = report
-            .findings
-            .iter()
+        let findings: Vec<&crate::FindingOut> = options
+            .shown(report)
+            .into_iter()
             .filter(|f| f.finding.scope.sql_execution_ids.contains(&q.execution_id))
             .collect();
         let operators = tree.nodes.iter().filter(|n| !is_wrapper(&n.name)).count();

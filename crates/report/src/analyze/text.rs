@@ -8,10 +8,10 @@ use comfy_table::{
     presets,
 };
 
-use crate::Report;
 use crate::format::{
     duration, enum_name, error_headline, human_bytes, percent, thousands, truncate,
 };
+use crate::{Report, Terminal};
 
 /// A header underline and nothing else: calm enough to read, aligned enough to compare.
 const LISTING: TableStyle =
@@ -20,75 +20,18 @@ const LISTING: TableStyle =
 /// How many stages and executors the text view lists; the JSON has all of them.
 const TOP_ROWS: usize = 10;
 
-/// Where the text goes, which decides its width and colour.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Options {
-    /// Standard output is a terminal: tables fit `width`.
-    pub terminal: bool,
-    /// Severities and failed stages in colour (only meaningful with `terminal`).
-    pub color: bool,
-    /// The terminal's width in columns (only meaningful with `terminal`); `None` asks the
-    /// terminal, as [`Options::for_stdout`] does.
-    pub width: Option<u16>,
-}
-
-/// The width when neither the terminal nor `COLUMNS` gives one.
-const FALLBACK_WIDTH: u16 = 80;
-
-impl Options {
-    /// For standard output: terminal width and colour only when it is a terminal, no colour
-    /// when `NO_COLOR` is set (<https://no-color.org>). Use the default (plain) for `-o FILE`.
-    pub fn for_stdout() -> Options {
-        use std::io::IsTerminal;
-        let terminal = std::io::stdout().is_terminal();
-        Options {
-            terminal,
-            color: terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
-            width: terminal.then(|| {
-                terminal_width(
-                    Table::new().width(),
-                    std::env::var("COLUMNS").ok().as_deref(),
-                )
-            }),
-        }
-    }
-
-    fn columns(self) -> u16 {
-        self.width.unwrap_or_else(|| {
-            terminal_width(
-                Table::new().width(),
-                std::env::var("COLUMNS").ok().as_deref(),
-            )
-        })
-    }
-}
-
-/// The width to lay the view out in: what the terminal reports, unless it reports nothing or
-/// zero columns (under `script`, some CI runners and IDE consoles), then `COLUMNS`, then 80.
-/// A zero width would otherwise wrap every table to one character a line.
-pub fn terminal_width(reported: Option<u16>, columns_env: Option<&str>) -> u16 {
-    reported
-        .filter(|&w| w > 0)
-        .or_else(|| {
-            columns_env
-                .and_then(|c| c.trim().parse::<u16>().ok())
-                .filter(|&w| w > 0)
-        })
-        .unwrap_or(FALLBACK_WIDTH)
-}
-
 /// The plain view, the same wherever it is written: no colour, tables as wide as their content.
 pub fn render(report: &Report) -> String {
-    render_with(report, Options::default())
+    render_with(report, &crate::Options::default())
 }
 
 /// A table in `style`, laid out for `opts`: plain unless writing to a terminal.
-fn new_table(opts: Options, style: TableStyle) -> Table {
+fn new_table(opts: Terminal, style: TableStyle) -> Table {
     let mut t = Table::new();
     t.load_style(style)
         .set_content_arrangement(ContentArrangement::Dynamic);
     // comfy-table would ask the terminal itself and take a reported width of 0 at its word;
-    // the width is chosen once, in `Options`. Off a terminal (`-o FILE` run from a shell
+    // the width is chosen once, in `Terminal`. Off a terminal (`-o FILE` run from a shell
     // included) tables are as wide as their content.
     t.force_no_tty();
     if opts.terminal {
@@ -101,7 +44,7 @@ fn new_table(opts: Options, style: TableStyle) -> Table {
 }
 
 /// A severity cell in its colour: critical and high red, medium yellow, low and info dim.
-fn severity_cell(severity: sparkdiag_contract::Severity, opts: Options) -> Cell {
+fn severity_cell(severity: sparkdiag_contract::Severity, opts: Terminal) -> Cell {
     use sparkdiag_contract::Severity;
     let cell = Cell::new(severity.name());
     if !opts.color {
@@ -115,17 +58,19 @@ fn severity_cell(severity: sparkdiag_contract::Severity, opts: Options) -> Cell 
     }
 }
 
-pub fn render_with(report: &Report, opts: Options) -> String {
+/// The view laid out for `options.terminal`, with the findings `options` shows.
+pub fn render_with(report: &Report, options: &crate::Options) -> String {
     // comfy-table pads every cell, the last column too: drop the trailing blanks it leaves.
     let mut out = String::new();
-    for line in view(report, opts).lines() {
+    for line in view(report, options).lines() {
         out.push_str(line.trim_end());
         out.push('\n');
     }
     out
 }
 
-fn view(report: &Report, opts: Options) -> String {
+fn view(report: &Report, options: &crate::Options) -> String {
+    let opts = options.terminal;
     let mut out = String::new();
     let app = &report.application;
     let s = &report.summary;
@@ -170,13 +115,19 @@ fn view(report: &Report, opts: Options) -> String {
             " · INCOMPLETE (see warnings)"
         }
     );
-    if let Some(line) = crate::streaming::workload_line(report) {
+    if let Some(line) = report.source.config.line() {
+        let _ = writeln!(out, "{line}");
+    }
+    if let Some(line) = super::streaming::workload_line(report) {
         let _ = writeln!(out, "{line}");
     }
     out.push('\n');
 
-    out.push_str(&findings_section(report, opts));
-    out.push_str(&crate::streaming::text(report));
+    if let Some(gates) = &report.gates {
+        out.push_str(&crate::gates::text(gates));
+    }
+    out.push_str(&findings_section(report, options));
+    out.push_str(&super::streaming::text(report));
 
     let mut table = new_table(opts, presets::NOTHING);
     let rows = summary_rows(s);
@@ -186,11 +137,11 @@ fn view(report: &Report, opts: Options) -> String {
     let _ = writeln!(out, "{table}\n");
     if let Some(w) = &report.what_if {
         let width = opts.terminal.then(|| usize::from(opts.columns()));
-        out.push_str(&crate::whatif::text(w, width));
+        out.push_str(&super::whatif::text(w, width));
     }
     if let Some(m) = &report.memory {
         let width = opts.terminal.then(|| usize::from(opts.columns()));
-        out.push_str(&crate::memory::text(
+        out.push_str(&super::memory::text(
             m,
             new_table(opts, presets::NOTHING),
             width,
@@ -277,6 +228,7 @@ fn view(report: &Report, opts: Options) -> String {
             2,
         ));
     }
+    out.push_str(&super::ledger::text(&report.ledger, lines));
     if !report.source.warnings.is_empty() {
         let _ = writeln!(out, "What the log is missing or could not be read");
         for w in &report.source.warnings {
@@ -284,6 +236,80 @@ fn view(report: &Report, opts: Options) -> String {
         }
     }
     out
+}
+
+/// From this many applications on, the text view of `analyze` is one line each.
+pub const MANY_APPLICATIONS: usize = 6;
+
+/// `--quiet`: one line a finding shown, `APP: SEVERITY CODE saves T: title`; nothing for an
+/// application without findings.
+pub fn quiet(report: &Report, options: &crate::Options) -> String {
+    let app = app_label(report);
+    let mut out = String::new();
+    for f in options.shown(report) {
+        let finding = &f.finding;
+        let _ = writeln!(
+            out,
+            "{app}: {} {} saves {}: {}",
+            finding.severity.name(),
+            finding.rule,
+            duration(finding.impact_ms.max(0)),
+            finding.title
+        );
+    }
+    out
+}
+
+/// One line per application of a folder of many, in the order they were found: its runtime,
+/// findings, worst severity, top finding and what it saves, and its log.
+pub fn one_line_each(reports: &[&Report]) -> String {
+    let mut out = format!(
+        "{} applications: one line each (sparkdiag analyze PATH shows one in full)\n",
+        reports.len()
+    );
+    for report in reports {
+        let worst = report.findings.iter().map(|f| f.finding.severity).min();
+        let top = report.findings.first().map_or(String::new(), |f| {
+            format!(
+                ", top {} saves {}",
+                f.finding.rule,
+                duration(f.finding.impact_ms.max(0))
+            )
+        });
+        let _ = writeln!(
+            out,
+            "{}  {}  {} finding(s){}{top}  {}",
+            app_label(report),
+            report
+                .application
+                .duration_ms
+                .map_or("-".to_string(), |ms| duration(ms.max(0))),
+            report.findings.len(),
+            worst.map_or(String::new(), |s| format!(", worst {}", s.name())),
+            log_label(report),
+        );
+    }
+    out
+}
+
+/// The application as a line names it: its name, else its id, else its log.
+fn app_label(report: &Report) -> String {
+    report
+        .application
+        .name
+        .clone()
+        .or_else(|| report.application.id.clone())
+        .unwrap_or_else(|| log_label(report))
+}
+
+/// The log's first file, as shown to the user.
+fn log_label(report: &Report) -> String {
+    report
+        .source
+        .files
+        .first()
+        .map(|f| f.path.clone())
+        .unwrap_or_else(|| report.source.inputs.join(" "))
 }
 
 /// The application's totals as (label, value) rows, shared by the text and Markdown views.
@@ -361,7 +387,9 @@ pub fn summary_rows(s: &crate::Summary) -> Vec<(&'static str, String)> {
 const TOP_FINDINGS: usize = 15;
 
 /// The findings, ranked by recoverable time, one line each, then the fix for each.
-fn findings_section(report: &Report, opts: Options) -> String {
+fn findings_section(report: &Report, options: &crate::Options) -> String {
+    let opts = options.terminal;
+    let shown = options.shown(report);
     let mut out = String::new();
     if report.findings.is_empty() {
         out.push_str("No findings: nothing here crossed a detector's threshold.\n\n");
@@ -369,8 +397,7 @@ fn findings_section(report: &Report, opts: Options) -> String {
     }
     let _ = writeln!(out, "Findings, most severe first, then most time saved");
     let mut t = new_table(opts, LISTING);
-    let with_cost = report
-        .findings
+    let with_cost = shown
         .iter()
         .any(|f| f.impact_cost.is_some() || f.impact_memory_cost.is_some());
     let mut header = vec!["#", "severity", "saves", "rule", "finding"];
@@ -378,7 +405,7 @@ fn findings_section(report: &Report, opts: Options) -> String {
         header.insert(3, "cost");
     }
     t.set_header(header);
-    for (i, f) in report.findings.iter().take(TOP_FINDINGS).enumerate() {
+    for (i, f) in shown.iter().take(TOP_FINDINGS).enumerate() {
         let finding = &f.finding;
         let mut row = vec![
             Cell::new(i + 1),
@@ -394,11 +421,20 @@ fn findings_section(report: &Report, opts: Options) -> String {
     }
     right_align(&mut t, &[0, 2]);
     let _ = writeln!(out, "{t}");
-    if report.findings.len() > TOP_FINDINGS {
+    if shown.len() > TOP_FINDINGS {
         let _ = writeln!(
             out,
             "({} more findings in --format json)",
-            report.findings.len() - TOP_FINDINGS
+            shown.len() - TOP_FINDINGS
+        );
+    }
+    if shown.len() < report.findings.len() {
+        let _ = writeln!(
+            out,
+            "(showing {} of the {} findings: {})",
+            shown.len(),
+            report.findings.len(),
+            options.narrowed_by()
         );
     }
     let _ = writeln!(
@@ -407,7 +443,7 @@ fn findings_section(report: &Report, opts: Options) -> String {
     );
     // On a terminal the fixes wrap at its width, under their text; elsewhere one line each.
     let width = opts.terminal.then(|| usize::from(opts.columns()));
-    for (i, f) in report.findings.iter().take(TOP_FINDINGS).enumerate() {
+    for (i, f) in shown.iter().take(TOP_FINDINGS).enumerate() {
         let line = format!(
             "{:>3}. {}: {}",
             i + 1,
@@ -423,7 +459,25 @@ fn findings_section(report: &Report, opts: Options) -> String {
         }
     }
     out.push('\n');
+    out.push_str(&ui_links(&shown));
     out
+}
+
+/// The Spark UI page of each finding that has one (`evidence.spark_ui_url`, from `--ui-url`),
+/// numbered as the findings are.
+fn ui_links(shown: &[&crate::FindingOut]) -> String {
+    let lines: Vec<String> = shown
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            let url = f.finding.evidence.get("spark_ui_url")?.as_str()?;
+            Some(format!("{:>3}. {}: {url}", i + 1, f.finding.rule))
+        })
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!("Spark UI pages of the findings\n{}\n\n", lines.join("\n"))
 }
 
 /// `text` broken at spaces into lines of at most `width` characters (a longer word gets a line
@@ -479,7 +533,7 @@ fn right_align(table: &mut Table, columns: &[usize]) {
 /// numbers never wrap (a size split into `23.1` / `MiB` misreads) and names are shortened
 /// first, keeping their `file:line`; a column of nothing but zeros makes room; when even the
 /// shortest names do not fit, the names move under the table, keyed by stage.
-fn stage_table(shown: &[&crate::StageOut], opts: Options) -> String {
+fn stage_table(shown: &[&crate::StageOut], opts: Terminal) -> String {
     let header = [
         "stage",
         "status",
@@ -517,7 +571,7 @@ fn stage_table(shown: &[&crate::StageOut], opts: Options) -> String {
     }
     // `color: false` measures a table: colour codes take bytes but no columns.
     let table = |name_max: Option<usize>, color: bool| -> Table {
-        let opts = Options { color, ..opts };
+        let opts = Terminal { color, ..opts };
         let mut t = new_table(opts, LISTING);
         if opts.terminal {
             // Fitting is done here, by shortening names; comfy-table would split words.
@@ -647,6 +701,7 @@ mod tests {
             impact_cost: None,
             impact_memory_cost: None,
             impact_kind: "lost",
+            code_sites: Vec::new(),
         });
         let plain = render(&report);
         assert!(!plain.contains('\u{1b}'), "{plain}");
@@ -657,10 +712,13 @@ mod tests {
         );
         let coloured = render_with(
             &report,
-            Options {
-                terminal: true,
-                color: true,
-                width: Some(100),
+            &crate::Options {
+                terminal: Terminal {
+                    terminal: true,
+                    color: true,
+                    width: Some(100),
+                },
+                ..Default::default()
             },
         );
         assert!(
@@ -671,6 +729,7 @@ mod tests {
 
     #[test]
     fn a_terminal_of_zero_columns_falls_back_to_columns_then_80() {
+        use crate::terminal_width;
         assert_eq!(terminal_width(Some(132), Some("100")), 132);
         assert_eq!(terminal_width(Some(0), Some("100")), 100);
         assert_eq!(terminal_width(None, Some(" 120 ")), 120);

@@ -1,0 +1,192 @@
+//! Where a command's settings come from, as ruff, cargo and git users expect: `sparkdiag.toml`
+//! or `.sparkdiag.toml` in the current folder or the nearest folder above it (the project's),
+//! else `$XDG_CONFIG_HOME/sparkdiag/config.toml` (`~/.config/sparkdiag/config.toml`), the
+//! user's. `--no-config` looks for none ([`ConfigFiles::none`]).
+//!
+//! The file is the rules' (`disable`, `[rules.CODE]`) with, beside them, the flags' defaults:
+//!
+//! ```toml
+//! [defaults]
+//! format = "markdown"          # as --format: text, json, markdown, html, sarif
+//! fail_on = "high"
+//! price_per_core_hour = 0.45      # every command that reports savings
+//! price_per_gb_hour = 0.005       # a GiB of executor memory for an hour
+//! top = 5
+//! ui_url = "http://history.example.com:18080"
+//! color = "never"              # auto, always, never
+//! ```
+//!
+//! A flag on the command line wins over the file; the project's file wins over the user's,
+//! key by key for `[defaults]`, and wholly for the rules. Every file read is named in the
+//! report's `source.config`, with every threshold that differs from its default.
+
+use std::path::{Path, PathBuf};
+
+use sparkdiag_contract::Prices;
+use sparkdiag_rules::{Config, ConfigError};
+
+/// The flags a config file may give defaults for, as written (the command line checks them).
+#[derive(Debug, Default, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Defaults {
+    pub format: Option<String>,
+    pub fail_on: Option<String>,
+    pub price_per_core_hour: Option<f64>,
+    pub price_per_gb_hour: Option<f64>,
+    pub top: Option<usize>,
+    pub ui_url: Option<String>,
+    pub color: Option<String>,
+}
+
+impl Defaults {
+    /// `self`, with each key it lacks taken from `other`.
+    fn or(self, other: Defaults) -> Defaults {
+        Defaults {
+            format: self.format.or(other.format),
+            fail_on: self.fail_on.or(other.fail_on),
+            price_per_core_hour: self.price_per_core_hour.or(other.price_per_core_hour),
+            price_per_gb_hour: self.price_per_gb_hour.or(other.price_per_gb_hour),
+            top: self.top.or(other.top),
+            ui_url: self.ui_url.or(other.ui_url),
+            color: self.color.or(other.color),
+        }
+    }
+}
+
+/// Only the `[defaults]` table; the rest of the file is the rules', read by `sparkdiag-rules`.
+#[derive(serde::Deserialize)]
+struct File {
+    #[serde(default)]
+    defaults: Defaults,
+}
+
+/// The config files found, the project's first.
+pub struct ConfigFiles {
+    pub files: Vec<PathBuf>,
+    /// `--no-config`: none was looked for.
+    ignored: bool,
+    /// Their `[defaults]`, read once however many flags ask.
+    defaults: std::cell::OnceCell<Defaults>,
+}
+
+impl ConfigFiles {
+    /// Looks from `cwd` up, then in the user's config folder.
+    pub fn search(cwd: &Path) -> ConfigFiles {
+        let mut files = Vec::new();
+        'up: for dir in cwd.ancestors() {
+            for name in ["sparkdiag.toml", ".sparkdiag.toml"] {
+                let file = dir.join(name);
+                if file.is_file() {
+                    files.push(file);
+                    break 'up;
+                }
+            }
+        }
+        if let Some(file) = user_file().filter(|f| f.is_file()) {
+            files.push(file);
+        }
+        ConfigFiles::of(files)
+    }
+
+    pub fn of(files: Vec<PathBuf>) -> ConfigFiles {
+        ConfigFiles {
+            files,
+            ignored: false,
+            defaults: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// From the current folder.
+    pub fn here() -> ConfigFiles {
+        match std::env::current_dir() {
+            Ok(cwd) => ConfigFiles::search(&cwd),
+            Err(_) => ConfigFiles::of(Vec::new()),
+        }
+    }
+
+    /// `--no-config`: no file at all.
+    pub fn none() -> ConfigFiles {
+        ConfigFiles {
+            ignored: true,
+            ..ConfigFiles::of(Vec::new())
+        }
+    }
+
+    /// The files, as an error about a value of `[defaults]` names them.
+    pub fn origin(&self) -> String {
+        self.files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" or ")
+    }
+
+    /// Every file's `[defaults]`, the project's winning key by key; the files are read the
+    /// first time only.
+    pub fn defaults(&self) -> Result<Defaults, ConfigError> {
+        if let Some(defaults) = self.defaults.get() {
+            return Ok(defaults.clone());
+        }
+        let mut merged = Defaults::default();
+        for file in &self.files {
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| ConfigError(format!("cannot read {}: {e}", file.display())))?;
+            let parsed: File = toml::from_str(&text)
+                .map_err(|e| ConfigError(format!("{}: {e}", file.display())))?;
+            merged = merged.or(parsed.defaults);
+        }
+        Ok(self.defaults.get_or_init(|| merged).clone())
+    }
+
+    /// The rules' configuration: `explicit` (`--config FILE`), else the first file found, then
+    /// each `--set` and `--disable`; it names every file read, for the report.
+    pub fn rules(
+        &self,
+        explicit: Option<&Path>,
+        set: &[String],
+        disable: &[String],
+    ) -> Result<Config, ConfigError> {
+        let file = explicit.or(self.files.first().map(PathBuf::as_path));
+        let mut config = if self.ignored && explicit.is_none() {
+            Config::without_files(set, disable)?
+        } else {
+            Config::load(file, set, disable)?
+        };
+        config.read_files(self.files.iter().map(|f| f.display().to_string()));
+        if self.ignored {
+            config.ignore_config_files();
+        }
+        Ok(config)
+    }
+
+    /// The `[defaults]` prices, each checked as the flags check theirs.
+    pub fn prices(&self) -> Result<Prices, ConfigError> {
+        let defaults = self.defaults()?;
+        let check = |key: &str, price: Option<f64>| {
+            price
+                .map(|p| {
+                    Prices::check(p).map_err(|e| {
+                        ConfigError(format!("{}: [defaults] {key} = {p}: {e}", self.origin()))
+                    })
+                })
+                .transpose()
+        };
+        Ok(Prices {
+            per_core_hour: check("price_per_core_hour", defaults.price_per_core_hour)?,
+            per_gb_hour: check("price_per_gb_hour", defaults.price_per_gb_hour)?,
+        })
+    }
+}
+
+/// `$XDG_CONFIG_HOME/sparkdiag/config.toml`, else `~/.config/sparkdiag/config.toml`.
+fn user_file() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|home| PathBuf::from(home).join(".config"))
+        })?;
+    Some(base.join("sparkdiag").join("config.toml"))
+}

@@ -1,0 +1,340 @@
+//! `sparkdiag analyze PATH...`: each application found, analysed, its gates judged, drawn in the
+//! format asked for; the exit code the gates give.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use sparkdiag_analysis::gates::Budgets;
+use sparkdiag_report::analyze::{App, Applications};
+use sparkdiag_report::{Format, Narrowing, View};
+use sparkdiag_rules::Severity;
+
+use crate::config::{PriceFlags, RuleFlags};
+
+#[derive(clap::Args)]
+pub struct AnalyzeArgs {
+    /// Event logs, directories or archives to read; - reads standard input. With the `remote`
+    /// feature also s3://, gs://, abfss:// and az:// URLs, and with --history-server the ids of
+    /// its applications.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<String>,
+    /// Read the applications from this Spark History Server's REST API
+    /// (http://host:18080): each PATH is then an application id (APP_ID or APP_ID/ATTEMPT).
+    #[cfg(feature = "remote")]
+    #[arg(long, value_name = "URL")]
+    history_server: Option<String>,
+    #[cfg(feature = "remote")]
+    #[command(flatten)]
+    storage: crate::remote::StorageFlags,
+    /// Output format: a summary for people, the versioned JSON report (schema sparkdiag/report/v1),
+    /// Markdown for an issue or pull request, one self-contained HTML page with charts, or SARIF
+    /// 2.1.0 for code-scanning tools. [default: text]
+    #[arg(long, value_parser = crate::flags::format())]
+    pub format: Option<Format>,
+    /// Also write the report's charts into DIR (created if missing), each as NAME.svg and NAME.png.
+    #[arg(long, value_name = "DIR")]
+    charts: Option<PathBuf>,
+    /// Write the report to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Exit with code 1 when a finding is at least this severe (for schedulers and CI).
+    #[arg(long, value_name = "SEVERITY", value_parser = ["critical", "high", "medium", "low", "info"])]
+    pub fail_on: Option<String>,
+    /// Replace application ids and names, hosts and IP addresses, users and e-mail addresses,
+    /// paths (buckets included), notebook paths and SQL literals with pseudonyms that say what
+    /// they replace (host-1 stays host-1 throughout the report), in every format.
+    #[arg(long)]
+    redact: bool,
+    #[command(flatten)]
+    gates: GateFlags,
+    #[command(flatten)]
+    narrow: NarrowFlags,
+    #[command(flatten)]
+    rules: RuleFlags,
+    #[command(flatten)]
+    prices: PriceFlags,
+    #[command(flatten)]
+    pub habits: crate::habits::Habits,
+}
+
+/// Budgets for CI: each one asked for is checked and printed as one line (name, measured value,
+/// limit, verdict); exit 1 when one fails, 3 when one cannot be judged on this log.
+#[derive(clap::Args)]
+#[command(next_help_heading = "Gates (for CI)")]
+struct GateFlags {
+    /// Exit 1 when the application ran longer than this (30m, 2h).
+    #[arg(long, value_name = "DURATION", value_parser = sparkdiag_report::format::parse_duration)]
+    max_runtime: Option<std::time::Duration>,
+    /// Exit 1 when tasks spilled more than this to disk (10GiB, 512MiB).
+    #[arg(long, value_name = "SIZE", value_parser = sparkdiag_report::format::parse_size)]
+    max_spill: Option<u64>,
+    /// Exit 1 when a stage's longest task took more than RATIO times its median (stages whose
+    /// longest task took 1 s or more).
+    #[arg(long, value_name = "RATIO")]
+    max_skew: Option<f64>,
+    /// Exit 1 when more task attempts than this failed (kills apart).
+    #[arg(long, value_name = "N")]
+    max_failed_tasks: Option<u64>,
+    /// Exit 1 when executors held more idle core-hours than this (cores times lifetime, less
+    /// task time).
+    #[arg(long, value_name = "CORE_HOURS")]
+    max_idle_core_hours: Option<f64>,
+    /// Exit 1 when the run cost more than this: runtime × peak cores at --price-per-core-hour.
+    #[arg(long, value_name = "AMOUNT")]
+    max_cost: Option<f64>,
+}
+
+/// Show only some findings; the summary, the ledger and the gates stay the whole run's.
+#[derive(clap::Args)]
+#[command(next_help_heading = "Narrowing the findings shown")]
+struct NarrowFlags {
+    /// Only this rule's findings (SK001 or data-skew) or this category's (skew); repeatable.
+    #[arg(long, value_name = "CODE|CATEGORY")]
+    only: Vec<String>,
+    /// Only findings at least this severe.
+    #[arg(long, value_name = "SEVERITY", value_parser = ["critical", "high", "medium", "low", "info"])]
+    min_severity: Option<String>,
+    /// Only findings about this stage; repeatable.
+    #[arg(long, value_name = "N")]
+    stage: Vec<i64>,
+}
+
+impl GateFlags {
+    fn budgets(&self, fail_on: Option<Severity>) -> Budgets {
+        Budgets {
+            max_runtime_ms: self.max_runtime.map(|d| d.as_millis() as i64),
+            max_spill_bytes: self.max_spill,
+            max_skew: self.max_skew,
+            max_failed_tasks: self.max_failed_tasks,
+            max_idle_core_hours: self.max_idle_core_hours,
+            max_cost: self.max_cost,
+            fail_on,
+        }
+    }
+}
+
+impl NarrowFlags {
+    /// `--only` names a rule (code or name) or a category; anything else is refused.
+    fn narrowing(&self) -> anyhow::Result<Narrowing> {
+        let mut narrowing = Narrowing {
+            min_severity: self.min_severity.as_deref().and_then(Severity::parse),
+            stages: self.stage.clone(),
+            ..Narrowing::default()
+        };
+        let rules = sparkdiag_analysis::catalogue::rule_docs();
+        for only in &self.only {
+            if let Some(rule) = sparkdiag_analysis::catalogue::find_rule(only) {
+                narrowing.rules.push(rule.code);
+            } else if let Some(rule) = rules
+                .iter()
+                .find(|r| r.category.name().eq_ignore_ascii_case(only))
+            {
+                narrowing.categories.push(rule.category);
+            } else {
+                anyhow::bail!(
+                    "--only {only}: no rule or category of that name (`sparkdiag rules` lists both)"
+                );
+            }
+        }
+        Ok(narrowing)
+    }
+}
+
+pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
+    let files = args.rules.files();
+    crate::config::apply_to_analyze(&mut args, &files)?;
+    let prices = args.prices.prices(&files)?;
+    let color = args.habits.color.unwrap_or_default();
+    color.before_threads();
+    let format = args.format.unwrap_or(Format::Text);
+    let config = args.rules.config(&files)?;
+    let budgets = args
+        .gates
+        .budgets(args.fail_on.as_deref().and_then(Severity::parse));
+    if budgets.max_cost.is_some() && prices.per_core_hour.is_none() {
+        anyhow::bail!(
+            "--max-cost needs a price: --price-per-core-hour, or price_per_core_hour in a config file's [defaults]"
+        );
+    }
+    let narrowing = args.narrow.narrowing()?;
+    // Only the charts and the HTML plan trees need the per-task view data; keep it only for them.
+    let keep_views = format.needs_view_data() || args.charts.is_some() || args.habits.open;
+    let mut reports = Vec::new();
+    let mut views = Vec::new();
+    let mut unreadable = Vec::new();
+    #[cfg(feature = "remote")]
+    let paths = {
+        args.storage.install()?;
+        match &args.history_server {
+            Some(server) => crate::remote::history_server_paths(server, &args.paths),
+            None => args.paths.clone(),
+        }
+    };
+    #[cfg(not(feature = "remote"))]
+    let paths = args.paths.clone();
+    let inputs: Vec<(String, sparkdiag_eventlog::LogInput)> = paths
+        .iter()
+        .map(|path| {
+            Ok(sparkdiag_eventlog::discover(path)?
+                .into_iter()
+                .map(move |i| (path.clone(), i)))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    let one = inputs.len() == 1;
+    let redactor = std::sync::Mutex::default();
+    for (path, input) in &inputs {
+        if !args.habits.quiet {
+            for passed_over in &input.skipped {
+                eprintln!("sparkdiag: warning: {passed_over}");
+            }
+        }
+        let progress = Progress::start(input);
+        let options = sparkdiag_analysis::Options {
+            config: &config,
+            prices,
+            inputs: vec![path.clone()],
+            redact: args.redact.then_some(&redactor),
+        };
+        let analysis =
+            sparkdiag_analysis::analyze_with_progress(input, &options, |n| progress.events(n));
+        progress.finish();
+        let analysis = match analysis {
+            Ok(analysis) => analysis,
+            // One log that cannot be read is the command's failure; among many it is listed as
+            // unreadable, never as an application, and the others are analysed.
+            Err(e) if one => return Err(e.into()),
+            Err(e) => {
+                eprintln!("sparkdiag: unreadable, left out: {e}");
+                unreadable.push(e);
+                continue;
+            }
+        };
+        if keep_views {
+            views.push(analysis.view_data());
+        }
+        let mut report = analysis.report;
+        if let Some(base) = &args.habits.ui_url {
+            sparkdiag_analysis::spark_ui::link_findings(&mut report, base);
+        }
+        report.gates = sparkdiag_analysis::gates::check(&report, &budgets);
+        reports.push(report);
+    }
+    if reports.is_empty() {
+        anyhow::bail!(
+            "nothing readable in {}: {} log(s) found, none with a Spark event",
+            args.paths.join(" "),
+            unreadable.len()
+        );
+    }
+    if let Some(dir) = &args.charts {
+        sparkdiag_report::charts::write_files(dir, &reports, &views)?;
+    }
+    let apps: Vec<App> = reports
+        .iter()
+        .enumerate()
+        .map(|(i, report)| App {
+            report,
+            view: views.get(i),
+        })
+        .collect();
+    let document = Applications(&apps);
+    let options = sparkdiag_report::Options {
+        // Terminal width and colour only when the text goes to a terminal; `-o FILE` and pipes
+        // get the plain view.
+        terminal: color.terminal(args.output.is_some()),
+        top: args.habits.top,
+        quiet: args.habits.quiet,
+        narrowing,
+    };
+    let rendered = document.render(format, &options)?;
+    if args.habits.open {
+        let page = match format {
+            Format::Html if !args.habits.quiet => rendered.clone(),
+            _ => document.render(
+                Format::Html,
+                &sparkdiag_report::Options {
+                    quiet: false,
+                    ..options.clone()
+                },
+            )?,
+        };
+        let file = crate::habits::open_in_browser(&page)?;
+        if !args.habits.quiet {
+            eprintln!("sparkdiag: opened {}", file.display());
+        }
+    }
+    match &args.output {
+        Some(file) => std::fs::write(file, rendered)
+            .with_context(|| format!("cannot write {}", file.display()))?,
+        None => std::io::stdout().lock().write_all(rendered.as_bytes())?,
+    }
+    // Each gate is one line in the text view; in any other output it goes to standard error,
+    // where a pipeline's log shows it.
+    let in_view = format == Format::Text
+        && args.output.is_none()
+        && !args.habits.quiet
+        && reports.len() < sparkdiag_report::analyze::text::MANY_APPLICATIONS;
+    // `--quiet` keeps standard error quiet: the exit code still says how the gates went.
+    if !in_view && !args.habits.quiet {
+        for check in reports
+            .iter()
+            .flat_map(|r| r.gates.iter().flat_map(|g| &g.checks))
+        {
+            eprintln!("sparkdiag: gate {}", check.line);
+        }
+    }
+    let exit = sparkdiag_report::Exit::worst(
+        reports
+            .iter()
+            .filter_map(|r| r.gates.as_ref().map(|g| g.verdict)),
+    );
+    Ok(ExitCode::from(exit.code()))
+}
+
+/// A spinner on standard error with the count of events read, for large logs only (more than
+/// [`Progress::MIN_BYTES`] on disk) and only when standard error is a terminal: pipes, files and
+/// the tests see nothing. The reader hands over events, not bytes, so it counts events.
+struct Progress(Option<(indicatif::ProgressBar, u64)>);
+
+impl Progress {
+    const MIN_BYTES: u64 = 50 * 1024 * 1024;
+    fn start(input: &sparkdiag_eventlog::LogInput) -> Progress {
+        use std::io::IsTerminal;
+        if !std::io::stderr().is_terminal() {
+            return Progress(None);
+        }
+        let bytes: u64 = input.parts.iter().filter_map(|p| p.known_len()).sum();
+        if bytes <= Self::MIN_BYTES {
+            return Progress(None);
+        }
+        let bar =
+            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+        bar.set_style(
+            // The path last, cut to the terminal's width, so a long one never wraps the line.
+            indicatif::ProgressStyle::with_template("{spinner} {elapsed} {prefix} {wide_msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        let mib = bytes / (1024 * 1024);
+        bar.set_prefix(format!("{mib} MiB, 0k events"));
+        bar.set_message(format!("reading {}", input.display));
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        Progress(Some((bar, mib)))
+    }
+
+    fn events(&self, n: u64) {
+        if let Some((bar, mib)) = &self.0 {
+            bar.set_prefix(format!("{mib} MiB, {}k events", n / 1000));
+        }
+    }
+
+    fn finish(self) {
+        if let Some((bar, _)) = self.0 {
+            bar.finish_and_clear();
+        }
+    }
+}
