@@ -463,7 +463,7 @@ fn narrowing_shows_some_findings_and_keeps_the_whole_runs_counts() {
     }
     let text = stdout(&sparkdiag(&["analyze", &log, "--only", "failure"]));
     assert!(
-        text.contains("(showing 1 of the 2 findings: --only failure)"),
+        text.contains("(showing 2 of the 3 findings: --only failure)"),
         "{text}"
     );
     let out = sparkdiag(&["analyze", &log, "--only", "nonsense"]);

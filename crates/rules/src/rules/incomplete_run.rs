@@ -75,7 +75,7 @@ fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
     let lost: i64 = running_jobs
         .iter()
         .filter_map(|j| j.submission_ms)
-        .map(|s| (last - s).max(0))
+        .map(|s| ctx.app.span_without_jumps_ms(s, last).max(0))
         .sum();
     let severity = if lost >= 60_000 {
         Severity::High
@@ -135,7 +135,7 @@ fn nothing_running(ctx: &Context, last: i64) -> Option<Finding> {
     let after = match last_job {
         Some((end, id)) => format!(
             "the last job (job {id}) ended {} before the last event",
-            duration((last - end).max(0))
+            duration(app.span_without_jumps_ms(end, last).max(0))
         ),
         // Jobs ran, none with an end in the log, and none with a stage left to run: the log
         // was cut on the last job's end.
