@@ -16,6 +16,12 @@ pub fn apps(rel: &str) -> Vec<Application> {
 /// logs, Spark's History Server suite), or `None` after one line on standard error when it is
 /// absent; under CI (`CI` set) its absence is a failure, not a skip.
 pub fn shared_apps(rel: &str) -> Option<Vec<Application>> {
+    Some(read(shared_path(rel)?, rel))
+}
+
+/// The path of `{rel}` under `../shared` beside the repository, or `None` after one line on
+/// standard error when it is absent; under CI its absence is a failure, not a skip.
+pub fn shared_path(rel: &str) -> Option<PathBuf> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared")
         .join(rel);
@@ -28,7 +34,7 @@ pub fn shared_apps(rel: &str) -> Option<Vec<Application>> {
         eprintln!("skipped: {} is not here", path.display());
         return None;
     }
-    Some(read(path, rel))
+    Some(path)
 }
 
 fn read(path: PathBuf, rel: &str) -> Vec<Application> {

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use sparkdiag_facts::Facts;
+use sparkdiag_facts::testing::shared_path;
 pub use sparkdiag_facts::testing::{apps, shared_apps};
 use sparkdiag_model::Application;
 
@@ -73,24 +74,6 @@ fn sample_path(file: &str) -> Option<PathBuf> {
     shared_path(&format!("plan-samples/{file}"))
 }
 
-/// The path of `{rel}` under `../shared` beside the repository, or `None` when absent (a
-/// failure under CI).
-fn shared_path(rel: &str) -> Option<PathBuf> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared")
-        .join(rel);
-    if !path.exists() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set but {} is missing",
-            path.display()
-        );
-        eprintln!("skipped: {} is not here", path.display());
-        return None;
-    }
-    Some(path)
-}
-
 /// The plans printed in `plan-samples/{file}` beside the repository, or `None` when absent.
 pub fn sample_plans(file: &str) -> Option<Vec<sparkdiag_plan::Plan>> {
     let text = std::fs::read_to_string(sample_path(file)?).unwrap();
@@ -108,22 +91,8 @@ pub fn sample_apps(file: &str) -> Option<Vec<Application>> {
 /// What `rule` alone finds in the event log `real-world/{rel}` beside the repository (other
 /// projects' real logs), with `--set` overrides, or `None` when absent.
 pub fn on_real_world_log(rule: &Rule, rel: &str, sets: &[&str]) -> Option<Vec<Finding>> {
-    shared_path(&format!("real-world/{rel}"))?;
-    let config = config(sets);
-    Some(
-        apps(&format!("../../shared/real-world/{rel}"))
-            .iter()
-            .flat_map(|app| {
-                (rule.check)(
-                    &Context::new(app, &Facts::of(app)),
-                    &Thresholds {
-                        rule,
-                        config: &config,
-                    },
-                )
-            })
-            .collect(),
-    )
+    let apps = shared_apps(&format!("real-world/{rel}"))?;
+    Some(apps.iter().flat_map(|app| run(rule, app, sets)).collect())
 }
 
 /// What `rule` alone finds in `plan-samples/{file}` beside the repository (`../shared`), or
@@ -144,21 +113,8 @@ pub fn on_sample(rule: &Rule, file: &str) -> Option<Vec<Finding>> {
 /// What `rule` alone finds in the event log `plan-samples/{file}` beside the repository, or
 /// `None` when absent.
 pub fn on_sample_log(rule: &Rule, file: &str) -> Option<Vec<Finding>> {
-    let config = Config::default();
-    Some(
-        sample_apps(file)?
-            .iter()
-            .flat_map(|app| {
-                (rule.check)(
-                    &Context::new(app, &Facts::of(app)),
-                    &Thresholds {
-                        rule,
-                        config: &config,
-                    },
-                )
-            })
-            .collect(),
-    )
+    let apps = sample_apps(file)?;
+    Some(apps.iter().flat_map(|app| run(rule, app, &[])).collect())
 }
 
 pub fn assert_fires(found: &[Finding], code: &str) {
