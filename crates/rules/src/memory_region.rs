@@ -752,6 +752,71 @@ pub fn hot_key_operator(ctx: &crate::Context, stage: &StageAttempt) -> Option<Ho
     }
 }
 
+/// An aggregate of stage `stage`'s plan that keeps every value of a group (an exact
+/// `percentile`/`median`, `collect_list`, `collect_set`, ...), as the program wrote it:
+/// "percentile(v, 0.5)" or "collect_list(s) grouped by k". Its buffer grows with the group,
+/// so no partition count bounds it: a group (or, without grouping, the whole input) must fit in
+/// one task's memory.
+pub fn value_keeping_aggregate(ctx: &crate::Context, stage: &StageAttempt) -> Option<String> {
+    use sparkdiag_plan::Operator as O;
+    let input = ctx
+        .plans
+        .iter()
+        .find(|p| p.stage_ids.contains(&stage.stage_id))?;
+    let plan = &input.plan;
+    plan.running_nodes()
+        .into_iter()
+        .filter_map(|i| plan.nodes.get(i))
+        .filter(|n| {
+            matches!(
+                n.operator,
+                O::HashAggregate | O::ObjectHashAggregate | O::SortAggregate
+            )
+        })
+        .find_map(|n| {
+            let function = n
+                .details
+                .functions
+                .iter()
+                .flatten()
+                .map(|f| as_written(f.strip_prefix("partial_").unwrap_or(f)))
+                .find(|f| KEEPS_VALUES.iter().any(|k| f.contains(k)))?;
+            let keys: Vec<String> = n
+                .details
+                .grouping_keys
+                .iter()
+                .flatten()
+                .map(|k| as_written(k))
+                .collect();
+            Some(if keys.is_empty() {
+                function
+            } else {
+                format!("{function} grouped by {}", keys.join(", "))
+            })
+        })
+}
+
+/// The fix for an aggregate that keeps every value of a group, named by
+/// [`value_keeping_aggregate`].
+pub fn value_keeping_advice(aggregate: &str) -> String {
+    let exact = ["percentile", "median", "mode("]
+        .iter()
+        .any(|f| aggregate.contains(f));
+    let fix = if exact {
+        "use the approximate function, which keeps a sketch of fixed size whatever the data: percentile_approx(col, 0.5) (approx_percentile; its accuracy argument, 10000 by default, trades memory for precision) instead of an exact percentile or median"
+    } else {
+        "keep less per group: a count, sum, max_by or size instead of the whole list, a slice or sample of it (slice(collect_list(...), 1, n)), or write the rows out grouped (partitionBy) instead of collecting them into one value"
+    };
+    format!(
+        "Caused by the aggregate, not the memory size: {aggregate} keeps every value {} in one task's memory, so neither more partitions nor a few more gigabytes bound it as the data grows. Fix the aggregate first: {fix}.",
+        if aggregate.contains(" grouped by ") {
+            "of a group"
+        } else {
+            "it aggregates (no grouping: the whole input)"
+        }
+    )
+}
+
 impl DataCause {
     /// The same cause, with the operator behind the hot partition when the plan names it.
     pub fn with_operator(mut self, ctx: &crate::Context, stage: &StageAttempt) -> DataCause {

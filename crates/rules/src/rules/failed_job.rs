@@ -189,10 +189,45 @@ fn post_mortem(ctx: &Context, chain: &Chain, job: &sparkdiag_model::Job) -> Find
             }
         })
     });
+    // An aggregate that keeps every value of a group (an exact percentile, a collect_list)
+    // behind a heap failure: the fix is the aggregate, whatever the partitions. A hot key's
+    // cause already names it.
+    let sql_shuffle_partitions = |app: &sparkdiag_model::Application| {
+        app.spark_properties
+            .get("spark.sql.shuffle.partitions")
+            .and_then(|v| v.trim().parse::<i64>().ok())
+            .unwrap_or(200)
+    };
+    // Few partitions each holding many groups (every partition had data) are the partitions'
+    // cause: more of them split the groups apart. Fewer groups than partitions, or no grouping,
+    // is the aggregate's.
+    let holding = memory
+        .as_ref()
+        .filter(|m| m.region == Region::ExecutorHeap)
+        .and_then(|m| m.stage)
+        .and_then(|(id, attempt)| {
+            app.stages
+                .iter()
+                .find(|s| s.stage_id == id && s.attempt_id == attempt)
+        })
+        .filter(|s| match &data {
+            Some(memory_region::DataCause::Skew {
+                behind: Some(b), ..
+            }) => !b.keeps_values,
+            // AQE coalesces the empty partitions away: the shuffle's own count is the setting's.
+            Some(memory_region::DataCause::FewPartitions { partitions, .. }) => {
+                (*partitions as i64) < s.num_tasks.max(sql_shuffle_partitions(app))
+            }
+            _ => true,
+        })
+        .and_then(|s| memory_region::value_keeping_aggregate(ctx, s));
+    let data = if holding.is_some() { None } else { data };
     let lost = memory.as_ref().map(|_| what_was_lost(app, job, end));
     // The first change to try: the data's settings when the data is the cause, else the
     // memory's.
     let conf: Vec<(String, String)> = match (&memory, &data) {
+        // No setting bounds an aggregate that keeps every value: the fix is in the query.
+        _ if holding.is_some() => Vec::new(),
         (_, Some(d)) if !d.settings().is_empty() => d.settings(),
         (Some(m), None) => m.settings(limits),
         _ => Vec::new(),
@@ -298,7 +333,15 @@ fn post_mortem(ctx: &Context, chain: &Chain, job: &sparkdiag_model::Job) -> Find
                 m.advice(ctx, limits),
                 paste(&conf)
             ),
-            (Some(m), None) => format!("{}{}", m.advice(ctx, limits), paste(&conf)),
+            (Some(m), None) => match &holding {
+                Some(aggregate) => format!(
+                    "{} Only then, if it still fails: {}{}",
+                    memory_region::value_keeping_advice(aggregate),
+                    m.advice(ctx, limits),
+                    paste(&conf)
+                ),
+                None => format!("{}{}", m.advice(ctx, limits), paste(&conf)),
+            },
             (None, _) => recommendation(ctx, first.copied(), origin.is_some()),
         });
     if let Some(m) = &memory {
@@ -322,6 +365,12 @@ fn post_mortem(ctx: &Context, chain: &Chain, job: &sparkdiag_model::Job) -> Find
     }
     if let Some(d) = &data {
         finding = finding.evidence("data_cause", d.json());
+    }
+    if let Some(aggregate) = &holding {
+        finding = finding.evidence(
+            "data_cause",
+            serde_json::json!({"kind": "value_keeping_aggregate", "aggregate": aggregate}),
+        );
     }
     finding = finding.settings(conf.iter().map(|(k, v)| format!("{k}={v}")));
     if let Some(s) = stage {
@@ -850,6 +899,46 @@ mod real_logs {
         let data = f.recommendation.find("salt").unwrap();
         let memory = f.recommendation.find("spark.executor.memory").unwrap();
         assert!(data < memory, "{}", f.recommendation);
+    }
+
+    /// median() over 30M distinct doubles, and collect_list of four groups of 3M strings, on
+    /// 512 MiB executors: the aggregate keeps every value, so its fix leads (the approximate
+    /// percentile, a bounded collection), with no memory setting to paste first; the
+    /// percentile_approx rerun of the same data succeeds.
+    #[test]
+    fn an_aggregate_that_keeps_every_value_gets_the_bounded_function() {
+        for (log, aggregate, fix) in [
+            (
+                "operations/exact-percentile-oom",
+                "percentile(v)",
+                "percentile_approx(col, 0.5)",
+            ),
+            (
+                "operations/collect-list-oom",
+                "collect_list(s) grouped by g",
+                "slice(collect_list(...), 1, n)",
+            ),
+        ] {
+            let found = on_log(&FAILED_JOB, log, &[]);
+            let f = found
+                .iter()
+                .find(|f| f.evidence.contains_key("memory_failure"))
+                .unwrap_or_else(|| panic!("{log}: {found:#?}"));
+            assert_eq!(region(f), "executor_heap", "{log}");
+            assert_eq!(f.evidence["data_cause"]["aggregate"], aggregate, "{log}");
+            assert!(
+                f.recommendation.starts_with("Caused by the aggregate")
+                    && f.recommendation.contains(fix)
+                    && !f.recommendation.contains("First change to try"),
+                "{log}: {}",
+                f.recommendation
+            );
+        }
+        assert_quiet(&on_log(
+            &FAILED_JOB,
+            "operations/exact-percentile-approx",
+            &[],
+        ));
     }
 
     #[test]
