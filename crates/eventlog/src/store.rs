@@ -141,7 +141,7 @@ impl Location {
 
 /// How a store's stream fails: its [`ReadError`] (a cut connection, refused access) inside the
 /// `io::Error` that [`Read`] must return, so the reader can give it back whole with
-/// [`failure_of`] rather than take it for damage in the log.
+/// `failure_of` rather than take it for damage in the log.
 pub fn store_failure(err: ReadError) -> io::Error {
     io::Error::other(err)
 }

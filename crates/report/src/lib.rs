@@ -9,7 +9,7 @@
 //! one self-contained HTML page with the [`charts`] inline and each SQL execution's plan tree,
 //! the operators findings point at highlighted), [`diff`] (two runs compared), [`fleet`] (the
 //! nightly batch's index page), [`plan`] (`sparkdiag plan`) and [`catalogue`]
-//! (`sparkdiag rules`). [`format`] is how every view writes a number, and [`charts`] the one
+//! (`sparkdiag rules`). [`format`](mod@format) is how every view writes a number, and [`charts`] the one
 //! chart kit.
 //!
 //! Every command reaches them through one seam: a document ([`analyze::Applications`], a

@@ -72,7 +72,7 @@ impl StageChanges {
 pub const SKEW_RATIO: i64 = 5;
 
 /// The most pieces one task is spread into: a replay places each, and a stage's tasks are
-/// bounded (a million, [`StageNode::merged`]).
+/// bounded (a million, `StageNode::merged`).
 pub const MAX_PIECES: u32 = 1024;
 
 /// How many pieces of about `piece_ms` a task of `duration_ms` spreads into on `slots` slots

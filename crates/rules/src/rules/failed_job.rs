@@ -216,7 +216,7 @@ fn post_mortem(ctx: &Context, chain: &Chain, job: &sparkdiag_model::Job) -> Find
             }) => !b.keeps_values,
             // AQE coalesces the empty partitions away: the shuffle's own count is the setting's.
             Some(memory_region::DataCause::FewPartitions { partitions, .. }) => {
-                (*partitions as i64) < s.num_tasks.max(sql_shuffle_partitions(app))
+                *partitions < s.num_tasks.max(sql_shuffle_partitions(app))
             }
             _ => true,
         })
