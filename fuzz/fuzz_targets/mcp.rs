@@ -52,8 +52,10 @@ fn root() -> &'static Path {
 fuzz_target!(|data: &[u8]| {
     let options = sparkdiag_mcp::Options {
         roots: vec![root().to_path_buf()],
-        rules: sparkdiag_rules::Config::default(),
+        remote_prefixes: Vec::new(),
+        rules: sparkdiag_analysis::Config::default(),
         prices: Default::default(),
+        redact: false,
     };
     let out = Bounded::default();
     let _ = sparkdiag_mcp::serve(data, out.clone(), options);
