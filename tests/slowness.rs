@@ -207,3 +207,47 @@ fn hot_keys_among_empty_partitions_are_named_against_the_tasks_that_read_data() 
     let hot = [253, 316, 558, 1037, 445, 710, 725, 1074, 1100, 1508];
     assert!(hot.contains(&ev["task_id"].as_i64().unwrap()), "{ev:#}");
 }
+
+/// A real two-Worker standalone cluster whose second Worker (127.0.0.2) and its executor run
+/// under a CPU quota of 0.1 core: SK003 names that executor, over the tasks of several stages
+/// (among them the 2,000-task stage whose median is under 50 ms, which the old guards skipped);
+/// the same cluster and jobs without the quota have no slow host.
+#[test]
+fn a_throttled_worker_is_named_and_its_healthy_twin_is_not() {
+    let r = report(&slowness_log("slow-host"));
+    let slow = findings(&r, "SK003");
+    assert_eq!(slow.len(), 1, "{slow:?}");
+    let f = slow[0];
+    assert!(at_medium_or_above(f), "{f}");
+    assert!(f["title"].as_str().unwrap().contains("127.0.0.2"), "{f}");
+    assert_eq!(f["scope"]["executor_ids"], serde_json::json!(["0"]), "{f}");
+    let healthy = report(&slowness_log("slow-host-healthy"));
+    assert!(
+        findings(&healthy, "SK003").is_empty(),
+        "{}",
+        healthy["findings"]
+    );
+    // Neither is data skew: every task of a stage read about as much as the others.
+    assert!(findings(&r, "SK001").is_empty() && findings(&healthy, "SK001").is_empty());
+}
+
+/// Dynamic allocation on the standalone cluster: the second executor registers while the first
+/// runs the join's map stages, gets ANY-locality tasks when the 3 s locality wait runs out and
+/// runs its first ones cold. That is not a slow host (SK003 fired on it before). And a first
+/// job submitted as the executors register pays for class loading and the JIT in its first
+/// wave: a cold start, never a straggler at medium or above.
+#[test]
+fn a_late_executor_and_a_cold_first_wave_are_not_slow_hosts_or_stragglers() {
+    let late = report(&slowness_log("late-executor"));
+    assert!(findings(&late, "SK003").is_empty(), "{}", late["findings"]);
+    let cold = report(&slowness_log("cold-first-wave"));
+    for rule in ["SK001", "SK002", "SK003"] {
+        for log in [&late, &cold] {
+            assert!(
+                findings(log, rule).iter().all(|f| !at_medium_or_above(f)),
+                "{rule}: {}",
+                log["findings"]
+            );
+        }
+    }
+}
