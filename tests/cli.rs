@@ -89,6 +89,8 @@ fn a_terminal_reporting_zero_columns_gets_columns_then_80() {
     let logs = [
         "testdata/logs/failed",
         "testdata/logs/rolling/zstd",
+        // Its header says why it is a batch program in a line longer than any terminal.
+        "testdata/logs/platforms/connect-plugin-loop",
         &pattern_log("spill")
             .strip_prefix(repo())
             .unwrap()

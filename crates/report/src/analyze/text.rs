@@ -101,8 +101,16 @@ fn view(report: &Report, options: &crate::Options) -> String {
         c.dedup();
         c
     };
-    let _ = writeln!(
-        out,
+    // On a terminal the header's long lines (the workload's evidence, a config trace) wrap at
+    // its width; elsewhere one line each, as scripts read them.
+    let header_line = |out: &mut String, line: &str| match opts.terminal {
+        true => out.push_str(&wrap(line, usize::from(opts.columns()), 2)),
+        false => {
+            out.push_str(line);
+            out.push('\n');
+        }
+    };
+    let source_line = format!(
         "read {} file(s), {} layout, {} ({}), {} events{}",
         files.len(),
         report.source.layout,
@@ -115,11 +123,12 @@ fn view(report: &Report, options: &crate::Options) -> String {
             " · INCOMPLETE (see warnings)"
         }
     );
+    header_line(&mut out, &source_line);
     if let Some(line) = report.source.config.line() {
-        let _ = writeln!(out, "{line}");
+        header_line(&mut out, &line);
     }
     if let Some(line) = super::streaming::workload_line(report) {
-        let _ = writeln!(out, "{line}");
+        header_line(&mut out, &line);
     }
     out.push('\n');
 
