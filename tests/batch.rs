@@ -254,7 +254,7 @@ fn night(logs: &Path, out: &Path, date: &str, extra: &[&str]) -> String {
     String::from_utf8_lossy(&run.stdout).into_owned()
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let path = entry.unwrap().path();

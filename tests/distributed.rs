@@ -93,17 +93,21 @@ fn spark_spreads_a_night_over_executors_into_the_tables_one_batch_writes() {
     // Several layouts and codecs, a failed job, a Databricks delivery folder, logs still being
     // written, and a file that is no log at all. Absolute paths: the tables' `source` column is
     // the directory as given, and the executors are given absolute ones.
-    let dirs: Vec<String> = [
+    // The logs still being written are copied, so that they are as fresh as a night's: a clone
+    // older than `--stale-after` (6 h) would otherwise count them as killed applications.
+    let killed = tmp.path().join("killed");
+    crate::batch::copy_dir(&testdata("logs/killed"), &killed);
+    let mut dirs: Vec<String> = [
         "logs/failed",
         "logs/databricks",
         "logs/multi",
-        "logs/killed",
         "logs/single",
         "logs/MANIFEST.tsv",
     ]
     .iter()
     .map(|d| testdata(d).to_str().unwrap().to_string())
     .collect();
+    dirs.insert(3, killed.to_str().unwrap().to_string());
     let dir_args: Vec<&str> = dirs.iter().map(String::as_str).collect();
 
     let mut args = vec!["batch"];
