@@ -83,6 +83,11 @@ impl Severity {
         self.max(ceiling)
     }
 
+    /// Held to `ceiling` when there is one (a finding's `severity_ceiling`).
+    pub fn within(self, ceiling: Option<Severity>) -> Severity {
+        ceiling.map_or(self, |c| self.at_most(c))
+    }
+
     /// The severity of a problem by the share of the application's time it costs:
     /// 30 % or more critical, 10 % high, 2 % medium, 0.5 % low, less is information.
     pub fn from_share(impact_ms: i64, app_ms: i64) -> Severity {
@@ -252,10 +257,7 @@ impl Finding {
 
     /// `severity`, held to the finding's ceiling.
     pub fn rated(&self, severity: Severity) -> Severity {
-        match self.severity_ceiling {
-            Some(ceiling) => severity.at_most(ceiling),
-            None => severity,
-        }
+        severity.within(self.severity_ceiling)
     }
 
     /// Its impact is time the run lost (a failed job's work), an outcome rather than a saving:

@@ -559,11 +559,7 @@ pub fn replay_findings(
         let saving = (saving as f64 * share.clamp(0.0, 1.0)).round() as i64;
         f.impact_ms = saving;
         if !outcome {
-            let rated = Severity::from_saving(saving, wall_ms);
-            f.severity = match f.severity_ceiling {
-                Some(ceiling) => rated.at_most(ceiling),
-                None => rated,
-            };
+            f.severity = Severity::from_saving(saving, wall_ms).within(f.severity_ceiling);
         }
         // A change the replay finds no faster (nine equal partitions on nine cores that arrive
         // at different times) is not a fix to apply with the others. One whose time the

@@ -192,12 +192,11 @@ fn post_mortem(ctx: &Context, chain: &Chain, job: &sparkdiag_model::Job) -> Find
     // An aggregate that keeps every value of a group (an exact percentile, a collect_list)
     // behind a heap failure: the fix is the aggregate, whatever the partitions. A hot key's
     // cause already names it.
-    let sql_shuffle_partitions = |app: &sparkdiag_model::Application| {
-        app.spark_properties
-            .get("spark.sql.shuffle.partitions")
-            .and_then(|v| v.trim().parse::<i64>().ok())
-            .unwrap_or(200)
-    };
+    let sql_shuffle_partitions = app
+        .spark_properties
+        .get("spark.sql.shuffle.partitions")
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .unwrap_or(200);
     // Few partitions each holding many groups (every partition had data) are the partitions'
     // cause: more of them split the groups apart. Fewer groups than partitions, or no grouping,
     // is the aggregate's.
@@ -216,7 +215,7 @@ fn post_mortem(ctx: &Context, chain: &Chain, job: &sparkdiag_model::Job) -> Find
             }) => !b.keeps_values,
             // AQE coalesces the empty partitions away: the shuffle's own count is the setting's.
             Some(memory_region::DataCause::FewPartitions { partitions, .. }) => {
-                *partitions < s.num_tasks.max(sql_shuffle_partitions(app))
+                *partitions < s.num_tasks.max(sql_shuffle_partitions)
             }
             _ => true,
         })
