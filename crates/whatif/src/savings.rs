@@ -660,32 +660,18 @@ pub fn replay_findings(
 /// saving: broadcasting a join's small side removes the join's shuffle, and with it the skew of
 /// the join stage, so the broadcast finding (EX003) gains the skew finding's replayed saving
 /// and ranks by it, and both say they share the fix (`also_removes`, `removed_by_fix_of`). The
-/// skew finding keeps its own saving for its own fix (AQE's skew join);
-/// `includes_replayed_ms` keeps the shared part apart, so the report's and the night's totals
-/// count it once.
+/// same holds for gzip input read again (PL008 on unsplittable files): its fix reads the files
+/// once and repartitions the cached data, which is what spreads those stages' few, large
+/// partitions (PA002) over the cores. The finding whose stages are removed keeps its own saving
+/// for its own fix (AQE's skew join, more partitions); `includes_replayed_ms` keeps the shared
+/// part apart, so the report's and the night's totals count it once.
 fn credit_the_fix_that_removes(findings: &mut [Finding], wall_ms: i64) {
     for a in 0..findings.len() {
-        let Some(Change::BroadcastSide { stages: removed }) = findings[a]
-            .counterfactual
-            .as_ref()
-            .map(|c| c.change.clone())
-        else {
+        let Some(fix) = RemovingFix::of(&findings[a]) else {
             continue;
         };
-        let removes = |f: &Finding| {
-            let skewed_join =
-                f.evidence.get("stage_shape").and_then(|v| v.as_str()) == Some("join");
-            matches!(
-                f.counterfactual.as_ref().map(|c| &c.change),
-                Some(Change::SpreadSkewedData { stages })
-                    if !stages.is_empty() && stages.iter().all(|s| removed.contains(s))
-            ) && skewed_join
-                && f.impact_ms > 0
-                && !f.evidence.contains_key("same_change_as")
-                && !f.evidence.contains_key("removed_by_fix_of")
-        };
         let inside: Vec<usize> = (0..findings.len())
-            .filter(|&b| b != a && removes(&findings[b]))
+            .filter(|&b| b != a && fix.removes(&findings[b]))
             .collect();
         if inside.is_empty() {
             continue;
@@ -697,7 +683,9 @@ fn credit_the_fix_that_removes(findings: &mut [Finding], wall_ms: i64) {
             let f = &mut findings[b];
             f.evidence.insert("removed_by_fix_of".into(), rule.into());
             f.recommendation = format!(
-                "{rule}'s fix, broadcasting the join's small side, removes this join's shuffle and its skew with it: one fix, whose saving {rule}'s holds. Otherwise: {}",
+                "{rule}'s fix, {}, {}: one fix, whose saving {rule}'s holds. Otherwise: {}",
+                fix.doing(),
+                fix.removing(),
                 f.recommendation
             );
         }
@@ -709,10 +697,87 @@ fn credit_the_fix_that_removes(findings: &mut [Finding], wall_ms: i64) {
         f.impact_ms = (f.impact_ms + gained).min(wall_ms);
         f.severity = f.severity.min(Severity::from_saving(f.impact_ms, wall_ms));
         f.recommendation = format!(
-            "{} This also removes the skewed join stage {} is about.",
+            "{} This also {} that {} is about.",
             f.recommendation,
+            fix.also(),
             rules.join(", ")
         );
+    }
+}
+
+/// A finding's fix that takes away the stages of other findings, with what it removes.
+enum RemovingFix {
+    /// EX003: the join's shuffle stages, and the skew of a join stage among them.
+    Broadcast { stages: Vec<i64> },
+    /// PL008 on gzip input: the re-reads of few large partitions, read once and repartitioned.
+    ReadGzipOnce { stages: Vec<i64> },
+}
+
+impl RemovingFix {
+    fn of(f: &Finding) -> Option<Self> {
+        match f.counterfactual.as_ref().map(|c| &c.change) {
+            Some(Change::BroadcastSide { stages }) => Some(RemovingFix::Broadcast {
+                stages: stages.clone(),
+            }),
+            Some(Change::ScanOnce { .. })
+                if f.evidence.get("unsplittable").and_then(|v| v.as_bool()) == Some(true) =>
+            {
+                Some(RemovingFix::ReadGzipOnce {
+                    stages: f.scope.stage_ids.clone(),
+                })
+            }
+            _ => None,
+        }
+    }
+
+    fn removes(&self, f: &Finding) -> bool {
+        let within = |inner: &[i64], outer: &[i64]| {
+            !inner.is_empty() && inner.iter().all(|s| outer.contains(s))
+        };
+        let unshared = f.impact_ms > 0
+            && !f.evidence.contains_key("same_change_as")
+            && !f.evidence.contains_key("removed_by_fix_of");
+        let change = f.counterfactual.as_ref().map(|c| &c.change);
+        unshared
+            && match (self, change) {
+                (
+                    RemovingFix::Broadcast { stages: removed },
+                    Some(Change::SpreadSkewedData { stages }),
+                ) => {
+                    within(stages, removed)
+                        && f.evidence.get("stage_shape").and_then(|v| v.as_str()) == Some("join")
+                }
+                (
+                    RemovingFix::ReadGzipOnce { stages: read },
+                    Some(Change::SplitPartitions { stages, .. }),
+                ) => within(stages, read),
+                _ => false,
+            }
+    }
+
+    fn doing(&self) -> &'static str {
+        match self {
+            RemovingFix::Broadcast { .. } => "broadcasting the join's small side",
+            RemovingFix::ReadGzipOnce { .. } => {
+                "reading the gzip files once and repartitioning the cached data (or converting them to Parquet)"
+            }
+        }
+    }
+
+    fn removing(&self) -> &'static str {
+        match self {
+            RemovingFix::Broadcast { .. } => "removes this join's shuffle and its skew with it",
+            RemovingFix::ReadGzipOnce { .. } => {
+                "spreads these stages' few large partitions over the cores"
+            }
+        }
+    }
+
+    fn also(&self) -> &'static str {
+        match self {
+            RemovingFix::Broadcast { .. } => "removes the skewed join stage",
+            RemovingFix::ReadGzipOnce { .. } => "spreads the few large partitions of the stages",
+        }
     }
 }
 

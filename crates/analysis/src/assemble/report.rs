@@ -32,11 +32,14 @@ pub fn report(
         what_if,
         recoverable_ms: replayed_ms,
     } = replayed;
-    // Ranked again by the replayed savings.
+    // Ranked again by the replayed savings; of two that save the same, the one whose fix also
+    // removes the other's stages (`removed_by_fix_of`) comes first.
+    let removed = |f: &sparkdiag_rules::Finding| f.evidence.contains_key("removed_by_fix_of");
     findings.sort_by(|a, b| {
         a.severity
             .cmp(&b.severity)
             .then(b.impact_ms.cmp(&a.impact_ms))
+            .then(removed(a).cmp(&removed(b)))
             .then(a.rule.cmp(b.rule))
     });
     let estimated_beyond_replay_ms: i64 = findings
