@@ -1018,7 +1018,10 @@ fn a_log_is_live_until_stale_after_from_its_newest_part_whatever_its_layout() {
         &testdata("logs/databricks"),
         &logs.join("databricks-ended-recently"),
     );
-    copy_dir(&testdata("logs/killed/rolling"), &logs.join("rolling-killed"));
+    copy_dir(
+        &testdata("logs/killed/rolling"),
+        &logs.join("rolling-killed"),
+    );
     copy_dir(&testdata("logs/killed/rolling"), &logs.join("rolling-live"));
     let minute = std::time::Duration::from_secs(60);
     for (dir, ago) in [

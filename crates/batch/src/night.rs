@@ -72,8 +72,7 @@ pub(crate) fn analyse_night(
             }
             // A log not written to for `stale_after` is not being written, whatever its name:
             // a driver killed or lost, analysed as far as it goes and counted, not skipped.
-            if !options.include_in_progress
-                && still_being_written(&input, options.stale_after, now)
+            if !options.include_in_progress && still_being_written(&input, options.stale_after, now)
             {
                 in_progress.push(input.display);
             } else {

@@ -20,9 +20,15 @@ pub(crate) fn last_written(input: &LogInput) -> Option<SystemTime> {
 /// cluster stops), so its end is looked for in the last events written. A log not written for
 /// `stale_after` is not live whatever its name: its driver was killed or lost, and it is
 /// analysed as far as it goes.
-pub(crate) fn still_being_written(input: &LogInput, stale_after: Duration, now: SystemTime) -> bool {
-    let fresh = last_written(input)
-        .is_some_and(|written| now.duration_since(written).map_or(true, |age| age < stale_after));
+pub(crate) fn still_being_written(
+    input: &LogInput,
+    stale_after: Duration,
+    now: SystemTime,
+) -> bool {
+    let fresh = last_written(input).is_some_and(|written| {
+        now.duration_since(written)
+            .map_or(true, |age| age < stale_after)
+    });
     if !fresh {
         return false;
     }
