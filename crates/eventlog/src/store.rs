@@ -286,6 +286,27 @@ mod tests {
         }
     }
 
+    /// The tail of a file longer than it, of a shorter one, and of a stream read in chunks
+    /// smaller and larger than it.
+    #[test]
+    fn a_tail_is_the_last_bytes_asked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log");
+        let bytes: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let file = Location::File(path);
+        assert_eq!(
+            file.read_tail("log", 1000).unwrap().unwrap(),
+            &bytes[bytes.len() - 1000..]
+        );
+        assert_eq!(file.read_tail("log", 300_000).unwrap().unwrap(), bytes);
+        for len in [0, 10, 70_000, 200_000, 500_000] {
+            let tail = keep_tail(&bytes[..], len, "log", 0).unwrap();
+            assert_eq!(tail, &bytes[bytes.len().saturating_sub(len)..], "{len}");
+        }
+        assert_eq!(Location::Stdin.read_tail("-", 10).unwrap(), None);
+    }
+
     #[test]
     fn without_a_registry_a_url_says_which_feature_reads_it() {
         // No test in this crate installs a registry.
