@@ -38,10 +38,16 @@ pub struct BatchArgs {
     /// How many applications to analyse at once; default: the number of cores.
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
-    /// Also analyse logs still being written (.inprogress); they are skipped by default.
+    /// Only logs last written on this UTC date (YYYY-MM-DD): the newest last-modified time of
+    /// a log's files or objects falls on it. For a folder or prefix that keeps every night's
+    /// logs, as cluster-log delivery does; it also names the night unless --date does.
+    #[arg(long, value_name = "YYYY-MM-DD", conflicts_with = "merge")]
+    pub modified_on: Option<String>,
+    /// Also analyse logs still being written (an .inprogress name, a Databricks folder without
+    /// its application's end); they are skipped by default.
     #[arg(long)]
     pub include_in_progress: bool,
-    /// A log still named in progress but not written to for this long is a killed or lost
+    /// A log still being written but not written to for this long is a killed or lost
     /// application: analysed and counted as such, not skipped. Default 6h.
     #[arg(long, value_name = "DURATION", value_parser = sparkdiag_report::format::parse_duration)]
     pub stale_after: Option<std::time::Duration>,
@@ -79,14 +85,23 @@ pub fn run(
     prices: sparkdiag_analysis::Prices,
 ) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
-    let date = match &args.date {
-        Some(d) => NightDate::parse(d).ok_or_else(|| {
+    let parse = |flag: &str, d: &str| {
+        NightDate::parse(d).ok_or_else(|| {
             anyhow::anyhow!(
-                "--date {d}: expected a calendar date as YYYY-MM-DD, e.g. {}",
+                "{flag} {d}: expected a calendar date as YYYY-MM-DD, e.g. {}",
                 NightDate::today()
             )
-        })?,
-        None => NightDate::today(),
+        })
+    };
+    let modified_on = args
+        .modified_on
+        .as_deref()
+        .map(|d| parse("--modified-on", d))
+        .transpose()?;
+    let date = match (&args.date, &modified_on) {
+        (Some(d), _) => parse("--date", d)?,
+        (None, Some(day)) => day.clone(),
+        (None, None) => NightDate::today(),
     };
     #[cfg(feature = "remote")]
     let dirs = {
@@ -109,6 +124,7 @@ pub fn run(
             .stale_after
             .unwrap_or(sparkdiag_batch::DEFAULT_STALE_AFTER),
         since: args.since,
+        modified_on,
         regression_threshold: args.regression_threshold,
         min_regression_s: args.min_regression_s,
         key: args.key,

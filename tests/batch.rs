@@ -938,3 +938,237 @@ fn the_fleet_page_fits_1280_and_420_px_in_headless_chromium() {
         assert!(num(&at["rows"]) >= 15.0, "{width} px: {at}");
     }
 }
+
+/// The committed Databricks delivery folder copied to `to` as a driver that died before its
+/// stop leaves it: the live `eventlog` holds the lines Spark wrote up to its application's
+/// end, and not the end.
+pub(crate) fn databricks_without_its_end(to: &Path) {
+    copy_dir(&testdata("logs/databricks"), to);
+    let live = walk(to)
+        .into_iter()
+        .find(|p| p.file_name().is_some_and(|n| n == "eventlog"))
+        .unwrap();
+    let text = std::fs::read_to_string(&live).unwrap();
+    let end = text
+        .find(r#"{"Event":"SparkListenerApplicationEnd""#)
+        .unwrap();
+    std::fs::write(&live, &text[..end]).unwrap();
+}
+
+/// Sets `file` as last written at `when`.
+fn written_at(file: &Path, when: std::time::SystemTime) {
+    std::fs::File::options()
+        .write(true)
+        .open(file)
+        .and_then(|f| f.set_modified(when))
+        .unwrap();
+}
+
+/// What the night of `date` in `out` analysed (the folder or file under `logs` each came from,
+/// with its outcome) and what it skipped as still being written, from its night file.
+pub(crate) fn night_logs(
+    out: &Path,
+    date: &str,
+    logs: &str,
+) -> (Vec<(String, String)>, Vec<String>) {
+    let text = std::fs::read_to_string(out.join(format!("nights/{date}.json"))).unwrap();
+    let night: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let top = |input: &str| -> String {
+        let rest = input
+            .strip_prefix(logs)
+            .unwrap_or_else(|| panic!("{input} is not under {logs}"));
+        let rest = rest.trim_start_matches('/');
+        rest.split('/').next().unwrap().to_string()
+    };
+    let mut analysed: Vec<(String, String)> = night["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                top(a["input"].as_str().unwrap()),
+                a["outcome"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    analysed.sort();
+    let mut skipped: Vec<String> = night["in_progress"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| top(s.as_str().unwrap()))
+        .collect();
+    skipped.sort();
+    (analysed, skipped)
+}
+
+/// A Databricks delivery folder has no `.inprogress` name: while its cluster runs, its live
+/// file is the plain `eventlog`, named as after the cluster stops. Written 10 minutes ago
+/// without its application's end, it is live and skipped; with its end, it is analysed; not
+/// written for 7 hours without its end, its driver is gone and it is counted killed or
+/// incomplete. A rolling folder (its `appstatus_*.inprogress` marker) likewise, by its newest
+/// part. `--stale-after` sets where live ends.
+#[test]
+fn a_log_is_live_until_stale_after_from_its_newest_part_whatever_its_layout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let logs = tmp.path().join("logs");
+    databricks_without_its_end(&logs.join("databricks-killed"));
+    databricks_without_its_end(&logs.join("databricks-live"));
+    copy_dir(
+        &testdata("logs/databricks"),
+        &logs.join("databricks-ended-recently"),
+    );
+    copy_dir(
+        &testdata("logs/killed/rolling"),
+        &logs.join("rolling-killed"),
+    );
+    copy_dir(&testdata("logs/killed/rolling"), &logs.join("rolling-live"));
+    let minute = std::time::Duration::from_secs(60);
+    for (dir, ago) in [
+        ("databricks-killed", 7 * 60 * minute),
+        ("rolling-killed", 7 * 60 * minute),
+        ("databricks-live", 10 * minute),
+        ("rolling-live", 10 * minute),
+        ("databricks-ended-recently", 10 * minute),
+    ] {
+        last_written_ago(&logs.join(dir), ago);
+    }
+    // One old roll file of the live folder: its newest part, not its oldest, says it is live.
+    let old_roll = walk(&logs.join("databricks-live"))
+        .into_iter()
+        .find(|p| p.to_string_lossy().ends_with("--10-00.gz"))
+        .unwrap();
+    written_at(
+        &old_roll,
+        std::time::SystemTime::now() - 2 * 24 * 60 * minute,
+    );
+    let out = tmp.path().join("fleet");
+    let root = logs.to_str().unwrap();
+
+    let said = night(&logs, &out, "2026-12-03", &[]);
+    assert!(
+        said.starts_with("3 application(s) analysed") && said.contains("2 in progress skipped"),
+        "{said}"
+    );
+    let (analysed, skipped) = night_logs(&out, "2026-12-03", root);
+    let pair = |dir: &str, outcome: &str| (dir.to_string(), outcome.to_string());
+    assert_eq!(
+        analysed,
+        [
+            pair("databricks-ended-recently", "succeeded"),
+            pair("databricks-killed", "killed_or_incomplete"),
+            pair("rolling-killed", "killed_or_incomplete"),
+        ]
+    );
+    assert_eq!(skipped, ["databricks-live", "rolling-live"]);
+    assert!(
+        said.contains("skipped, still being written") && said.contains("databricks-live"),
+        "{said}"
+    );
+
+    // Ten minutes without a write is past a 5-minute --stale-after: nothing is live.
+    night(&logs, &out, "2026-12-04", &["--stale-after", "5m"]);
+    let (analysed, skipped) = night_logs(&out, "2026-12-04", root);
+    assert!(skipped.is_empty(), "{skipped:?}");
+    assert_eq!(analysed.len(), 5, "{analysed:?}");
+    for dir in ["databricks-live", "rolling-live"] {
+        assert!(
+            analysed.contains(&pair(dir, "killed_or_incomplete")),
+            "{dir}: {analysed:?}"
+        );
+    }
+}
+
+/// `batch --modified-on DATE` over a folder that keeps every night's logs, as cluster-log
+/// delivery does: the night is the logs last written on that UTC date, each by its newest
+/// part (a rolling folder's last events file, a Databricks folder's live `eventlog`), however
+/// late in the day, and an older date picks its own logs again when run later. Without it,
+/// every log is read, as before.
+#[test]
+fn modified_on_picks_the_logs_last_written_on_that_utc_date() {
+    let tmp = tempfile::tempdir().unwrap();
+    let logs = tmp.path().join("logs");
+    let at = |secs: u64| std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+    // 2026-11-28T12:00Z, 2026-11-28T10:00Z, 2026-11-29T23:59:30Z, 2026-11-29T10:00Z,
+    // 2026-11-30T00:00:30Z.
+    let (nov28_noon, nov28_ten, nov29_last_minute, nov29_ten, nov30_first_minute) = (
+        at(1_795_867_200),
+        at(1_795_860_000),
+        at(1_795_996_770),
+        at(1_795_946_400),
+        at(1_795_996_830),
+    );
+    std::fs::create_dir_all(logs.join("single-nov28")).unwrap();
+    let single = logs.join("single-nov28/local-1796049570994.zstd");
+    std::fs::copy(testdata("logs/multi/local-1796049570994.zstd"), &single).unwrap();
+    written_at(&single, nov28_noon);
+    copy_dir(&testdata("logs/failed"), &logs.join("single-nov29"));
+    for file in walk(&logs.join("single-nov29")) {
+        written_at(&file, nov29_last_minute);
+    }
+    // Its first events on the 28th, its last on the 29th; its marker, no part, on the 30th.
+    copy_dir(&testdata("logs/rolling/zstd"), &logs.join("rolling-nov29"));
+    for file in walk(&logs.join("rolling-nov29")) {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        let when = if name.starts_with("appstatus_") {
+            nov30_first_minute
+        } else if name.starts_with("events_3_") {
+            nov29_last_minute
+        } else {
+            nov28_ten
+        };
+        written_at(&file, when);
+    }
+    // Rolled on the 29th; its live `eventlog` last written just after midnight.
+    copy_dir(&testdata("logs/databricks"), &logs.join("databricks-nov30"));
+    for file in walk(&logs.join("databricks-nov30")) {
+        let live = file.file_name().is_some_and(|n| n == "eventlog");
+        written_at(&file, if live { nov30_first_minute } else { nov29_ten });
+    }
+    let out = tmp.path().join("fleet");
+    let root = logs.to_str().unwrap();
+    let modified_on = |date: &str| -> Vec<String> {
+        let run = sparkdiag(&[
+            "batch",
+            root,
+            "-o",
+            out.to_str().unwrap(),
+            "--modified-on",
+            date,
+        ]);
+        assert!(
+            run.status.success(),
+            "{date}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        // The night is named by the date.
+        let (analysed, skipped) = night_logs(&out, date, root);
+        assert!(skipped.is_empty(), "{date}: {skipped:?}");
+        analysed.into_iter().map(|(dir, _)| dir).collect()
+    };
+    assert_eq!(modified_on("2026-11-29"), ["rolling-nov29", "single-nov29"]);
+    assert_eq!(modified_on("2026-11-30"), ["databricks-nov30"]);
+    // An older date, run after later ones, still picks its own logs.
+    assert_eq!(modified_on("2026-11-28"), ["single-nov28"]);
+    assert_eq!(modified_on("2026-11-29"), ["rolling-nov29", "single-nov29"]);
+    assert!(modified_on("2026-12-01").is_empty());
+
+    // Without --modified-on, --date only names the night: every log is read.
+    night(&logs, &out, "2026-12-02", &[]);
+    assert_eq!(night_logs(&out, "2026-12-02", root).0.len(), 4);
+    // A date that is no calendar date is refused before anything is written.
+    let refused = sparkdiag(&[
+        "batch",
+        root,
+        "-o",
+        out.to_str().unwrap(),
+        "--modified-on",
+        "2026-11-31",
+    ]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("--modified-on 2026-11-31"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+}

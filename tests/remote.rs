@@ -496,3 +496,164 @@ fn a_connection_cut_mid_read_fails_cleanly_or_resumes() {
     let remote = remote_report("s3://logs/", rel, &[], &env_refs(&env));
     assert_eq!(remote, local_report(rel));
 }
+
+/// The UTC date `days_ago` days before now, as `--modified-on` takes it (from `date`, not from
+/// sparkdiag's own calendar).
+#[cfg(feature = "tables")]
+fn utc_date(days_ago: u32) -> String {
+    let out = Command::new("date")
+        .args(["-u", "-d", &format!("{days_ago} days ago"), "+%F"])
+        .output()
+        .expect("run date");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// A store of `kind` holding, under `fresh/`, logs uploaded just now: a Databricks folder whose
+/// application ended, one whose live `eventlog` has no end yet, a rolling folder still marked
+/// in progress (`appstatus_*.inprogress`), and a finished single log. With the UTC date they
+/// were uploaded on, or `None` (said why) when there is no server or midnight fell between.
+#[cfg(feature = "tables")]
+fn fresh_store(kind: &str) -> Option<(Server, String, std::time::Instant)> {
+    let root = tempfile::tempdir().unwrap();
+    let fresh = root.path().join("fresh");
+    crate::batch::copy_dir(
+        &testdata("logs/databricks"),
+        &fresh.join("databricks-ended"),
+    );
+    crate::batch::databricks_without_its_end(&fresh.join("databricks-live"));
+    crate::batch::copy_dir(
+        &testdata("logs/killed/rolling"),
+        &fresh.join("rolling-live"),
+    );
+    std::fs::create_dir_all(fresh.join("single")).unwrap();
+    std::fs::copy(
+        testdata("logs/multi/local-1796049570994.zstd"),
+        fresh.join("single/local-1796049570994.zstd"),
+    )
+    .unwrap();
+    let before = utc_date(0);
+    // Every object is uploaded by the time the harness answers.
+    let server = start(kind, &[root.path().to_str().unwrap(), "fresh"])?;
+    let uploaded = std::time::Instant::now();
+    let today = utc_date(0);
+    if today != before {
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped: midnight UTC fell during the upload"
+        );
+        return None;
+    }
+    Some((server, today, uploaded))
+}
+
+/// Over a prefix of objects the live and the killed are told apart by each log's newest
+/// Last-Modified, as on disk: a Databricks folder (no `.inprogress` name) without its
+/// application's end and a rolling folder marked in progress, both written just now, are
+/// skipped as live under `--stale-after 1h` while the logs that ended are analysed; two
+/// seconds later, under `--stale-after 1s`, the two are counted killed or incomplete.
+/// `--modified-on` picks them all by their upload date and none the day before. (moto and the
+/// other emulators cannot backdate an object, so the date is today's.)
+#[cfg(feature = "tables")]
+fn live_and_stale_logs_on_a_store(
+    today: &str,
+    uploaded: std::time::Instant,
+    base: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) {
+    let prefix = format!("{base}fresh");
+    let out = tempfile::tempdir().unwrap();
+    let night = |modified_on: &str, stale_after: &str| {
+        let dir = out.path().join(format!("{modified_on}-{stale_after}"));
+        let mut args = vec![
+            "batch",
+            prefix.as_str(),
+            "-o",
+            dir.to_str().unwrap(),
+            "--modified-on",
+            modified_on,
+            "--stale-after",
+            stale_after,
+        ];
+        args.extend(extra);
+        ok(&args, env);
+        crate::batch::night_logs(&dir, modified_on, &prefix)
+    };
+    let pair = |dir: &str, outcome: &str| (dir.to_string(), outcome.to_string());
+
+    let (analysed, skipped) = night(today, "1h");
+    assert_eq!(
+        analysed,
+        [
+            pair("databricks-ended", "succeeded"),
+            pair("single", "succeeded")
+        ],
+        "{prefix}"
+    );
+    assert_eq!(skipped, ["databricks-live", "rolling-live"], "{prefix}");
+
+    let day_before = utc_date(1);
+    let (analysed, skipped) = night(&day_before, "1h");
+    assert!(
+        analysed.is_empty() && skipped.is_empty(),
+        "{prefix}: {analysed:?} {skipped:?}"
+    );
+
+    // Last-Modified is whole seconds, never later than the upload.
+    let aged = std::time::Duration::from_secs(2);
+    if let Some(left) = aged.checked_sub(uploaded.elapsed()) {
+        std::thread::sleep(left);
+    }
+    let (analysed, skipped) = night(today, "1s");
+    assert!(skipped.is_empty(), "{prefix}: {skipped:?}");
+    assert_eq!(
+        analysed,
+        [
+            pair("databricks-ended", "succeeded"),
+            pair("databricks-live", "killed_or_incomplete"),
+            pair("rolling-live", "killed_or_incomplete"),
+            pair("single", "succeeded"),
+        ],
+        "{prefix}"
+    );
+}
+
+#[cfg(feature = "tables")]
+#[test]
+fn s3_logs_are_live_or_killed_by_their_newest_last_modified() {
+    let Some((server, today, uploaded)) = fresh_store("s3") else {
+        return;
+    };
+    let env = aws_env(&server);
+    live_and_stale_logs_on_a_store(&today, uploaded, "s3://logs/", &[], &env_refs(&env));
+}
+
+#[cfg(feature = "tables")]
+#[test]
+fn azure_logs_are_live_or_killed_by_their_newest_last_modified() {
+    let Some((server, today, uploaded)) = fresh_store("azure") else {
+        return;
+    };
+    let endpoint = server.get("endpoint");
+    let env = [
+        ("AZURE_STORAGE_USE_EMULATOR", "true"),
+        ("AZURITE_BLOB_STORAGE_URL", endpoint.as_str()),
+    ];
+    live_and_stale_logs_on_a_store(&today, uploaded, "az://logs/", &[], &env);
+}
+
+#[cfg(feature = "tables")]
+#[test]
+fn gcs_logs_are_live_or_killed_by_their_newest_last_modified() {
+    let Some((server, today, uploaded)) = fresh_store("gcs") else {
+        return;
+    };
+    let base_url = format!("google_base_url={}", server.get("endpoint"));
+    let options = [
+        "--storage-option",
+        base_url.as_str(),
+        "--storage-option",
+        "google_skip_signature=true",
+    ];
+    live_and_stale_logs_on_a_store(&today, uploaded, "gs://logs/", &options, &[]);
+}

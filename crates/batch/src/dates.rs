@@ -12,7 +12,18 @@ impl NightDate {
 
     /// Today in UTC.
     pub fn today() -> NightDate {
-        NightDate(today())
+        NightDate::of(std::time::SystemTime::now())
+    }
+
+    /// The UTC date `time` falls on.
+    pub fn of(time: std::time::SystemTime) -> NightDate {
+        let secs = match time.duration_since(std::time::UNIX_EPOCH) {
+            Ok(after) => after.as_secs() as i64,
+            Err(before) => -(before.duration().as_secs_f64().ceil() as i64),
+        };
+        let (year, month, day) =
+            sparkdiag_contract::units::civil_from_days(secs.div_euclid(86_400));
+        NightDate(format!("{year:04}-{month:02}-{day:02}"))
     }
 
     pub fn as_str(&self) -> &str {
@@ -52,16 +63,6 @@ fn is_date(s: &str) -> bool {
     (1..=days).contains(&day)
 }
 
-/// Today's date in UTC, from the system clock (civil-from-days).
-fn today() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    let (year, month, day) = sparkdiag_contract::units::civil_from_days(secs.div_euclid(86_400));
-    format!("{year:04}-{month:02}-{day:02}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,7 +85,14 @@ mod tests {
         ] {
             assert!(!is_date(bad), "{bad}");
         }
-        assert!(is_date(&today()));
+        assert!(is_date(NightDate::today().as_str()));
+        let day = std::time::Duration::from_secs(86_400);
+        let at = |secs: u64| std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+        assert_eq!(NightDate::of(at(0)).as_str(), "1970-01-01");
+        assert_eq!(NightDate::of(at(0) - day / 2).as_str(), "1969-12-31");
+        // 2026-12-06T23:59:59Z and a second later.
+        assert_eq!(NightDate::of(at(1_796_601_599)).as_str(), "2026-12-06");
+        assert_eq!(NightDate::of(at(1_796_601_600)).as_str(), "2026-12-07");
         assert_eq!(NightDate::parse("2026-02-29"), None);
         assert_eq!(
             NightDate::parse("2024-02-29").unwrap().as_str(),

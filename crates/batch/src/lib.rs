@@ -35,6 +35,7 @@ mod night;
 mod nightfile;
 mod ordered;
 mod publish;
+mod writing;
 
 pub use dates::NightDate;
 pub use merge::Slice;
@@ -58,14 +59,19 @@ pub struct Options {
     pub date: NightDate,
     /// How many applications to analyse at once; `None` or 0: the number of cores.
     pub jobs: Option<usize>,
-    /// Also analyse logs still being written (`.inprogress`).
+    /// Also analyse logs still being written.
     pub include_in_progress: bool,
-    /// A log still named in progress whose files were all last modified longer ago than this
-    /// is no longer being written: its driver was killed or lost. It is analysed and counted
-    /// as killed or incomplete instead of being skipped.
+    /// A log still being written (named in progress; a Databricks folder without its
+    /// application's end) whose files were all last modified longer ago than this is no longer
+    /// being written: its driver was killed or lost. It is analysed and counted as killed or
+    /// incomplete instead of being skipped.
     pub stale_after: Duration,
     /// Only logs modified within this long before now.
     pub since: Option<Duration>,
+    /// Only logs last written on this UTC date: the newest last-modified time of a log's files
+    /// (a file's time, an object's Last-Modified) falls on it. The night over a folder or a
+    /// prefix that keeps every earlier night's logs too, as cluster-log delivery does.
+    pub modified_on: Option<NightDate>,
     /// How much runtime or recoverable time must grow to count as a regression (0.2 = 20 %).
     pub regression_threshold: f64,
     /// ...and by at least this many seconds.
@@ -91,6 +97,7 @@ impl Options {
             include_in_progress: false,
             stale_after: DEFAULT_STALE_AFTER,
             since: None,
+            modified_on: None,
             regression_threshold: 0.2,
             min_regression_s: 60.0,
             key: "name".to_string(),

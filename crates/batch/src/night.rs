@@ -10,7 +10,8 @@ use crate::app::{analyse, night_error};
 use crate::files::{fresh_apps_dir, put_apps_dir_in_place};
 use crate::nightfile::{NightFile, NightFileWriter, Style};
 use crate::ordered::{ordered_bounded, window};
-use crate::{Options, Progress};
+use crate::writing::{last_written, still_being_written};
+use crate::{NightDate, Options, Progress};
 
 /// Analyses every log `options` selects into its reports, the tables and the night file (in
 /// `style`), and returns the night file (without the index page: a slice has none, a whole
@@ -32,6 +33,8 @@ pub(crate) fn analyse_night(
     // slices that list the same directories never share or miss a log, and it names the
     // log's report the same in a slice as in one batch over everything.
     let mut position: usize = 0;
+    // One moment for the whole search, so two logs written at the same time are judged alike.
+    let now = std::time::SystemTime::now();
     for dir in options.dirs.iter().map(String::as_str) {
         // A path that is not a log is listed like any unreadable log; it does not stop the night.
         let logs = match sparkdiag_eventlog::discover_list(dir) {
@@ -62,11 +65,14 @@ pub(crate) fn analyse_night(
             if options.since.is_some_and(|since| older_than(&input, since)) {
                 continue;
             }
-            // A log still named in progress but not written to for `stale_after` is a driver
-            // killed or lost: analysed as far as it goes, and counted, not skipped.
-            if input.in_progress
-                && !options.include_in_progress
-                && !older_than(&input, options.stale_after)
+            if let Some(day) = &options.modified_on
+                && last_written(&input).map(NightDate::of).as_ref() != Some(day)
+            {
+                continue;
+            }
+            // A log not written to for `stale_after` is not being written, whatever its name:
+            // a driver killed or lost, analysed as far as it goes and counted, not skipped.
+            if !options.include_in_progress && still_being_written(&input, options.stale_after, now)
             {
                 in_progress.push(input.display);
             } else {
@@ -175,11 +181,7 @@ fn older_than(input: &sparkdiag_eventlog::LogInput, since: std::time::Duration) 
     let Some(cutoff) = std::time::SystemTime::now().checked_sub(since) else {
         return false;
     };
-    input
-        .parts
-        .iter()
-        .filter_map(|p| p.modified())
-        .all(|modified| modified < cutoff)
+    last_written(input).is_none_or(|written| written < cutoff)
 }
 
 /// A directory that is not there is a mistake in the command (a typo, an unmounted volume), not

@@ -79,6 +79,43 @@ pub trait LogStore: Send + Sync {
             .map_err(|e| ReadError::io(&self.url(&object.key), Some(0), "cannot read", e))?;
         Ok(head)
     }
+
+    /// The object's last `len` bytes (or all of a shorter one): how a log ends tells whether
+    /// its application ended, without reading all of it. The default streams the object and
+    /// keeps the last `len` bytes; stores with ranged reads do better.
+    fn read_tail(&self, object: &ObjectMeta, len: usize) -> Result<Vec<u8>, ReadError> {
+        let url = self.url(&object.key);
+        keep_tail(self.open(object)?, len, &url, 0)
+    }
+}
+
+/// The last `len` bytes of `reader`, which starts at byte `start` of `shown`; it holds at
+/// most twice `len` and one read's chunk.
+fn keep_tail(
+    mut reader: impl Read,
+    len: usize,
+    shown: &str,
+    start: u64,
+) -> Result<Vec<u8>, ReadError> {
+    let mut tail = Vec::new();
+    let mut chunk = vec![0; 64 << 10];
+    let mut offset = start;
+    loop {
+        let read = match reader.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(read) => read,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(failure_of(e, shown, offset)),
+        };
+        offset += read as u64;
+        tail.extend_from_slice(&chunk[..read]);
+        if tail.len() > 2 * len {
+            tail.drain(..tail.len() - len);
+        }
+    }
+    let cut = tail.len().saturating_sub(len);
+    tail.drain(..cut);
+    Ok(tail)
 }
 
 impl fmt::Debug for StoredObject {
@@ -121,6 +158,28 @@ impl Location {
             Location::File(path) => std::fs::metadata(path).and_then(|m| m.modified()).ok(),
             Location::Stdin => None,
             Location::Object(object) => object.meta.modified,
+        }
+    }
+
+    /// The last `len` bytes (all of a shorter file); `shown` names it in errors. Standard input
+    /// has no end to read before it is read: `None`.
+    pub fn read_tail(&self, shown: &str, len: usize) -> Result<Option<Vec<u8>>, ReadError> {
+        match self {
+            Location::File(path) => {
+                use std::io::{Seek, SeekFrom};
+                let mut file =
+                    File::open(path).map_err(|e| ReadError::io(shown, None, "cannot open", e))?;
+                let size = file
+                    .metadata()
+                    .map_err(|e| ReadError::io(shown, None, "cannot open", e))?
+                    .len();
+                let from = size.saturating_sub(len as u64);
+                file.seek(SeekFrom::Start(from))
+                    .map_err(|e| ReadError::io(shown, Some(from), "cannot seek", e))?;
+                keep_tail(file, len, shown, from).map(Some)
+            }
+            Location::Stdin => Ok(None),
+            Location::Object(object) => object.store.read_tail(&object.meta, len).map(Some),
         }
     }
 
@@ -225,6 +284,27 @@ mod tests {
         for path in ["/tmp/logs", "C://x", "logs/app-1", "-", "a b://x", "://x"] {
             assert_eq!(scheme(path), None, "{path}");
         }
+    }
+
+    /// The tail of a file longer than it, of a shorter one, and of a stream read in chunks
+    /// smaller and larger than it.
+    #[test]
+    fn a_tail_is_the_last_bytes_asked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log");
+        let bytes: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let file = Location::File(path);
+        assert_eq!(
+            file.read_tail("log", 1000).unwrap().unwrap(),
+            &bytes[bytes.len() - 1000..]
+        );
+        assert_eq!(file.read_tail("log", 300_000).unwrap().unwrap(), bytes);
+        for len in [0, 10, 70_000, 200_000, 500_000] {
+            let tail = keep_tail(&bytes[..], len, "log", 0).unwrap();
+            assert_eq!(tail, &bytes[bytes.len().saturating_sub(len)..], "{len}");
+        }
+        assert_eq!(Location::Stdin.read_tail("-", 10).unwrap(), None);
     }
 
     #[test]

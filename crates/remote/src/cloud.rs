@@ -269,6 +269,30 @@ impl LogStore for CloudStore {
         head.map(|b| b.to_vec())
             .map_err(|e| self.error(&object.key, &e))
     }
+
+    fn read_tail(&self, object: &ObjectMeta, len: usize) -> Result<Vec<u8>, ReadError> {
+        let path = self.path(&object.key);
+        let store = self.store.clone();
+        let known = object.len;
+        let tail = block_on(&self.runtime, async move {
+            // The listing's length names the range; a bounded one, which every store and
+            // emulator answers (not all take a suffix range).
+            let size = match known {
+                Some(size) => size,
+                None => store.head(&path).await?.size,
+            };
+            if size == 0 {
+                return Ok(bytes::Bytes::new());
+            }
+            let options = GetOptions {
+                range: Some(GetRange::Bounded(size.saturating_sub(len as u64)..size)),
+                ..GetOptions::default()
+            };
+            store.get_opts(&path, options).await?.bytes().await
+        });
+        tail.map(|b| b.to_vec())
+            .map_err(|e| self.error(&object.key, &e))
+    }
 }
 
 async fn object_is_empty(
