@@ -170,6 +170,7 @@ impl DiffTimelines {
                 labels: labels.iter().map(String::as_str).collect(),
                 label_width: label_area(labels.iter().map(String::as_str)),
                 visible: n,
+                top_room: 0,
             },
         )?;
         let min_width = x.top() * 0.003;
