@@ -218,3 +218,64 @@ fn the_real_logs_whose_clock_jumped_chart_their_own_seconds() {
     assert_eq!(finished.app.clock_jumps.len(), 1, "the 1,918-day jump");
     assert_time_axes(&finished, "finished", &[]);
 }
+
+/// `diff` of the real log against itself with its clock jumped: AFTER's stage timeline, its
+/// matched work's times and its cut say the run's own seconds, on a page that labels the cut.
+#[test]
+fn a_diff_against_a_run_whose_clock_jumped_compares_seconds_with_seconds() {
+    let real = testdata("logs/single/plain/local-1796049337368");
+    let steady = analyse(&real);
+    let app = &steady.report.application;
+    let (start, end) = (app.start_ms.unwrap(), app.end_ms.unwrap());
+    let cut = start + (end - start) * 4 / 5;
+    let dir = tempfile::tempdir().unwrap();
+    let jumped = jumped_log(&real, cut, 400, dir.path());
+    let (before, after) = (real.to_str().unwrap(), jumped.to_str().unwrap());
+    let out = crate::util::sparkdiag(&["diff", before, after, "--format", "json"]);
+    let d: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert!(d["before"].get("clock_breaks").is_none(), "{}", d["before"]);
+    let breaks = d["after"]["clock_breaks"].as_array().unwrap();
+    assert_eq!(breaks.len(), 1, "{breaks:?}");
+    let jumped_days = breaks[0]["jumped_ms"].as_f64().unwrap() / DAY_MS as f64;
+    assert!((jumped_days - 400.0).abs() < 1.0, "{jumped_days}");
+    let duration = d["after"]["duration_ms"].as_i64().unwrap();
+    for span in d["after"]["timeline"].as_array().unwrap() {
+        let stage_end = span["end_ms"].as_i64().unwrap();
+        assert!(stage_end <= duration, "{span} in a run of {duration} ms");
+    }
+    for work in d["work"].as_array().unwrap() {
+        for key in ["time_ms", "wall_ms"] {
+            let (b, a) = (&work["before"][key], &work["after"][key]);
+            if let (Some(b), Some(a)) = (b.as_i64(), a.as_i64()) {
+                assert!(
+                    a <= b + 1000,
+                    "{} {key}: {b} ms before, {a} ms after",
+                    work["label"]
+                );
+            }
+        }
+    }
+    let out = crate::util::sparkdiag(&["diff", before, after, "--format", "html"]);
+    let page = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        page.matches("AFTER&apos;s clock jumped 400.0 days: left out")
+            .count()
+            + page
+                .matches("AFTER's clock jumped 400.0 days: left out")
+                .count(),
+        2,
+        "the cut labelled in the wide and the narrow drawing"
+    );
+    // The timeline's ticks read the runs' seconds.
+    let timeline = &page[page.find("aria-label=\"Stage timelines\"").unwrap()..];
+    let timeline = &timeline[..timeline.find("</svg>").unwrap()];
+    let top = svg_texts(timeline)
+        .iter()
+        .filter_map(|t| t.parse::<f64>().ok())
+        .fold(0.0, f64::max);
+    assert!(
+        top > 0.0 && top < 2.0 * duration as f64 / 1000.0 + 1.0,
+        "the axis runs to {top} s for runs of {duration} ms"
+    );
+}

@@ -104,9 +104,10 @@ pub struct PlanTreeNode {
 }
 
 /// Where a clock jump sits on the charts' time axes, and how much time it left out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct ClockBreak {
-    /// Milliseconds since `origin_ms` on the charts' axes ([`ViewData::chart_ms`]).
+    /// Milliseconds since `origin_ms` (the application's start) on the charts' axes
+    /// ([`ViewData::chart_ms`]): the time the run had lived when its clock jumped.
     pub at_ms: i64,
     /// The log's clock moved this much there with no event.
     pub jumped_ms: i64,

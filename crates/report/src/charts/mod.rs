@@ -62,7 +62,7 @@ pub use nights::night_bars;
 pub use scenarios::scenario_chart;
 use spill::{SpillBars, spill};
 pub use streaming::query_chart;
-use time::TimeAxis;
+use time::{Cut, TimeAxis};
 use timeline::{Timeline, stage_timeline};
 
 /// One chart: its SVG, or why there is none.
@@ -516,7 +516,7 @@ impl Chart {
             Some(Plot::MemoryBars(p)) => vec![p.x.labels()],
             Some(Plot::Bars(p)) => vec![p.x.labels()],
             Some(Plot::Nights(p)) => vec![p.y.labels()],
-            Some(Plot::DiffTimelines(p)) => vec![p.x.labels()],
+            Some(Plot::DiffTimelines(p)) => vec![p.time.x.labels()],
             None => Vec::new(),
         }
     }

@@ -155,6 +155,8 @@ impl Timeline {
                 .label(label)
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], kind.filled()));
         }
+        // The cut goes through the bars but not through the marks on them.
+        time.draw_breaks(root, &c)?;
         // The stages the top finding names: outlined, and tagged with its rule beside the bar
         // (on the side with room), so the eye finds them before reading any label.
         for (i, b) in bars.iter().enumerate().filter(|(_, b)| b.marked) {
@@ -183,7 +185,6 @@ impl Timeline {
                     .pos(Pos::new(anchor, VPos::Center)),
             )])?;
         }
-        time.draw_breaks(root, &c)?;
         // Rows run in start order, so late stages sit low and right: the lower left is the
         // corner bars leave empty.
         legend(&mut c, SeriesLabelPosition::LowerLeft)?;
