@@ -7,6 +7,8 @@ mod batch;
 mod charts;
 /// The command line as a new user meets it: terminal width, failed apps, batch mistakes.
 mod cli;
+/// Logs whose clock jumps: every chart's time axis cuts the jump out and says so.
+mod clock_jump_charts;
 /// Logs whose clock jumps by days or years: no duration, replay or finding holds the jump.
 mod clock_jumps;
 /// Our numbers against the Spark History Server's own golden REST responses.

@@ -217,8 +217,13 @@ pub struct RunOut {
     pub cores: i64,
     /// For an incomplete run whose work is a series: what its whole run would have taken.
     pub projection: Option<Projection>,
-    /// Each started stage attempt, relative to the application's start (for the timelines).
+    /// Each started stage attempt, relative to the application's start with the clock jumps
+    /// left out (for the timelines).
     pub timeline: Vec<StageSpan>,
+    /// Added in v1, absent unless the run's clock jumped: where, on the timeline's axis, and
+    /// by how much; the chart cuts the run's lanes there.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clock_breaks: Vec<crate::ClockBreak>,
 }
 
 #[derive(Debug, Serialize)]

@@ -199,6 +199,7 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
         cores: run.facts.peak_cores,
         projection,
         timeline: timeline(run.app, groups_pairs),
+        clock_breaks: clock_breaks(run.app),
     };
     let work_of_job = |groups: &[work::Group], is_before: bool| {
         let mut map: BTreeMap<i64, usize> = BTreeMap::new();
@@ -464,6 +465,8 @@ fn timeline(app: &Application, work_of_job: &dyn Fn(i64) -> Option<usize>) -> Ve
     let (Some(start), Some(end)) = (app.start_ms, app.effective_end_ms()) else {
         return Vec::new();
     };
+    // Since the start with the clock jumps left out, as the run's duration is.
+    let since_start = |t: i64| work::lived_ms(app, t) - work::lived_ms(app, start);
     app.stages
         .iter()
         .filter(|s| s.status != StageStatus::Skipped)
@@ -472,13 +475,27 @@ fn timeline(app: &Application, work_of_job: &dyn Fn(i64) -> Option<usize>) -> Ve
             Some(StageSpan {
                 stage_id: s.stage_id,
                 attempt_id: s.attempt_id,
-                start_ms: from - start,
-                end_ms: s.completion_ms.unwrap_or(end) - start,
+                start_ms: since_start(from),
+                end_ms: since_start(s.completion_ms.unwrap_or(end)),
                 tasks: s.tasks.len(),
                 work: s.job_ids.iter().find_map(|j| work_of_job(*j)),
             })
         })
         .collect()
+}
+
+/// The clock jumps inside the run, where its timeline's lanes are cut.
+fn clock_breaks(app: &Application) -> Vec<sparkdiag_contract::ClockBreak> {
+    let (Some(start), Some(end)) = (app.start_ms, app.effective_end_ms()) else {
+        return Vec::new();
+    };
+    let view = sparkdiag_contract::ViewData {
+        origin_ms: Some(start),
+        horizon_ms: Some(end),
+        clock_jumps: app.clock_jumps.clone(),
+        ..Default::default()
+    };
+    view.chart_breaks()
 }
 
 fn metrics(

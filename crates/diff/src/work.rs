@@ -302,10 +302,12 @@ pub fn side(app: &Application, group: &Group) -> WorkSide {
     let jobs = group.job_ids();
     let stages: Vec<&sparkdiag_model::StageAttempt> =
         group.stages.iter().map(|&i| &app.stages[i]).collect();
+    // On the run's own clock, its clock jumps left out, so no time holds a jump.
+    let lived = |t: i64| lived_ms(app, t);
     let intervals: Vec<(i64, i64)> = group
         .units
         .iter()
-        .filter_map(|u| Some((u.start_ms?, u.end_ms.or(end)?)))
+        .filter_map(|u| Some((lived(u.start_ms?), lived(u.end_ms.or(end)?))))
         .collect();
     WorkSide {
         kind: group.kind,
@@ -340,7 +342,10 @@ fn stage_groups(
         let g = out.entry((mask_numbers(&s.name), role)).or_default();
         g.count += 1;
         g.tasks += s.tasks.len();
-        g.time_ms += s.duration_ms(end).unwrap_or(0);
+        g.time_ms += s
+            .submission_ms
+            .zip(s.completion_ms.or(end))
+            .map_or(0, |(from, to)| app.span_without_jumps_ms(from, to));
         g.executor_run_time_ms += s.totals.executor_run_time;
     }
     out
@@ -372,6 +377,12 @@ fn stage_matches(
         after: None,
     }));
     out
+}
+
+/// Epoch time `t` on a clock that skipped the application's clock jumps: the difference of two
+/// such times is the time the run lived between them.
+pub(crate) fn lived_ms(app: &Application, t: i64) -> i64 {
+    sparkdiag_contract::ms_without_jumps(0, t, &app.clock_jumps)
 }
 
 fn union_ms(mut spans: Vec<(i64, i64)>) -> i64 {

@@ -1,6 +1,8 @@
 //! What the views draw beyond the report ([`ViewData`]), taken from the model's tasks and plans.
 
-use sparkdiag_contract::{BUSY_SLICES, PlanTree, PlanTreeNode, SortedMs, StageTasks, ViewData};
+use sparkdiag_contract::{
+    BUSY_SLICES, PlanTree, PlanTreeNode, SortedMs, StageTasks, ViewData, ms_without_jumps,
+};
 use sparkdiag_model::{Application, SparkPlanInfo, TaskOutcome};
 
 /// The one place the views' per-task data is taken from the model.
@@ -28,9 +30,11 @@ pub fn view_data(app: &Application) -> ViewData {
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),
     };
+    // The busy slices are of the charts' time, which leaves the clock jumps out.
+    let jumps = &app.clock_jumps;
     let mut busy = match (origin_ms, horizon_ms) {
         (Some(origin), Some(horizon)) if !app.tasks.is_empty() => {
-            let span = (horizon.saturating_sub(origin) as f64).max(1.0);
+            let span = (ms_without_jumps(origin, horizon, jumps) as f64).max(1.0);
             Some((origin, span, BusySlots::new(span, BUSY_SLICES)))
         }
         _ => None,
@@ -41,7 +45,8 @@ pub fn view_data(app: &Application) -> ViewData {
         .map(|stage| {
             let tasks = app.stage_tasks(stage);
             if let Some((origin, span, busy)) = busy.as_mut() {
-                let relative = |ms: i64| (ms.saturating_sub(*origin) as f64).clamp(0.0, *span);
+                let relative =
+                    |ms: i64| (ms_without_jumps(*origin, ms, jumps) as f64).clamp(0.0, *span);
                 for t in tasks.iter() {
                     let (from, to) = task_span(t);
                     busy.add(relative(from), relative(to));
@@ -74,6 +79,7 @@ pub fn view_data(app: &Application) -> ViewData {
     ViewData {
         origin_ms,
         horizon_ms,
+        clock_jumps: app.clock_jumps.clone(),
         stages,
         busy_slots,
         plans,

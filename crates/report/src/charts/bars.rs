@@ -59,6 +59,7 @@ impl TimeBars {
                 labels: self.rows.iter().map(|r| r.label.as_str()).collect(),
                 label_width: label_area(self.rows.iter().map(|r| r.label.as_str())),
                 visible: n,
+                top_room: 0,
             },
         )?;
         for (i, r) in self.rows.iter().enumerate() {

@@ -35,7 +35,7 @@ fn bucket_average(mut changes: Vec<(f64, f64)>, span: f64, buckets: usize) -> Ve
 
 pub(super) fn cores_busy(report: &Report, view: &ViewData) -> Chart {
     let mut chart = Chart::empty("cores-busy", "Executor cores busy over time");
-    let (Some(t0), Some(end)) = (view.origin_ms, view.horizon_ms) else {
+    let Some(span_ms) = view.chart_span_ms() else {
         chart.caption = "The log has no tasks: no core was ever busy.".into();
         return chart;
     };
@@ -43,15 +43,36 @@ pub(super) fn cores_busy(report: &Report, view: &ViewData) -> Chart {
         chart.caption = "The log has no tasks: no core was ever busy.".into();
         return chart;
     }
-    let secs = |ms: i64| ms.saturating_sub(t0) as f64 / 1000.0;
-    let span = secs(end).max(0.001);
+    // Seconds since the start on the charts' clock, which leaves the clock jumps out, as the
+    // busy slots do.
+    let secs = |ms: i64| view.chart_ms(ms).unwrap_or(0) as f64 / 1000.0;
+    let span = (span_ms as f64 / 1000.0).max(0.001);
+    let time = TimeAxis::new(0.0, span, view.chart_breaks());
     let busy = view.busy_slots.clone();
     let buckets = busy.len();
     // The driver offers cores only in local mode, where it is the one that runs tasks.
-    let capacity_changes: Vec<(f64, f64)> = report
-        .executors
+    let offering = || {
+        report
+            .executors
+            .iter()
+            .filter(|e| e.executor_id != "driver" || e.total_tasks + e.completed_tasks > 0)
+    };
+    // An executor added, by the log's clock, after every task had ended although it ran
+    // some: its events carry another clock's time (the log's clock jumped), so when it
+    // offered its cores is not known.
+    let last_busy_s = busy
         .iter()
-        .filter(|e| e.executor_id != "driver" || e.total_tasks + e.completed_tasks > 0)
+        .rposition(|&b| b > 0.0)
+        .map(|i| (i + 1) as f64 * span / buckets as f64);
+    let misplaced = !view.clock_jumps.is_empty()
+        && last_busy_s.is_some_and(|last| {
+            offering().any(|e| {
+                e.total_tasks + e.completed_tasks > 0
+                    && e.added_ms.is_some_and(|added| secs(added) >= last)
+            })
+        });
+    let capacity_changes: Vec<(f64, f64)> = offering()
+        .filter(|_| !misplaced)
         .filter_map(|e| {
             let cores = e.cores? as f64;
             let added = e.added_ms.map_or(0.0, secs);
@@ -70,16 +91,22 @@ pub(super) fn cores_busy(report: &Report, view: &ViewData) -> Chart {
     chart.caption = format!(
         "Task slots in use (tasks running at once, averaged over slices of {}) against the cores \
          the executors offered. Tasks count from launch to finish as the log records them, so \
-         short overlaps can rise above the cores.{} Flat stretches at zero are time when only the driver worked.",
+         short overlaps can rise above the cores.{} Flat stretches at zero are time when only the driver worked.{}",
         duration((span * 1000.0 / buckets as f64).round().max(1.0) as i64),
-        if cap_total > 0.0 {
+        if misplaced {
+            " The executors were added, by the log's clock, after the tasks they ran had ended: \
+             their events carry the time of a clock that jumped, so the cores they offered \
+             cannot be placed in time and are not drawn."
+                .into()
+        } else if cap_total > 0.0 {
             format!(
                 " On average {:.0}% of the cores were busy.",
                 100.0 * busy_total / cap_total
             )
         } else {
             " The log does not say how many cores the executors had.".into()
-        }
+        },
+        time.caption()
     );
     let top = busy
         .iter()
@@ -91,7 +118,7 @@ pub(super) fn cores_busy(report: &Report, view: &ViewData) -> Chart {
         busy,
         capacity,
         span,
-        x: Axis::linear(0.0, span, 10, Unit::Seconds),
+        time,
         y: Axis::linear(0.0, top, 8, Unit::Count),
     }))
 }
@@ -101,7 +128,7 @@ pub(super) struct Busy {
     busy: Vec<f64>,
     capacity: Option<Vec<f64>>,
     span: f64,
-    pub(super) x: Axis,
+    pub(super) time: TimeAxis,
     pub(super) y: Axis,
 }
 
@@ -118,9 +145,10 @@ impl Busy {
             busy,
             capacity,
             span,
-            x,
+            time,
             y,
         } = self;
+        let x = &time.x;
         let span = *span;
         let width = span / busy.len().max(1) as f64;
         let steps = |values: &[f64]| -> Vec<(f64, f64)> {
@@ -131,19 +159,27 @@ impl Busy {
                 .collect()
         };
         let narrow = is_narrow(root);
-        let mut c = ChartBuilder::on(root)
-            .caption("Executor cores busy over time", (FONT, 18))
+        let margin_right = if narrow { 20 } else { 40 };
+        let mut builder = ChartBuilder::on(root);
+        builder
             .margin(12)
-            .margin_right(if narrow { 20 } else { 40 })
+            .margin_right(margin_right)
             .x_label_area_size(44)
-            .y_label_area_size(60)
-            .build_cartesian_2d(x.clone(), y.clone())?;
+            .y_label_area_size(60);
+        titled(
+            &mut builder,
+            root,
+            "Executor cores busy over time",
+            margin_right,
+            time.top_room(),
+        )?;
+        let mut c = builder.build_cartesian_2d(x.clone(), y.clone())?;
         c.configure_mesh()
             .bold_line_style(LIGHT)
             .light_line_style(TRANSPARENT)
             .x_label_formatter(&|v| x.tick_label(*v, narrow))
             .y_label_formatter(&|v| y.label(*v))
-            .x_desc("seconds since application start")
+            .x_desc(time.description())
             .y_desc("task slots (cores)")
             .label_style((FONT, 12))
             .axis_desc_style((FONT, 13))
@@ -158,6 +194,7 @@ impl Busy {
                 .label("executor cores")
                 .legend(|(x, y)| PathElement::new([(x, y), (x + 12, y)], GREY.stroke_width(2)));
         }
+        time.draw_breaks(root, &c)?;
         legend(&mut c, SeriesLabelPosition::UpperRight)?;
         Ok(())
     }

@@ -82,9 +82,16 @@ pub fn diff_timelines(d: &Diff) -> Chart {
     let mut labels = Vec::new();
     let mut spans = Vec::new();
     let mut end = 0.0f64;
+    // Each run's clock jumps, as (its lanes, whose, where): cut through its own lanes only.
+    let mut cuts = Vec::new();
     for (name, run) in [("BEFORE", &d.before), ("AFTER", &d.after)] {
         let (lanes, run_spans) = lanes(run);
         let first = labels.len();
+        cuts.extend(
+            run.clock_breaks
+                .iter()
+                .map(|&at| (first..first + lanes, name, at)),
+        );
         for lane in 0..lanes {
             labels.push(if lanes == 1 {
                 name.to_string()
@@ -103,12 +110,34 @@ pub fn diff_timelines(d: &Diff) -> Chart {
         chart.caption = "Neither run started a stage.".into();
         return chart;
     }
-    chart.caption = "Each run's stage attempts from its application's start, coloured by the \
-                     matched work in the table below (grey: matched in neither run); stages that \
-                     overlap run on lanes of their own."
-        .into();
+    let rows = labels.len() as f64;
+    let jumps: Vec<String> = cuts
+        .iter()
+        .map(|(_, name, at)| {
+            format!(
+                " {name}'s clock jumped {:.1} days with no event {} into its run: the axis \
+                 leaves that out (the cut through its lanes).",
+                at.jumped_ms as f64 / 86_400_000.0,
+                duration(at.at_ms)
+            )
+        })
+        .collect();
+    chart.caption = format!(
+        "Each run's stage attempts from its application's start, coloured by the matched work \
+         in the table below (grey: matched in neither run); stages that overlap run on lanes of \
+         their own.{}",
+        jumps.concat()
+    );
+    let cuts = cuts
+        .into_iter()
+        .map(|(lanes, name, at)| Cut {
+            at,
+            rows: Some((rows - lanes.end as f64, rows - lanes.start as f64)),
+            run: Some(name),
+        })
+        .collect();
     chart.drawn(Plot::DiffTimelines(DiffTimelines {
-        x: Axis::linear(0.0, end.max(0.001), 10, Unit::Seconds),
+        time: TimeAxis::with_cuts(0.0, end.max(0.001), cuts),
         labels,
         spans,
     }))
@@ -144,7 +173,7 @@ fn lanes(run: &RunOut) -> (usize, Vec<Span>) {
 }
 
 pub(super) struct DiffTimelines {
-    pub(super) x: Axis,
+    pub(super) time: TimeAxis,
     pub(super) labels: Vec<String>,
     spans: Vec<Span>,
 }
@@ -158,18 +187,24 @@ impl DiffTimelines {
     where
         DB::ErrorType: 'static,
     {
-        let DiffTimelines { x, labels, spans } = self;
+        let DiffTimelines {
+            time,
+            labels,
+            spans,
+        } = self;
+        let x = &time.x;
         let n = labels.len();
         let mut c = rows_chart(
             root,
             x,
             RowsLayout {
                 caption: "Stage timelines",
-                x_desc: "seconds since application start",
+                x_desc: time.description(),
                 y_desc: "",
                 labels: labels.iter().map(String::as_str).collect(),
                 label_width: label_area(labels.iter().map(String::as_str)),
                 visible: n,
+                top_room: time.top_room(),
             },
         )?;
         let min_width = x.top() * 0.003;
@@ -184,6 +219,7 @@ impl DiffTimelines {
                 colour.filled(),
             )
         }))?;
+        time.draw_breaks(root, &c)?;
         Ok(())
     }
 }

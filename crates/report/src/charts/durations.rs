@@ -227,6 +227,7 @@ impl Strips {
                 labels: strips.iter().map(|s| s.label.as_str()).collect(),
                 label_width: label_area(strips.iter().map(|s| s.label.as_str())),
                 visible: k,
+                top_room: 0,
             },
         )?;
         for (i, s) in strips.iter().enumerate() {

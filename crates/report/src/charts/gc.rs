@@ -78,6 +78,7 @@ impl GcBars {
                 labels: rows.iter().map(|r| r.0.as_str()).collect(),
                 label_width: 90,
                 visible: n,
+                top_room: 0,
             },
         )?;
         for (i, (_, share)) in rows.iter().enumerate() {

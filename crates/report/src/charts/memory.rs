@@ -103,6 +103,7 @@ impl MemoryBars {
                 labels: rows.iter().map(|r| r.label.as_str()).collect(),
                 label_width: 90,
                 visible: n,
+                top_room: 0,
             },
         )?;
         for (i, r) in rows.iter().enumerate() {

@@ -43,6 +43,7 @@ mod nights;
 mod scenarios;
 mod spill;
 mod streaming;
+mod time;
 mod timeline;
 
 pub(crate) use axis::short_name;
@@ -61,6 +62,7 @@ pub use nights::night_bars;
 pub use scenarios::scenario_chart;
 use spill::{SpillBars, spill};
 pub use streaming::query_chart;
+use time::{Cut, TimeAxis};
 use timeline::{Timeline, stage_timeline};
 
 /// One chart: its SVG, or why there is none.
@@ -186,6 +188,9 @@ struct RowsLayout<'a> {
     label_width: u32,
     /// Rows the y axis has room for (at least `labels.len()`).
     visible: usize,
+    /// Pixels kept free between the title and the plot, for notes on the time axis (a clock
+    /// jump's label).
+    top_room: u32,
 }
 
 /// A chart of labelled rows on the x axis `x`, row 0 at the top, its mesh drawn: the set-up the
@@ -208,13 +213,21 @@ where
         layout.label_width
     };
     let fit = ((label_width.saturating_sub(36)) as f64 / 6.6) as usize;
-    let mut c = ChartBuilder::on(root)
-        .caption(layout.caption, (FONT, 18))
+    let margin_right = if narrow { 20 } else { 40 };
+    let mut builder = ChartBuilder::on(root);
+    builder
         .margin(12)
-        .margin_right(if narrow { 20 } else { 40 })
+        .margin_right(margin_right)
         .x_label_area_size(44)
-        .y_label_area_size(label_width)
-        .build_cartesian_2d(x.clone(), Categories::rows(n, layout.visible))?;
+        .y_label_area_size(label_width);
+    titled(
+        &mut builder,
+        root,
+        layout.caption,
+        margin_right,
+        layout.top_room,
+    )?;
+    let mut c = builder.build_cartesian_2d(x.clone(), Categories::rows(n, layout.visible))?;
     let row_of = |y: f64| n.saturating_sub(1 + y.floor().max(0.0) as usize);
     c.configure_mesh()
         .disable_y_mesh()
@@ -236,6 +249,31 @@ where
         .axis_desc_style((FONT, 13))
         .draw()?;
     Ok(c)
+}
+
+/// Gives `builder` (its margins set, 12 pixels but on the right) the chart's title: as
+/// `.caption()` does, or, with `room` pixels to keep free between the title and the plot (for
+/// notes on the time axis), drawn here where plotters would draw it and the plot moved down.
+fn titled<DB: DrawingBackend>(
+    builder: &mut ChartBuilder<'_, '_, DB>,
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    margin_right: u32,
+    room: u32,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    if room == 0 {
+        builder.caption(title, (FONT, 18));
+        return Ok(());
+    }
+    let below = root
+        .margin(12, 12, 12, margin_right)
+        .titled(title, (FONT, 18))?;
+    let title_height = below.get_base_pixel().1 - root.get_base_pixel().1;
+    builder.margin_top(title_height.max(0) as u32 + room);
+    Ok(())
 }
 
 /// The series' legend in `corner`, on a pale box that keeps the data under it readable.
@@ -470,15 +508,15 @@ impl Chart {
     /// the same.
     pub fn axis_labels(&self) -> Vec<Vec<String>> {
         match &self.plot {
-            Some(Plot::Timeline(p)) => vec![p.x.labels()],
-            Some(Plot::Busy(p)) => vec![p.x.labels(), p.y.labels()],
+            Some(Plot::Timeline(p)) => vec![p.time.x.labels()],
+            Some(Plot::Busy(p)) => vec![p.time.x.labels(), p.y.labels()],
             Some(Plot::Strips(p)) => vec![p.x.labels()],
             Some(Plot::GcBars(p)) => vec![p.x.labels()],
             Some(Plot::SpillBars(p)) => vec![p.x.labels()],
             Some(Plot::MemoryBars(p)) => vec![p.x.labels()],
             Some(Plot::Bars(p)) => vec![p.x.labels()],
             Some(Plot::Nights(p)) => vec![p.y.labels()],
-            Some(Plot::DiffTimelines(p)) => vec![p.x.labels()],
+            Some(Plot::DiffTimelines(p)) => vec![p.time.x.labels()],
             None => Vec::new(),
         }
     }

@@ -100,6 +100,7 @@ impl SpillBars {
                 labels: rows.iter().map(|r| r.label.as_str()).collect(),
                 label_width: label_area(rows.iter().map(|r| r.label.as_str())),
                 visible: n,
+                top_room: 0,
             },
         )?;
         // Memory spill in the upper half of each row, disk spill in the lower.

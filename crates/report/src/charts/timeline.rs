@@ -22,11 +22,12 @@ pub(super) fn stage_timeline(
     names: &StageNames,
 ) -> Chart {
     let mut chart = Chart::empty("stage-timeline", "Stage timeline");
-    let (Some(t0), Some(end)) = (view.origin_ms, view.horizon_ms) else {
+    let (Some(_), Some(end)) = (view.origin_ms, view.horizon_ms) else {
         chart.caption = "No stage was submitted: there is nothing to place on a timeline.".into();
         return chart;
     };
-    let secs = |ms: i64| ms.saturating_sub(t0) as f64 / 1000.0;
+    // Seconds since the start on the charts' clock, which leaves the clock jumps out.
+    let secs = |ms: i64| view.chart_ms(ms).unwrap_or(0) as f64 / 1000.0;
     let mut bars: Vec<Bar> = report
         .stages
         .iter()
@@ -65,10 +66,14 @@ pub(super) fn stage_timeline(
         .fold(secs(end), f64::max)
         .max(0.001);
     let marked = bars.iter().any(|b| b.marked);
+    // A stage submitted before the application start (clock skew between hosts) widens the
+    // axis rather than leaving the chart.
+    let first = bars.iter().map(|b| b.start).fold(0.0, f64::min);
+    let time = TimeAxis::new(first, span, view.chart_breaks());
     chart.caption = format!(
         "One bar per stage attempt, from submission to completion, in seconds since the \
          application started. Red bars failed; amber bars were still running when the log \
-         ended. Gaps between bars are time when no stage ran: the driver was working alone.{}{}",
+         ended. Gaps between bars are time when no stage ran: the driver was working alone.{}{}{}",
         if marked {
             format!(" Outlined and tagged: {}.", focus.describe())
         } else {
@@ -78,14 +83,12 @@ pub(super) fn stage_timeline(
             format!(" The {MAX_STAGE_BARS} longest of {total} stage attempts are shown.")
         } else {
             String::new()
-        }
+        },
+        time.caption()
     );
-    // A stage submitted before the application start (clock skew between hosts) widens the
-    // axis rather than leaving the chart.
-    let first = bars.iter().map(|b| b.start).fold(0.0, f64::min);
     chart.drawn(Plot::Timeline(Timeline {
         bars,
-        x: Axis::linear(first, span, 10, Unit::Seconds),
+        time,
         tag: focus.tag(),
     }))
 }
@@ -93,7 +96,7 @@ pub(super) fn stage_timeline(
 /// Stage attempts as bars on a time axis, in seconds since the application started.
 pub(super) struct Timeline {
     pub(super) bars: Vec<Bar>,
-    pub(super) x: Axis,
+    pub(super) time: TimeAxis,
     /// What marked bars are tagged with ("SK001").
     tag: String,
 }
@@ -107,7 +110,8 @@ impl Timeline {
     where
         DB::ErrorType: 'static,
     {
-        let Timeline { bars, x, tag } = self;
+        let Timeline { bars, time, tag } = self;
+        let x = &time.x;
         let n = bars.len();
         let (first, span) = (x.range().start, x.top());
         // Row 0 is drawn at the top, so the earliest stage reads first.
@@ -116,11 +120,12 @@ impl Timeline {
             x,
             RowsLayout {
                 caption: "Stage timeline",
-                x_desc: "seconds since application start",
+                x_desc: time.description(),
                 y_desc: "stage.attempt",
                 labels: bars.iter().map(|b| b.label.as_str()).collect(),
                 label_width: label_area(bars.iter().map(|b| b.label.as_str())),
                 visible: 30,
+                top_room: time.top_room(),
             },
         )?;
         let min_width = (span - first) * 0.003;
@@ -150,6 +155,8 @@ impl Timeline {
                 .label(label)
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], kind.filled()));
         }
+        // The cut goes through the bars but not through the marks on them.
+        time.draw_breaks(root, &c)?;
         // The stages the top finding names: outlined, and tagged with its rule beside the bar
         // (on the side with room), so the eye finds them before reading any label.
         for (i, b) in bars.iter().enumerate().filter(|(_, b)| b.marked) {
