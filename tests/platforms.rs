@@ -191,8 +191,7 @@ fn gzip_input_read_again_is_named_and_never_given_split_advice() {
     assert_eq!(again["evidence"]["also_removes"][0], "PA002");
     assert!(again["impact_ms"].as_i64().unwrap() >= split["impact_ms"].as_i64().unwrap());
     assert_eq!(
-        again["evidence"]["includes_replayed_ms"],
-        split["impact_ms"],
+        again["evidence"]["includes_replayed_ms"], split["impact_ms"],
         "{again}"
     );
     for f in findings {
