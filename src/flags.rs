@@ -58,3 +58,13 @@ mod tests {
         assert_eq!(parse_positive_duration("2h"), Ok(Duration::from_secs(7200)));
     }
 }
+
+/// Where `batch --redact` and `serve --redact` read the secret that keys their pseudonyms.
+pub const REDACT_KEY_VARIABLE: &str = "SPARKDIAG_REDACT_KEY";
+
+/// The secret in [`REDACT_KEY_VARIABLE`], when it is set and not empty.
+pub fn redact_secret() -> Option<Vec<u8>> {
+    let secret = std::env::var_os(REDACT_KEY_VARIABLE)?;
+    let bytes = secret.as_encoded_bytes().to_vec();
+    (!bytes.is_empty()).then_some(bytes)
+}

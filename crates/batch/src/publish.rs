@@ -14,7 +14,7 @@ use crate::{Options, Published};
 /// Compares the night in `night` (already written) with the earlier ones and writes the index
 /// page. A runtime, executor-time or recoverable-time regression's cause is measured on the
 /// two logs (up to [`MAX_MEASURED`] applications a night) when both are still where they were
-/// found.
+/// found, and the night is not redacted.
 pub(crate) fn publish(
     options: &Options,
     config: &sparkdiag_rules::Config,
@@ -57,7 +57,11 @@ pub(crate) fn publish(
             let settings_changed = !app.settings.is_empty()
                 && !before.settings.is_empty()
                 && app.settings != before.settings;
-            if measured < MAX_MEASURED && (settings_changed || changes[first..].iter().any(slower))
+            // Redacted, a night names its logs by pseudonym: the earlier log cannot be found
+            // to read again, and the summaries' likely cause stands.
+            if options.redact.is_none()
+                && measured < MAX_MEASURED
+                && (settings_changed || changes[first..].iter().any(slower))
             {
                 measured += 1;
                 if let Some(diff) = diff_logs(&before.input, &app.input, config, options.prices) {
