@@ -520,7 +520,11 @@ mod tests {
         );
         let text = "lost executor on ip-10-0-4-17.ec2.internal";
         let night = Redactor::keyed(b"secret").text(text);
-        assert_eq!(night, Redactor::keyed(b"secret").text(text), "same every run");
+        assert_eq!(
+            night,
+            Redactor::keyed(b"secret").text(text),
+            "same every run"
+        );
         assert!(night.starts_with("lost executor on host-"), "{night}");
         assert_ne!(night, Redactor::keyed(b"other").text(text));
     }

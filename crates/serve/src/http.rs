@@ -597,8 +597,8 @@ async fn diff(
     let unpack_into = state.store.unpack_dir();
     let config = state.config.clone();
     // Either side redacted, both are, with one set of pseudonyms.
-    let redaction = (config.redact || before.2 || after.2)
-        .then(|| work::Redaction::new(&config.redact_key));
+    let redaction =
+        (config.redact || before.2 || after.2).then(|| work::Redaction::new(&config.redact_key));
     let page = state
         .pool
         .run(move || {

@@ -268,8 +268,20 @@ pub async fn sweep(state: crate::http::State) {
 /// an archive, which the page shows as a hint of what was sent.
 pub fn redacted_name(sent: &str) -> String {
     const KNOWN: &[&str] = &[
-        "zstd", "zst", "lz4", "snappy", "lzf", "gz", "gzip", "zip", "tar", "tgz", "json", "log",
-        "txt", "inprogress",
+        "zstd",
+        "zst",
+        "lz4",
+        "snappy",
+        "lzf",
+        "gz",
+        "gzip",
+        "zip",
+        "tar",
+        "tgz",
+        "json",
+        "log",
+        "txt",
+        "inprogress",
     ];
     let last = sent.rsplit(['/', '\\']).next().unwrap_or_default();
     // A Databricks log's name says only when it was rolled, and tells the reader its layout.
