@@ -34,6 +34,10 @@ pub enum Change {
     BroadcastSide { stages: Vec<i64> },
     /// A table read once and reused instead of scanned again.
     ScanOnce { stages: Vec<i64> },
+    /// The driver's work after the last job of `sql_executions` (a write's commit: moving files,
+    /// loading partitions into the metastore) made short by a committer that does not move
+    /// files one by one.
+    FasterCommit { sql_executions: Vec<i64> },
     /// Each task on `executors` given the heap it needed: its garbage collection beyond
     /// `healthy_permille` thousandths of its run time gone (the GC any JVM does stays).
     ReduceGc {
@@ -82,6 +86,7 @@ impl Change {
             Change::DropExchange { .. } => "drop_exchange",
             Change::BroadcastSide { .. } => "broadcast_side",
             Change::ScanOnce { .. } => "scan_once",
+            Change::FasterCommit { .. } => "faster_commit",
             Change::ReduceGc { .. } => "reduce_gc",
             Change::AvoidSpill { .. } => "avoid_spill",
             Change::AvoidSlowExecutors { .. } => "avoid_slow_executors",
@@ -112,6 +117,10 @@ impl Change {
             | (Change::DropExchange { stages: a, .. }, Change::DropExchange { stages: b, .. })
             | (Change::BroadcastSide { stages: a }, Change::BroadcastSide { stages: b })
             | (Change::ScanOnce { stages: a }, Change::ScanOnce { stages: b })
+            | (
+                Change::FasterCommit { sql_executions: a },
+                Change::FasterCommit { sql_executions: b },
+            )
             | (Change::AvoidSpill { stages: a, .. }, Change::AvoidSpill { stages: b, .. }) => {
                 (a, b)
             }
@@ -141,6 +150,7 @@ impl Change {
             Change::DropExchange { .. }
             | Change::BroadcastSide { .. }
             | Change::ScanOnce { .. }
+            | Change::FasterCommit { .. }
             | Change::ReleaseIdleExecutors
             | Change::ShrinkHeap { .. } => false,
         }
@@ -196,6 +206,10 @@ impl Change {
                 format!("small join side of {} broadcast", stages(ids))
             }
             Change::ScanOnce { stages: ids } => format!("table of {} scanned once", stages(ids)),
+            Change::FasterCommit { sql_executions } => match sql_executions.as_slice() {
+                [one] => format!("commit of SQL execution {one} made short"),
+                many => format!("commits of {} SQL executions made short", many.len()),
+            },
             Change::ReduceGc {
                 executors,
                 healthy_permille,

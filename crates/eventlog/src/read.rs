@@ -540,62 +540,25 @@ fn read_part(
 ) -> Result<FileReport, ReadError> {
     let count = Arc::new(AtomicU64::new(0));
     let (raw, len) = part.open()?;
-    let bytes = len.unwrap_or(0);
     let store_failure = Arc::new(Mutex::new(None));
-    let take_store_failure = || {
-        store_failure
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-            .map(|mut failure: ReadError| {
-                failure.path.clone_from(&part.display);
-                failure
-            })
-    };
     let mut raw = Position {
         inner: BufReader::with_capacity(BUFFER, raw),
         count: count.clone(),
         store_failure: store_failure.clone(),
     };
-    let head = match raw.fill_buf() {
-        Ok(head) => head.to_vec(),
-        Err(e) => {
-            return Err(take_store_failure()
-                .unwrap_or_else(|| ReadError::io(&part.display, Some(0), "cannot read", e)));
-        }
-    };
-    let name = part.display.rsplit('/').next().unwrap_or_default();
-    if head.is_empty() {
-        // Empty is empty whatever the codec its name promises: Spark creates a log before it
-        // writes to it, so an empty file is a log with nothing in it yet, not a broken stream.
-        report
-            .warnings
-            .push(format!("{}: the file is empty (0 bytes)", part.display));
-        return Ok(FileReport {
-            path: part.display.clone(),
-            codec: Codec::from_name(name),
-            bytes,
-            decoded_bytes: 0,
-            lines: 0,
-            events: 0,
-        });
-    }
-    let codec = Codec::detect(&head, name).ok_or_else(|| {
-        ReadError::new(
-            ReadErrorKind::NotALog,
-            &part.display,
-            Some(0),
-            "not a Spark event log: the first bytes are neither JSON nor a codec Spark writes",
-        )
-    })?;
     let mut file = FileReport {
         path: part.display.clone(),
-        codec: Some(codec),
-        bytes,
+        codec: None,
+        bytes: len.unwrap_or(0),
         decoded_bytes: 0,
         lines: 0,
         events: 0,
     };
+    let Some(codec) = codec_of(part, &mut raw, report, &store_failure)? else {
+        file.codec = Codec::from_name(file_name(part));
+        return Ok(file);
+    };
+    file.codec = Some(codec);
     let (to_parser, chunks) = mpsc::sync_channel::<Chunk>(IN_FLIGHT);
     let (recycle, recycled) = mpsc::sync_channel::<Vec<u8>>(IN_FLIGHT);
     let (decoder, pretty) = crate::pretty::one_event_a_line(codec.decoder(raw));
@@ -605,9 +568,17 @@ fn read_part(
             part.display
         ));
     }
+    let mut reader = PartReader {
+        part,
+        is_last_part,
+        codec,
+        file,
+        report,
+        state,
+        on_event,
+        previous_line: Vec::new(),
+    };
     let budget = Budget::new();
-    // The last line of the previous chunk, to notice a line repeated across the cut.
-    let mut previous_line: Vec<u8> = Vec::new();
     std::thread::scope(|scope| -> Result<(), ReadError> {
         let budget = &budget;
         // Declared before `_close`, so dropped after it: the budget is closed (the decoder
@@ -627,211 +598,309 @@ fn read_part(
             })?;
         let _decoder = JoinOnDrop(Some(decoder_thread));
         let _close = CloseOnDrop(budget);
-        for chunk in chunks {
-            let mut chunk = chunk;
-            let chunk_len = chunk.len;
+        for mut chunk in chunks {
             let chunk_weight = chunk.weight();
-            let lines = split_lines_at(&mut chunk.data[..chunk_len], &chunk.ends);
-            let mut shapes: Vec<LineShape> = Vec::with_capacity(lines.len());
-            for (i, l) in lines.iter().enumerate() {
-                let before: &[u8] = if i == 0 { &previous_line } else { lines[i - 1] };
-                shapes.push(LineShape {
-                    len: l.len(),
-                    newline: l.last() == Some(&b'\n'),
-                    repeats: l.len() > 1 && **l == *before,
-                });
-            }
-            if let Some(last) = lines.last() {
-                // Lines are rarely long; one that is costs one copy, only when it might repeat.
-                previous_line.clear();
-                if last.len() <= CHUNK {
-                    previous_line.extend_from_slice(last);
-                }
-            }
-            let mut apply = |line: &LineShape, result: Parsed<'_>| {
-                let line_offset = file.decoded_bytes;
-                file.decoded_bytes += line.len as u64;
-                file.lines += 1;
-                if line.repeats && matches!(&result, Some(Ok(e)) if happens_once(e)) {
-                    state.repeated_lines += 1;
-                    if state.first_repeat.is_none() {
-                        state.first_repeat = Some(format!(
-                            "{} line {} (byte {line_offset})",
-                            part.display, file.lines
-                        ));
-                    }
-                }
-                match result {
-                    None => {}
-                    Some(Ok(event)) => {
-                        file.events += 1;
-                        match &event {
-                            Event::ApplicationStart(_) => {
-                                state.application_starts += 1;
-                                if state.application_starts == 2 {
-                                    report.warnings.push(format!(
-                                        "{}: line {} (byte {line_offset}) is a second SparkListenerApplicationStart: two logs may have been joined, and events may be counted twice",
-                                        part.display, file.lines
-                                    ));
-                                }
-                            }
-                            Event::ApplicationEnd(_) => report.saw_application_end = true,
-                            Event::Other(name) => {
-                                let bucket = if is_known_event_name(name) {
-                                    &mut report.ignored_events
-                                } else {
-                                    &mut report.unknown_events
-                                };
-                                *bucket.entry((*name).to_string()).or_default() += 1;
-                            }
-                            _ => {}
-                        }
-                        on_event(event);
-                    }
-                    // Only the last line of a stream can lack its newline: the writer stopped there.
-                    Some(Err(failure)) if !line.newline => {
-                        report.truncated = true;
-                        report.warnings.push(format!(
-                            "{}: line {} (byte {line_offset}) is cut short{}; it was skipped{}",
-                            part.display,
-                            file.lines,
-                            describe_event(&failure),
-                            if is_last_part && chunk.error.is_none() {
-                                " (the writer stopped mid-line)"
-                            } else {
-                                ""
-                            },
-                        ));
-                    }
-                    Some(Err(failure)) => {
-                        report.malformed_lines += 1;
-                        if state.located < LOCATED_LINE_LIMIT {
-                            state.located += 1;
-                            report.warnings.push(format!(
-                                "{}: line {} (byte {line_offset}) is not a valid event{}: {}; it was skipped",
-                                part.display,
-                                file.lines,
-                                describe_event(&failure),
-                                failure
-                                    .error
-                                    .as_ref()
-                                    .map_or("expected a JSON object with an \"Event\" key".to_string(), |e| e.to_string()),
-                            ));
-                        }
-                    }
-                }
-            };
-            match parsing {
-                // Each event applied as soon as it is parsed: collecting a chunk's events first
-                // moved every one of them (a task end is hundreds of bytes) once more.
-                Parsing::InLine => {
-                    for (shape, line) in shapes.iter().zip(lines) {
-                        apply(shape, parse_one(line));
-                    }
-                }
-                Parsing::Parallel => {
-                    // Applying one segment (on this thread) overlaps parsing the next (on the
-                    // pool's threads).
-                    let mut shapes = shapes.iter();
-                    let mut apply_all = |parsed: Vec<Parsed<'_>>| {
-                        for (result, shape) in parsed.into_iter().zip(shapes.by_ref()) {
-                            apply(shape, result);
-                        }
-                    };
-                    let mut lines = lines.into_iter();
-                    let mut next_segment = || lines.by_ref().take(SEGMENT).collect::<Vec<_>>();
-                    let mut parsed = parse_lines(next_segment());
-                    loop {
-                        let segment = next_segment();
-                        if segment.is_empty() {
-                            apply_all(parsed);
-                            break;
-                        }
-                        let mut parsed_next = Vec::new();
-                        rayon::in_place_scope(|scope| {
-                            scope.spawn(|_| parsed_next = parse_lines(segment));
-                            apply_all(parsed);
-                        });
-                        parsed = parsed_next;
-                    }
-                }
-            }
-            drop(shapes);
+            reader.lines_of(&mut chunk, parsing);
             budget.give_back(chunk_weight);
             // Only buffers of the usual size come back: one grown for a long line is freed.
             if chunk.data.len() <= 2 * CHUNK {
                 let _ = recycle.try_send(std::mem::take(&mut chunk.data));
             }
             if let Some(long) = chunk.long_line.take() {
-                let line_offset = file.decoded_bytes;
-                file.decoded_bytes += long.len;
-                file.lines += 1;
-                report.malformed_lines += 1;
-                previous_line.clear();
-                report.warnings.push(format!(
-                    "{}: line {} (byte {line_offset}) is {}{} bytes long, over the {} MiB limit on one event; it was skipped",
-                    part.display,
-                    file.lines,
-                    if long.ended { "" } else { "at least " },
-                    long.len,
-                    MAX_LINE >> 20,
-                ));
-                if long.gave_up {
-                    report.gaps = true;
-                    report.warnings.push(format!(
-                        "{}: no newline within {} MiB of line {}, so the rest of this file was not read",
-                        part.display,
-                        MAX_SKIPPED_LINE >> 20,
-                        file.lines,
-                    ));
-                }
+                reader.skip_long_line(long);
             }
             if let Some(err) = chunk.error.take() {
                 // The store failed (a connection cut): no damage in the log, and no reason to
                 // believe the rest is gone, so the log is not analysed from half its events.
-                if let Some(failure) = take_store_failure() {
+                if let Some(failure) = take_store_failure(&store_failure, part) {
                     return Err(failure);
                 }
                 let at = error_offset(&err).unwrap_or_else(|| count.load(Ordering::Relaxed));
-                if file.decoded_bytes == 0 {
-                    return Err(ReadError::new(
-                        ReadErrorKind::Codec,
-                        &part.display,
-                        Some(at),
-                        format!("cannot decode as {codec}: {err}"),
-                    ));
-                }
-                if err.kind() == io::ErrorKind::UnexpectedEof {
-                    report.truncated = true;
-                    // The reader runs ahead of the decoder, so `at` is where the input ended,
-                    // not where the unfinished frame began: say that it ended, and after what.
-                    report.warnings.push(format!(
-                        "{}: the {codec} stream is cut short: its {at} bytes end inside a compressed {} ({err}); events after line {} are missing{}",
-                        part.display,
-                        match codec {
-                            Codec::Zstd => "frame",
-                            Codec::Gzip => "member",
-                            _ => "block",
-                        },
-                        file.lines,
-                        if is_last_part { "" } else { " from this file" },
-                    ));
-                } else {
-                    report.gaps = true;
-                    report.warnings.push(format!(
-                        "{}: corrupt {codec} data at byte {at}, after line {} ({err}); the rest of this file was skipped",
-                        part.display, file.lines
-                    ));
-                }
+                reader.stream_failed(&err, at)?;
             }
         }
         Ok(())
     })?;
+    let mut file = reader.file;
     if len.is_none() {
         // Standard input has no size up front; what was read is its size.
         file.bytes = count.load(Ordering::Relaxed);
     }
     Ok(file)
+}
+
+/// The last segment of the part's path, whose extension may name its codec.
+fn file_name(part: &Part) -> &str {
+    part.display.rsplit('/').next().unwrap_or_default()
+}
+
+/// The store's own failure (a cut connection) kept by [`Position`], named by the part's path.
+fn take_store_failure(store_failure: &Mutex<Option<ReadError>>, part: &Part) -> Option<ReadError> {
+    store_failure
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+        .map(|mut failure| {
+            failure.path.clone_from(&part.display);
+            failure
+        })
+}
+
+/// The codec of a part from its first bytes (and name); `None` for an empty file.
+fn codec_of<R: Read>(
+    part: &Part,
+    raw: &mut Position<BufReader<R>>,
+    report: &mut SourceReport,
+    store_failure: &Mutex<Option<ReadError>>,
+) -> Result<Option<Codec>, ReadError> {
+    let head = match raw.fill_buf() {
+        Ok(head) => head,
+        Err(e) => {
+            return Err(take_store_failure(store_failure, part)
+                .unwrap_or_else(|| ReadError::io(&part.display, Some(0), "cannot read", e)));
+        }
+    };
+    if head.is_empty() {
+        // Empty is empty whatever the codec its name promises: Spark creates a log before it
+        // writes to it, so an empty file is a log with nothing in it yet, not a broken stream.
+        report
+            .warnings
+            .push(format!("{}: the file is empty (0 bytes)", part.display));
+        return Ok(None);
+    }
+    Codec::detect(head, file_name(part))
+        .map(Some)
+        .ok_or_else(|| {
+            ReadError::new(
+                ReadErrorKind::NotALog,
+                &part.display,
+                Some(0),
+                "not a Spark event log: the first bytes are neither JSON nor a codec Spark writes",
+            )
+        })
+}
+
+/// One file's lines, as they come decoded, counted into its report and handed on as events.
+struct PartReader<'r, F> {
+    part: &'r Part,
+    is_last_part: bool,
+    codec: Codec,
+    file: FileReport,
+    report: &'r mut SourceReport,
+    state: &'r mut ReadState,
+    on_event: &'r mut F,
+    /// The last line of the previous chunk, to notice a line repeated across the cut.
+    previous_line: Vec<u8>,
+}
+
+impl<F: FnMut(Event<'_>)> PartReader<'_, F> {
+    /// A chunk's lines parsed (on this thread or the pool's) and applied in log order.
+    fn lines_of(&mut self, chunk: &mut Chunk, parsing: Parsing) {
+        let stream_ended_well = chunk.error.is_none();
+        let lines = split_lines_at(&mut chunk.data[..chunk.len], &chunk.ends);
+        let shapes = self.shapes_of(&lines);
+        match parsing {
+            // Each event applied as soon as it is parsed: collecting a chunk's events first
+            // moved every one of them (a task end is hundreds of bytes) once more.
+            Parsing::InLine => {
+                for (shape, line) in shapes.iter().zip(lines) {
+                    self.apply(shape, parse_one(line), stream_ended_well);
+                }
+            }
+            Parsing::Parallel => {
+                // Applying one segment (on this thread) overlaps parsing the next (on the
+                // pool's threads).
+                let mut shapes = shapes.iter();
+                let mut apply_all = |parsed: Vec<Parsed<'_>>| {
+                    for (result, shape) in parsed.into_iter().zip(shapes.by_ref()) {
+                        self.apply(shape, result, stream_ended_well);
+                    }
+                };
+                let mut lines = lines.into_iter();
+                let mut next_segment = || lines.by_ref().take(SEGMENT).collect::<Vec<_>>();
+                let mut parsed = parse_lines(next_segment());
+                loop {
+                    let segment = next_segment();
+                    if segment.is_empty() {
+                        apply_all(parsed);
+                        break;
+                    }
+                    let mut parsed_next = Vec::new();
+                    rayon::in_place_scope(|scope| {
+                        scope.spawn(|_| parsed_next = parse_lines(segment));
+                        apply_all(parsed);
+                    });
+                    parsed = parsed_next;
+                }
+            }
+        }
+    }
+
+    /// Each line's length, newline and whether it repeats the line before it.
+    fn shapes_of(&mut self, lines: &[&mut [u8]]) -> Vec<LineShape> {
+        let mut shapes: Vec<LineShape> = Vec::with_capacity(lines.len());
+        for (i, l) in lines.iter().enumerate() {
+            let before: &[u8] = if i == 0 {
+                &self.previous_line
+            } else {
+                lines[i - 1]
+            };
+            shapes.push(LineShape {
+                len: l.len(),
+                newline: l.last() == Some(&b'\n'),
+                repeats: l.len() > 1 && **l == *before,
+            });
+        }
+        if let Some(last) = lines.last() {
+            // Lines are rarely long; one that is costs one copy, only when it might repeat.
+            self.previous_line.clear();
+            if last.len() <= CHUNK {
+                self.previous_line.extend_from_slice(last);
+            }
+        }
+        shapes
+    }
+
+    /// One line: counted, its event handed on, or what is wrong with it said.
+    fn apply(&mut self, line: &LineShape, result: Parsed<'_>, stream_ended_well: bool) {
+        let display = &self.part.display;
+        let (file, report, state) = (&mut self.file, &mut *self.report, &mut *self.state);
+        let line_offset = file.decoded_bytes;
+        file.decoded_bytes += line.len as u64;
+        file.lines += 1;
+        if line.repeats && matches!(&result, Some(Ok(e)) if happens_once(e)) {
+            state.repeated_lines += 1;
+            if state.first_repeat.is_none() {
+                state.first_repeat = Some(format!(
+                    "{display} line {} (byte {line_offset})",
+                    file.lines
+                ));
+            }
+        }
+        match result {
+            None => {}
+            Some(Ok(event)) => {
+                file.events += 1;
+                match &event {
+                    Event::ApplicationStart(_) => {
+                        state.application_starts += 1;
+                        if state.application_starts == 2 {
+                            report.warnings.push(format!(
+                                "{display}: line {} (byte {line_offset}) is a second SparkListenerApplicationStart: two logs may have been joined, and events may be counted twice",
+                                file.lines
+                            ));
+                        }
+                    }
+                    Event::ApplicationEnd(_) => report.saw_application_end = true,
+                    Event::Other(name) => {
+                        let bucket = if is_known_event_name(name) {
+                            &mut report.ignored_events
+                        } else {
+                            &mut report.unknown_events
+                        };
+                        *bucket.entry((*name).to_string()).or_default() += 1;
+                    }
+                    _ => {}
+                }
+                (self.on_event)(event);
+            }
+            // Only the last line of a stream can lack its newline: the writer stopped there.
+            Some(Err(failure)) if !line.newline => {
+                report.truncated = true;
+                report.warnings.push(format!(
+                    "{display}: line {} (byte {line_offset}) is cut short{}; it was skipped{}",
+                    file.lines,
+                    describe_event(&failure),
+                    if self.is_last_part && stream_ended_well {
+                        " (the writer stopped mid-line)"
+                    } else {
+                        ""
+                    },
+                ));
+            }
+            Some(Err(failure)) => {
+                report.malformed_lines += 1;
+                if state.located < LOCATED_LINE_LIMIT {
+                    state.located += 1;
+                    report.warnings.push(format!(
+                        "{display}: line {} (byte {line_offset}) is not a valid event{}: {}; it was skipped",
+                        file.lines,
+                        describe_event(&failure),
+                        failure.error.as_ref().map_or(
+                            "expected a JSON object with an \"Event\" key".to_string(),
+                            |e| e.to_string()
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// A line over the limit on one event, which the decoder skipped without keeping it.
+    fn skip_long_line(&mut self, long: LongLine) {
+        let (display, file, report) = (&self.part.display, &mut self.file, &mut *self.report);
+        let line_offset = file.decoded_bytes;
+        file.decoded_bytes += long.len;
+        file.lines += 1;
+        report.malformed_lines += 1;
+        self.previous_line.clear();
+        report.warnings.push(format!(
+            "{display}: line {} (byte {line_offset}) is {}{} bytes long, over the {} MiB limit on one event; it was skipped",
+            file.lines,
+            if long.ended { "" } else { "at least " },
+            long.len,
+            MAX_LINE >> 20,
+        ));
+        if long.gave_up {
+            report.gaps = true;
+            report.warnings.push(format!(
+                "{display}: no newline within {} MiB of line {}, so the rest of this file was not read",
+                MAX_SKIPPED_LINE >> 20,
+                file.lines,
+            ));
+        }
+    }
+
+    /// The decoded stream failed at compressed byte `at`: nothing decoded is an error; a cut
+    /// stream or corrupt data after some lines is said, and the file read as far as it went.
+    fn stream_failed(&mut self, err: &io::Error, at: u64) -> Result<(), ReadError> {
+        let (display, codec, file, report) = (
+            &self.part.display,
+            self.codec,
+            &self.file,
+            &mut *self.report,
+        );
+        if file.decoded_bytes == 0 {
+            return Err(ReadError::new(
+                ReadErrorKind::Codec,
+                display,
+                Some(at),
+                format!("cannot decode as {codec}: {err}"),
+            ));
+        }
+        if err.kind() == io::ErrorKind::UnexpectedEof {
+            report.truncated = true;
+            // The reader runs ahead of the decoder, so `at` is where the input ended, not
+            // where the unfinished frame began: say that it ended, and after what.
+            report.warnings.push(format!(
+                "{display}: the {codec} stream is cut short: its {at} bytes end inside a compressed {} ({err}); events after line {} are missing{}",
+                match codec {
+                    Codec::Zstd => "frame",
+                    Codec::Gzip => "member",
+                    _ => "block",
+                },
+                file.lines,
+                if self.is_last_part { "" } else { " from this file" },
+            ));
+        } else {
+            report.gaps = true;
+            report.warnings.push(format!(
+                "{display}: corrupt {codec} data at byte {at}, after line {} ({err}); the rest of this file was skipped",
+                file.lines
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Events Spark writes once each (every task, job, stage, executor and query has its own ids

@@ -308,6 +308,7 @@ impl Applied {
                 Change::DropExchange { .. }
                 | Change::BroadcastSide { .. }
                 | Change::ScanOnce { .. }
+                | Change::FasterCommit { .. }
                 | Change::ReleaseIdleExecutors
                 | Change::ShrinkHeap { .. } => {}
             }
@@ -376,6 +377,7 @@ pub fn assumption(change: &Change) -> &'static str {
         Change::DropExchange { .. }
         | Change::BroadcastSide { .. }
         | Change::ScanOnce { .. }
+        | Change::FasterCommit { .. }
         | Change::ReleaseIdleExecutors
         | Change::ShrinkHeap { .. } => "not replayed",
     }

@@ -152,6 +152,12 @@ fn finding(ctx: &Context, tail: &Tail) -> Finding {
         .evidence("tail_ms", tail_ms)
         .evidence("last_job_end_ms", tail.last_job_end_ms)
         .evidence("query_end_ms", tail.end_ms)
+        .proposes(
+            crate::Change::FasterCommit {
+                sql_executions: vec![tail.sql.execution_id],
+            },
+            command.bound,
+        )
         .recommend(command.fix);
     finding.scope.sql_execution_ids.push(tail.sql.execution_id);
     if let Some(w) = writes.first() {
@@ -171,6 +177,8 @@ struct Command {
     name: &'static str,
     doing: &'static str,
     fix: &'static str,
+    /// What the saving (the whole tail) assumes of the fix, and why it is a bound.
+    bound: &'static str,
 }
 
 /// The command the plan that ran executed (`Execute InsertIntoHiveTable`, a Delta write, a file
@@ -203,12 +211,14 @@ fn command_of(sql: &SqlExecution) -> Command {
                 "moving the files into the table and updating the metastore"
             },
             fix: "Write through Spark's data source writer instead of a Hive SerDe insert: create the table USING parquet (or Delta), or keep spark.sql.hive.convertMetastoreParquet and spark.sql.hive.convertInsertingPartitionedTable on so Spark's own committer writes it (a Hive text or SerDe table cannot be converted); and commit fewer partitions at a time (a coarser partition column, or the data written in batches of partitions). The trade-off: a data source table is read by Spark and engines that read its format, not by Hive SerDe readers.",
+            bound: "not replayed: the whole tail after the last job, the most the fix recovers; a data source writer's commit does not move each file and adds the partitions in one metastore call, but it still takes time (seconds for a few files, minutes for thousands on an object store whose rename is a copy)",
         }
     } else if name.contains("Delta") || name.starts_with("MergeInto") {
         Command {
             name: "a Delta write",
             doing: "committing to the Delta log",
             fix: "Write fewer, larger files so the commit has less to add and check (spark.databricks.delta.optimizeWrite.enabled=true, or repartition by the table's partition columns before the write), and compact the table (OPTIMIZE) so later commits list fewer files.",
+            bound: "not replayed: the whole tail after the last job, the most the fix recovers; a Delta commit of fewer, larger files is shorter, not free",
         }
     } else if name.starts_with("InsertIntoHadoopFsRelation")
         || name.contains("TableAsSelect")
@@ -218,12 +228,14 @@ fn command_of(sql: &SqlExecution) -> Command {
             name: "a file source write",
             doing: "committing the written files (renaming them into place)",
             fix: "Use a committer that does not rename files on an object store (the S3A magic committer, EMR's S3-optimized committer, Databricks' DBIO commit), write fewer, larger files, and with dynamic partition overwrite commit fewer partitions at a time.",
+            bound: "not replayed: the whole tail after the last job, the most the fix recovers; a committer that does not rename still records each file it commits",
         }
     } else {
         Command {
             name: "the query",
             doing: "working with no job running (a commit, metastore calls or file listing)",
             fix: "The driver log around the query's end names what the driver did: a commit of many files, metastore calls for many partitions, or listing a table's files. Write fewer, larger files and partitions, and read tables through a catalog that caches their file lists.",
+            bound: "not replayed: the whole tail after the last job, the most a fix recovers; what the driver did then is not in the event log",
         }
     }
 }
@@ -284,5 +296,13 @@ mod real_logs {
         assert!(f.title.contains("InsertIntoHiveTable") && f.title.contains("dec_tbl_a"));
         assert!(f.recommendation.contains("data source writer"));
         assert!(matches!(f.severity, Severity::Critical), "{:?}", f.severity);
+        // The tail is the most a faster commit saves, and the finding says it is a bound.
+        let counterfactual = f.counterfactual.as_ref().expect("DR003 proposes a change");
+        assert!(!counterfactual.replayed);
+        assert!(
+            counterfactual
+                .assumption
+                .contains("the most the fix recovers")
+        );
     }
 }
