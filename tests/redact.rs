@@ -467,6 +467,9 @@ mod serve {
                 "serve --redact answers {original}"
             );
         }
-        assert!(said.contains("upload.zstd"), "the file's name is neutral");
+        assert!(
+            said.contains("upload.zstd</a> <span class=\"small\">redacted</span>"),
+            "the list says which reports are redacted, by a neutral name"
+        );
     }
 }

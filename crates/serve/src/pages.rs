@@ -241,7 +241,16 @@ fn reports_table(out: &mut String, jobs: &[Job]) {
     );
     let now = crate::store::now_ms();
     for job in jobs {
-        let link = format!("<a href=\"/r/{}\">{}</a>", job.id, escape(&job.file_name));
+        let redacted = if job.redacted {
+            " <span class=\"small\">redacted</span>"
+        } else {
+            ""
+        };
+        let link = format!(
+            "<a href=\"/r/{}\">{}</a>{redacted}",
+            job.id,
+            escape(&job.file_name)
+        );
         let (app, top, findings) = match &job.state {
             State::Done { apps } => (
                 apps.iter()
