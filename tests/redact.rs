@@ -269,6 +269,11 @@ mod night {
             said.contains(&format!("regressed: {key} — runtime")),
             "the regression is found on the pseudonym: {said}"
         );
+        // The diff it suggests names the logs by pseudonym, and how to run it.
+        assert!(
+            said.contains("`sparkdiag diff --redact` of the two logs (input-"),
+            "{said}"
+        );
         let (written, _) = everything_written(&out);
         assert!(!written.contains("orders-nightly") && !said.contains("orders-nightly"));
         assert!(written.contains(&key));

@@ -57,6 +57,13 @@ pub(crate) fn publish(
             let settings_changed = !app.settings.is_empty()
                 && !before.settings.is_empty()
                 && app.settings != before.settings;
+            if options.redact.is_some() {
+                for change in &mut changes[first..] {
+                    if let Some(cause) = &mut change.cause {
+                        *cause = redacted_diff_command(cause, &before.input, &app.input);
+                    }
+                }
+            }
             // Redacted, a night names its logs by pseudonym: the earlier log cannot be found
             // to read again, and the summaries' likely cause stands.
             if options.redact.is_none()
@@ -107,6 +114,15 @@ pub(crate) fn publish(
         changes,
         index,
     })
+}
+
+/// `cause` with the `sparkdiag diff` it suggests made runnable: a redacted night names the two
+/// logs by pseudonyms, which no command can open, so it says which logs to give instead.
+fn redacted_diff_command(cause: &str, before: &str, now: &str) -> String {
+    cause.replace(
+        &format!("`sparkdiag diff {before} {now}`"),
+        &format!("`sparkdiag diff --redact` of the two logs ({before}, {now})"),
+    )
 }
 
 /// The fixes tonight's run of `app` applied since its run of `since`, as the index's "Fixes
