@@ -299,6 +299,43 @@ mod night {
         assert!(!none.exists());
     }
 
+    /// Keyed pseudonyms do not depend on which machine met a value first: the slices of a
+    /// redacted night, merged, write the reports one redacted batch writes, byte for byte.
+    #[test]
+    fn redacted_slices_merge_into_the_reports_of_one_redacted_night() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dirs: Vec<PathBuf> = ["redact", "multi", "databricks"]
+            .iter()
+            .map(|d| testdata(&format!("logs/{d}")))
+            .collect();
+        let one = tmp.path().join("one");
+        night(&dirs, &one, "2026-12-01", &["--redact"]);
+        let slices: Vec<PathBuf> = (0..2).map(|k| tmp.path().join(format!("s{k}"))).collect();
+        for (k, slice) in slices.iter().enumerate() {
+            let k = format!("{k}/2");
+            night(&dirs, slice, "2026-12-01", &["--redact", "--slice", &k]);
+        }
+        let merged = tmp.path().join("merged");
+        night(&slices, &merged, "2026-12-01", &["--redact", "--merge"]);
+        let reports = |out: &Path| -> Vec<(String, Vec<u8>)> {
+            let mut files: Vec<(String, Vec<u8>)> = walk(&out.join("apps"))
+                .into_iter()
+                .map(|f| {
+                    let name = f.strip_prefix(out).unwrap().display().to_string();
+                    (name, std::fs::read(&f).unwrap())
+                })
+                .collect();
+            files.sort();
+            files
+        };
+        let (one, merged) = (reports(&one), reports(&merged));
+        assert_eq!(one.len(), 8, "four applications, HTML and JSON each");
+        assert!(
+            one == merged,
+            "the merged slices' reports differ from one night's"
+        );
+    }
+
     fn walk(dir: &Path) -> Vec<PathBuf> {
         let mut files = Vec::new();
         for entry in std::fs::read_dir(dir).unwrap() {
