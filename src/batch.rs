@@ -77,6 +77,27 @@ pub struct BatchArgs {
     /// into it.
     #[arg(long)]
     pub merge: bool,
+    /// Pseudonymise every file the night writes (reports, index page, night file, tables) as
+    /// `analyze --redact` does, keyed by the secret in SPARKDIAG_REDACT_KEY: the same secret
+    /// gives a job the same pseudonym every night, so nights still compare.
+    #[arg(long)]
+    pub redact: bool,
+}
+
+/// The secret `--redact` keys its pseudonyms with; refused when unset, since without one a
+/// pseudonym could be checked against a guess and could not match the same job every night.
+fn redact_key() -> anyhow::Result<sparkdiag_batch::RedactKey> {
+    let variable = crate::flags::REDACT_KEY_VARIABLE;
+    crate::flags::redact_secret()
+        .and_then(sparkdiag_batch::RedactKey::new)
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "--redact needs a secret in {variable} (any string, e.g. from `openssl rand -hex \
+                 16`, the same every night and kept out of the output): it keys the pseudonyms, \
+                 so that a job keeps its pseudonym from night to night and nobody can check a \
+                 guessed host or name against one"
+            )
+        })
 }
 
 pub fn run(
@@ -114,6 +135,7 @@ pub fn run(
     };
     #[cfg(not(feature = "remote"))]
     let dirs = args.dirs;
+    let redact = args.redact.then(redact_key).transpose()?;
     let options = sparkdiag_batch::Options {
         dirs,
         output: args.output,
@@ -131,6 +153,7 @@ pub fn run(
         slice: args.slice,
         merge: args.merge,
         prices,
+        redact,
     };
     let mut progress = Progress::default();
     let outcome = sparkdiag_batch::run(&options, &config, &mut progress);

@@ -48,6 +48,16 @@ pub fn parse_price(text: &str) -> Result<f64, String> {
         .map_err(|_| "a price is an amount of 0 or more".to_string())
 }
 
+/// Where `batch --redact` and `serve --redact` read the secret that keys their pseudonyms.
+pub const REDACT_KEY_VARIABLE: &str = "SPARKDIAG_REDACT_KEY";
+
+/// The secret in [`REDACT_KEY_VARIABLE`], when it is set and not empty.
+pub fn redact_secret() -> Option<Vec<u8>> {
+    let secret = std::env::var_os(REDACT_KEY_VARIABLE)?;
+    let bytes = secret.as_encoded_bytes().to_vec();
+    (!bytes.is_empty()).then_some(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

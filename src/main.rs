@@ -231,6 +231,11 @@ struct ServeCommand {
     /// upload) before its upload is answered 408 and its connection closed (e.g. 60s, 5m).
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = flags::parse_positive_duration)]
     client_timeout: std::time::Duration,
+    /// Redact every report, as `analyze --redact` does (the upload form otherwise offers it
+    /// per upload). Pseudonyms are keyed by SPARKDIAG_REDACT_KEY if set, else by a secret
+    /// drawn at start: one host reads the same in every report while the server runs.
+    #[arg(long)]
+    redact: bool,
     #[command(flatten)]
     rules: RuleFlags,
     #[command(flatten)]
@@ -315,6 +320,10 @@ fn serve(args: ServeCommand) -> anyhow::Result<ExitCode> {
         config.workers = workers.max(1);
     }
     config.queue = args.queue;
+    config.redact = args.redact;
+    if let Some(secret) = flags::redact_secret() {
+        config.redact_key = secret;
+    }
     let files = args.rules.files();
     config.rules = args.rules.config(&files)?;
     config.prices = args.prices.prices(&files)?;

@@ -52,6 +52,9 @@ mod plans;
 /// The logs users bring from Databricks and EMR: the workload from what ran, advice for the
 /// operation that made each stage.
 mod platforms;
+/// `batch --redact` and `serve --redact`: no original in any file of a night or any answer.
+#[cfg(any(feature = "tables", feature = "serve"))]
+mod redact;
 /// Logs read where they live: S3, Azure, GCS and a History Server, from real servers.
 #[cfg(feature = "remote")]
 mod remote;

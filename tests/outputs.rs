@@ -546,7 +546,7 @@ fn sarif_puts_findings_at_their_code_sites() {
 }
 
 /// What `testdata/gen/redact.py` planted in its log (its `PLANTED`).
-const PLANTED: &[&str] = &[
+pub(crate) const PLANTED: &[&str] = &[
     "Payroll for Globex Corporation",
     "hank.scorpio@globex.example.com",
     "s3a://globex-payroll-archive/2026/11/salaries.parquet",

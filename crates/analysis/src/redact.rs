@@ -23,6 +23,8 @@ use sparkdiag_model::Application;
 pub struct Redactor {
     pseudonyms: HashMap<String, String>,
     counts: HashMap<&'static str, usize>,
+    /// [`Redactor::keyed`]: pseudonyms drawn from the value and this secret, not counted.
+    key: Option<Vec<u8>>,
     /// Values known by where they were found (a host, a user, an application name), replaced
     /// wherever they appear in free text, longest first.
     known: Vec<String>,
@@ -87,6 +89,19 @@ const SCHEMES: &[&str] = &[
 ];
 
 impl Redactor {
+    /// A redactor whose pseudonyms are the same in every run given the same `secret`:
+    /// `host-3f9a0c2e71`, the kind and ten hex digits of the value's HMAC-SHA256 under the
+    /// secret. What `batch` (a night's reports, matched with earlier nights') and `serve` (each
+    /// upload redacted on its own) need: the same host or application reads the same in every
+    /// report, whichever was redacted first, without one redactor holding a night's values.
+    /// Without the secret, anyone could hash a guess (an address of a /16) and find it.
+    pub fn keyed(secret: &[u8]) -> Redactor {
+        Redactor {
+            key: Some(secret.to_vec()),
+            ..Redactor::default()
+        }
+    }
+
     /// Redacts `app` in place, with the pseudonyms given to the applications before it; then
     /// [`Redactor::report`] redacts what its report says beside it.
     pub fn application(&mut self, app: &mut Application) {
@@ -186,9 +201,14 @@ impl Redactor {
         if let Some(name) = self.pseudonyms.get(value) {
             return name.clone();
         }
-        let n = self.counts.entry(kind).or_default();
-        *n += 1;
-        let name = format!("{kind}-{n}");
+        let name = match &self.key {
+            Some(key) => format!("{kind}-{}", keyed_digest(key, value)),
+            None => {
+                let n = self.counts.entry(kind).or_default();
+                *n += 1;
+                format!("{kind}-{n}")
+            }
+        };
         self.pseudonyms.insert(value.to_string(), name.clone());
         name
     }
@@ -456,7 +476,7 @@ impl Redactor {
     }
 
     /// A path the user named: every part of it is theirs, relative or not.
-    fn input_path(&mut self, path: &str) -> String {
+    pub fn input_path(&mut self, path: &str) -> String {
         if path.is_empty() || path == "-" || path.starts_with("input-") {
             return path.to_string();
         }
@@ -464,9 +484,50 @@ impl Redactor {
     }
 }
 
+/// The first ten hex digits of HMAC-SHA256(`key`, `value`) (RFC 2104): 40 bits, so that a
+/// night's thousands of values do not share one, short enough to read.
+fn keyed_digest(key: &[u8], value: &str) -> String {
+    use sha2::{Digest, Sha256};
+    const BLOCK: usize = 64;
+    let mut block = [0u8; BLOCK];
+    if key.len() > BLOCK {
+        block[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        block[..key.len()].copy_from_slice(key);
+    }
+    let pad = |byte: u8| block.map(|b| b ^ byte);
+    let inner = Sha256::new()
+        .chain_update(pad(0x36))
+        .chain_update(value.as_bytes())
+        .finalize();
+    let outer = Sha256::new()
+        .chain_update(pad(0x5c))
+        .chain_update(inner)
+        .finalize();
+    outer[..5].iter().map(|b| format!("{b:02x}")).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::Redactor;
+
+    #[test]
+    fn keyed_pseudonyms_are_the_hmac_of_the_value_and_differ_by_secret() {
+        // RFC 4231 test case 2: HMAC-SHA256("Jefe", "what do ya want for nothing?").
+        assert_eq!(
+            super::keyed_digest(b"Jefe", "what do ya want for nothing?"),
+            "5bdcc146bf"
+        );
+        let text = "lost executor on ip-10-0-4-17.ec2.internal";
+        let night = Redactor::keyed(b"secret").text(text);
+        assert_eq!(
+            night,
+            Redactor::keyed(b"secret").text(text),
+            "same every run"
+        );
+        assert!(night.starts_with("lost executor on host-"), "{night}");
+        assert_ne!(night, Redactor::keyed(b"other").text(text));
+    }
 
     #[test]
     fn each_kind_is_named_and_keeps_its_pseudonym() {

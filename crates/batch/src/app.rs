@@ -26,12 +26,17 @@ pub(crate) fn analyse(
     apps_dir: &Path,
     apps_rel: &str,
 ) -> Outcome {
-    let failed = |error: String| night_error(&input.display, &error);
+    let failed = |error: String| night_error(options, &input.display, &error);
+    // Each application its own redactor: keyed, they all give one value one pseudonym.
+    let redactor = options
+        .redact
+        .as_ref()
+        .map(|key| std::sync::Mutex::new(key.redactor()));
     let analysing = sparkdiag_analysis::Options {
         config,
         prices: options.prices,
         inputs: vec![input.display.clone()],
-        redact: None,
+        redact: redactor.as_ref(),
     };
     let analysis =
         sparkdiag_analysis::analyze(input, &analysing).map_err(|e| failed(e.to_string()))?;
@@ -123,7 +128,13 @@ pub(crate) fn analyse(
         stopped_jobs: report.summary.stopped_jobs,
         outcome: report.application.outcome_kind.name().to_string(),
         settings: sparkdiag_diff::settings_fingerprint(&app),
-        input: input.display.clone(),
+        // Redacted, the report's own pseudonym of the log.
+        input: report
+            .source
+            .inputs
+            .first()
+            .cloned()
+            .unwrap_or_else(|| input.display.clone()),
         input_rows: report.input_rows(),
         input_bytes: report.summary.input_bytes,
         spark_version: report.application.spark_version.clone(),
@@ -133,9 +144,32 @@ pub(crate) fn analyse(
     Ok((report, night_app))
 }
 
+/// Why `input` could not be read, as the night lists it: [`plain_error`], or with `--redact`
+/// the log's pseudonym and the error's paths, hosts and names pseudonymised.
+pub(crate) fn night_error(options: &crate::Options, input: &str, error: &str) -> NightError {
+    let plain = plain_error(input, error);
+    match &options.redact {
+        None => plain,
+        Some(key) => {
+            let mut redactor = key.redactor();
+            let input = redactor.input_path(&plain.input);
+            let error = redactor.text(&plain.error.replace(&plain.input, &input));
+            NightError { input, error }
+        }
+    }
+}
+
+/// A log's path as the night lists it: with `--redact`, its pseudonym (the one its report has).
+pub(crate) fn night_input(options: &crate::Options, input: String) -> String {
+    match &options.redact {
+        None => input,
+        Some(key) => key.redactor().input_path(&input),
+    }
+}
+
 /// Why `input` could not be read. The reader's errors already start with the path; the index
 /// and the summary show it once, in its own column.
-pub(crate) fn night_error(input: &str, error: &str) -> NightError {
+fn plain_error(input: &str, error: &str) -> NightError {
     NightError {
         input: input.to_string(),
         error: error
@@ -164,12 +198,12 @@ mod tests {
 
     #[test]
     fn an_error_names_its_input_once() {
-        let e = night_error("logs/x.zstd", "logs/x.zstd: byte 0: not a Spark event log");
+        let e = plain_error("logs/x.zstd", "logs/x.zstd: byte 0: not a Spark event log");
         assert_eq!(
             (e.input.as_str(), e.error.as_str()),
             ("logs/x.zstd", "byte 0: not a Spark event log")
         );
-        let e = night_error("logs/x.zstd", "cannot decode");
+        let e = plain_error("logs/x.zstd", "cannot decode");
         assert_eq!(e.error, "cannot decode");
     }
 }

@@ -20,6 +20,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use sparkdiag_analysis::redact::Redactor;
 use sparkdiag_contract::night::{AppTotals, Change, NightApp, NightError};
 use sparkdiag_rules::Config;
 
@@ -84,6 +85,34 @@ pub struct Options {
     pub merge: bool,
     /// Put money beside each application's savings in its reports.
     pub prices: sparkdiag_analysis::Prices,
+    /// `--redact`: every file the night writes pseudonymised, keyed by this secret.
+    pub redact: Option<RedactKey>,
+}
+
+/// The secret `batch --redact` keys its pseudonyms with ([`Redactor::keyed`]): the same secret
+/// every night gives a job, a host or a path the same pseudonym every night, so the nights
+/// still compare; kept out of the output, it keeps a guess from being checked against one.
+#[derive(Clone)]
+pub struct RedactKey(Vec<u8>);
+
+impl RedactKey {
+    /// `None` for an empty secret, which would key nothing.
+    pub fn new(secret: impl Into<Vec<u8>>) -> Option<RedactKey> {
+        let secret = secret.into();
+        (!secret.is_empty()).then_some(RedactKey(secret))
+    }
+
+    /// A fresh redactor for one application (or one unreadable log): keyed, it names every
+    /// value as every other application's redactor does, so none need be shared.
+    pub(crate) fn redactor(&self) -> Redactor {
+        Redactor::keyed(&self.0)
+    }
+}
+
+impl std::fmt::Debug for RedactKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RedactKey(..)")
+    }
 }
 
 impl Options {
@@ -104,6 +133,7 @@ impl Options {
             slice: None,
             merge: false,
             prices: Default::default(),
+            redact: None,
         }
     }
 }

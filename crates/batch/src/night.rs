@@ -6,7 +6,7 @@ use sparkdiag_contract::night::NightFinding;
 use sparkdiag_eventlog::ReadErrorKind;
 use sparkdiag_rules::{Config, Severity};
 
-use crate::app::{analyse, night_error};
+use crate::app::{analyse, night_error, night_input};
 use crate::files::{fresh_apps_dir, put_apps_dir_in_place};
 use crate::nightfile::{NightFile, NightFileWriter, Style};
 use crate::ordered::{ordered_bounded, window};
@@ -50,7 +50,7 @@ pub(crate) fn analyse_night(
             Err(e) => {
                 // Said once, by the first slice.
                 if options.slice.is_none_or(|s| s.index == 0) {
-                    unreadable.push(night_error(dir, &e.to_string()));
+                    unreadable.push(night_error(options, dir, &e.to_string()));
                 }
                 continue;
             }
@@ -74,7 +74,7 @@ pub(crate) fn analyse_night(
             // a driver killed or lost, analysed as far as it goes and counted, not skipped.
             if !options.include_in_progress && still_being_written(&input, options.stale_after, now)
             {
-                in_progress.push(input.display);
+                in_progress.push(night_input(options, input.display));
             } else {
                 chosen
                     .push(u32::try_from(position - 1).map_err(|_| {

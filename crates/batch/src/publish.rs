@@ -14,7 +14,7 @@ use crate::{Options, Published};
 /// Compares the night in `night` (already written) with the earlier ones and writes the index
 /// page. A runtime, executor-time or recoverable-time regression's cause is measured on the
 /// two logs (up to [`MAX_MEASURED`] applications a night) when both are still where they were
-/// found.
+/// found, and the night is not redacted.
 pub(crate) fn publish(
     options: &Options,
     config: &sparkdiag_rules::Config,
@@ -57,7 +57,18 @@ pub(crate) fn publish(
             let settings_changed = !app.settings.is_empty()
                 && !before.settings.is_empty()
                 && app.settings != before.settings;
-            if measured < MAX_MEASURED && (settings_changed || changes[first..].iter().any(slower))
+            if options.redact.is_some() {
+                for change in &mut changes[first..] {
+                    if let Some(cause) = &mut change.cause {
+                        *cause = redacted_diff_command(cause, &before.input, &app.input);
+                    }
+                }
+            }
+            // Redacted, a night names its logs by pseudonym: the earlier log cannot be found
+            // to read again, and the summaries' likely cause stands.
+            if options.redact.is_none()
+                && measured < MAX_MEASURED
+                && (settings_changed || changes[first..].iter().any(slower))
             {
                 measured += 1;
                 if let Some(diff) = diff_logs(&before.input, &app.input, config, options.prices) {
@@ -103,6 +114,15 @@ pub(crate) fn publish(
         changes,
         index,
     })
+}
+
+/// `cause` with the `sparkdiag diff` it suggests made runnable: a redacted night names the two
+/// logs by pseudonyms, which no command can open, so it says which logs to give instead.
+fn redacted_diff_command(cause: &str, before: &str, now: &str) -> String {
+    cause.replace(
+        &format!("`sparkdiag diff {before} {now}`"),
+        &format!("`sparkdiag diff --redact` of the two logs ({before}, {now})"),
+    )
 }
 
 /// The fixes tonight's run of `app` applied since its run of `since`, as the index's "Fixes

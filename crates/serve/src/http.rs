@@ -54,6 +54,7 @@ impl State {
             data_dir: self.store.root(),
             keep: self.config.keep,
             max_upload: self.config.max_upload,
+            redact_all: self.config.redact,
         }
     }
 }
@@ -155,6 +156,8 @@ struct Incoming {
     bytes: u64,
     id: String,
     kept: bool,
+    /// To be pseudonymised: the server redacts every upload, or the form asked.
+    redacted: bool,
 }
 
 impl Drop for Incoming {
@@ -165,8 +168,10 @@ impl Drop for Incoming {
     }
 }
 
-/// Streams the form's `log` file to disk, hashing it on the way; nothing is held whole.
+/// Streams the form's `log` file to disk, hashing it on the way; nothing is held whole. A
+/// `redact` field before it (the form's checkbox) asks for this upload to be redacted.
 async fn receive(state: &State, mut multipart: Multipart) -> Result<Incoming, Refused> {
+    let mut redact_asked = false;
     let malformed = |e: axum::extract::multipart::MultipartError| {
         if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
             return too_large(state);
@@ -191,16 +196,33 @@ async fn receive(state: &State, mut multipart: Multipart) -> Result<Incoming, Re
             }
             Ok(Ok(Some(field))) => field,
         };
+        if field.name() == Some("redact") {
+            let value = tokio::time::timeout(wait, field.text())
+                .await
+                .map_err(|_| pace.timed_out(state, wait))?
+                .map_err(malformed)?;
+            // A checkbox sends `on`; anything but an explicit no asks for it.
+            redact_asked = !matches!(value.trim(), "" | "0" | "off" | "false" | "no");
+            continue;
+        }
         if field.name() != Some("log") {
             continue;
         }
-        let file_name = field.file_name().unwrap_or("upload").to_string();
+        let redacted = state.config.redact || redact_asked;
+        let sent = field.file_name().unwrap_or("upload");
+        // The name a file was sent with often is the application's id or name.
+        let file_name = if redacted {
+            store::redacted_name(sent)
+        } else {
+            sent.to_string()
+        };
         let mut incoming = Incoming {
             path: state.store.incoming_path(),
             file_name,
             bytes: 0,
             id: String::new(),
             kept: false,
+            redacted,
         };
         let mut file = tokio::fs::File::create(&incoming.path)
             .await
@@ -232,7 +254,15 @@ async fn receive(state: &State, mut multipart: Multipart) -> Result<Incoming, Re
                 format!("{}: the file is empty", incoming.file_name),
             ));
         }
-        incoming.id = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        let mut digest = hash.finalize();
+        if incoming.redacted {
+            // The same bytes redacted are another report than unredacted: another id.
+            digest = sha2::Sha256::new()
+                .chain_update(b"sparkdiag redacted upload\0")
+                .chain_update(digest)
+                .finalize();
+        }
+        incoming.id = digest.iter().map(|b| format!("{b:02x}")).collect();
         return Ok(incoming);
     }
 }
@@ -287,6 +317,7 @@ async fn admit(state: State, mut incoming: Incoming) -> Result<String, Refused> 
         state: JobState::Running {
             step: "looking for event logs in the upload".into(),
         },
+        redacted: incoming.redacted,
     };
     let kept = Job {
         state: JobState::Queued,
@@ -322,7 +353,16 @@ async fn admit(state: State, mut incoming: Incoming) -> Result<String, Refused> 
         state.store.sweep_one(&id);
         return Err(busy_refusal(&state, Busy::Analyses));
     };
-    analyse_upload(state, id, upload, incoming.file_name.clone(), admitted).await
+    let redacted = incoming.redacted;
+    analyse_upload(
+        state,
+        id,
+        upload,
+        incoming.file_name.clone(),
+        redacted,
+        admitted,
+    )
+    .await
 }
 
 /// Queues again the uploads whose analysis an earlier run of the server did not finish (it was
@@ -336,8 +376,15 @@ pub async fn resume_interrupted(state: State) {
             .store
             .upload_path(&job.id, &store::disk_name(&job.file_name));
         let id = job.id.clone();
-        if let Err(refused) =
-            analyse_upload(state.clone(), job.id, upload, job.file_name, admitted).await
+        if let Err(refused) = analyse_upload(
+            state.clone(),
+            job.id,
+            upload,
+            job.file_name,
+            job.redacted,
+            admitted,
+        )
+        .await
         {
             eprintln!("sparkdiag serve: upload {id} again: {}", refused.message);
         }
@@ -351,12 +398,19 @@ async fn analyse_upload(
     id: String,
     upload: PathBuf,
     shown: String,
+    redacted: bool,
     admitted: tokio::sync::OwnedSemaphorePermit,
 ) -> Result<String, Refused> {
     let unpack_into = state.store.unpack_dir();
+    let redaction = redacted.then(|| work::Redaction::new(&state.config.redact_key));
     let found = {
         let (upload, shown) = (upload.clone(), shown.clone());
-        tokio::task::spawn_blocking(move || work::find_logs(&upload, &shown, &unpack_into)).await
+        let redaction = redaction.clone();
+        tokio::task::spawn_blocking(move || {
+            work::find_logs(&upload, &shown, &unpack_into)
+                .map_err(|refused| work::Redaction::refusal(redaction.as_ref(), refused))
+        })
+        .await
     };
     let inputs = match found {
         Ok(Ok(inputs)) => inputs,
@@ -382,7 +436,8 @@ async fn analyse_upload(
             .pool
             .run(move || {
                 let progress = |step: String| store.set_state(&id, JobState::Running { step });
-                let analyses = work::analyze(&inputs, &shown, &config, progress)?;
+                let analyses =
+                    work::analyze(&inputs, &shown, &config, redaction.as_ref(), progress)?;
                 drop(inputs);
                 let views = work::render(&analyses)?;
                 let dir = store.report_dir(&id);
@@ -520,12 +575,12 @@ async fn diff(
             &Refused::new(400, "choose two reports to compare (before and after)"),
         );
     };
-    let upload_of = |id: &str| -> Option<(PathBuf, String)> {
+    let upload_of = |id: &str| -> Option<(PathBuf, String, bool)> {
         let job = known(&state, id).filter(|j| matches!(j.state, JobState::Done { .. }))?;
         let path = state
             .store
             .upload_path(id, &store::disk_name(&job.file_name));
-        Some((path, job.file_name))
+        Some((path, job.file_name, job.redacted))
     };
     let (Some(before), Some(after)) = (upload_of(&q.before), upload_of(&q.after)) else {
         return error_page(
@@ -541,6 +596,9 @@ async fn diff(
     };
     let unpack_into = state.store.unpack_dir();
     let config = state.config.clone();
+    // Either side redacted, both are, with one set of pseudonyms.
+    let redaction =
+        (config.redact || before.2 || after.2).then(|| work::Redaction::new(&config.redact_key));
     let page = state
         .pool
         .run(move || {
@@ -549,6 +607,7 @@ async fn diff(
                 (&after.0, &after.1),
                 &unpack_into,
                 &config,
+                redaction.as_ref(),
             )
         })
         .await;

@@ -13,7 +13,10 @@
 //!   bomb with 413, one with members outside itself, links or devices with 422, a body that is
 //!   not multipart with 400, a client that goes quiet mid-upload with 408, and work beyond the
 //!   pool and its queue with 503 and `Retry-After`;
-//! - a second upload of the same bytes (SHA-256) is answered from the first analysis.
+//! - a second upload of the same bytes (SHA-256) is answered from the first analysis;
+//! - a redacted upload ([`Config::redact`], or the form's checkbox) is answered with no
+//!   original name, host, user, path or SQL literal in any page, JSON or Markdown, and never
+//!   shares a report with the same bytes unredacted.
 //!
 //! ```no_run
 //! let mut config = sparkdiag_serve::Config::new("/var/tmp/sparkdiag".into());
@@ -70,6 +73,26 @@ pub struct Config {
     pub rules: sparkdiag_rules::Config,
     /// Money beside the savings, as `analyze --price-per-core-hour/--price-per-gb-hour` give it.
     pub prices: sparkdiag_analysis::Prices,
+    /// `--redact`: every upload's report pseudonymised (names, hosts, users, paths, SQL
+    /// literals), as `analyze --redact` does; without it, the upload form offers it per upload.
+    pub redact: bool,
+    /// The secret a redacted report's pseudonyms are keyed with, so one host reads the same in
+    /// every upload's report. [`Config::new`] draws one at random: pseudonyms then hold for as
+    /// long as the server runs, and nobody can check a guess against one.
+    pub redact_key: Vec<u8>,
+}
+
+/// 32 bytes from the system's randomness, as std's hash maps seed themselves: a secret for
+/// this process alone, with no dependency for it.
+fn random_secret() -> Vec<u8> {
+    use std::hash::BuildHasher;
+    (0..4u8)
+        .flat_map(|i| {
+            std::collections::hash_map::RandomState::new()
+                .hash_one(i)
+                .to_le_bytes()
+        })
+        .collect()
 }
 
 impl Config {
@@ -91,6 +114,8 @@ impl Config {
             max_connections: 256,
             rules: sparkdiag_rules::Config::default(),
             prices: Default::default(),
+            redact: false,
+            redact_key: random_secret(),
         }
     }
 

@@ -17,6 +17,8 @@ pub struct Site<'a> {
     pub data_dir: &'a Path,
     pub keep: Duration,
     pub max_upload: u64,
+    /// `serve --redact`: every report is redacted, and the form says so instead of asking.
+    pub redact_all: bool,
 }
 
 const STYLE: &str = r#"
@@ -132,6 +134,7 @@ pub fn index(site: &Site, jobs: &[Job]) -> String {
          application, ranked by the time fixing it would save. The file is analysed on this \
          machine and sent nowhere.</p>\n\
          <form id=\"upload\" method=\"post\" action=\"/upload\" enctype=\"multipart/form-data\">\n\
+         {}\
          <label class=\"drop\" id=\"drop\"><strong>Drop an event log here, or choose it</strong>\
          <span class=\"small\">One log of any codec (plain, zstd, lz4, snappy, lzf, gzip), or a \
          .zip / .tar.gz of a Databricks cluster-log folder or a rolling <code>eventlog_v2_…</code> \
@@ -141,6 +144,7 @@ pub fn index(site: &Site, jobs: &[Job]) -> String {
          <span class=\"small\" id=\"sent\"></span></p>\n\
          <progress id=\"bar\" max=\"1\" value=\"0\" hidden></progress>\n\
          </form>\n",
+        redact_choice(site),
         bytes(site.max_upload)
     );
     reports_table(&mut out, jobs);
@@ -168,6 +172,20 @@ pub fn index(site: &Site, jobs: &[Job]) -> String {
     out.push_str(UPLOAD_SCRIPT);
     foot(&mut out);
     out
+}
+
+/// The form's redaction: a checkbox, or the server's word that every report is redacted. The
+/// checkbox comes before the file in the form, so that the server reads it before the upload.
+fn redact_choice(site: &Site) -> &'static str {
+    if site.redact_all {
+        "<p class=\"small\">Every report here is <strong>redacted</strong>: application names \
+         and ids, hosts, IP addresses, users, e-mail addresses, paths and SQL literals are \
+         replaced by pseudonyms such as <code>host-3f9a0c2e71</code>.</p>\n"
+    } else {
+        "<p><label><input type=\"checkbox\" name=\"redact\" value=\"on\"> Redact the report \
+         for sharing: application names and ids, hosts, IP addresses, users, e-mail addresses, \
+         paths and SQL literals replaced by pseudonyms</label></p>\n"
+    }
 }
 
 /// Drag and drop onto the form, and the upload sent with a progress bar. Without it, the form
@@ -223,7 +241,16 @@ fn reports_table(out: &mut String, jobs: &[Job]) {
     );
     let now = crate::store::now_ms();
     for job in jobs {
-        let link = format!("<a href=\"/r/{}\">{}</a>", job.id, escape(&job.file_name));
+        let redacted = if job.redacted {
+            " <span class=\"small\">redacted</span>"
+        } else {
+            ""
+        };
+        let link = format!(
+            "<a href=\"/r/{}\">{}</a>{redacted}",
+            job.id,
+            escape(&job.file_name)
+        );
         let (app, top, findings) = match &job.state {
             State::Done { apps } => (
                 apps.iter()

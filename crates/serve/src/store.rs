@@ -22,6 +22,9 @@ pub struct Job {
     /// Milliseconds since 1970 when the upload finished.
     pub uploaded_ms: u64,
     pub state: State,
+    /// Pseudonymised: its report and everything said of it (`file_name` too) hold no original.
+    #[serde(default)]
+    pub redacted: bool,
 }
 
 #[derive(Clone, Serialize, Deserialize)]
@@ -260,6 +263,44 @@ pub async fn sweep(state: crate::http::State) {
     }
 }
 
+/// What a redacted upload is called instead of the name it was sent with (which is often the
+/// application's id or name): `upload`, and of its extensions only those that say a codec or
+/// an archive, which the page shows as a hint of what was sent.
+pub fn redacted_name(sent: &str) -> String {
+    const KNOWN: &[&str] = &[
+        "zstd",
+        "zst",
+        "lz4",
+        "snappy",
+        "lzf",
+        "gz",
+        "gzip",
+        "zip",
+        "tar",
+        "tgz",
+        "json",
+        "log",
+        "txt",
+        "inprogress",
+    ];
+    let last = sent.rsplit(['/', '\\']).next().unwrap_or_default();
+    // A Databricks log's name says only when it was rolled, and tells the reader its layout.
+    if last == "eventlog" || last.starts_with("eventlog-") {
+        return last.to_string();
+    }
+    let parts: Vec<&str> = last.split('.').skip(1).collect();
+    let mut kept: Vec<&str> = parts
+        .into_iter()
+        .rev()
+        .take_while(|part| KNOWN.contains(&part.to_ascii_lowercase().as_str()))
+        .collect();
+    kept.reverse();
+    std::iter::once("upload")
+        .chain(kept)
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
 /// A job id: 64 lowercase hex digits, and so safe as a folder name.
 pub fn is_id(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
@@ -303,6 +344,12 @@ mod tests {
 
     #[test]
     fn names_from_clients_cannot_leave_the_upload_folder() {
+        assert_eq!(
+            redacted_name("C:\\logs\\application_1640227485896_0002.json.zstd"),
+            "upload.json.zstd"
+        );
+        assert_eq!(redacted_name("payroll.globex.tar.gz"), "upload.tar.gz");
+        assert_eq!(redacted_name("eventlog_v2_app-2022"), "upload");
         assert_eq!(disk_name("../../etc/passwd"), "passwd");
         assert_eq!(disk_name("C:\\x\\..\\app.zstd"), "app.zstd");
         assert_eq!(disk_name(".."), "upload");

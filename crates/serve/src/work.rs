@@ -2,8 +2,10 @@
 //! crate's limits, refusing hostile ones), analysing them, and rendering the report's views.
 
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use sparkdiag_analysis::Analysis;
+use sparkdiag_analysis::redact::Redactor;
 use sparkdiag_eventlog::{ArchiveRefusal, LogInput};
 
 use crate::store::AppSummary;
@@ -83,11 +85,37 @@ fn shown_as(text: &str, path: &str, shown: &str) -> String {
     text.replace(path, shown)
 }
 
-/// Analyses every log found, calling `progress` with a line saying how far it has got.
+/// One redacted upload's (or diff's) pseudonyms, for its report and everything said of it
+/// beside (progress, refusals), keyed by the server's secret.
+#[derive(Clone)]
+pub struct Redaction(Arc<Mutex<Redactor>>);
+
+impl Redaction {
+    pub fn new(key: &[u8]) -> Redaction {
+        Redaction(Arc::new(Mutex::new(Redactor::keyed(key))))
+    }
+
+    fn redactor(&self) -> std::sync::MutexGuard<'_, Redactor> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `refused` with its message pseudonymised when the upload is redacted: it may name the
+    /// archive's members, or quote the log.
+    pub fn refusal(redaction: Option<&Redaction>, refused: Refused) -> Refused {
+        match redaction {
+            None => refused,
+            Some(r) => Refused::new(refused.status, r.redactor().text(&refused.message)),
+        }
+    }
+}
+
+/// Analyses every log found, calling `progress` with a line saying how far it has got;
+/// redacted, with `redaction`'s pseudonyms, and the progress names no log.
 pub fn analyze(
     inputs: &[LogInput],
     shown: &str,
     config: &crate::Config,
+    redaction: Option<&Redaction>,
     progress: impl Fn(String),
 ) -> Result<Vec<Analysis>, Refused> {
     let mut analyses = Vec::new();
@@ -97,20 +125,28 @@ pub fn analyze(
         } else {
             String::new()
         };
-        progress(format!("reading {}{of}", input.display));
+        // A member of an archive is named after its application.
+        let reading = match redaction {
+            Some(_) => format!("reading the upload{of}"),
+            None => format!("reading {}{of}", input.display),
+        };
+        progress(reading.clone());
         let options = sparkdiag_analysis::Options {
             config: &config.rules,
             prices: config.prices,
             inputs: vec![shown.to_string()],
-            redact: None,
+            redact: redaction.map(|r| &*r.0),
         };
         let analysis = sparkdiag_analysis::analyze_with_progress(input, &options, |events| {
-            progress(format!(
-                "reading {}{of}: {events} events so far",
-                input.display
-            ))
+            progress(format!("{reading}: {events} events so far"))
         })
-        .map_err(|e| Refused::new(422, e.to_string()))?;
+        .map_err(|e| {
+            let message = match redaction {
+                Some(_) => e.to_string().replace(&input.display, shown),
+                None => e.to_string(),
+            };
+            Redaction::refusal(redaction, Refused::new(422, message))
+        })?;
         analyses.push(analysis);
     }
     progress("writing the report".into());
@@ -176,9 +212,11 @@ pub fn diff(
     after: (&Path, &str),
     unpack_into: &Path,
     config: &crate::Config,
+    redaction: Option<&Redaction>,
 ) -> Result<String, Refused> {
     let read = |(path, shown): (&Path, &str)| -> Result<Analysis, Refused> {
-        let inputs = find_logs(path, shown, unpack_into)?;
+        let inputs = find_logs(path, shown, unpack_into)
+            .map_err(|refused| Redaction::refusal(redaction, refused))?;
         if inputs.len() != 1 {
             return Err(Refused::new(
                 422,
@@ -188,7 +226,7 @@ pub fn diff(
                 ),
             ));
         }
-        let mut analyses = analyze(&inputs, shown, config, |_| {})?;
+        let mut analyses = analyze(&inputs, shown, config, redaction, |_| {})?;
         Ok(analyses.remove(0))
     };
     let before = read(before)?;
