@@ -235,20 +235,34 @@ impl Redactor {
                 .get(4)
                 .map(|p| p.as_str())
                 .filter(|p| p.len() > 1)
-                .map(|p| format!("/{}", r.pseudonym("path", p)))
+                .map(|p| r.path(p))
                 .unwrap_or_default();
             format!("{scheme}:{slashes}{authority}{path}")
         });
         out = self.replace(&EMAIL, &out, |r, c| r.pseudonym("email", &c[0]));
         out = self.replace(&IPV4, &out, |r, c| r.pseudonym("ip", &c[0]));
         out = self.replace(&HOST, &out, |r, c| r.pseudonym("host", &c[0]));
-        self.replace(&PATH, &out, |r, c| {
-            // A pseudonym already written (`/path-3`) stays.
-            if c[2].starts_with("/path-") {
-                return c[0].to_string();
-            }
-            format!("{}/{}", &c[1], r.pseudonym("path", &c[2]))
-        })
+        self.replace(&PATH, &out, |r, c| format!("{}{}", &c[1], r.path(&c[2])))
+    }
+
+    /// An absolute path, segment by segment (`/path-1/path-2/path-3.csv.gz`): the same directory
+    /// has the same pseudonym wherever it is named, so a table's folder stays the prefix of its
+    /// files, and the extensions that say how a file is stored or compressed stay, since the
+    /// analysis reads them (a gzip file cannot be split). A segment already a pseudonym stays.
+    fn path(&mut self, path: &str) -> String {
+        path.split('/')
+            .map(|segment| {
+                if segment.is_empty() || is_pseudonym(segment, "path") {
+                    return segment.to_string();
+                }
+                let (name, extensions) = split_storage_extensions(segment);
+                if name.is_empty() {
+                    return segment.to_string();
+                }
+                format!("{}{extensions}", self.pseudonym("path", name))
+            })
+            .collect::<Vec<_>>()
+            .join("/")
     }
 
     /// SQL text, a plan or a job description: free text, and its literals (quoted, or compared
@@ -507,6 +521,32 @@ fn keyed_digest(key: &[u8], value: &str) -> String {
     outer[..5].iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// `segment` is a pseudonym of `kind` (`path-3`, or keyed `path-3f9a0c2e71`), with the storage
+/// extensions a path's pseudonym keeps.
+fn is_pseudonym(segment: &str, kind: &str) -> bool {
+    let (name, _) = split_storage_extensions(segment);
+    name.strip_prefix(kind)
+        .and_then(|rest| rest.strip_prefix('-'))
+        .is_some_and(|id| !id.is_empty() && id.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+/// The extensions that say how a file is stored and compressed, which the analysis reads and a
+/// pseudonym keeps: `part-0.csv.gz` is `("part-0", ".csv.gz")`.
+fn split_storage_extensions(segment: &str) -> (&str, &str) {
+    const STORAGE: [&str; 16] = [
+        "gz", "gzip", "bz2", "zst", "zstd", "lz4", "snappy", "xz", "deflate", "csv", "tsv", "json",
+        "txt", "parquet", "orc", "avro",
+    ];
+    let mut name = segment;
+    while let Some((stem, extension)) = name.rsplit_once('.') {
+        if stem.is_empty() || !STORAGE.contains(&extension.to_ascii_lowercase().as_str()) {
+            break;
+        }
+        name = stem;
+    }
+    (name, &segment[name.len()..])
+}
+
 #[cfg(test)]
 mod tests {
     use super::Redactor;
@@ -539,8 +579,14 @@ mod tests {
         assert_eq!(
             text,
             "FetchFailed(BlockManagerId(3, ip-1, 7337)) from host-1 reading \
-             s3a://bucket-1/path-1 for email-1 in /path-2"
+             s3a://bucket-1/path-1/path-2.parquet for email-1 in /path-3/path-4/path-5"
         );
+        // A folder keeps its pseudonym in its files' paths, and a file keeps how it is stored.
+        assert_eq!(
+            r.text("s3a://acme-raw/2026/orders.parquet/part-00000.snappy.parquet"),
+            "s3a://bucket-1/path-1/path-2.parquet/path-6.snappy.parquet"
+        );
+        assert_eq!(r.text("/data/in/day.csv.gz"), "/path-7/path-8/path-9.csv.gz");
         assert_eq!(
             r.text("10.0.4.17 again"),
             "ip-1 again",
