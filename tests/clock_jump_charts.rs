@@ -194,6 +194,19 @@ fn a_clock_jump_in_the_middle_of_a_run_is_cut_out_of_every_time_axis() {
         (after - before).abs() <= before * 0.05,
         "{after} task-seconds busy against {before}"
     );
+    // No finding counts the jump: the same rules fire, with the same costs (UT001 once read
+    // 400 days of two idle cores as 9,600 core-hours, and GC002 as 400 days of heap).
+    let costs = |a: &Analysis| -> Vec<(String, i64, i64)> {
+        a.report
+            .findings
+            .iter()
+            .map(|f| {
+                let core_hours = f.finding.cost_core_hours.unwrap_or(0.0);
+                (f.finding.rule.to_string(), f.finding.impact_ms / 1000, core_hours as i64)
+            })
+            .collect()
+    };
+    assert_eq!(costs(&jumped), costs(&steady));
     // The page says it too, in both drawings of each chart.
     let page = sparkdiag_report::analyze::html::render(&[(&jumped.report, &jumped.view_data())]);
     assert_eq!(

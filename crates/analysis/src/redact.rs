@@ -586,7 +586,10 @@ mod tests {
             r.text("s3a://acme-raw/2026/orders.parquet/part-00000.snappy.parquet"),
             "s3a://bucket-1/path-1/path-2.parquet/path-6.snappy.parquet"
         );
-        assert_eq!(r.text("/data/in/day.csv.gz"), "/path-7/path-8/path-9.csv.gz");
+        assert_eq!(
+            r.text("/data/in/day.csv.gz"),
+            "/path-7/path-8/path-9.csv.gz"
+        );
         assert_eq!(
             r.text("10.0.4.17 again"),
             "ip-1 again",

@@ -52,8 +52,7 @@ pub fn smaller_executor(app: &Application, peak_heap: u64) -> Sizing {
     };
     let end = app.effective_end_ms().unwrap_or(0);
     let executor_ms: i64 = executors()
-        .filter_map(|e| Some(e.removed_ms.unwrap_or(end) - e.added_ms?))
-        .map(|ms| ms.max(0))
+        .filter_map(|e| Some(app.span_without_jumps_ms(e.added_ms?, e.removed_ms.unwrap_or(end))))
         .sum();
     let executor_hours = executor_ms as f64 / 3_600_000.0;
     let saved_bytes = limits.container_bytes().saturating_sub(

@@ -455,6 +455,24 @@ impl Application {
         to.saturating_sub(from).saturating_sub(jumped).max(0)
     }
 
+    /// The core time the executors held and the part their tasks used: cores times each
+    /// executor's life, from its registration (or the start) to its removal (or the end),
+    /// without clock jumps; the driver counts only in local mode, where it runs the tasks.
+    /// `None` for a log without an end or a last event.
+    pub fn executor_core_ms(&self) -> Option<CoreTime> {
+        let end = self.effective_end_ms()?;
+        let local = self.executors.iter().all(|e| e.id == "driver");
+        let mut time = CoreTime::default();
+        for e in self.executors.iter().filter(|e| local || e.id != "driver") {
+            let (Some(cores), Some(added)) = (e.cores, e.added_ms.or(self.start_ms)) else {
+                continue;
+            };
+            time.held += cores * self.span_without_jumps_ms(added, e.removed_ms.unwrap_or(end));
+            time.busy += e.task_time_ms;
+        }
+        Some(time)
+    }
+
     pub fn stage_tasks(&self, stage: &StageAttempt) -> StageView<'_> {
         self.tasks.at_positions(&stage.tasks)
     }
@@ -914,6 +932,22 @@ impl SqlExecution {
     /// The plan that ran: the last adaptive re-plan, or the plan at submission.
     pub fn plan_that_ran(&self) -> Option<&SparkPlanInfo> {
         self.final_plan.as_ref().or(self.plan.as_ref())
+    }
+}
+
+/// Executor core time over an application, in core-milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CoreTime {
+    /// Cores times the executors' lives.
+    pub held: i64,
+    /// Their tasks' run time.
+    pub busy: i64,
+}
+
+impl CoreTime {
+    /// Held and not used by a task.
+    pub fn idle(self) -> i64 {
+        (self.held - self.busy).max(0)
     }
 }
 

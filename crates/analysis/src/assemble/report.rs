@@ -300,19 +300,7 @@ fn summary(app: &Application, stats: &[StageStats]) -> Summary {
 /// the end of the log when it stayed), less its tasks' time; the driver counts only in local
 /// mode, where it runs the tasks. UT001 (idle cores) measures the same.
 fn idle_core_ms(app: &Application) -> i64 {
-    let Some(end) = app.effective_end_ms() else {
-        return 0;
-    };
-    let local = app.executors.iter().all(|e| e.id == "driver");
-    let (mut held, mut busy) = (0i64, 0i64);
-    for e in app.executors.iter().filter(|e| local || e.id != "driver") {
-        let (Some(cores), Some(added)) = (e.cores, e.added_ms.or(app.start_ms)) else {
-            continue;
-        };
-        held += cores * (e.removed_ms.unwrap_or(end) - added).max(0);
-        busy += e.task_time_ms;
-    }
-    (held - busy).max(0)
+    app.executor_core_ms().map_or(0, |time| time.idle())
 }
 
 fn job_out(app: &Application, j: &sparkdiag_model::Job) -> JobOut {

@@ -77,19 +77,10 @@ declare_rule! {
 
 fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let app = ctx.app;
-    let Some(end) = app.effective_end_ms() else {
+    let Some(core_time) = app.executor_core_ms() else {
         return Vec::new();
     };
-    let local = app.executors.iter().all(|e| e.id == "driver");
-    let (mut allocated, mut busy) = (0i64, 0i64);
-    for e in app.executors.iter().filter(|e| local || e.id != "driver") {
-        let (Some(cores), Some(added)) = (e.cores, e.added_ms.or(app.start_ms)) else {
-            continue;
-        };
-        allocated += cores * (e.removed_ms.unwrap_or(end) - added).max(0);
-        busy += e.task_time_ms;
-    }
-    let idle = (allocated - busy).max(0);
+    let (allocated, busy, idle) = (core_time.held, core_time.busy, core_time.idle());
     let share = ratio(idle as f64, allocated as f64);
     if allocated == 0
         || share < t.get(&MIN_IDLE_SHARE)
