@@ -202,7 +202,11 @@ fn a_clock_jump_in_the_middle_of_a_run_is_cut_out_of_every_time_axis() {
             .iter()
             .map(|f| {
                 let core_hours = f.finding.cost_core_hours.unwrap_or(0.0);
-                (f.finding.rule.to_string(), f.finding.impact_ms / 1000, core_hours as i64)
+                (
+                    f.finding.rule.to_string(),
+                    f.finding.impact_ms / 1000,
+                    core_hours as i64,
+                )
             })
             .collect()
     };
@@ -290,5 +294,68 @@ fn a_diff_against_a_run_whose_clock_jumped_compares_seconds_with_seconds() {
     assert!(
         top > 0.0 && top < 2.0 * duration as f64 / 1000.0 + 1.0,
         "the axis runs to {top} s for runs of {duration} ms"
+    );
+}
+
+/// A killed loop projected from the iterations it finished: with its clock jumped 400 days in
+/// the middle of the series, the pace and the projection are the same seconds as without.
+#[test]
+fn a_killed_loop_whose_clock_jumped_is_projected_from_its_own_seconds() {
+    let one_log = |run: &str| {
+        let dir = testdata(&format!("logs/diff/{run}"));
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+            .unwrap()
+    };
+    let (killed, fixed) = (one_log("loop-killed"), one_log("fixed"));
+    let projection = |before: &Path| -> Value {
+        let out = crate::util::sparkdiag(&[
+            "diff",
+            before.to_str().unwrap(),
+            fixed.to_str().unwrap(),
+            "--format",
+            "json",
+        ]);
+        let d: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        d["before"]["projection"].clone()
+    };
+    let steady = projection(&killed);
+    let app = analyse(&killed).report.application;
+    // A killed run has no end: its last event's time closes its duration.
+    let (start, end) = (
+        app.start_ms.unwrap(),
+        app.start_ms.unwrap() + app.duration_ms.unwrap(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    // The rewrite reads plain JSON lines: the zstd log decompressed first.
+    let plain = dir.path().join("loop-killed");
+    let mut text = Vec::new();
+    std::io::Read::read_to_end(
+        &mut sparkdiag_eventlog::Codec::Zstd.decoder(std::io::BufReader::new(
+            std::fs::File::open(&killed).unwrap(),
+        )),
+        &mut text,
+    )
+    .unwrap();
+    std::fs::write(&plain, text).unwrap();
+    let jumped = jumped_log(&plain, start + (end - start) * 3 / 5, 400, dir.path());
+    assert_eq!(
+        analyse(&jumped).app.clock_jumps.len(),
+        1,
+        "the rewrite jumps once"
+    );
+    let after_jump = projection(&jumped);
+    let ms = |p: &Value| p["duration_ms"].as_i64().unwrap_or_else(|| panic!("{p}"));
+    assert_eq!(steady["iterations_done"], after_jump["iterations_done"]);
+    // The quiet stretch around the cut goes with the jump (a second or two here), and the
+    // projection scales the series by the iterations still to do: within 5 %, not 400 days.
+    assert!(
+        (ms(&after_jump) - ms(&steady)).abs() as f64 <= 0.05 * ms(&steady) as f64,
+        "projected {} ms with the jump, {} ms without",
+        ms(&after_jump),
+        ms(&steady)
     );
 }

@@ -140,8 +140,8 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
     let groups_a = work::groups(after.app, &after.facts.plans, &writes_a);
     let mut pairs = work::pair(&groups_b, &groups_a);
     // Matched work first, then what has no counterpart; the most time first within each.
-    let times_b: Vec<i64> = groups_b.iter().map(work::Group::time_ms).collect();
-    let times_a: Vec<i64> = groups_a.iter().map(work::Group::time_ms).collect();
+    let times_b: Vec<i64> = groups_b.iter().map(|g| g.time_ms(before.app)).collect();
+    let times_a: Vec<i64> = groups_a.iter().map(|g| g.time_ms(after.app)).collect();
     pairs.sort_by_key(|&(b, a, by)| {
         let t = |g: Option<usize>, times: &[i64]| g.map_or(0, |i| times[i]);
         (by == "none", -(t(b, &times_b).max(t(a, &times_a))))
@@ -366,8 +366,13 @@ fn project(
     else {
         return Ok(None);
     };
-    let pace = (last_end - first) as f64 / done as f64;
-    let projected = (first - app_start) + (pace * total as f64).round() as i64;
+    // The log's own time, its clock jumps left out, as every duration is.
+    let (series_ms, before_first_ms) = (
+        app.span_without_jumps_ms(first, last_end),
+        app.span_without_jumps_ms(app_start, first),
+    );
+    let pace = series_ms as f64 / done as f64;
+    let projected = before_first_ms + (pace * total as f64).round() as i64;
     Ok(Some(Projection {
         duration_ms: projected,
         iterations_done: done,
@@ -379,9 +384,9 @@ fn project(
              the last finished one's end, {} each); {total} at that pace, plus the {} before the \
              first, is {}",
             series_label(series),
-            duration(last_end - first),
+            duration(series_ms),
             duration(pace.round() as i64),
-            duration(first - app_start),
+            duration(before_first_ms),
             duration(projected)
         ),
     }))

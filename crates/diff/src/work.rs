@@ -41,10 +41,11 @@ impl Group {
     }
 
     /// Summed durations of the finished units, for ranking.
-    pub fn time_ms(&self) -> i64 {
+    /// The units' time, each from its start to its end without the clock jumps in it.
+    pub fn time_ms(&self, app: &Application) -> i64 {
         self.units
             .iter()
-            .filter_map(|u| Some((u.end_ms? - u.start_ms?).max(0)))
+            .filter_map(|u| Some(app.span_without_jumps_ms(u.start_ms?, u.end_ms?)))
             .sum()
     }
 
