@@ -243,17 +243,22 @@ fn azure_logs_report_as_the_same_logs_on_disk_in_both_url_forms() {
     }
 }
 
+/// The emulator's endpoint and no signing, as `--storage-option`s.
+fn gcs_options(server: &Server) -> [String; 4] {
+    [
+        "--storage-option".into(),
+        format!("google_base_url={}", server.get("endpoint")),
+        "--storage-option".into(),
+        "google_skip_signature=true".into(),
+    ]
+}
+
 /// GCS with everything given as --storage-option.
 #[test]
 fn gcs_logs_report_as_the_same_logs_on_disk() {
     let Some(server) = gcs() else { return };
-    let base_url = format!("google_base_url={}", server.get("endpoint"));
-    let options = [
-        "--storage-option",
-        base_url.as_str(),
-        "--storage-option",
-        "google_skip_signature=true",
-    ];
+    let options = gcs_options(&server);
+    let options: Vec<&str> = options.iter().map(String::as_str).collect();
     for rel in [LOGS[0], LOGS[3]] {
         let remote = remote_report("gs://logs/", rel, &options, &[]);
         assert_eq!(remote, local_report(rel), "gs://logs/{rel}");
@@ -648,12 +653,7 @@ fn gcs_logs_are_live_or_killed_by_their_newest_last_modified() {
     let Some((server, today, uploaded)) = fresh_store("gcs") else {
         return;
     };
-    let base_url = format!("google_base_url={}", server.get("endpoint"));
-    let options = [
-        "--storage-option",
-        base_url.as_str(),
-        "--storage-option",
-        "google_skip_signature=true",
-    ];
+    let options = gcs_options(&server);
+    let options: Vec<&str> = options.iter().map(String::as_str).collect();
     live_and_stale_logs_on_a_store(&today, uploaded, "gs://logs/", &options, &[]);
 }
