@@ -257,7 +257,7 @@ fn gcs_options(server: &Server) -> [String; 4] {
 #[test]
 fn gcs_logs_report_as_the_same_logs_on_disk() {
     let Some(server) = gcs() else { return };
-    let options = gcs_options(&server);
+    let options = gcs_options(server);
     let options: Vec<&str> = options.iter().map(String::as_str).collect();
     for rel in [LOGS[0], LOGS[3]] {
         let remote = remote_report("gs://logs/", rel, &options, &[]);
