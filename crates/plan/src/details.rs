@@ -459,7 +459,10 @@ impl Details {
                         self.grouping_keys = lists.first().cloned();
                         self.functions = lists.get(1).cloned();
                     }
-                    3 => self.functions = lists.first().cloned(),
+                    3 => {
+                        self.grouping_keys = Some(Vec::new());
+                        self.functions = lists.first().cloned();
+                    }
                     _ => {}
                 }
             }
