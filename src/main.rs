@@ -382,11 +382,12 @@ fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
         plans: &plans,
         findings: &findings,
     };
-    document.write(
-        args.format,
-        &sparkdiag_report::Options::default(),
-        &mut std::io::stdout().lock(),
-    )?;
+    // Findings wrapped at the terminal's width; pipes and files get them a line each.
+    let options = sparkdiag_report::Options {
+        terminal: sparkdiag_report::Terminal::for_stdout(),
+        ..sparkdiag_report::Options::default()
+    };
+    document.write(args.format, &options, &mut std::io::stdout().lock())?;
     Ok(if failing {
         ExitCode::from(1)
     } else {

@@ -628,3 +628,23 @@ fn a_night_read_by_a_reader_that_stops_early_ends_quietly() {
         "the night was still written"
     );
 }
+
+/// `sparkdiag plan` wraps its findings and their fixes at the terminal's width, and writes each
+/// on one line into a pipe.
+#[test]
+fn plan_findings_wrap_at_the_terminals_width() {
+    let plan = "testdata/plans/antipattern-many-exchanges.txt";
+    for (columns, width) in [("80", 80), ("100", 100)] {
+        let Some(view) = on_zero_width_terminal(&format!("plan {plan}"), Some(columns)) else {
+            skip_without_script();
+            return;
+        };
+        assert!(view.contains("fix: "), "{view}");
+        let widest = view.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(widest <= width, "widest line {widest} at {width}:\n{view}");
+    }
+    let piped = sparkdiag(&["plan", plan]);
+    let piped = String::from_utf8(piped.stdout).unwrap();
+    let fix = piped.lines().find(|l| l.contains("fix: ")).unwrap();
+    assert!(fix.chars().count() > 100, "one line into a pipe: {fix}");
+}

@@ -24,9 +24,13 @@ impl View for PlanText<'_> {
         &[Format::Text, Format::Json, Format::Sarif]
     }
 
-    fn render(&self, format: Format, _: &Options) -> Result<String, RenderError> {
+    fn render(&self, format: Format, options: &Options) -> Result<String, RenderError> {
         match format {
-            Format::Text => Ok(text::render(self.plans, self.findings)),
+            Format::Text => {
+                let terminal = options.terminal;
+                let width = terminal.terminal.then(|| usize::from(terminal.columns()));
+                Ok(text::render(self.plans, self.findings, width))
+            }
             Format::Json => crate::output::json(&PlanReport::new(self.plans, self.findings)),
             // Plan text names no file of the user's program: every finding is the run's.
             Format::Sarif => {

@@ -6,8 +6,9 @@ use sparkdiag_contract::Plan;
 
 use crate::findings_of_plan;
 
-/// Every plan of a plan text with its findings, for a terminal.
-pub fn render(plans: &[Plan], findings: &[Finding]) -> String {
+/// Every plan of a plan text with its findings, for a terminal: the findings wrapped at
+/// `width` columns when given (the tree is not: an operator's depth is its indent).
+pub fn render(plans: &[Plan], findings: &[Finding], width: Option<usize>) -> String {
     let mut out = String::new();
     for (i, plan) in plans.iter().enumerate() {
         out.push_str(&format!(
@@ -33,13 +34,15 @@ pub fn render(plans: &[Plan], findings: &[Finding]) -> String {
             out.push_str("  No findings.\n");
         }
         for f in found {
-            out.push_str(&format!(
-                "  {} {} {}\n      fix: {}\n",
-                f.severity.name(),
-                f.rule,
-                f.title,
-                f.recommendation
-            ));
+            let finding = format!("  {} {} {}", f.severity.name(), f.rule, f.title);
+            let fix = format!("      fix: {}", f.recommendation);
+            match width {
+                Some(width) => {
+                    out.push_str(&crate::analyze::text::wrap(&finding, width, 4));
+                    out.push_str(&crate::analyze::text::wrap(&fix, width, 11));
+                }
+                None => out.push_str(&format!("{finding}\n{fix}\n")),
+            }
         }
         out.push('\n');
     }
