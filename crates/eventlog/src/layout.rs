@@ -641,6 +641,19 @@ mod cleanup {
     /// the folders of dead runs from those of live ones.
     pub const PREFIX: &str = "sparkdiag-archive-";
 
+    /// A new folder named with [`PREFIX`] and this process's id, under `parent` or the system's
+    /// temporary folder, once the folders of dead runs are gone.
+    pub fn scratch_dir(parent: Option<&Path>) -> std::io::Result<tempfile::TempDir> {
+        remove_stale();
+        let prefix = format!("{PREFIX}{}-", std::process::id());
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix);
+        match parent {
+            Some(parent) => builder.tempdir_in(parent),
+            None => builder.tempdir(),
+        }
+    }
+
     pub fn remember(dir: &Path) {
         LIVE.lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -825,15 +838,7 @@ impl Walk {
         display: &str,
         kind: ArchiveKind,
     ) -> Result<Extracted, ReadError> {
-        cleanup::remove_stale();
-        let mut builder = tempfile::Builder::new();
-        let prefix = format!("{}{}-", cleanup::PREFIX, std::process::id());
-        builder.prefix(&prefix);
-        let dir = match &self.unpack_into {
-            Some(parent) => builder.tempdir_in(parent),
-            None => builder.tempdir(),
-        }
-        .map_err(|e| {
+        let dir = cleanup::scratch_dir(self.unpack_into.as_deref()).map_err(|e| {
             ReadError::io(
                 display,
                 None,

@@ -244,15 +244,7 @@ impl StoreWalk {
         found: &mut LogList,
         named_directly: bool,
     ) -> Result<(), ReadError> {
-        cleanup::remove_stale();
-        let mut builder = tempfile::Builder::new();
-        let prefix = format!("{}{}-", cleanup::PREFIX, std::process::id());
-        builder.prefix(&prefix);
-        let download = match &self.local.unpack_into {
-            Some(parent) => builder.tempdir_in(parent),
-            None => builder.tempdir(),
-        }
-        .map_err(|e| {
+        let download = cleanup::scratch_dir(self.local.unpack_into.as_deref()).map_err(|e| {
             ReadError::io(
                 display,
                 None,
