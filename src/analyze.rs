@@ -1,7 +1,6 @@
 //! `sparkdiag analyze PATH...`: each application found, analysed, its gates judged, drawn in the
 //! format asked for; the exit code the gates give.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -251,27 +250,29 @@ pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         quiet: args.habits.quiet,
         narrowing,
     };
-    let rendered = document.render(format, &options)?;
     if args.habits.open {
-        let page = match format {
-            Format::Html if !args.habits.quiet => rendered.clone(),
-            _ => document.render(
-                Format::Html,
-                &sparkdiag_report::Options {
-                    quiet: false,
-                    ..options.clone()
-                },
-            )?,
-        };
+        let page = document.render(
+            Format::Html,
+            &sparkdiag_report::Options {
+                quiet: false,
+                ..options.clone()
+            },
+        )?;
         let file = crate::habits::open_in_browser(&page)?;
         if !args.habits.quiet {
             eprintln!("sparkdiag: opened {}", file.display());
         }
     }
+    // Written as drawn: a JSON report of thousands of queries is never held whole.
     match &args.output {
-        Some(file) => std::fs::write(file, rendered)
-            .with_context(|| format!("cannot write {}", file.display()))?,
-        None => std::io::stdout().lock().write_all(rendered.as_bytes())?,
+        Some(file) => {
+            let mut out = std::fs::File::create(file)
+                .with_context(|| format!("cannot write {}", file.display()))?;
+            document
+                .write(format, &options, &mut out)
+                .with_context(|| format!("cannot write {}", file.display()))?
+        }
+        None => document.write(format, &options, &mut std::io::stdout().lock())?,
     }
     // Each gate is one line in the text view; in any other output it goes to standard error,
     // where a pipeline's log shows it.

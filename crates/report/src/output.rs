@@ -9,6 +9,7 @@
 //! "Adding an output format".
 
 use std::fmt;
+use std::io::Write;
 
 use sparkdiag_contract::{Category, Finding, FindingOut, Report, Severity};
 
@@ -335,7 +336,27 @@ impl From<serde_json::Error> for RenderError {
 
 /// A document as pretty JSON with a final newline.
 pub fn json(document: &impl serde::Serialize) -> Result<String, RenderError> {
-    Ok(serde_json::to_string_pretty(document)? + "\n")
+    let mut out = Vec::new();
+    write_json(document, &mut out)?;
+    Ok(String::from_utf8(out).expect("serde_json writes UTF-8"))
+}
+
+/// [`json`] written straight into `out`, through a buffer: a report of thousands of SQL
+/// executions is tens of megabytes of JSON, which need not be held whole before it is written.
+pub fn write_json(
+    document: &impl serde::Serialize,
+    out: &mut dyn std::io::Write,
+) -> Result<(), RenderError> {
+    let mut buffered = std::io::BufWriter::with_capacity(64 << 10, out);
+    serde_json::to_writer_pretty(&mut buffered, document).map_err(|e| {
+        if e.is_io() {
+            RenderError::Io(e.into())
+        } else {
+            RenderError::Json(e)
+        }
+    })?;
+    buffered.write_all(b"\n").map_err(RenderError::Io)?;
+    buffered.flush().map_err(RenderError::Io)
 }
 
 #[cfg(test)]

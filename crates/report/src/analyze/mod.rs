@@ -71,11 +71,36 @@ impl View for Applications<'_> {
             }
         })
     }
+
+    /// JSON goes out as it is written; every other format is drawn whole first.
+    fn write(
+        &self,
+        format: Format,
+        options: &Options,
+        out: &mut dyn std::io::Write,
+    ) -> Result<(), RenderError> {
+        if format == Format::Json && !options.quiet {
+            return write_json(self.0, options, out);
+        }
+        out.write_all(self.render(format, options)?.as_bytes())
+            .map_err(RenderError::Io)
+    }
 }
 
 /// `sparkdiag/report/v1`: the one report, or an array of them; each with only the findings
 /// `options` shows (the summary keeps the whole run's counts).
 fn json(apps: &[App], options: &Options) -> Result<String, RenderError> {
+    let mut out = Vec::new();
+    write_json(apps, options, &mut out)?;
+    Ok(String::from_utf8(out).expect("serde_json writes UTF-8"))
+}
+
+/// [`json`] streamed into `out`.
+fn write_json(
+    apps: &[App],
+    options: &Options,
+    out: &mut dyn std::io::Write,
+) -> Result<(), RenderError> {
     let narrowed: Vec<Option<Report>> = apps
         .iter()
         .map(|a| {
@@ -98,7 +123,7 @@ fn json(apps: &[App], options: &Options) -> Result<String, RenderError> {
         .map(|(a, n)| n.as_ref().unwrap_or(a.report))
         .collect();
     match reports.as_slice() {
-        [one] => crate::output::json(one),
-        many => crate::output::json(&many),
+        [one] => crate::output::write_json(one, out),
+        many => crate::output::write_json(&many, out),
     }
 }
