@@ -377,9 +377,10 @@ pub struct PlanNodeOut {
     /// number them (`SparkPlanGraph`): wrappers such as `InputAdapter` and AQE query stages are
     /// left out of `plan_nodes`, as Spark leaves them out of its graph.
     pub index: usize,
-    pub name: String,
+    /// Operator names and metric names are short and repeat in every plan: held inline.
+    pub name: compact_str::CompactString,
     /// SQL metric name -> value (sizes in bytes, timings in ms as Spark records them).
-    pub metrics: std::collections::BTreeMap<String, i64>,
+    pub metrics: std::collections::BTreeMap<compact_str::CompactString, i64>,
     /// Stages whose tasks updated this node's metrics: where it ran.
     pub stage_ids: Vec<i64>,
 }

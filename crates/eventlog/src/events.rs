@@ -7,6 +7,7 @@ use std::borrow::Cow;
 
 use std::sync::LazyLock;
 
+use compact_str::CompactString;
 use memchr::memmem;
 use serde::Deserialize;
 
@@ -736,7 +737,7 @@ pub struct SqlDriverAccumUpdates {
 #[serde(default)]
 pub struct SparkPlanInfo {
     #[serde(rename = "nodeName")]
-    pub node_name: String,
+    pub node_name: CompactString,
     #[serde(rename = "simpleString")]
     pub simple_string: String,
     pub children: Vec<SparkPlanInfo>,
@@ -747,11 +748,11 @@ pub struct SparkPlanInfo {
 #[derive(Debug, Clone, Default, Deserialize, serde::Serialize)]
 #[serde(default)]
 pub struct SqlMetricInfo {
-    pub name: String,
+    pub name: CompactString,
     #[serde(rename = "accumulatorId")]
     pub accumulator_id: i64,
     #[serde(rename = "metricType")]
-    pub metric_type: String,
+    pub metric_type: CompactString,
 }
 
 fn minus_one() -> i64 {

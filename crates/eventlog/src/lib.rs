@@ -37,6 +37,7 @@ pub mod streaming;
 use std::fmt;
 
 pub use codec::Codec;
+pub use compact_str::CompactString;
 pub use events::Event;
 pub use layout::{
     ArchiveLimits, ArchiveRefusal, Layout, LogInput, LogList, Part, discover, discover_in_store,

@@ -16,7 +16,7 @@ pub struct PlanInput {
     pub shuffle_stage_ms: i64,
     /// What the log measured for the plan's Exchanges (SQL metrics such as `data size`), by
     /// node index in [`PlanInput::plan`]; empty for a plan text alone.
-    pub measured: std::collections::HashMap<usize, std::collections::BTreeMap<String, i64>>,
+    pub measured: std::collections::HashMap<usize, sparkdiag_model::NodeMetrics>,
     /// Spark's own node id (its UI's plan graph, `SparkPlanGraph`) of each node of
     /// [`PlanInput::plan`], by node index, for plans from an event log; empty for a plan text.
     pub spark_ids: Vec<Option<u32>>,
@@ -103,7 +103,7 @@ fn measured_exchanges(
     graph: &sparkdiag_model::PlanGraph,
     sql: &sparkdiag_model::SqlExecution,
     values: &sparkdiag_model::SqlMetricValues,
-) -> std::collections::HashMap<usize, std::collections::BTreeMap<String, i64>> {
+) -> std::collections::HashMap<usize, sparkdiag_model::NodeMetrics> {
     let nodes = graph.nodes();
     plan.preorder(plan.root)
         .into_iter()

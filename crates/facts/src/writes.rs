@@ -66,7 +66,7 @@ const READ_BYTE_METRICS: &[&str] = &["size of files read"];
 /// The value of the first of `names` measured above 0, else of the first measured at all: a
 /// runtime may declare one name and count under another (Databricks leaves `number of written
 /// files` at 0 beside `files written`), so a declared 0 must not hide the count.
-fn pick(metrics: &std::collections::BTreeMap<String, i64>, names: &[&str]) -> Option<i64> {
+fn pick(metrics: &sparkdiag_model::NodeMetrics, names: &[&str]) -> Option<i64> {
     let measured = || names.iter().filter_map(|n| metrics.get(*n).copied());
     measured().find(|&v| v > 0).or_else(|| measured().next())
 }
@@ -161,7 +161,7 @@ fn write_metrics(
     node: &SparkPlanInfo,
     sql: &sparkdiag_model::SqlExecution,
     values: &SqlMetricValues,
-) -> std::collections::BTreeMap<String, i64> {
+) -> sparkdiag_model::NodeMetrics {
     let mut metrics = values.of_node(node, sql);
     let mut below = Vec::new();
     for child in &node.children {
@@ -226,7 +226,7 @@ fn write_target(node: &SparkPlanInfo) -> String {
         _ => first,
     };
     if first.is_empty() {
-        node.node_name.clone()
+        node.node_name.to_string()
     } else {
         first.replace('`', "")
     }
@@ -315,8 +315,8 @@ mod tests {
     /// comes first; a write that made no files still reads 0.
     #[test]
     fn a_declared_zero_does_not_hide_the_count_under_another_name() {
-        let metrics = |pairs: &[(&str, i64)]| -> std::collections::BTreeMap<String, i64> {
-            pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+        let metrics = |pairs: &[(&str, i64)]| -> sparkdiag_model::NodeMetrics {
+            pairs.iter().map(|(k, v)| ((*k).into(), *v)).collect()
         };
         let databricks = metrics(&[("number of written files", 0), ("files written", 2000)]);
         assert_eq!(pick(&databricks, FILE_METRICS), Some(2000));

@@ -881,6 +881,9 @@ pub struct SqlExecution {
     pub driver_metrics: Vec<(i64, i64)>,
 }
 
+/// A plan node's measured SQL metrics, by metric name.
+pub type NodeMetrics = BTreeMap<sparkdiag_eventlog::CompactString, i64>;
+
 /// Every SQL metric accumulator's final value and the stages that updated it.
 #[derive(Debug, Default)]
 pub struct SqlMetricValues {
@@ -907,7 +910,7 @@ impl SqlMetricValues {
     }
 
     /// A plan node's measured metrics, by name (driver-side updates of `sql` included).
-    pub fn of_node(&self, node: &SparkPlanInfo, sql: &SqlExecution) -> BTreeMap<String, i64> {
+    pub fn of_node(&self, node: &SparkPlanInfo, sql: &SqlExecution) -> NodeMetrics {
         node.metrics
             .iter()
             .filter_map(|m| {

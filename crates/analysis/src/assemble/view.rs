@@ -158,7 +158,7 @@ fn plan_tree(execution_id: i64, root: &SparkPlanInfo) -> PlanTree {
     fn walk(node: &SparkPlanInfo, ids: &[Option<usize>], nodes: &mut Vec<PlanTreeNode>) {
         let index = nodes.len();
         nodes.push(PlanTreeNode {
-            name: node.node_name.clone(),
+            name: node.node_name.to_string(),
             spark_id: ids.get(index).copied().flatten(),
             children: Vec::new(),
         });

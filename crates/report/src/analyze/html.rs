@@ -656,7 +656,7 @@ impl PlanCtx<'_> {
         let info = &self.tree.nodes[i];
         let none = crate::PlanNodeOut {
             index: 0,
-            name: String::new(),
+            name: Default::default(),
             metrics: Default::default(),
             stage_ids: Vec::new(),
         };

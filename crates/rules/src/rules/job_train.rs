@@ -348,7 +348,7 @@ fn plan_text(text: &str) -> String {
 }
 
 fn nodes(plan: &sparkdiag_model::SparkPlanInfo, out: &mut Vec<(String, String)>) {
-    out.push((plan.node_name.clone(), plan_text(&plan.simple_string)));
+    out.push((plan.node_name.to_string(), plan_text(&plan.simple_string)));
     for child in &plan.children {
         nodes(child, out);
     }
