@@ -1,6 +1,8 @@
 //! The large event log of the read bench, written from the real Spark 4.3 rolling fixture in
-//! `testdata/logs/rolling/zstd/`: its events repeated, with job, stage, task and SQL ids and
-//! times shifted so every copy is new work, until the text reaches the size asked for. Shared
+//! `testdata/logs/rolling/zstd/`: its events repeated, with job, stage, task, SQL and
+//! accumulator ids and times shifted so every copy is new work (Spark numbers accumulators once
+//! an application: a copy updating the first copy's would tie every SQL operator to every
+//! copy's stages), until the text reaches the size asked for. Shared
 //! by `crates/analysis/benches/read.rs` and the `serve` load tests and bench (`tests/serve_load.rs`,
 //! `benches/serve_load.rs`), which include this file by path.
 
@@ -37,14 +39,16 @@ pub fn write(fixture: &Path, out: &mut impl Write, target: u64) -> std::io::Resu
         }
     }
     let name = |v: &Value| v["Event"].as_str().unwrap_or_default().to_string();
-    let (mut max_job, mut max_stage, mut max_task, mut max_sql, mut min_t, mut max_t) =
-        (0, 0, 0, 0, i64::MAX, 0);
+    let (mut max_job, mut max_stage, mut max_task, mut max_sql, mut max_accumulator) =
+        (0, 0, 0, 0, 0);
+    let (mut min_t, mut max_t) = (i64::MAX, 0);
     for v in &lines {
         scan(v, &mut |k, n| match k {
             "Job ID" => max_job = max_job.max(n),
             "Stage ID" => max_stage = max_stage.max(n),
             "Task ID" => max_task = max_task.max(n),
             "executionId" => max_sql = max_sql.max(n),
+            "ID" | "accumulatorId" => max_accumulator = max_accumulator.max(n),
             k if is_time(k) && n > 1_000_000_000_000 => {
                 min_t = min_t.min(n);
                 max_t = max_t.max(n);
@@ -72,6 +76,7 @@ pub fn write(fixture: &Path, out: &mut impl Write, target: u64) -> std::io::Resu
                     max_stage + 1,
                     max_task + 1,
                     max_sql + 1,
+                    max_accumulator + 1,
                     max_t - min_t + 1,
                 ]
                 .map(|o| o * copy);
@@ -84,7 +89,7 @@ pub fn write(fixture: &Path, out: &mut impl Write, target: u64) -> std::io::Resu
         copy += 1;
     }
     let mut end = end;
-    shift(&mut end, &[0, 0, 0, 0, (max_t - min_t + 1) * (copy - 1)]);
+    shift(&mut end, &[0, 0, 0, 0, 0, (max_t - min_t + 1) * (copy - 1)]);
     writeln!(out, "{}", serde_json::to_string(&end).unwrap())?;
     out.flush()
 }
@@ -117,9 +122,10 @@ fn scan(v: &Value, f: &mut impl FnMut(&str, i64)) {
     }
 }
 
-/// Adds `[job, stage, task, sql, time]` offsets to every id and timestamp in an event.
-fn shift(v: &mut Value, offsets: &[i64; 5]) {
-    let [job, stage, task, sql, time] = *offsets;
+/// Adds `[job, stage, task, sql, accumulator, time]` offsets to every id and timestamp in an
+/// event.
+fn shift(v: &mut Value, offsets: &[i64; 6]) {
+    let [job, stage, task, sql, accumulator, time] = *offsets;
     match v {
         Value::Object(map) => {
             for (k, val) in map.iter_mut() {
@@ -128,6 +134,21 @@ fn shift(v: &mut Value, offsets: &[i64; 5]) {
                     "Stage ID" | "Stage IDs" | "Parent IDs" => stage,
                     "Task ID" => task,
                     "executionId" | "rootExecutionId" => sql,
+                    // A task's and a stage's accumulables, a plan's metrics.
+                    "ID" | "accumulatorId" => accumulator,
+                    // The driver's updates: `[[accumulator id, value], ...]`.
+                    "accumUpdates" => {
+                        if let Value::Array(pairs) = val {
+                            for pair in pairs {
+                                if let Some(id) = pair.get_mut(0)
+                                    && let Some(n) = id.as_i64()
+                                {
+                                    *id = Value::from(n + accumulator);
+                                }
+                            }
+                        }
+                        continue;
+                    }
                     k if is_time(k) => time,
                     "spark.sql.execution.id" => {
                         if let Some(id) = val.as_str().and_then(|s| s.parse::<i64>().ok()) {
