@@ -740,9 +740,23 @@ pub struct SparkPlanInfo {
     pub node_name: CompactString,
     #[serde(rename = "simpleString")]
     pub simple_string: String,
+    #[serde(deserialize_with = "vec_to_size")]
     pub children: Vec<SparkPlanInfo>,
     pub metadata: std::collections::BTreeMap<String, String>,
+    #[serde(deserialize_with = "vec_to_size")]
     pub metrics: Vec<SqlMetricInfo>,
+}
+
+/// A vector without the room it grew into: a log's plans are held whole, thousands of nodes
+/// each with its metrics.
+fn vec_to_size<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    let mut items = Vec::<T>::deserialize(deserializer)?;
+    items.shrink_to_fit();
+    Ok(items)
 }
 
 #[derive(Debug, Clone, Default, Deserialize, serde::Serialize)]
