@@ -53,14 +53,14 @@ impl Plan {
             Operator::ReusedExchange => ExchangeKind::Reused,
             _ => return None,
         };
-        let mut partitioning = node.details.partitioning.as_ref();
+        let mut partitioning = node.details.partitioning.as_deref();
         if partitioning.is_none() && node.photon {
             partitioning = node
                 .children
                 .iter()
                 .filter_map(|&c| self.nodes.get(c))
                 .find(|c| c.operator == Operator::ShuffleSink)
-                .and_then(|c| c.details.partitioning.as_ref());
+                .and_then(|c| c.details.partitioning.as_deref());
         }
         let origin = node.details.shuffle_origin.as_ref();
         let reuses = node

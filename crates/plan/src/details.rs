@@ -253,7 +253,7 @@ pub struct Details {
     pub limit: Option<u64>,
     /// Exchange partitioning (on `PhotonShuffleExchangeSink` for Photon).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub partitioning: Option<Partitioning>,
+    pub partitioning: Option<Box<Partitioning>>,
     /// Why the shuffle exists (on `PhotonShuffleMapStage` for Photon).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shuffle_origin: Option<ShuffleOrigin>,
@@ -271,13 +271,13 @@ pub struct Details {
     pub reuses_operator_id: Option<u32>,
     /// Scan details.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub scan: Option<ScanDetails>,
+    pub scan: Option<Box<ScanDetails>>,
     /// An AQE query stage's id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stage_id: Option<u32>,
     /// Statistics printed for an AQE query stage.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub statistics: Option<Statistics>,
+    pub statistics: Option<Box<Statistics>>,
     /// What an `AQEShuffleRead` did: `local`, `coalesced`, `skewed`, `coalesced and skewed`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shuffle_read: Option<String>,
@@ -337,7 +337,7 @@ impl Details {
         }
         self.fields = fields;
         if operator == Operator::Scan {
-            self.scan = Some(self.scan_from_fields(name));
+            self.scan = Some(Box::new(self.scan_from_fields(name)));
         }
     }
 
@@ -394,7 +394,7 @@ impl Details {
             );
         }
         if operator == Operator::Scan {
-            self.scan = Some(self.scan_from_fields(name));
+            self.scan = Some(Box::new(self.scan_from_fields(name)));
         }
     }
 
@@ -441,7 +441,7 @@ impl Details {
             | Operator::ResultQueryStage => {
                 self.stage_id = parts.first().and_then(|p| p.trim().parse().ok());
                 if let Some(stats) = parts.iter().find_map(|p| parse_statistics(p)) {
-                    self.statistics = Some(stats);
+                    self.statistics = Some(Box::new(stats));
                 }
             }
             Operator::AqeShuffleRead => self.shuffle_read = non_empty(value),
@@ -483,7 +483,7 @@ impl Details {
             } else if i == 0
                 && let Some(p) = parse_partitioning(part)
             {
-                self.partitioning = Some(p);
+                self.partitioning = Some(Box::new(p));
             } else if self.shuffle_origin.is_none()
                 && let Some(origin) = ShuffleOrigin::parse(part)
             {

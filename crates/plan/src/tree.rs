@@ -309,7 +309,7 @@ fn new_node(
             };
             let mut details = Details::default();
             if let Some(stats) = crate::details::parse_statistics(suffix) {
-                details.statistics = Some(stats);
+                details.statistics = Some(Box::new(stats));
             }
             (name.to_string(), id.known(), details)
         }
