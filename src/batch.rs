@@ -87,8 +87,8 @@ pub struct BatchArgs {
 /// The secret `--redact` keys its pseudonyms with; refused when unset, since without one a
 /// pseudonym could be checked against a guess and could not match the same job every night.
 fn redact_key() -> anyhow::Result<sparkdiag_batch::RedactKey> {
-    let variable = crate::flags::REDACT_KEY_VARIABLE;
-    crate::flags::redact_secret()
+    let variable = sparkdiag_analysis::redact::KEY_VARIABLE;
+    sparkdiag_analysis::redact::key_from_environment()
         .and_then(sparkdiag_batch::RedactKey::new)
         .ok_or_else(|| {
             anyhow::anyhow!(

@@ -51,7 +51,7 @@ pub struct PriceFlags {
     /// Also give each finding's recoverable time in money, at this price per core-hour (one
     /// executor core for one hour). Shown in the cost column and as `impact_cost` in JSON;
     /// `diff` also prices each run's core-hours (runtime × peak cores) as its `cost` line.
-    #[arg(long, value_name = "PRICE", value_parser = crate::flags::parse_price, allow_negative_numbers = true)]
+    #[arg(long, value_name = "PRICE", value_parser = sparkdiag_analysis::Prices::parse, allow_negative_numbers = true)]
     price_per_core_hour: Option<f64>,
     /// Also give memory right-sizing's savings in money, at this price per GB-hour. A GB-hour
     /// here is one GiB (2^30 bytes, as cloud price lists count memory) of executor container
@@ -59,7 +59,7 @@ pub struct PriceFlags {
     /// saved are the container memory a smaller spark.executor.memory gives back times the
     /// executors' lifetimes (GC002). Shown in the cost column and as `impact_memory_cost` in
     /// JSON; never added to the time saved.
-    #[arg(long, value_name = "PRICE", value_parser = crate::flags::parse_price, allow_negative_numbers = true)]
+    #[arg(long, value_name = "PRICE", value_parser = sparkdiag_analysis::Prices::parse, allow_negative_numbers = true)]
     price_per_gb_hour: Option<f64>,
 }
 

@@ -218,7 +218,7 @@ struct ServeCommand {
     #[arg(long, value_name = "SIZE", default_value = "2GiB", value_parser = sparkdiag_report::format::parse_size)]
     max_upload: u64,
     /// How long uploads and their reports are kept (e.g. 24h, 30m, 7d).
-    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = flags::parse_positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = sparkdiag_report::format::parse_positive_duration)]
     keep: std::time::Duration,
     /// Analyses running at once (default: the number of cores, at most 8).
     #[arg(long, value_name = "N")]
@@ -229,7 +229,7 @@ struct ServeCommand {
     queue: usize,
     /// How long a client may send nothing (its request's headers, or the next bytes of an
     /// upload) before its upload is answered 408 and its connection closed (e.g. 60s, 5m).
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = flags::parse_positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = sparkdiag_report::format::parse_positive_duration)]
     client_timeout: std::time::Duration,
     /// Redact every report, as `analyze --redact` does (the upload form otherwise offers it
     /// per upload). Pseudonyms are keyed by SPARKDIAG_REDACT_KEY if set, else by a secret
@@ -321,7 +321,7 @@ fn serve(args: ServeCommand) -> anyhow::Result<ExitCode> {
     }
     config.queue = args.queue;
     config.redact = args.redact;
-    if let Some(secret) = flags::redact_secret() {
+    if let Some(secret) = sparkdiag_analysis::redact::key_from_environment() {
         config.redact_key = secret;
     }
     let files = args.rules.files();
