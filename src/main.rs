@@ -16,11 +16,10 @@ mod shell;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::{CommandFactory, Parser, Subcommand};
 use config::{PriceFlags, RuleFlags};
 use sparkdiag_report::{Format, View};
-use sparkdiag_rules::{Config, Severity};
+use sparkdiag_rules::Severity;
 
 #[derive(Parser)]
 #[command(
@@ -358,24 +357,7 @@ fn mcp(args: McpCommand) -> anyhow::Result<ExitCode> {
 }
 
 fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
-    let bytes = if args.file == "-" {
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
-            .context("cannot read standard input")?;
-        bytes
-    } else {
-        std::fs::read(&args.file).with_context(|| format!("{}: cannot read", args.file))?
-    };
-    let shown = if args.file == "-" {
-        "<stdin>"
-    } else {
-        args.file.as_str()
-    };
-    let mut config = Config::default();
-    for arg in &args.set {
-        config.set_from_arg(arg)?;
-    }
-    let (plans, findings) = sparkdiag_analysis::analyze_plan_text(bytes, shown, &config)?;
+    let (plans, findings) = sparkdiag_analysis::analyze_plan_file(&args.file, &args.set)?;
     let fail_on = args.fail_on.as_deref().and_then(Severity::parse);
     let failing = fail_on.is_some_and(|threshold| findings.iter().any(|f| f.severity <= threshold));
     let document = sparkdiag_report::plan::PlanText {
@@ -388,30 +370,17 @@ fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
         ..sparkdiag_report::Options::default()
     };
     document.write(args.format, &options, &mut std::io::stdout().lock())?;
-    Ok(if failing {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(ExitCode::from(u8::from(failing)))
 }
 
 fn rules(code: Option<&str>, format: Format) -> anyhow::Result<ExitCode> {
-    let rules: Vec<sparkdiag_rules::RuleDoc> = match code {
-        Some(code) => vec![
-            sparkdiag_analysis::catalogue::find_rule(code)
-                .with_context(|| format!("no rule `{code}`; `sparkdiag rules` lists them"))?,
-        ],
-        None => sparkdiag_analysis::catalogue::rule_docs(),
-    };
+    let rules = sparkdiag_analysis::catalogue::select(code).map_err(anyhow::Error::msg)?;
     let document = sparkdiag_report::catalogue::Catalogue {
         rules: &rules,
         explain: code.is_some(),
     };
-    document.write(
-        format,
-        &sparkdiag_report::Options::default(),
-        &mut std::io::stdout().lock(),
-    )?;
+    let options = sparkdiag_report::Options::default();
+    document.write(format, &options, &mut std::io::stdout().lock())?;
     Ok(ExitCode::SUCCESS)
 }
 

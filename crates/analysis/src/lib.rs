@@ -33,7 +33,7 @@ pub mod spark_ui;
 
 pub use compare::{CompareOptions, Noise, compare};
 pub use pick::{PickError, analyze_one};
-pub use plan_text::{PlanTextError, analyze_plan_text};
+pub use plan_text::{PlanTextError, analyze_plan_file, analyze_plan_text};
 /// The rules' configuration (thresholds overridden, rules disabled) every command passes in.
 pub use sparkdiag_rules::{Config, ConfigError};
 
