@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use sparkdiag_analysis::Prices;
-use sparkdiag_rules::Config;
+use sparkdiag_rules::{Config, Severity};
 
 #[derive(clap::Args)]
 pub struct DiffArgs {
@@ -62,25 +62,23 @@ pub fn run(args: DiffArgs, config: Config, prices: Prices) -> anyhow::Result<Exi
     let color = args.color.unwrap_or_default();
     color.before_threads();
     let redactor = std::sync::Mutex::default();
-    let redact = args.redact.then_some(&redactor);
-    let before = read_side("BEFORE", &args.before, &args, &config, prices, redact)?;
-    let after = read_side("AFTER", &args.after, &args, &config, prices, redact)?;
-    let mut diff = sparkdiag_analysis::compare(
-        &before,
-        &after,
-        &sparkdiag_analysis::CompareOptions {
-            price_per_core_hour: prices.per_core_hour,
-            noise: args.noise,
-        },
-    );
-    diff.gates = sparkdiag_analysis::gates::check_diff(
-        &diff,
-        args.fail_on_regression,
-        args.fail_on_new
-            .as_deref()
-            .and_then(sparkdiag_rules::Severity::parse),
-        args.fail_on_output_change,
-    );
+    let options = sparkdiag_analysis::Options {
+        prices,
+        redact: args.redact.then_some(&redactor),
+        ..sparkdiag_analysis::Options::new(&config)
+    };
+    let request = sparkdiag_analysis::DiffRequest {
+        before: &args.before,
+        after: &args.after,
+        app_name: args.app_name.as_deref(),
+        noise: args.noise,
+        fail_on_regression: args.fail_on_regression,
+        fail_on_new: args.fail_on_new.as_deref().and_then(Severity::parse),
+        fail_on_output_change: args.fail_on_output_change,
+    };
+    let diff = sparkdiag_analysis::diff_runs(&request, &options, |side, input, err| {
+        eprintln!("sparkdiag: {side}: skipping {}: {err}", input.display);
+    })?;
     let rendered = sparkdiag_report::View::render(
         &diff,
         args.format,
@@ -102,33 +100,4 @@ pub fn run(args: DiffArgs, config: Config, prices: Prices) -> anyhow::Result<Exi
         }
     }
     Ok(ExitCode::from(gates.map_or(0, |g| g.exit_code)))
-}
-
-/// The run `path` names for `side` (BEFORE or AFTER), with errors that say which.
-fn read_side(
-    side: &str,
-    path: &str,
-    args: &DiffArgs,
-    config: &Config,
-    prices: Prices,
-    redact: Option<&std::sync::Mutex<sparkdiag_analysis::redact::Redactor>>,
-) -> anyhow::Result<sparkdiag_analysis::Analysis> {
-    use sparkdiag_analysis::PickError;
-    let options = sparkdiag_analysis::Options {
-        config,
-        prices,
-        inputs: vec![path.to_string()],
-        redact,
-    };
-    let skipped = |input: &sparkdiag_eventlog::LogInput, err: &sparkdiag_eventlog::ReadError| {
-        eprintln!("sparkdiag: {side}: skipping {}: {err}", input.display);
-    };
-    match sparkdiag_analysis::analyze_one(path, &options, args.app_name.as_deref(), skipped) {
-        Ok(analysis) => Ok(analysis),
-        Err(PickError::Read(e)) => Err(anyhow::Error::new(e).context(format!("{side} {path}"))),
-        Err(PickError::Several(n)) => bail!(
-            "{side} {path} holds {n} applications; name one log, or pick by name with --app-name"
-        ),
-        Err(e @ PickError::NoneNamed(_)) => bail!("{side} {path}: {e}"),
-    }
 }

@@ -31,8 +31,8 @@ pub mod replay;
 pub mod settings;
 pub mod spark_ui;
 
-pub use compare::{CompareOptions, Noise, compare};
-pub use pick::{PickError, analyze_one};
+pub use compare::{CompareOptions, DiffRequest, Noise, compare, diff_runs};
+pub use pick::{PickError, SideError, analyze_one, analyze_side};
 pub use plan_text::{PlanTextError, analyze_plan_file, analyze_plan_text};
 /// The rules' configuration (thresholds overridden, rules disabled) every command passes in.
 pub use sparkdiag_rules::{Config, ConfigError};
