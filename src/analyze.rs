@@ -115,33 +115,6 @@ impl GateFlags {
     }
 }
 
-impl NarrowFlags {
-    /// `--only` names a rule (code or name) or a category; anything else is refused.
-    fn narrowing(&self) -> anyhow::Result<Narrowing> {
-        let mut narrowing = Narrowing {
-            min_severity: self.min_severity.as_deref().and_then(Severity::parse),
-            stages: self.stage.clone(),
-            ..Narrowing::default()
-        };
-        let rules = sparkdiag_analysis::catalogue::rule_docs();
-        for only in &self.only {
-            if let Some(rule) = sparkdiag_analysis::catalogue::find_rule(only) {
-                narrowing.rules.push(rule.code);
-            } else if let Some(rule) = rules
-                .iter()
-                .find(|r| r.category.name().eq_ignore_ascii_case(only))
-            {
-                narrowing.categories.push(rule.category);
-            } else {
-                anyhow::bail!(
-                    "--only {only}: no rule or category of that name (`sparkdiag rules` lists both)"
-                );
-            }
-        }
-        Ok(narrowing)
-    }
-}
-
 pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let files = args.rules.files();
     crate::config::apply_to_analyze(&mut args, &files)?;
@@ -158,12 +131,16 @@ pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             "--max-cost needs a price: --price-per-core-hour, or price_per_core_hour in a config file's [defaults]"
         );
     }
-    let narrowing = args.narrow.narrowing()?;
-    // Only the charts and the HTML plan trees need the per-task view data; keep it only for them.
-    let keep_views = format.needs_view_data() || args.charts.is_some() || args.habits.open;
-    let mut reports = Vec::new();
-    let mut views = Vec::new();
-    let mut unreadable = Vec::new();
+    let narrowing = Narrowing::asked(
+        &args.narrow.only,
+        args.narrow
+            .min_severity
+            .as_deref()
+            .and_then(Severity::parse),
+        args.narrow.stage.clone(),
+        &sparkdiag_analysis::catalogue::rule_docs(),
+    )
+    .map_err(anyhow::Error::msg)?;
     #[cfg(feature = "remote")]
     let paths = {
         args.storage.install()?;
@@ -174,74 +151,29 @@ pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     };
     #[cfg(not(feature = "remote"))]
     let paths = args.paths.clone();
-    let inputs: Vec<(String, sparkdiag_eventlog::LogInput)> = paths
-        .iter()
-        .map(|path| {
-            Ok(sparkdiag_eventlog::discover(path)?
-                .into_iter()
-                .map(move |i| (path.clone(), i)))
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?
-        .into_iter()
-        .flatten()
-        .collect();
-    let one = inputs.len() == 1;
     let redactor = std::sync::Mutex::default();
-    for (path, input) in &inputs {
-        if !args.habits.quiet {
-            for passed_over in &input.skipped {
-                eprintln!("sparkdiag: warning: {passed_over}");
-            }
-        }
-        let progress = Progress::start(input);
-        let options = sparkdiag_analysis::Options {
-            config: &config,
+    let request = sparkdiag_analysis::applications::Request {
+        paths: &paths,
+        options: sparkdiag_analysis::Options {
             prices,
-            inputs: vec![path.clone()],
             redact: args.redact.then_some(&redactor),
-        };
-        let analysis =
-            sparkdiag_analysis::analyze_with_progress(input, &options, |n| progress.events(n));
-        progress.finish();
-        let analysis = match analysis {
-            Ok(analysis) => analysis,
-            // One log that cannot be read is the command's failure; among many it is listed as
-            // unreadable, never as an application, and the others are analysed.
-            Err(e) if one => return Err(e.into()),
-            Err(e) => {
-                eprintln!("sparkdiag: unreadable, left out: {e}");
-                unreadable.push(e);
-                continue;
-            }
-        };
-        if keep_views {
-            views.push(analysis.view_data());
-        }
-        let mut report = analysis.report;
-        if let Some(base) = &args.habits.ui_url {
-            sparkdiag_analysis::spark_ui::link_findings(&mut report, base);
-        }
-        report.gates = sparkdiag_analysis::gates::check(&report, &budgets);
-        reports.push(report);
-    }
-    if reports.is_empty() {
-        anyhow::bail!(
-            "nothing readable in {}: {} log(s) found, none with a Spark event",
-            args.paths.join(" "),
-            unreadable.len()
-        );
-    }
+            ..sparkdiag_analysis::Options::new(&config)
+        },
+        budgets,
+        ui_url: args.habits.ui_url.as_deref(),
+        // Only the charts and the HTML plan trees need the per-task view data.
+        keep_views: format.needs_view_data() || args.charts.is_some() || args.habits.open,
+    };
+    let mut watch = Watch {
+        quiet: args.habits.quiet,
+        spinner: None,
+    };
+    let analysed = sparkdiag_analysis::applications::analyze_paths(&request, &mut watch)?;
+    let reports = &analysed.reports;
     if let Some(dir) = &args.charts {
-        sparkdiag_report::charts::write_files(dir, &reports, &views)?;
+        sparkdiag_report::charts::write_files(dir, reports, &analysed.views)?;
     }
-    let apps: Vec<App> = reports
-        .iter()
-        .enumerate()
-        .map(|(i, report)| App {
-            report,
-            view: views.get(i),
-        })
-        .collect();
+    let apps = App::each(reports, &analysed.views);
     let document = Applications(&apps);
     let options = sparkdiag_report::Options {
         // Terminal width and colour only when the text goes to a terminal; `-o FILE` and pipes
@@ -281,36 +213,37 @@ pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         && reports.len() < sparkdiag_report::analyze::text::MANY_APPLICATIONS;
     // `--quiet` keeps standard error quiet: the exit code still says how the gates went.
     if !in_view && !args.habits.quiet {
-        for check in reports
-            .iter()
-            .flat_map(|r| r.gates.iter().flat_map(|g| &g.checks))
-        {
-            eprintln!("sparkdiag: gate {}", check.line);
+        for line in analysed.gate_lines() {
+            eprintln!("sparkdiag: gate {line}");
         }
     }
-    let exit = sparkdiag_report::Exit::worst(
-        reports
-            .iter()
-            .filter_map(|r| r.gates.as_ref().map(|g| g.verdict)),
-    );
-    Ok(ExitCode::from(exit.code()))
+    Ok(ExitCode::from(analysed.exit().code()))
 }
 
-/// A spinner on standard error with the count of events read, for large logs only (more than
-/// [`Progress::MIN_BYTES`] on disk) and only when standard error is a terminal: pipes, files and
-/// the tests see nothing. The reader hands over events, not bytes, so it counts events.
-struct Progress(Option<(indicatif::ProgressBar, u64)>);
+/// Warns of what the search passed over and of logs left out, and draws a spinner on standard
+/// error with the count of events read, for large logs only (more than [`Watch::MIN_BYTES`] on
+/// disk) and only when standard error is a terminal: pipes, files and the tests see nothing.
+/// The reader hands over events, not bytes, so it counts events.
+struct Watch {
+    quiet: bool,
+    spinner: Option<(indicatif::ProgressBar, u64)>,
+}
 
-impl Progress {
+impl Watch {
     const MIN_BYTES: u64 = 50 * 1024 * 1024;
-    fn start(input: &sparkdiag_eventlog::LogInput) -> Progress {
+}
+
+impl sparkdiag_analysis::applications::Watch for Watch {
+    fn reading(&mut self, input: &sparkdiag_eventlog::LogInput) {
         use std::io::IsTerminal;
-        if !std::io::stderr().is_terminal() {
-            return Progress(None);
+        if !self.quiet {
+            for passed_over in &input.skipped {
+                eprintln!("sparkdiag: warning: {passed_over}");
+            }
         }
         let bytes: u64 = input.parts.iter().filter_map(|p| p.known_len()).sum();
-        if bytes <= Self::MIN_BYTES {
-            return Progress(None);
+        if !std::io::stderr().is_terminal() || bytes <= Self::MIN_BYTES {
+            return;
         }
         let bar =
             indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
@@ -323,18 +256,22 @@ impl Progress {
         bar.set_prefix(format!("{mib} MiB, 0k events"));
         bar.set_message(format!("reading {}", input.display));
         bar.enable_steady_tick(std::time::Duration::from_millis(120));
-        Progress(Some((bar, mib)))
+        self.spinner = Some((bar, mib));
     }
 
-    fn events(&self, n: u64) {
-        if let Some((bar, mib)) = &self.0 {
+    fn events(&mut self, n: u64) {
+        if let Some((bar, mib)) = &self.spinner {
             bar.set_prefix(format!("{mib} MiB, {}k events", n / 1000));
         }
     }
 
-    fn finish(self) {
-        if let Some((bar, _)) = self.0 {
+    fn read(&mut self) {
+        if let Some((bar, _)) = self.spinner.take() {
             bar.finish_and_clear();
         }
+    }
+
+    fn left_out(&mut self, error: &sparkdiag_eventlog::ReadError) {
+        eprintln!("sparkdiag: unreadable, left out: {error}");
     }
 }

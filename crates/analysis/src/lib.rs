@@ -18,6 +18,7 @@ use sparkdiag_eventlog::{LogInput, ReadError, SourceReport};
 use sparkdiag_facts::Facts;
 use sparkdiag_model::{Application, ApplicationBuilder};
 
+pub mod applications;
 pub mod assemble;
 pub mod catalogue;
 mod compare;

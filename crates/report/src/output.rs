@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use sparkdiag_contract::{Category, Finding, FindingOut, Report, Severity};
+use sparkdiag_contract::{Category, Finding, FindingOut, Report, RuleDoc, Severity};
 
 /// An output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -192,6 +192,39 @@ impl Narrowing {
                     .any(|s| self.stages.contains(s)))
     }
 
+    /// What the flags ask for: each of `only` is a rule of `catalogue` (its code or name) or a
+    /// rule's category, in any case; anything else is refused, naming it.
+    pub fn asked(
+        only: &[String],
+        min_severity: Option<Severity>,
+        stages: Vec<i64>,
+        catalogue: &[RuleDoc],
+    ) -> Result<Narrowing, String> {
+        let mut narrowing = Narrowing {
+            min_severity,
+            stages,
+            ..Narrowing::default()
+        };
+        for only in only {
+            let named = |rule: &&RuleDoc| {
+                rule.code.eq_ignore_ascii_case(only) || rule.name.eq_ignore_ascii_case(only)
+            };
+            if let Some(rule) = catalogue.iter().find(named) {
+                narrowing.rules.push(rule.code);
+            } else if let Some(rule) = catalogue
+                .iter()
+                .find(|r| r.category.name().eq_ignore_ascii_case(only))
+            {
+                narrowing.categories.push(rule.category);
+            } else {
+                return Err(format!(
+                    "--only {only}: no rule or category of that name (`sparkdiag rules` lists both)"
+                ));
+            }
+        }
+        Ok(narrowing)
+    }
+
     /// What was asked for, as the flags say it: `--only skew --min-severity high`.
     pub fn flags(&self) -> String {
         let mut flags: Vec<String> = Vec::new();
@@ -341,6 +374,38 @@ pub fn json(document: &impl serde::Serialize) -> Result<String, RenderError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_names_a_rule_by_code_or_name_or_a_category_and_nothing_else() {
+        let rule = |code, name, category| RuleDoc {
+            code,
+            name,
+            category,
+            summary: "",
+            doc: "",
+            thresholds: &[],
+            needs: &[],
+        };
+        let catalogue = [
+            rule("SK001", "data-skew", Category::Skew),
+            rule("SP001", "spill", Category::Spill),
+        ];
+        let asked = |only: &[&str]| {
+            let only: Vec<String> = only.iter().map(|s| s.to_string()).collect();
+            Narrowing::asked(&only, Some(Severity::High), vec![3], &catalogue)
+        };
+        let narrowing = asked(&["sk001", "SPILL", "Data-Skew"]).unwrap();
+        assert_eq!(narrowing.rules, ["SK001", "SP001", "SK001"]);
+        assert!(narrowing.categories.is_empty());
+        assert_eq!(narrowing.min_severity, Some(Severity::High));
+        assert_eq!(narrowing.stages, [3]);
+        let by_category = asked(&["skew"]).unwrap();
+        assert_eq!(by_category.categories, [Category::Skew]);
+        assert_eq!(
+            asked(&["gc"]).unwrap_err(),
+            "--only gc: no rule or category of that name (`sparkdiag rules` lists both)"
+        );
+    }
 
     #[test]
     fn every_format_is_found_by_its_name() {

@@ -26,6 +26,21 @@ pub struct App<'a> {
     pub view: Option<&'a ViewData>,
 }
 
+impl<'a> App<'a> {
+    /// Each of `reports` with its view data, when it was kept: `views` holds one per report,
+    /// in the same order, or none.
+    pub fn each(reports: &'a [Report], views: &'a [ViewData]) -> Vec<App<'a>> {
+        reports
+            .iter()
+            .enumerate()
+            .map(|(i, report)| App {
+                report,
+                view: views.get(i),
+            })
+            .collect()
+    }
+}
+
 /// The applications of one `sparkdiag analyze` (one per log found), in the order found.
 pub struct Applications<'a>(pub &'a [App<'a>]);
 
