@@ -120,7 +120,7 @@ pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     crate::config::apply_to_analyze(&mut args, &files)?;
     let prices = args.prices.prices(&files)?;
     let color = args.habits.color.unwrap_or_default();
-    color.before_threads();
+    crate::habits::before_threads(color);
     let format = args.format.unwrap_or(Format::Text);
     let config = args.rules.config(&files)?;
     let budgets = args
@@ -178,7 +178,7 @@ pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let options = sparkdiag_report::Options {
         // Terminal width and colour only when the text goes to a terminal; `-o FILE` and pipes
         // get the plain view.
-        terminal: color.terminal(args.output.is_some()),
+        terminal: sparkdiag_report::Terminal::chosen(args.output.is_some(), color),
         top: args.habits.top,
         quiet: args.habits.quiet,
         narrowing,
@@ -195,7 +195,7 @@ pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
                 },
             )?,
         };
-        let file = crate::habits::open_in_browser(&page)?;
+        let file = sparkdiag_report::browser::open(&page)?;
         if !args.habits.quiet {
             eprintln!("sparkdiag: opened {}", file.display());
         }
@@ -220,55 +220,37 @@ pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(analysed.exit().code()))
 }
 
-/// Warns of what the search passed over and of logs left out, and draws a spinner on standard
-/// error with the count of events read, for large logs only (more than [`Watch::MIN_BYTES`] on
-/// disk) and only when standard error is a terminal: pipes, files and the tests see nothing.
-/// The reader hands over events, not bytes, so it counts events.
+/// Warns of what the search passed over and of logs left out, and spins while a large log is
+/// read.
 struct Watch {
     quiet: bool,
-    spinner: Option<(indicatif::ProgressBar, u64)>,
-}
-
-impl Watch {
-    const MIN_BYTES: u64 = 50 * 1024 * 1024;
+    spinner: Option<sparkdiag_report::progress::Spinner>,
 }
 
 impl sparkdiag_analysis::applications::Watch for Watch {
     fn reading(&mut self, input: &sparkdiag_eventlog::LogInput) {
-        use std::io::IsTerminal;
         if !self.quiet {
             for passed_over in &input.skipped {
                 eprintln!("sparkdiag: warning: {passed_over}");
             }
         }
-        let bytes: u64 = input.parts.iter().filter_map(|p| p.known_len()).sum();
-        if !std::io::stderr().is_terminal() || bytes <= Self::MIN_BYTES {
-            return;
-        }
-        let bar =
-            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
-        bar.set_style(
-            // The path last, cut to the terminal's width, so a long one never wraps the line.
-            indicatif::ProgressStyle::with_template("{spinner} {elapsed} {prefix} {wide_msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
-        );
-        let mib = bytes / (1024 * 1024);
-        bar.set_prefix(format!("{mib} MiB, 0k events"));
-        bar.set_message(format!("reading {}", input.display));
-        bar.enable_steady_tick(std::time::Duration::from_millis(120));
-        self.spinner = Some((bar, mib));
+        let bytes = input.parts.iter().filter_map(|p| p.known_len()).sum();
+        self.spinner = Some(sparkdiag_report::progress::Spinner::start(
+            bytes,
+            &input.display,
+        ));
     }
 
     fn events(&mut self, n: u64) {
-        if let Some((bar, mib)) = &self.spinner {
-            bar.set_prefix(format!("{mib} MiB, {}k events", n / 1000));
+        if let Some(spinner) = &self.spinner {
+            spinner.events(n);
         }
     }
 
     fn read(&mut self) {
-        if let Some((bar, _)) = self.spinner.take() {
-            bar.finish_and_clear();
-        }
+        self.spinner
+            .take()
+            .map(sparkdiag_report::progress::Spinner::finish);
     }
 
     fn left_out(&mut self, error: &sparkdiag_eventlog::ReadError) {

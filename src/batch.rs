@@ -121,7 +121,7 @@ pub fn run(
         redact: args.redact.then(RedactKey::from_environment).transpose()?,
         ..sparkdiag_batch::Options::new(dirs, args.output, date)
     };
-    let mut progress = Progress::default();
+    let mut progress = sparkdiag_report::progress::Bar::default();
     let outcome = sparkdiag_batch::run(&options, &config, &mut progress);
     progress.finish();
     let outcome = outcome?;
@@ -129,44 +129,4 @@ pub fn run(
     let summary = outcome.summary(started.elapsed());
     std::io::stdout().lock().write_all(summary.as_bytes())?;
     Ok(ExitCode::from(outcome.exit_code(args.fail_on_regression)))
-}
-
-/// A bar on standard error with the logs analysed so far, only when standard error is a
-/// terminal: pipes, files and the tests see nothing.
-#[derive(Default)]
-struct Progress(Option<indicatif::ProgressBar>);
-
-impl sparkdiag_batch::Progress for Progress {
-    fn started(&mut self, logs: usize) {
-        use std::io::IsTerminal;
-        if logs == 0 || !std::io::stderr().is_terminal() {
-            return;
-        }
-        let bar = indicatif::ProgressBar::with_draw_target(
-            Some(logs as u64),
-            indicatif::ProgressDrawTarget::stderr(),
-        );
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:30} {pos}/{len} logs {elapsed} {wide_msg}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        self.0 = Some(bar);
-    }
-
-    fn analysed(&mut self, input: &str) {
-        if let Some(bar) = &self.0 {
-            bar.inc(1);
-            bar.set_message(input.to_string());
-        }
-    }
-}
-
-impl Progress {
-    fn finish(self) {
-        if let Some(bar) = self.0 {
-            bar.finish_and_clear();
-        }
-    }
 }

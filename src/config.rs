@@ -79,7 +79,6 @@ pub fn apply_to_analyze(
     args: &mut crate::analyze::AnalyzeArgs,
     files: &ConfigFiles,
 ) -> anyhow::Result<()> {
-    use clap::ValueEnum;
     let defaults = files.defaults()?;
     let bad = |key: &str, value: &str, expected: &str| {
         anyhow::anyhow!(
@@ -114,8 +113,8 @@ pub fn apply_to_analyze(
         && let Some(color) = &defaults.color
     {
         habits.color = Some(
-            crate::habits::ColorChoice::from_str(color, true)
-                .map_err(|_| bad("color", color, "auto, always or never"))?,
+            sparkdiag_report::ColorChoice::parse(color)
+                .ok_or_else(|| bad("color", color, "auto, always or never"))?,
         );
     }
     Ok(())

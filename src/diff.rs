@@ -40,8 +40,8 @@ pub struct DiffArgs {
     fail_on_new: Option<String>,
     /// Colour the text view's verdict and causes: auto (on a terminal, unless NO_COLOR is
     /// set), always, or never.
-    #[arg(long, value_enum, value_name = "WHEN")]
-    color: Option<crate::habits::ColorChoice>,
+    #[arg(long, value_name = "WHEN", value_parser = crate::flags::color())]
+    color: Option<sparkdiag_report::ColorChoice>,
     /// How far this job's runtime moves between identical runs, as a share of BEFORE's runtime
     /// (25%) or a duration (10s, 2min): a change within it is "nothing material". Default: the
     /// larger of 15% and 3 s. A short job whose start-up is half its runtime moves more; the
@@ -60,7 +60,7 @@ pub fn run(args: DiffArgs, config: Config, prices: Prices) -> anyhow::Result<Exi
         bail!("--fail-on-regression wants a percentage of 0 or more, got {pct}");
     }
     let color = args.color.unwrap_or_default();
-    color.before_threads();
+    crate::habits::before_threads(color);
     let redactor = std::sync::Mutex::default();
     let options = sparkdiag_analysis::Options {
         prices,
@@ -83,7 +83,7 @@ pub fn run(args: DiffArgs, config: Config, prices: Prices) -> anyhow::Result<Exi
         &diff,
         args.format,
         &sparkdiag_report::Options {
-            terminal: color.terminal(args.output.is_some()),
+            terminal: sparkdiag_report::Terminal::chosen(args.output.is_some(), color),
             ..Default::default()
         },
     )?;

@@ -1,5 +1,5 @@
-//! `--format`: the one list of formats every command shares, as clap parses, lists and
-//! completes it. The other values with units (sizes, durations, prices) are parsed where they
+//! `--format` and `--color`: the report's lists of formats and colour choices, as clap parses,
+//! lists and completes them. The other values with units (sizes, durations, prices) are parsed where they
 //! are written (`sparkdiag_contract::units`, `Prices::parse`).
 
 /// `--format`: a format of the one list every command shares (`sparkdiag_report::Format`);
@@ -17,4 +17,15 @@ pub fn format_names() -> Vec<&'static str> {
         .iter()
         .map(|f| f.name())
         .collect()
+}
+
+/// `--color`: auto, always or never (`sparkdiag_report::ColorChoice`), each with its line in
+/// `--help`.
+pub fn color() -> impl clap::builder::TypedValueParser<Value = sparkdiag_report::ColorChoice> {
+    use clap::builder::{PossibleValue, TypedValueParser};
+    let choices =
+        sparkdiag_report::ColorChoice::ALL.map(|c| PossibleValue::new(c.name()).help(c.about()));
+    clap::builder::PossibleValuesParser::new(choices).try_map(|name: String| {
+        sparkdiag_report::ColorChoice::parse(&name).ok_or_else(|| format!("no colour `{name}`"))
+    })
 }

@@ -171,6 +171,16 @@ pub trait Progress {
 
 impl Progress for () {}
 
+/// The command line's bar on standard error (drawn only on a terminal).
+impl Progress for sparkdiag_report::progress::Bar {
+    fn started(&mut self, logs: usize) {
+        self.start(logs);
+    }
+    fn analysed(&mut self, input: &str) {
+        self.advance(input);
+    }
+}
+
 /// What a batch ended with.
 #[derive(Debug)]
 pub enum Outcome {

@@ -102,6 +102,47 @@ pub struct Terminal {
     pub width: Option<u16>,
 }
 
+/// When the text view is in colour (`--color`, a config file's `color`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ColorChoice {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// Every choice, in the order `--help` lists them.
+    pub const ALL: [ColorChoice; 3] = [ColorChoice::Auto, ColorChoice::Always, ColorChoice::Never];
+
+    /// What `--color` calls it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ColorChoice::Auto => "auto",
+            ColorChoice::Always => "always",
+            ColorChoice::Never => "never",
+        }
+    }
+
+    /// One line for `--help`.
+    pub fn about(self) -> &'static str {
+        match self {
+            ColorChoice::Auto => "On a terminal, unless `NO_COLOR` is set",
+            ColorChoice::Always => {
+                "Always, even into a pipe or a file (and despite `NO_COLOR`: the flag is asked for)"
+            }
+            ColorChoice::Never => "Never",
+        }
+    }
+
+    /// The choice `--color NAME` (or a config file's `color = "NAME"`) means, in any case.
+    pub fn parse(name: &str) -> Option<ColorChoice> {
+        ColorChoice::ALL
+            .into_iter()
+            .find(|c| c.name().eq_ignore_ascii_case(name))
+    }
+}
+
 /// The width when neither the terminal nor `COLUMNS` gives one.
 const FALLBACK_WIDTH: u16 = 80;
 
@@ -121,6 +162,23 @@ impl Terminal {
                 )
             }),
         }
+    }
+
+    /// Where text goes with `color` asked for: standard output's terminal (width, and colour
+    /// unless `NO_COLOR`), or plain text for `to_file` (`-o FILE`); `always` and `never` then
+    /// decide the colour.
+    pub fn chosen(to_file: bool, color: ColorChoice) -> Terminal {
+        let mut terminal = if to_file {
+            Terminal::default()
+        } else {
+            Terminal::for_stdout()
+        };
+        match color {
+            ColorChoice::Auto => {}
+            ColorChoice::Always => terminal.color = true,
+            ColorChoice::Never => terminal.color = false,
+        }
+        terminal
     }
 
     /// The width to lay text out in.
@@ -405,6 +463,25 @@ mod tests {
             asked(&["gc"]).unwrap_err(),
             "--only gc: no rule or category of that name (`sparkdiag rules` lists both)"
         );
+    }
+
+    #[test]
+    fn a_colour_choice_is_found_by_its_name_and_decides_over_the_terminal() {
+        for choice in ColorChoice::ALL {
+            assert_eq!(ColorChoice::parse(choice.name()), Some(choice));
+            assert_eq!(
+                ColorChoice::parse(&choice.name().to_uppercase()),
+                Some(choice)
+            );
+        }
+        assert_eq!(ColorChoice::parse("sometimes"), None);
+        assert!(Terminal::chosen(true, ColorChoice::Always).color);
+        assert!(
+            !Terminal::chosen(true, ColorChoice::Always).terminal,
+            "a file is no terminal"
+        );
+        assert!(!Terminal::chosen(true, ColorChoice::Auto).color);
+        assert!(!Terminal::chosen(false, ColorChoice::Never).color);
     }
 
     #[test]
