@@ -79,43 +79,28 @@ pub fn apply_to_analyze(
     args: &mut crate::analyze::AnalyzeArgs,
     files: &ConfigFiles,
 ) -> anyhow::Result<()> {
+    use sparkdiag_report::{ColorChoice, Format, Severity};
     let defaults = files.defaults()?;
-    let bad = |key: &str, value: &str, expected: &str| {
-        anyhow::anyhow!(
-            "{}: [defaults] {key} = \"{value}\": expected {expected}",
-            files.origin()
-        )
-    };
-    if args.format.is_none()
-        && let Some(format) = &defaults.format
-    {
+    if args.format.is_none() {
         let names = crate::flags::format_names().join(", ");
-        args.format = Some(
-            sparkdiag_report::Format::parse(format).ok_or_else(|| bad("format", format, &names))?,
-        );
+        args.format = files.checked("format", defaults.format.as_deref(), Format::parse, &names)?;
     }
-    if args.fail_on.is_none()
-        && let Some(fail_on) = &defaults.fail_on
-    {
-        if sparkdiag_rules::Severity::parse(fail_on).is_none() {
-            return Err(bad(
-                "fail_on",
-                fail_on,
-                "critical, high, medium, low or info",
-            ));
-        }
-        args.fail_on = Some(fail_on.clone());
+    if args.fail_on.is_none() {
+        let severity = |s: &str| Severity::parse(s).map(|_| s.to_string());
+        let expected = "critical, high, medium, low or info";
+        args.fail_on = files.checked("fail_on", defaults.fail_on.as_deref(), severity, expected)?;
     }
     let habits = &mut args.habits;
     habits.top = habits.top.or(defaults.top);
     habits.ui_url = habits.ui_url.take().or(defaults.ui_url);
-    if habits.color.is_none()
-        && let Some(color) = &defaults.color
-    {
-        habits.color = Some(
-            sparkdiag_report::ColorChoice::parse(color)
-                .ok_or_else(|| bad("color", color, "auto, always or never"))?,
-        );
+    if habits.color.is_none() {
+        let expected = "auto, always or never";
+        habits.color = files.checked(
+            "color",
+            defaults.color.as_deref(),
+            ColorChoice::parse,
+            expected,
+        )?;
     }
     Ok(())
 }
