@@ -1,14 +1,12 @@
 //! `sparkdiag analyze PATH...`: each application found, analysed, its gates judged, drawn in the
 //! format asked for; the exit code the gates give.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use sparkdiag_analysis::gates::Budgets;
-use sparkdiag_report::analyze::{App, Applications};
-use sparkdiag_report::{Format, Narrowing, View};
+use sparkdiag_report::analyze::{App, Applications, Delivery};
+use sparkdiag_report::{Format, Narrowing};
 use sparkdiag_rules::Severity;
 
 use crate::config::{PriceFlags, RuleFlags};
@@ -169,50 +167,25 @@ pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         spinner: None,
     };
     let analysed = sparkdiag_analysis::applications::analyze_paths(&request, &mut watch)?;
-    let reports = &analysed.reports;
-    if let Some(dir) = &args.charts {
-        sparkdiag_report::charts::write_files(dir, reports, &analysed.views)?;
-    }
-    let apps = App::each(reports, &analysed.views);
-    let document = Applications(&apps);
-    let options = sparkdiag_report::Options {
-        // Terminal width and colour only when the text goes to a terminal; `-o FILE` and pipes
-        // get the plain view.
-        terminal: sparkdiag_report::Terminal::chosen(args.output.is_some(), color),
-        top: args.habits.top,
-        quiet: args.habits.quiet,
-        narrowing,
+    let apps = App::each(&analysed.reports, &analysed.views);
+    let delivery = Delivery {
+        format,
+        options: sparkdiag_report::Options {
+            // Terminal width and colour only when the text goes to a terminal; `-o FILE` and
+            // pipes get the plain view.
+            terminal: sparkdiag_report::Terminal::chosen(args.output.is_some(), color),
+            top: args.habits.top,
+            quiet: args.habits.quiet,
+            narrowing,
+        },
+        output: args.output.as_deref(),
+        charts: args.charts.as_deref(),
+        open: args.habits.open,
     };
-    let rendered = document.render(format, &options)?;
-    if args.habits.open {
-        let page = match format {
-            Format::Html if !args.habits.quiet => rendered.clone(),
-            _ => document.render(
-                Format::Html,
-                &sparkdiag_report::Options {
-                    quiet: false,
-                    ..options.clone()
-                },
-            )?,
-        };
-        let file = sparkdiag_report::browser::open(&page)?;
-        if !args.habits.quiet {
-            eprintln!("sparkdiag: opened {}", file.display());
-        }
-    }
-    match &args.output {
-        Some(file) => std::fs::write(file, rendered)
-            .with_context(|| format!("cannot write {}", file.display()))?,
-        None => std::io::stdout().lock().write_all(rendered.as_bytes())?,
-    }
-    // Each gate is one line in the text view; in any other output it goes to standard error,
-    // where a pipeline's log shows it.
-    let in_view = format == Format::Text
-        && args.output.is_none()
-        && !args.habits.quiet
-        && reports.len() < sparkdiag_report::analyze::text::MANY_APPLICATIONS;
-    // `--quiet` keeps standard error quiet: the exit code still says how the gates went.
-    if !in_view && !args.habits.quiet {
+    let gates_shown = Applications(&apps).deliver(&delivery)?;
+    // Gates the view did not show go to standard error, where a pipeline's log shows them;
+    // `--quiet` keeps it quiet: the exit code still says how the gates went.
+    if !gates_shown && !args.habits.quiet {
         for line in analysed.gate_lines() {
             eprintln!("sparkdiag: gate {line}");
         }

@@ -1,11 +1,10 @@
 //! `sparkdiag diff BEFORE AFTER`: reads each run once, compares them with `sparkdiag-diff`,
 //! renders, and picks the exit code for CI.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use sparkdiag_analysis::Prices;
 use sparkdiag_rules::{Config, Severity};
 
@@ -87,11 +86,7 @@ pub fn run(args: DiffArgs, config: Config, prices: Prices) -> anyhow::Result<Exi
             ..Default::default()
         },
     )?;
-    match &args.output {
-        Some(file) => std::fs::write(file, rendered)
-            .with_context(|| format!("cannot write {}", file.display()))?,
-        None => std::io::stdout().lock().write_all(rendered.as_bytes())?,
-    }
+    sparkdiag_report::write_out(&rendered, args.output.as_deref())?;
     // Each gate is one line in the text view; in any other output it goes to standard error.
     let gates = diff.gates.as_ref();
     if args.format != sparkdiag_report::Format::Text || args.output.is_some() {

@@ -30,7 +30,7 @@ pub mod plan;
 pub mod progress;
 
 pub use output::{
-    ColorChoice, Format, Narrowing, Options, RenderError, Terminal, View, terminal_width,
+    ColorChoice, Format, Narrowing, Options, RenderError, Terminal, View, terminal_width, write_out,
 };
 
 /// The contract the views render, under the name the views have always used.

@@ -424,6 +424,19 @@ impl From<serde_json::Error> for RenderError {
     }
 }
 
+/// Writes a command's document to `file` (`-o FILE`), else to standard output. A file that
+/// cannot be written is named in the error; standard output's error is its own, so that a
+/// reader that went away is a broken pipe the program can end quietly on.
+pub fn write_out(text: &str, file: Option<&std::path::Path>) -> std::io::Result<()> {
+    use std::io::Write;
+    match file {
+        Some(file) => std::fs::write(file, text).map_err(|e| {
+            std::io::Error::new(e.kind(), format!("cannot write {}: {e}", file.display()))
+        }),
+        None => std::io::stdout().lock().write_all(text.as_bytes()),
+    }
+}
+
 /// A document as pretty JSON with a final newline.
 pub fn json(document: &impl serde::Serialize) -> Result<String, RenderError> {
     Ok(serde_json::to_string_pretty(document)? + "\n")

@@ -15,6 +15,8 @@ pub mod streaming;
 pub mod text;
 pub mod whatif;
 
+use std::path::Path;
+
 use crate::{Format, Options, RenderError, Report, View, ViewData};
 
 /// One analysed application as the views draw it.
@@ -88,6 +90,67 @@ impl View for Applications<'_> {
     }
 }
 
+/// How `analyze` shows its applications: the document's format and options, and where it and
+/// its companions go.
+pub struct Delivery<'a> {
+    pub format: Format,
+    pub options: Options,
+    /// `-o FILE`; else standard output.
+    pub output: Option<&'a Path>,
+    /// `--charts DIR`: each application's charts, as SVG and PNG files.
+    pub charts: Option<&'a Path>,
+    /// `--open`: the HTML page opened in the browser as well, its file named on standard error
+    /// unless the options are quiet.
+    pub open: bool,
+}
+
+impl Applications<'_> {
+    /// Writes the charts, the document and the page `delivery` asks for, in that order. Gives
+    /// whether the document showed the gates, one line each (the text view of a few
+    /// applications, on standard output and not quiet); when it did not, the caller says them
+    /// where a pipeline's log shows them.
+    pub fn deliver(&self, delivery: &Delivery) -> std::io::Result<bool> {
+        let Delivery {
+            format,
+            options,
+            output,
+            charts,
+            open,
+        } = delivery;
+        if let Some(dir) = charts {
+            crate::charts::write_files(dir, self.0)?;
+        }
+        // A document that cannot be drawn is the reason the command failed, said as it is.
+        let rendered = self
+            .render(*format, options)
+            .map_err(std::io::Error::other)?;
+        if *open {
+            // The page is never one line per finding, whatever `--quiet` does to the document.
+            let page = match format {
+                Format::Html if !options.quiet => rendered.clone(),
+                _ => self
+                    .render(
+                        Format::Html,
+                        &Options {
+                            quiet: false,
+                            ..options.clone()
+                        },
+                    )
+                    .map_err(std::io::Error::other)?,
+            };
+            let file = crate::browser::open(&page)?;
+            if !options.quiet {
+                eprintln!("sparkdiag: opened {}", file.display());
+            }
+        }
+        crate::write_out(&rendered, *output)?;
+        Ok(*format == Format::Text
+            && output.is_none()
+            && !options.quiet
+            && self.0.len() < text::MANY_APPLICATIONS)
+    }
+}
+
 /// `sparkdiag/report/v1`: the one report, or an array of them; each with only the findings
 /// `options` shows (the summary keeps the whole run's counts).
 fn json(apps: &[App], options: &Options) -> Result<String, RenderError> {
@@ -115,5 +178,58 @@ fn json(apps: &[App], options: &Options) -> Result<String, RenderError> {
     match reports.as_slice() {
         [one] => crate::output::json(one),
         many => crate::output::json(&many),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delivery_writes_the_charts_and_the_document_and_leaves_the_gates_to_the_caller() {
+        let log = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../testdata/logs/failed/local-1796049483373"
+        );
+        let input = sparkdiag_eventlog::discover(log).unwrap().remove(0);
+        let config = sparkdiag_analysis::Config::default();
+        let analysis =
+            sparkdiag_analysis::analyze(&input, &sparkdiag_analysis::Options::new(&config))
+                .unwrap();
+        let view = analysis.view_data();
+        let apps = [App {
+            report: &analysis.report,
+            view: Some(&view),
+        }];
+        let dir = tempfile::tempdir().unwrap();
+        let (file, charts) = (dir.path().join("report.json"), dir.path().join("charts"));
+        let delivery = Delivery {
+            format: Format::Json,
+            options: Options::default(),
+            output: Some(&file),
+            charts: Some(&charts),
+            open: false,
+        };
+        let gates_shown = Applications(&apps).deliver(&delivery).unwrap();
+        assert!(!gates_shown, "a file's JSON shows no gate lines");
+        let written: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(written["application"]["id"], "local-1796049483373");
+        let svgs = std::fs::read_dir(&charts)
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().path().extension() == Some("svg".as_ref()))
+            .count();
+        assert!(svgs > 0, "the charts were drawn");
+        let unwritable = Delivery {
+            output: Some(&charts),
+            charts: None,
+            ..delivery
+        };
+        let err = Applications(&apps).deliver(&unwritable).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with(&format!("cannot write {}: ", charts.display())),
+            "{err}"
+        );
     }
 }
