@@ -9,8 +9,6 @@ use sparkdiag_report::analyze::{App, Applications, Delivery};
 use sparkdiag_report::{Format, Narrowing};
 use sparkdiag_rules::Severity;
 
-use crate::config::{PriceFlags, RuleFlags};
-
 #[derive(clap::Args)]
 pub struct AnalyzeArgs {
     /// Event logs, directories or archives to read; - reads standard input. With the `remote`
@@ -50,9 +48,7 @@ pub struct AnalyzeArgs {
     #[command(flatten)]
     narrow: NarrowFlags,
     #[command(flatten)]
-    rules: RuleFlags,
-    #[command(flatten)]
-    prices: PriceFlags,
+    settings: crate::config::SettingsFlags,
     #[command(flatten)]
     pub habits: crate::habits::Habits,
 }
@@ -114,13 +110,13 @@ impl GateFlags {
 }
 
 pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
-    let files = args.rules.files();
+    let files = args.settings.files();
     crate::config::apply_to_analyze(&mut args, &files)?;
-    let prices = args.prices.prices(&files)?;
+    let prices = args.settings.prices(&files)?;
     let color = args.habits.color.unwrap_or_default();
     crate::habits::before_threads(color);
     let format = args.format.unwrap_or(Format::Text);
-    let config = args.rules.config(&files)?;
+    let config = args.settings.config(&files)?;
     let budgets = args
         .gates
         .budgets(args.fail_on.as_deref().and_then(Severity::parse));

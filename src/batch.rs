@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use sparkdiag_batch::{NightDate, RedactKey, Slice};
-use sparkdiag_rules::Config;
 
 #[derive(clap::Args)]
 pub struct BatchArgs {
@@ -82,14 +81,13 @@ pub struct BatchArgs {
     /// gives a job the same pseudonym every night, so nights still compare.
     #[arg(long)]
     pub redact: bool,
+    #[command(flatten)]
+    pub settings: crate::config::SettingsFlags,
 }
 
-pub fn run(
-    args: BatchArgs,
-    config: Config,
-    prices: sparkdiag_analysis::Prices,
-) -> anyhow::Result<ExitCode> {
+pub fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
+    let (config, prices) = args.settings.read()?;
     let (date, modified_on) =
         NightDate::for_night(args.date.as_deref(), args.modified_on.as_deref())
             .map_err(anyhow::Error::msg)?;

@@ -6,11 +6,13 @@
 use std::path::PathBuf;
 
 use sparkdiag_analysis::settings::ConfigFiles;
-use sparkdiag_rules::Config;
+use sparkdiag_analysis::{Config, Prices};
 
-/// The rules' configuration flags that `analyze`, `batch`, `diff`, `serve` and `mcp` share.
+/// The flags that `analyze`, `batch`, `diff`, `serve` and `mcp` share: the rules'
+/// configuration, and the prices that put money beside time (a config file's `[defaults]` may
+/// give either price).
 #[derive(clap::Args)]
-pub struct RuleFlags {
+pub struct SettingsFlags {
     /// Threshold overrides and disabled rules (TOML). Default: sparkdiag.toml or .sparkdiag.toml
     /// here or in the nearest folder above, else $XDG_CONFIG_HOME/sparkdiag/config.toml.
     #[arg(long, value_name = "FILE")]
@@ -25,29 +27,6 @@ pub struct RuleFlags {
     /// Switch a rule off (repeatable), by code or name.
     #[arg(long, value_name = "CODE")]
     disable: Vec<String>,
-}
-
-impl RuleFlags {
-    /// The config files this command reads: none with `--no-config`.
-    pub fn files(&self) -> ConfigFiles {
-        if self.no_config {
-            ConfigFiles::none()
-        } else {
-            ConfigFiles::here()
-        }
-    }
-
-    /// The rules' configuration: `--config`, else the first config file found, then the
-    /// command line's overrides; it names every file read, for the report.
-    pub fn config(&self, files: &ConfigFiles) -> anyhow::Result<Config> {
-        Ok(files.rules(self.config.as_deref(), &self.set, &self.disable)?)
-    }
-}
-
-/// The prices that put money beside time, which `analyze`, `diff`, `batch`, `serve` and `mcp`
-/// share; a config file's `[defaults]` may give either.
-#[derive(clap::Args)]
-pub struct PriceFlags {
     /// Also give each finding's recoverable time in money, at this price per core-hour (one
     /// executor core for one hour). Shown in the cost column and as `impact_cost` in JSON;
     /// `diff` also prices each run's core-hours (runtime × peak cores) as its `cost` line.
@@ -63,14 +42,35 @@ pub struct PriceFlags {
     price_per_gb_hour: Option<f64>,
 }
 
-impl PriceFlags {
+impl SettingsFlags {
+    /// The config files this command reads: none with `--no-config`.
+    pub fn files(&self) -> ConfigFiles {
+        if self.no_config {
+            ConfigFiles::none()
+        } else {
+            ConfigFiles::here()
+        }
+    }
+
+    /// The rules' configuration: `--config`, else the first config file found, then the
+    /// command line's overrides; it names every file read, for the report.
+    pub fn config(&self, files: &ConfigFiles) -> anyhow::Result<Config> {
+        Ok(files.rules(self.config.as_deref(), &self.set, &self.disable)?)
+    }
+
     /// The flags' prices, each one not given taken from the config files' `[defaults]`.
-    pub fn prices(&self, files: &ConfigFiles) -> anyhow::Result<sparkdiag_analysis::Prices> {
+    pub fn prices(&self, files: &ConfigFiles) -> anyhow::Result<Prices> {
         let defaults = files.prices()?;
-        Ok(sparkdiag_analysis::Prices {
+        Ok(Prices {
             per_core_hour: self.price_per_core_hour.or(defaults.per_core_hour),
             per_gb_hour: self.price_per_gb_hour.or(defaults.per_gb_hour),
         })
+    }
+
+    /// The rules' configuration, then the prices, from the config files found.
+    pub fn read(&self) -> anyhow::Result<(Config, Prices)> {
+        let files = self.files();
+        Ok((self.config(&files)?, self.prices(&files)?))
     }
 }
 

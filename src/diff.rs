@@ -5,8 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::bail;
-use sparkdiag_analysis::Prices;
-use sparkdiag_rules::{Config, Severity};
+use sparkdiag_rules::Severity;
 
 #[derive(clap::Args)]
 pub struct DiffArgs {
@@ -50,9 +49,17 @@ pub struct DiffArgs {
     /// Pseudonymise both runs as `analyze --redact` does: a value has one pseudonym in both.
     #[arg(long)]
     redact: bool,
+    #[cfg(feature = "remote")]
+    #[command(flatten)]
+    storage: crate::remote::StorageFlags,
+    #[command(flatten)]
+    settings: crate::config::SettingsFlags,
 }
 
-pub fn run(args: DiffArgs, config: Config, prices: Prices) -> anyhow::Result<ExitCode> {
+pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
+    #[cfg(feature = "remote")]
+    args.storage.install()?;
+    let (config, prices) = args.settings.read()?;
     if let Some(pct) = args.fail_on_regression
         && !(pct.is_finite() && pct >= 0.0)
     {

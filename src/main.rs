@@ -17,7 +17,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use config::{PriceFlags, RuleFlags};
 use sparkdiag_report::{Format, View};
 use sparkdiag_rules::Severity;
 
@@ -86,7 +85,7 @@ enum Command {
         executors,findings}/date=DATE/part-0.parquet (Parquet, readable by Spark, Databricks and \
         DuckDB) and nights/DATE.json (what later nights compare with). Re-running a date replaces \
         it. A log that cannot be read is listed with its error and never stops the batch.")]
-    Batch(BatchCommand),
+    Batch(BatchArgs),
     /// Compare two runs of a job, before and after a fix: what changed, matched work, whether the outputs agree.
     #[command(after_help = "Examples:\n  \
         sparkdiag diff before/app-1.zstd after/app-2.zstd\n  \
@@ -99,7 +98,7 @@ enum Command {
         different row count is flagged at the top. A BEFORE that did not finish is projected from \
         the iterations it completed. Exit codes: 0 compared, 1 --fail-on-* tripped, 2 usage error \
         or unreadable input.")]
-    Diff(DiffCommand),
+    Diff(diff::DiffArgs),
     /// A private upload page on this machine: drop a log in a browser, get its report.
     #[command(after_help = "Examples:\n  \
         sparkdiag serve\n  \
@@ -161,43 +160,19 @@ struct McpCommand {
     #[command(flatten)]
     storage: remote::StorageFlags,
     #[command(flatten)]
-    rules: RuleFlags,
-    #[command(flatten)]
-    prices: PriceFlags,
+    settings: config::SettingsFlags,
     /// Pseudonymise what the answers say of each application (ids, names, hosts, users, paths,
     /// SQL literals), as `analyze --redact` does; the logs' paths stay, to ask by.
     #[arg(long)]
     redact: bool,
 }
 
+#[cfg(feature = "tables")]
+use batch::BatchArgs;
 #[cfg(not(feature = "tables"))]
-type BatchCommand = features::Missing;
+type BatchArgs = features::Missing;
 #[cfg(not(feature = "serve"))]
 type ServeCommand = features::Missing;
-
-#[cfg(feature = "tables")]
-#[derive(clap::Args)]
-struct BatchCommand {
-    #[command(flatten)]
-    batch: batch::BatchArgs,
-    #[command(flatten)]
-    rules: RuleFlags,
-    #[command(flatten)]
-    prices: PriceFlags,
-}
-
-#[derive(clap::Args)]
-struct DiffCommand {
-    #[command(flatten)]
-    diff: diff::DiffArgs,
-    #[cfg(feature = "remote")]
-    #[command(flatten)]
-    storage: remote::StorageFlags,
-    #[command(flatten)]
-    rules: RuleFlags,
-    #[command(flatten)]
-    prices: PriceFlags,
-}
 
 #[cfg(feature = "serve")]
 #[derive(clap::Args)]
@@ -236,9 +211,7 @@ struct ServeCommand {
     #[arg(long)]
     redact: bool,
     #[command(flatten)]
-    rules: RuleFlags,
-    #[command(flatten)]
-    prices: PriceFlags,
+    settings: config::SettingsFlags,
 }
 
 #[derive(clap::Args)]
@@ -280,22 +253,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Man => shell::man(Cli::command()),
         Command::Plan(args) => plan(args),
         #[cfg(feature = "tables")]
-        Command::Batch(args) => batch::run(
-            args.batch,
-            args.rules.config(&args.rules.files())?,
-            args.prices.prices(&args.rules.files())?,
-        ),
+        Command::Batch(args) => batch::run(args),
         #[cfg(not(feature = "tables"))]
         Command::Batch(_) => features::missing("batch", "tables"),
-        Command::Diff(args) => {
-            #[cfg(feature = "remote")]
-            args.storage.install()?;
-            diff::run(
-                args.diff,
-                args.rules.config(&args.rules.files())?,
-                args.prices.prices(&args.rules.files())?,
-            )
-        }
+        Command::Diff(args) => diff::run(args),
         #[cfg(feature = "serve")]
         Command::Serve(args) => serve(args),
         Command::Mcp(args) => mcp(args),
@@ -306,34 +267,27 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 #[cfg(feature = "serve")]
 fn serve(args: ServeCommand) -> anyhow::Result<ExitCode> {
+    let (rules, prices) = args.settings.read()?;
     let data_dir = args
         .data_dir
-        .unwrap_or_else(|| std::env::temp_dir().join("sparkdiag-serve"));
-    let mut config = sparkdiag_serve::Config::new(data_dir);
-    config.bind = args.bind;
-    config.allow_remote = args.allow_remote;
-    config.max_upload = args.max_upload;
-    config.keep = args.keep;
-    config.idle_timeout = args.client_timeout;
-    if let Some(workers) = args.workers {
-        config.workers = workers.max(1);
-    }
-    config.queue = args.queue;
-    config.redact = args.redact;
-    if let Some(secret) = sparkdiag_analysis::redact::key_from_environment() {
-        config.redact_key = secret;
-    }
-    let files = args.rules.files();
-    config.rules = args.rules.config(&files)?;
-    config.prices = args.prices.prices(&files)?;
-    let data_dir = config.data_dir.clone();
-    let server = sparkdiag_serve::start(config)?;
-    eprintln!(
-        "sparkdiag serve: open http://{}/ (data in {}; Ctrl-C stops)",
-        server.addr(),
-        data_dir.display()
-    );
-    server.wait()?;
+        .unwrap_or_else(sparkdiag_serve::Config::default_data_dir);
+    let defaults = sparkdiag_serve::Config::new(data_dir);
+    let config = sparkdiag_serve::Config {
+        bind: args.bind,
+        allow_remote: args.allow_remote,
+        max_upload: args.max_upload,
+        keep: args.keep,
+        idle_timeout: args.client_timeout,
+        workers: args.workers.map_or(defaults.workers, |n| n.max(1)),
+        queue: args.queue,
+        redact: args.redact,
+        redact_key: sparkdiag_analysis::redact::key_from_environment()
+            .unwrap_or(defaults.redact_key),
+        rules,
+        prices,
+        ..defaults
+    };
+    sparkdiag_serve::serve_until_stopped(config)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -342,14 +296,15 @@ fn mcp(args: McpCommand) -> anyhow::Result<ExitCode> {
     if !args.allow_prefixes.is_empty() {
         args.storage.install()?;
     }
+    let (rules, prices) = args.settings.read()?;
     let options = sparkdiag_mcp::Options {
         roots: args.roots,
         #[cfg(feature = "remote")]
         remote_prefixes: args.allow_prefixes,
         #[cfg(not(feature = "remote"))]
         remote_prefixes: Vec::new(),
-        rules: args.rules.config(&args.rules.files())?,
-        prices: args.prices.prices(&args.rules.files())?,
+        rules,
+        prices,
         redact: args.redact,
     };
     sparkdiag_mcp::serve_stdio(options).map_err(anyhow::Error::msg)?;
