@@ -139,7 +139,7 @@ pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let paths = {
         args.storage.install()?;
         match &args.history_server {
-            Some(server) => crate::remote::history_server_paths(server, &args.paths),
+            Some(server) => sparkdiag_remote::history_server_paths(server, &args.paths),
             None => args.paths.clone(),
         }
     };
@@ -217,9 +217,9 @@ impl sparkdiag_analysis::applications::Watch for Watch {
     }
 
     fn read(&mut self) {
-        self.spinner
-            .take()
-            .map(sparkdiag_report::progress::Spinner::finish);
+        if let Some(spinner) = self.spinner.take() {
+            spinner.finish();
+        }
     }
 
     fn left_out(&mut self, error: &sparkdiag_eventlog::ReadError) {

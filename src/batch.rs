@@ -96,7 +96,7 @@ pub fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
         args.storage.install()?;
         let mut dirs = args.dirs;
         if let Some(server) = &args.history_server {
-            dirs.extend(crate::remote::history_server_paths(server, &[]));
+            dirs.extend(sparkdiag_remote::history_server_paths(server, &[]));
         }
         dirs
     };

@@ -85,18 +85,15 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
     let diff = sparkdiag_analysis::diff_runs(&request, &options, |side, input, err| {
         eprintln!("sparkdiag: {side}: skipping {}: {err}", input.display);
     })?;
-    let rendered = sparkdiag_report::View::render(
-        &diff,
-        args.format,
-        &sparkdiag_report::Options {
-            terminal: sparkdiag_report::Terminal::chosen(args.output.is_some(), color),
-            ..Default::default()
-        },
-    )?;
-    sparkdiag_report::write_out(&rendered, args.output.as_deref())?;
-    // Each gate is one line in the text view; in any other output it goes to standard error.
+    let options = sparkdiag_report::Options {
+        terminal: sparkdiag_report::Terminal::chosen(args.output.is_some(), color),
+        ..Default::default()
+    };
+    let output = args.output.as_deref();
+    let gates_shown = sparkdiag_report::diff::deliver(&diff, args.format, &options, output)?;
+    // Gates the view did not show go to standard error.
     let gates = diff.gates.as_ref();
-    if args.format != sparkdiag_report::Format::Text || args.output.is_some() {
+    if !gates_shown {
         for check in gates.iter().flat_map(|g| &g.checks) {
             eprintln!("sparkdiag: gate {}", check.line);
         }
