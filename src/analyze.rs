@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use sparkdiag_analysis::gates::Budgets;
 use sparkdiag_report::analyze::{App, Applications, Delivery};
 use sparkdiag_report::{Format, Narrowing};
-use sparkdiag_rules::Severity;
+use sparkdiag_report::Severity;
 
 #[derive(clap::Args)]
 pub struct AnalyzeArgs {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::bail;
-use sparkdiag_rules::Severity;
+use sparkdiag_report::Severity;
 
 #[derive(clap::Args)]
 pub struct DiffArgs {

@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use sparkdiag_report::{Format, View};
-use sparkdiag_rules::Severity;
+use sparkdiag_report::Severity;
 
 #[derive(Parser)]
 #[command(
