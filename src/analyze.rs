@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use sparkdiag_analysis::gates::Budgets;
+use sparkdiag_report::Severity;
 use sparkdiag_report::analyze::{App, Applications, Delivery};
 use sparkdiag_report::{Format, Narrowing};
-use sparkdiag_report::Severity;
 
 #[derive(clap::Args)]
 pub struct AnalyzeArgs {
@@ -36,8 +36,8 @@ pub struct AnalyzeArgs {
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
     /// Exit with code 1 when a finding is at least this severe (for schedulers and CI).
-    #[arg(long, value_name = "SEVERITY", value_parser = ["critical", "high", "medium", "low", "info"])]
-    pub fail_on: Option<String>,
+    #[arg(long, value_name = "SEVERITY", value_parser = crate::flags::severity())]
+    pub fail_on: Option<Severity>,
     /// Replace application ids and names, hosts and IP addresses, users and e-mail addresses,
     /// paths (buckets included), notebook paths and SQL literals with pseudonyms that say what
     /// they replace (host-1 stays host-1 throughout the report), in every format.
@@ -88,8 +88,8 @@ struct NarrowFlags {
     #[arg(long, value_name = "CODE|CATEGORY")]
     only: Vec<String>,
     /// Only findings at least this severe.
-    #[arg(long, value_name = "SEVERITY", value_parser = ["critical", "high", "medium", "low", "info"])]
-    min_severity: Option<String>,
+    #[arg(long, value_name = "SEVERITY", value_parser = crate::flags::severity())]
+    min_severity: Option<Severity>,
     /// Only findings about this stage; repeatable.
     #[arg(long, value_name = "N")]
     stage: Vec<i64>,
@@ -117,9 +117,7 @@ pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     crate::habits::before_threads(color);
     let format = args.format.unwrap_or(Format::Text);
     let config = args.settings.config(&files)?;
-    let budgets = args
-        .gates
-        .budgets(args.fail_on.as_deref().and_then(Severity::parse));
+    let budgets = args.gates.budgets(args.fail_on);
     if budgets.max_cost.is_some() && prices.per_core_hour.is_none() {
         anyhow::bail!(
             "--max-cost needs a price: --price-per-core-hour, or price_per_core_hour in a config file's [defaults]"
@@ -127,10 +125,7 @@ pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     }
     let narrowing = Narrowing::asked(
         &args.narrow.only,
-        args.narrow
-            .min_severity
-            .as_deref()
-            .and_then(Severity::parse),
+        args.narrow.min_severity,
         args.narrow.stage.clone(),
         &sparkdiag_analysis::catalogue::rule_docs(),
     )

@@ -86,9 +86,13 @@ pub fn apply_to_analyze(
         args.format = files.checked("format", defaults.format.as_deref(), Format::parse, &names)?;
     }
     if args.fail_on.is_none() {
-        let severity = |s: &str| Severity::parse(s).map(|_| s.to_string());
         let expected = "critical, high, medium, low or info";
-        args.fail_on = files.checked("fail_on", defaults.fail_on.as_deref(), severity, expected)?;
+        args.fail_on = files.checked(
+            "fail_on",
+            defaults.fail_on.as_deref(),
+            Severity::parse,
+            expected,
+        )?;
     }
     let habits = &mut args.habits;
     habits.top = habits.top.or(defaults.top);

@@ -34,8 +34,8 @@ pub struct DiffArgs {
     #[arg(long)]
     fail_on_output_change: bool,
     /// Exit with code 1 when AFTER has a finding BEFORE did not, at least this severe.
-    #[arg(long, value_name = "SEVERITY", value_parser = ["critical", "high", "medium", "low", "info"])]
-    fail_on_new: Option<String>,
+    #[arg(long, value_name = "SEVERITY", value_parser = crate::flags::severity())]
+    fail_on_new: Option<Severity>,
     /// Colour the text view's verdict and causes: auto (on a terminal, unless NO_COLOR is
     /// set), always, or never.
     #[arg(long, value_name = "WHEN", value_parser = crate::flags::color())]
@@ -79,7 +79,7 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
         app_name: args.app_name.as_deref(),
         noise: args.noise,
         fail_on_regression: args.fail_on_regression,
-        fail_on_new: args.fail_on_new.as_deref().and_then(Severity::parse),
+        fail_on_new: args.fail_on_new,
         fail_on_output_change: args.fail_on_output_change,
     };
     let diff = sparkdiag_analysis::diff_runs(&request, &options, |side, input, err| {

@@ -17,8 +17,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use sparkdiag_report::{Format, View};
 use sparkdiag_report::Severity;
+use sparkdiag_report::{Format, View};
 
 #[derive(Parser)]
 #[command(
@@ -223,8 +223,8 @@ struct PlanArgs {
     #[arg(long, value_parser = flags::format(), default_value = "text")]
     format: Format,
     /// Exit with code 1 when a finding is at least this severe.
-    #[arg(long, value_name = "SEVERITY", value_parser = ["critical", "high", "medium", "low", "info"])]
-    fail_on: Option<String>,
+    #[arg(long, value_name = "SEVERITY", value_parser = crate::flags::severity())]
+    fail_on: Option<Severity>,
     /// Override one threshold, e.g. --set EX001.max_exchanges=5 (repeatable).
     #[arg(long = "set", value_name = "CODE.KEY=VALUE")]
     set: Vec<String>,
@@ -313,8 +313,9 @@ fn mcp(args: McpCommand) -> anyhow::Result<ExitCode> {
 
 fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
     let (plans, findings) = sparkdiag_analysis::analyze_plan_file(&args.file, &args.set)?;
-    let fail_on = args.fail_on.as_deref().and_then(Severity::parse);
-    let failing = fail_on.is_some_and(|threshold| findings.iter().any(|f| f.severity <= threshold));
+    let failing = args
+        .fail_on
+        .is_some_and(|threshold| findings.iter().any(|f| f.severity <= threshold));
     let document = sparkdiag_report::plan::PlanText {
         plans: &plans,
         findings: &findings,
