@@ -45,11 +45,7 @@ pub struct SettingsFlags {
 impl SettingsFlags {
     /// The config files this command reads: none with `--no-config`.
     pub fn files(&self) -> ConfigFiles {
-        if self.no_config {
-            ConfigFiles::none()
-        } else {
-            ConfigFiles::here()
-        }
+        ConfigFiles::unless_ignored(self.no_config)
     }
 
     /// The rules' configuration: `--config`, else the first config file found, then the
@@ -60,11 +56,11 @@ impl SettingsFlags {
 
     /// The flags' prices, each one not given taken from the config files' `[defaults]`.
     pub fn prices(&self, files: &ConfigFiles) -> anyhow::Result<Prices> {
-        let defaults = files.prices()?;
-        Ok(Prices {
-            per_core_hour: self.price_per_core_hour.or(defaults.per_core_hour),
-            per_gb_hour: self.price_per_gb_hour.or(defaults.per_gb_hour),
-        })
+        let given = Prices {
+            per_core_hour: self.price_per_core_hour,
+            per_gb_hour: self.price_per_gb_hour,
+        };
+        Ok(files.prices_or_defaults(given)?)
     }
 
     /// The rules' configuration, then the prices, from the config files found.

@@ -8,7 +8,7 @@ use sparkdiag_report::{ColorChoice, Format, Severity};
 
 /// A value of `values` (what `--help` and the completions list), read by `parse` once clap has
 /// checked it is one of them.
-fn one_of<T: Clone + Send + Sync + 'static>(
+pub fn one_of<T: Clone + Send + Sync + 'static>(
     values: impl IntoIterator<Item = impl Into<PossibleValue>>,
     parse: fn(&str) -> Option<T>,
 ) -> impl TypedValueParser<Value = T> {

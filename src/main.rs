@@ -128,8 +128,8 @@ enum Command {
         sparkdiag completions zsh > ~/.zfunc/_sparkdiag\n  \
         sparkdiag completions fish > ~/.config/fish/completions/sparkdiag.fish")]
     Completions {
-        #[arg(value_enum)]
-        shell: shell::Shell,
+        #[arg(value_parser = shell::shells())]
+        shell: clap_complete::Shell,
     },
     /// Print the man page (roff): sparkdiag man > ~/.local/share/man/man1/sparkdiag.1
     Man,

@@ -104,6 +104,15 @@ impl ConfigFiles {
         }
     }
 
+    /// The files a command reads: none with `--no-config`, else those found from here.
+    pub fn unless_ignored(no_config: bool) -> ConfigFiles {
+        if no_config {
+            ConfigFiles::none()
+        } else {
+            ConfigFiles::here()
+        }
+    }
+
     /// `--no-config`: no file at all.
     pub fn none() -> ConfigFiles {
         ConfigFiles {
@@ -197,6 +206,15 @@ impl ConfigFiles {
             per_gb_hour: check("price_per_gb_hour", defaults.price_per_gb_hour)?,
         })
     }
+
+    /// The prices the flags `given`, each one not given taken from `[defaults]`.
+    pub fn prices_or_defaults(&self, given: Prices) -> Result<Prices, ConfigError> {
+        let defaults = self.prices()?;
+        Ok(Prices {
+            per_core_hour: given.per_core_hour.or(defaults.per_core_hour),
+            per_gb_hour: given.per_gb_hour.or(defaults.per_gb_hour),
+        })
+    }
 }
 
 /// `$XDG_CONFIG_HOME/sparkdiag/config.toml`, else `~/.config/sparkdiag/config.toml`.
@@ -249,5 +267,18 @@ mod tests {
             Some(5)
         );
         assert_eq!(files.checked("format", None, colour, "").unwrap(), None);
+        let priced = ConfigFiles::of(vec![dir.path().join("priced.toml")]);
+        std::fs::write(&priced.files[0], "[defaults]\nprice_per_gb_hour = 0.5\n").unwrap();
+        let given = Prices {
+            per_core_hour: Some(2.0),
+            per_gb_hour: None,
+        };
+        assert_eq!(
+            priced.prices_or_defaults(given).unwrap(),
+            Prices {
+                per_core_hour: Some(2.0),
+                per_gb_hour: Some(0.5)
+            }
+        );
     }
 }
