@@ -73,13 +73,14 @@ pub fn analyze_one(
 pub struct SideError {
     pub side: &'static str,
     pub path: String,
-    pub error: PickError,
+    /// Boxed: a read error is large, and this one travels up through every caller.
+    pub error: Box<PickError>,
 }
 
 impl std::fmt::Display for SideError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let SideError { side, path, error } = self;
-        match error {
+        match &**error {
             PickError::Read(_) => write!(f, "{side} {path}"),
             PickError::Several(n) => write!(
                 f,
@@ -92,7 +93,7 @@ impl std::fmt::Display for SideError {
 
 impl std::error::Error for SideError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.error {
+        match &*self.error {
             PickError::Read(e) => Some(e),
             _ => None,
         }
@@ -118,7 +119,7 @@ pub fn analyze_side(
     .map_err(|error| SideError {
         side,
         path: path.to_string(),
-        error,
+        error: Box::new(error),
     })
 }
 
