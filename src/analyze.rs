@@ -4,13 +4,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use sparkdiag_analysis::gates::Budgets;
-use sparkdiag_report::analyze::{App, Applications};
-use sparkdiag_report::{Format, Narrowing, View};
-use sparkdiag_rules::Severity;
-
-use crate::config::{PriceFlags, RuleFlags};
+use sparkdiag_report::Severity;
+use sparkdiag_report::analyze::{App, Applications, Delivery};
+use sparkdiag_report::{Format, Narrowing};
 
 #[derive(clap::Args)]
 pub struct AnalyzeArgs {
@@ -39,8 +36,8 @@ pub struct AnalyzeArgs {
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
     /// Exit with code 1 when a finding is at least this severe (for schedulers and CI).
-    #[arg(long, value_name = "SEVERITY", value_parser = ["critical", "high", "medium", "low", "info"])]
-    pub fail_on: Option<String>,
+    #[arg(long, value_name = "SEVERITY", value_parser = crate::flags::severity())]
+    pub fail_on: Option<Severity>,
     /// Replace application ids and names, hosts and IP addresses, users and e-mail addresses,
     /// paths (buckets included), notebook paths and SQL literals with pseudonyms that say what
     /// they replace (host-1 stays host-1 throughout the report), in every format.
@@ -51,9 +48,7 @@ pub struct AnalyzeArgs {
     #[command(flatten)]
     narrow: NarrowFlags,
     #[command(flatten)]
-    rules: RuleFlags,
-    #[command(flatten)]
-    prices: PriceFlags,
+    settings: crate::config::SettingsFlags,
     #[command(flatten)]
     pub habits: crate::habits::Habits,
 }
@@ -93,8 +88,8 @@ struct NarrowFlags {
     #[arg(long, value_name = "CODE|CATEGORY")]
     only: Vec<String>,
     /// Only findings at least this severe.
-    #[arg(long, value_name = "SEVERITY", value_parser = ["critical", "high", "medium", "low", "info"])]
-    min_severity: Option<String>,
+    #[arg(long, value_name = "SEVERITY", value_parser = crate::flags::severity())]
+    min_severity: Option<Severity>,
     /// Only findings about this stage; repeatable.
     #[arg(long, value_name = "N")]
     stage: Vec<i64>,
@@ -114,228 +109,115 @@ impl GateFlags {
     }
 }
 
-impl NarrowFlags {
-    /// `--only` names a rule (code or name) or a category; anything else is refused.
-    fn narrowing(&self) -> anyhow::Result<Narrowing> {
-        let mut narrowing = Narrowing {
-            min_severity: self.min_severity.as_deref().and_then(Severity::parse),
-            stages: self.stage.clone(),
-            ..Narrowing::default()
-        };
-        let rules = sparkdiag_analysis::catalogue::rule_docs();
-        for only in &self.only {
-            if let Some(rule) = sparkdiag_analysis::catalogue::find_rule(only) {
-                narrowing.rules.push(rule.code);
-            } else if let Some(rule) = rules
-                .iter()
-                .find(|r| r.category.name().eq_ignore_ascii_case(only))
-            {
-                narrowing.categories.push(rule.category);
-            } else {
-                anyhow::bail!(
-                    "--only {only}: no rule or category of that name (`sparkdiag rules` lists both)"
-                );
-            }
-        }
-        Ok(narrowing)
-    }
-}
-
 pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
-    let files = args.rules.files();
+    let files = args.settings.files();
     crate::config::apply_to_analyze(&mut args, &files)?;
-    let prices = args.prices.prices(&files)?;
+    let prices = args.settings.prices(&files)?;
     let color = args.habits.color.unwrap_or_default();
-    color.before_threads();
+    crate::habits::before_threads(color);
     let format = args.format.unwrap_or(Format::Text);
-    let config = args.rules.config(&files)?;
-    let budgets = args
-        .gates
-        .budgets(args.fail_on.as_deref().and_then(Severity::parse));
+    let config = args.settings.config(&files)?;
+    let budgets = args.gates.budgets(args.fail_on);
     if budgets.max_cost.is_some() && prices.per_core_hour.is_none() {
         anyhow::bail!(
             "--max-cost needs a price: --price-per-core-hour, or price_per_core_hour in a config file's [defaults]"
         );
     }
-    let narrowing = args.narrow.narrowing()?;
-    // Only the charts and the HTML plan trees need the per-task view data; keep it only for them.
-    let keep_views = format.needs_view_data() || args.charts.is_some() || args.habits.open;
-    let mut reports = Vec::new();
-    let mut views = Vec::new();
-    let mut unreadable = Vec::new();
+    let narrowing = Narrowing::asked(
+        &args.narrow.only,
+        args.narrow.min_severity,
+        args.narrow.stage.clone(),
+        &sparkdiag_analysis::catalogue::rule_docs(),
+    )
+    .map_err(anyhow::Error::msg)?;
     #[cfg(feature = "remote")]
     let paths = {
         args.storage.install()?;
         match &args.history_server {
-            Some(server) => crate::remote::history_server_paths(server, &args.paths),
+            Some(server) => sparkdiag_remote::history_server_paths(server, &args.paths),
             None => args.paths.clone(),
         }
     };
     #[cfg(not(feature = "remote"))]
     let paths = args.paths.clone();
-    let inputs: Vec<(String, sparkdiag_eventlog::LogInput)> = paths
-        .iter()
-        .map(|path| {
-            Ok(sparkdiag_eventlog::discover(path)?
-                .into_iter()
-                .map(move |i| (path.clone(), i)))
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?
-        .into_iter()
-        .flatten()
-        .collect();
-    let one = inputs.len() == 1;
     let redactor = std::sync::Mutex::default();
-    for (path, input) in &inputs {
-        if !args.habits.quiet {
+    let request = sparkdiag_analysis::applications::Request {
+        paths: &paths,
+        options: sparkdiag_analysis::Options {
+            prices,
+            redact: args.redact.then_some(&redactor),
+            ..sparkdiag_analysis::Options::new(&config)
+        },
+        budgets,
+        ui_url: args.habits.ui_url.as_deref(),
+        // Only the charts and the HTML plan trees need the per-task view data.
+        keep_views: format.needs_view_data() || args.charts.is_some() || args.habits.open,
+    };
+    let mut watch = Watch {
+        quiet: args.habits.quiet,
+        spinner: None,
+    };
+    let analysed = sparkdiag_analysis::applications::analyze_paths(&request, &mut watch)?;
+    let apps = App::each(&analysed.reports, &analysed.views);
+    let delivery = Delivery {
+        format,
+        options: sparkdiag_report::Options {
+            // Terminal width and colour only when the text goes to a terminal; `-o FILE` and
+            // pipes get the plain view.
+            terminal: sparkdiag_report::Terminal::chosen(args.output.is_some(), color),
+            top: args.habits.top,
+            quiet: args.habits.quiet,
+            narrowing,
+        },
+        output: args.output.as_deref(),
+        charts: args.charts.as_deref(),
+        open: args.habits.open,
+    };
+    let gates_shown = Applications(&apps).deliver(&delivery)?;
+    // Gates the view did not show go to standard error, where a pipeline's log shows them;
+    // `--quiet` keeps it quiet: the exit code still says how the gates went.
+    if !gates_shown && !args.habits.quiet {
+        for line in analysed.gate_lines() {
+            eprintln!("sparkdiag: gate {line}");
+        }
+    }
+    Ok(ExitCode::from(analysed.exit().code()))
+}
+
+/// Warns of what the search passed over and of logs left out, and spins while a large log is
+/// read.
+struct Watch {
+    quiet: bool,
+    spinner: Option<sparkdiag_report::progress::Spinner>,
+}
+
+impl sparkdiag_analysis::applications::Watch for Watch {
+    fn reading(&mut self, input: &sparkdiag_eventlog::LogInput) {
+        if !self.quiet {
             for passed_over in &input.skipped {
                 eprintln!("sparkdiag: warning: {passed_over}");
             }
         }
-        let progress = Progress::start(input);
-        let options = sparkdiag_analysis::Options {
-            config: &config,
-            prices,
-            inputs: vec![path.clone()],
-            redact: args.redact.then_some(&redactor),
-        };
-        let analysis =
-            sparkdiag_analysis::analyze_with_progress(input, &options, |n| progress.events(n));
-        progress.finish();
-        let analysis = match analysis {
-            Ok(analysis) => analysis,
-            // One log that cannot be read is the command's failure; among many it is listed as
-            // unreadable, never as an application, and the others are analysed.
-            Err(e) if one => return Err(e.into()),
-            Err(e) => {
-                eprintln!("sparkdiag: unreadable, left out: {e}");
-                unreadable.push(e);
-                continue;
-            }
-        };
-        if keep_views {
-            views.push(analysis.view_data());
-        }
-        let mut report = analysis.report;
-        if let Some(base) = &args.habits.ui_url {
-            sparkdiag_analysis::spark_ui::link_findings(&mut report, base);
-        }
-        report.gates = sparkdiag_analysis::gates::check(&report, &budgets);
-        reports.push(report);
-    }
-    if reports.is_empty() {
-        anyhow::bail!(
-            "nothing readable in {}: {} log(s) found, none with a Spark event",
-            args.paths.join(" "),
-            unreadable.len()
-        );
-    }
-    if let Some(dir) = &args.charts {
-        sparkdiag_report::charts::write_files(dir, &reports, &views)?;
-    }
-    let apps: Vec<App> = reports
-        .iter()
-        .enumerate()
-        .map(|(i, report)| App {
-            report,
-            view: views.get(i),
-        })
-        .collect();
-    let document = Applications(&apps);
-    let options = sparkdiag_report::Options {
-        // Terminal width and colour only when the text goes to a terminal; `-o FILE` and pipes
-        // get the plain view.
-        terminal: color.terminal(args.output.is_some()),
-        top: args.habits.top,
-        quiet: args.habits.quiet,
-        narrowing,
-    };
-    if args.habits.open {
-        let page = document.render(
-            Format::Html,
-            &sparkdiag_report::Options {
-                quiet: false,
-                ..options.clone()
-            },
-        )?;
-        let file = crate::habits::open_in_browser(&page)?;
-        if !args.habits.quiet {
-            eprintln!("sparkdiag: opened {}", file.display());
-        }
-    }
-    // Written as drawn: a JSON report of thousands of queries is never held whole.
-    match &args.output {
-        Some(file) => {
-            let mut out = std::fs::File::create(file)
-                .with_context(|| format!("cannot write {}", file.display()))?;
-            document
-                .write(format, &options, &mut out)
-                .with_context(|| format!("cannot write {}", file.display()))?
-        }
-        None => document.write(format, &options, &mut std::io::stdout().lock())?,
-    }
-    // Each gate is one line in the text view; in any other output it goes to standard error,
-    // where a pipeline's log shows it.
-    let in_view = format == Format::Text
-        && args.output.is_none()
-        && !args.habits.quiet
-        && reports.len() < sparkdiag_report::analyze::text::MANY_APPLICATIONS;
-    // `--quiet` keeps standard error quiet: the exit code still says how the gates went.
-    if !in_view && !args.habits.quiet {
-        for check in reports
-            .iter()
-            .flat_map(|r| r.gates.iter().flat_map(|g| &g.checks))
-        {
-            eprintln!("sparkdiag: gate {}", check.line);
-        }
-    }
-    let exit = sparkdiag_report::Exit::worst(
-        reports
-            .iter()
-            .filter_map(|r| r.gates.as_ref().map(|g| g.verdict)),
-    );
-    Ok(ExitCode::from(exit.code()))
-}
-
-/// A spinner on standard error with the count of events read, for large logs only (more than
-/// [`Progress::MIN_BYTES`] on disk) and only when standard error is a terminal: pipes, files and
-/// the tests see nothing. The reader hands over events, not bytes, so it counts events.
-struct Progress(Option<(indicatif::ProgressBar, u64)>);
-
-impl Progress {
-    const MIN_BYTES: u64 = 50 * 1024 * 1024;
-    fn start(input: &sparkdiag_eventlog::LogInput) -> Progress {
-        use std::io::IsTerminal;
-        if !std::io::stderr().is_terminal() {
-            return Progress(None);
-        }
-        let bytes: u64 = input.parts.iter().filter_map(|p| p.known_len()).sum();
-        if bytes <= Self::MIN_BYTES {
-            return Progress(None);
-        }
-        let bar =
-            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
-        bar.set_style(
-            // The path last, cut to the terminal's width, so a long one never wraps the line.
-            indicatif::ProgressStyle::with_template("{spinner} {elapsed} {prefix} {wide_msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
-        );
-        let mib = bytes / (1024 * 1024);
-        bar.set_prefix(format!("{mib} MiB, 0k events"));
-        bar.set_message(format!("reading {}", input.display));
-        bar.enable_steady_tick(std::time::Duration::from_millis(120));
-        Progress(Some((bar, mib)))
+        let bytes = input.parts.iter().filter_map(|p| p.known_len()).sum();
+        self.spinner = Some(sparkdiag_report::progress::Spinner::start(
+            bytes,
+            &input.display,
+        ));
     }
 
-    fn events(&self, n: u64) {
-        if let Some((bar, mib)) = &self.0 {
-            bar.set_prefix(format!("{mib} MiB, {}k events", n / 1000));
+    fn events(&mut self, n: u64) {
+        if let Some(spinner) = &self.spinner {
+            spinner.events(n);
         }
     }
 
-    fn finish(self) {
-        if let Some((bar, _)) = self.0 {
-            bar.finish_and_clear();
+    fn read(&mut self) {
+        if let Some(spinner) = self.spinner.take() {
+            spinner.finish();
         }
+    }
+
+    fn left_out(&mut self, error: &sparkdiag_eventlog::ReadError) {
+        eprintln!("sparkdiag: unreadable, left out: {error}");
     }
 }

@@ -7,8 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use sparkdiag_batch::{NightDate, Outcome, Published, Slice};
-use sparkdiag_rules::Config;
+use sparkdiag_batch::{NightDate, RedactKey, Slice};
 
 #[derive(clap::Args)]
 pub struct BatchArgs {
@@ -82,64 +81,28 @@ pub struct BatchArgs {
     /// gives a job the same pseudonym every night, so nights still compare.
     #[arg(long)]
     pub redact: bool,
+    #[command(flatten)]
+    pub settings: crate::config::SettingsFlags,
 }
 
-/// The secret `--redact` keys its pseudonyms with; refused when unset, since without one a
-/// pseudonym could be checked against a guess and could not match the same job every night.
-fn redact_key() -> anyhow::Result<sparkdiag_batch::RedactKey> {
-    let variable = crate::flags::REDACT_KEY_VARIABLE;
-    crate::flags::redact_secret()
-        .and_then(sparkdiag_batch::RedactKey::new)
-        .ok_or_else(|| {
-            anyhow::anyhow!(
-                "--redact needs a secret in {variable} (any string, e.g. from `openssl rand -hex \
-                 16`, the same every night and kept out of the output): it keys the pseudonyms, \
-                 so that a job keeps its pseudonym from night to night and nobody can check a \
-                 guessed host or name against one"
-            )
-        })
-}
-
-pub fn run(
-    args: BatchArgs,
-    config: Config,
-    prices: sparkdiag_analysis::Prices,
-) -> anyhow::Result<ExitCode> {
+pub fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
-    let parse = |flag: &str, d: &str| {
-        NightDate::parse(d).ok_or_else(|| {
-            anyhow::anyhow!(
-                "{flag} {d}: expected a calendar date as YYYY-MM-DD, e.g. {}",
-                NightDate::today()
-            )
-        })
-    };
-    let modified_on = args
-        .modified_on
-        .as_deref()
-        .map(|d| parse("--modified-on", d))
-        .transpose()?;
-    let date = match (&args.date, &modified_on) {
-        (Some(d), _) => parse("--date", d)?,
-        (None, Some(day)) => day.clone(),
-        (None, None) => NightDate::today(),
-    };
+    let (config, prices) = args.settings.read()?;
+    let (date, modified_on) =
+        NightDate::for_night(args.date.as_deref(), args.modified_on.as_deref())
+            .map_err(anyhow::Error::msg)?;
     #[cfg(feature = "remote")]
     let dirs = {
         args.storage.install()?;
         let mut dirs = args.dirs;
         if let Some(server) = &args.history_server {
-            dirs.extend(crate::remote::history_server_paths(server, &[]));
+            dirs.extend(sparkdiag_remote::history_server_paths(server, &[]));
         }
         dirs
     };
     #[cfg(not(feature = "remote"))]
     let dirs = args.dirs;
-    let redact = args.redact.then(redact_key).transpose()?;
     let options = sparkdiag_batch::Options {
-        dirs,
-        output: args.output,
-        date,
         jobs: args.jobs,
         include_in_progress: args.include_in_progress,
         stale_after: args
@@ -153,116 +116,15 @@ pub fn run(
         slice: args.slice,
         merge: args.merge,
         prices,
-        redact,
+        redact: args.redact.then(RedactKey::from_environment).transpose()?,
+        ..sparkdiag_batch::Options::new(dirs, args.output, date)
     };
-    let mut progress = Progress::default();
+    let mut progress = sparkdiag_report::progress::Bar::default();
     let outcome = sparkdiag_batch::run(&options, &config, &mut progress);
     progress.finish();
-    match outcome? {
-        Outcome::Slice { slice, night } => {
-            println!(
-                "slice {}/{}: {} application(s) analysed in {:.1} s, {} unreadable, {} in progress skipped",
-                slice.index,
-                slice.of,
-                night.totals.apps,
-                started.elapsed().as_secs_f64(),
-                night.errors.len(),
-                night.in_progress.len(),
-            );
-            Ok(ExitCode::SUCCESS)
-        }
-        Outcome::Published(published) => {
-            summarise(&published, started)?;
-            Ok(if args.fail_on_regression && published.regressions() > 0 {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            })
-        }
-    }
-}
-
-/// Says what failed and what regressed.
-fn summarise(published: &Published, started: Instant) -> anyhow::Result<()> {
-    let Published {
-        night,
-        failed,
-        changes,
-        index,
-    } = published;
+    let outcome = outcome?;
     // A reader that stops early (`| head`) is not an error: main treats the broken pipe as done.
-    let mut stdout = std::io::stdout().lock();
-    writeln!(
-        stdout,
-        "{} application(s) analysed in {:.1} s: {} failed or with failed jobs, {} unreadable, {} in progress skipped; {} regression(s) since earlier nights",
-        night.totals.apps,
-        started.elapsed().as_secs_f64(),
-        failed.len(),
-        night.errors.len(),
-        night.in_progress.len(),
-        published.regressions()
-    )?;
-    for a in failed {
-        writeln!(stdout, "  {}: {} ({})", a.name, a.outcome(), a.input)?;
-    }
-    for e in &night.errors {
-        writeln!(stdout, "  could not read {}: {}", e.input, e.error)?;
-    }
-    for input in &night.in_progress {
-        writeln!(stdout, "  skipped, still being written: {input}")?;
-    }
-    for c in changes.iter().filter(|c| c.regression) {
-        let cause = c
-            .cause
-            .as_deref()
-            .map(|cause| format!("; likely: {cause}"))
-            .unwrap_or_default();
-        writeln!(
-            stdout,
-            "  regressed: {} — {} (since {}){cause}",
-            c.key, c.what, c.since
-        )?;
-    }
-    writeln!(stdout, "wrote {}", index.display())?;
-    Ok(())
-}
-
-/// A bar on standard error with the logs analysed so far, only when standard error is a
-/// terminal: pipes, files and the tests see nothing.
-#[derive(Default)]
-struct Progress(Option<indicatif::ProgressBar>);
-
-impl sparkdiag_batch::Progress for Progress {
-    fn started(&mut self, logs: usize) {
-        use std::io::IsTerminal;
-        if logs == 0 || !std::io::stderr().is_terminal() {
-            return;
-        }
-        let bar = indicatif::ProgressBar::with_draw_target(
-            Some(logs as u64),
-            indicatif::ProgressDrawTarget::stderr(),
-        );
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:30} {pos}/{len} logs {elapsed} {wide_msg}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        self.0 = Some(bar);
-    }
-
-    fn analysed(&mut self, input: &str) {
-        if let Some(bar) = &self.0 {
-            bar.inc(1);
-            bar.set_message(input.to_string());
-        }
-    }
-}
-
-impl Progress {
-    fn finish(self) {
-        if let Some(bar) = self.0 {
-            bar.finish_and_clear();
-        }
-    }
+    let summary = outcome.summary(started.elapsed());
+    std::io::stdout().lock().write_all(summary.as_bytes())?;
+    Ok(ExitCode::from(outcome.exit_code(args.fail_on_regression)))
 }

@@ -6,11 +6,13 @@
 use std::path::PathBuf;
 
 use sparkdiag_analysis::settings::ConfigFiles;
-use sparkdiag_rules::Config;
+use sparkdiag_analysis::{Config, Prices};
 
-/// The rules' configuration flags that `analyze`, `batch`, `diff`, `serve` and `mcp` share.
+/// The flags that `analyze`, `batch`, `diff`, `serve` and `mcp` share: the rules'
+/// configuration, and the prices that put money beside time (a config file's `[defaults]` may
+/// give either price).
 #[derive(clap::Args)]
-pub struct RuleFlags {
+pub struct SettingsFlags {
     /// Threshold overrides and disabled rules (TOML). Default: sparkdiag.toml or .sparkdiag.toml
     /// here or in the nearest folder above, else $XDG_CONFIG_HOME/sparkdiag/config.toml.
     #[arg(long, value_name = "FILE")]
@@ -25,33 +27,10 @@ pub struct RuleFlags {
     /// Switch a rule off (repeatable), by code or name.
     #[arg(long, value_name = "CODE")]
     disable: Vec<String>,
-}
-
-impl RuleFlags {
-    /// The config files this command reads: none with `--no-config`.
-    pub fn files(&self) -> ConfigFiles {
-        if self.no_config {
-            ConfigFiles::none()
-        } else {
-            ConfigFiles::here()
-        }
-    }
-
-    /// The rules' configuration: `--config`, else the first config file found, then the
-    /// command line's overrides; it names every file read, for the report.
-    pub fn config(&self, files: &ConfigFiles) -> anyhow::Result<Config> {
-        Ok(files.rules(self.config.as_deref(), &self.set, &self.disable)?)
-    }
-}
-
-/// The prices that put money beside time, which `analyze`, `diff`, `batch`, `serve` and `mcp`
-/// share; a config file's `[defaults]` may give either.
-#[derive(clap::Args)]
-pub struct PriceFlags {
     /// Also give each finding's recoverable time in money, at this price per core-hour (one
     /// executor core for one hour). Shown in the cost column and as `impact_cost` in JSON;
     /// `diff` also prices each run's core-hours (runtime × peak cores) as its `cost` line.
-    #[arg(long, value_name = "PRICE", value_parser = crate::flags::parse_price, allow_negative_numbers = true)]
+    #[arg(long, value_name = "PRICE", value_parser = sparkdiag_analysis::Prices::parse, allow_negative_numbers = true)]
     price_per_core_hour: Option<f64>,
     /// Also give memory right-sizing's savings in money, at this price per GB-hour. A GB-hour
     /// here is one GiB (2^30 bytes, as cloud price lists count memory) of executor container
@@ -59,18 +38,35 @@ pub struct PriceFlags {
     /// saved are the container memory a smaller spark.executor.memory gives back times the
     /// executors' lifetimes (GC002). Shown in the cost column and as `impact_memory_cost` in
     /// JSON; never added to the time saved.
-    #[arg(long, value_name = "PRICE", value_parser = crate::flags::parse_price, allow_negative_numbers = true)]
+    #[arg(long, value_name = "PRICE", value_parser = sparkdiag_analysis::Prices::parse, allow_negative_numbers = true)]
     price_per_gb_hour: Option<f64>,
 }
 
-impl PriceFlags {
+impl SettingsFlags {
+    /// The config files this command reads: none with `--no-config`.
+    pub fn files(&self) -> ConfigFiles {
+        ConfigFiles::unless_ignored(self.no_config)
+    }
+
+    /// The rules' configuration: `--config`, else the first config file found, then the
+    /// command line's overrides; it names every file read, for the report.
+    pub fn config(&self, files: &ConfigFiles) -> anyhow::Result<Config> {
+        Ok(files.rules(self.config.as_deref(), &self.set, &self.disable)?)
+    }
+
     /// The flags' prices, each one not given taken from the config files' `[defaults]`.
-    pub fn prices(&self, files: &ConfigFiles) -> anyhow::Result<sparkdiag_analysis::Prices> {
-        let defaults = files.prices()?;
-        Ok(sparkdiag_analysis::Prices {
-            per_core_hour: self.price_per_core_hour.or(defaults.per_core_hour),
-            per_gb_hour: self.price_per_gb_hour.or(defaults.per_gb_hour),
-        })
+    pub fn prices(&self, files: &ConfigFiles) -> anyhow::Result<Prices> {
+        let given = Prices {
+            per_core_hour: self.price_per_core_hour,
+            per_gb_hour: self.price_per_gb_hour,
+        };
+        Ok(files.prices_or_defaults(given)?)
+    }
+
+    /// The rules' configuration, then the prices, from the config files found.
+    pub fn read(&self) -> anyhow::Result<(Config, Prices)> {
+        let files = self.files();
+        Ok((self.config(&files)?, self.prices(&files)?))
     }
 }
 
@@ -79,44 +75,32 @@ pub fn apply_to_analyze(
     args: &mut crate::analyze::AnalyzeArgs,
     files: &ConfigFiles,
 ) -> anyhow::Result<()> {
-    use clap::ValueEnum;
+    use sparkdiag_report::{ColorChoice, Format, Severity};
     let defaults = files.defaults()?;
-    let bad = |key: &str, value: &str, expected: &str| {
-        anyhow::anyhow!(
-            "{}: [defaults] {key} = \"{value}\": expected {expected}",
-            files.origin()
-        )
-    };
-    if args.format.is_none()
-        && let Some(format) = &defaults.format
-    {
+    if args.format.is_none() {
         let names = crate::flags::format_names().join(", ");
-        args.format = Some(
-            sparkdiag_report::Format::parse(format).ok_or_else(|| bad("format", format, &names))?,
-        );
+        args.format = files.checked("format", defaults.format.as_deref(), Format::parse, &names)?;
     }
-    if args.fail_on.is_none()
-        && let Some(fail_on) = &defaults.fail_on
-    {
-        if sparkdiag_rules::Severity::parse(fail_on).is_none() {
-            return Err(bad(
-                "fail_on",
-                fail_on,
-                "critical, high, medium, low or info",
-            ));
-        }
-        args.fail_on = Some(fail_on.clone());
+    if args.fail_on.is_none() {
+        let expected = "critical, high, medium, low or info";
+        args.fail_on = files.checked(
+            "fail_on",
+            defaults.fail_on.as_deref(),
+            Severity::parse,
+            expected,
+        )?;
     }
     let habits = &mut args.habits;
     habits.top = habits.top.or(defaults.top);
     habits.ui_url = habits.ui_url.take().or(defaults.ui_url);
-    if habits.color.is_none()
-        && let Some(color) = &defaults.color
-    {
-        habits.color = Some(
-            crate::habits::ColorChoice::from_str(color, true)
-                .map_err(|_| bad("color", color, "auto, always or never"))?,
-        );
+    if habits.color.is_none() {
+        let expected = "auto, always or never";
+        habits.color = files.checked(
+            "color",
+            defaults.color.as_deref(),
+            ColorChoice::parse,
+            expected,
+        )?;
     }
     Ok(())
 }

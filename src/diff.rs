@@ -1,13 +1,11 @@
 //! `sparkdiag diff BEFORE AFTER`: reads each run once, compares them with `sparkdiag-diff`,
 //! renders, and picks the exit code for CI.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
-use sparkdiag_analysis::Prices;
-use sparkdiag_rules::Config;
+use anyhow::bail;
+use sparkdiag_report::Severity;
 
 #[derive(clap::Args)]
 pub struct DiffArgs {
@@ -36,12 +34,12 @@ pub struct DiffArgs {
     #[arg(long)]
     fail_on_output_change: bool,
     /// Exit with code 1 when AFTER has a finding BEFORE did not, at least this severe.
-    #[arg(long, value_name = "SEVERITY", value_parser = ["critical", "high", "medium", "low", "info"])]
-    fail_on_new: Option<String>,
+    #[arg(long, value_name = "SEVERITY", value_parser = crate::flags::severity())]
+    fail_on_new: Option<Severity>,
     /// Colour the text view's verdict and causes: auto (on a terminal, unless NO_COLOR is
     /// set), always, or never.
-    #[arg(long, value_enum, value_name = "WHEN")]
-    color: Option<crate::habits::ColorChoice>,
+    #[arg(long, value_name = "WHEN", value_parser = crate::flags::color())]
+    color: Option<sparkdiag_report::ColorChoice>,
     /// How far this job's runtime moves between identical runs, as a share of BEFORE's runtime
     /// (25%) or a duration (10s, 2min): a change within it is "nothing material". Default: the
     /// larger of 15% and 3 s. A short job whose start-up is half its runtime moves more; the
@@ -51,84 +49,54 @@ pub struct DiffArgs {
     /// Pseudonymise both runs as `analyze --redact` does: a value has one pseudonym in both.
     #[arg(long)]
     redact: bool,
+    #[cfg(feature = "remote")]
+    #[command(flatten)]
+    storage: crate::remote::StorageFlags,
+    #[command(flatten)]
+    settings: crate::config::SettingsFlags,
 }
 
-pub fn run(args: DiffArgs, config: Config, prices: Prices) -> anyhow::Result<ExitCode> {
+pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
+    #[cfg(feature = "remote")]
+    args.storage.install()?;
+    let (config, prices) = args.settings.read()?;
     if let Some(pct) = args.fail_on_regression
         && !(pct.is_finite() && pct >= 0.0)
     {
         bail!("--fail-on-regression wants a percentage of 0 or more, got {pct}");
     }
     let color = args.color.unwrap_or_default();
-    color.before_threads();
+    crate::habits::before_threads(color);
     let redactor = std::sync::Mutex::default();
-    let redact = args.redact.then_some(&redactor);
-    let before = read_side("BEFORE", &args.before, &args, &config, prices, redact)?;
-    let after = read_side("AFTER", &args.after, &args, &config, prices, redact)?;
-    let mut diff = sparkdiag_analysis::compare(
-        &before,
-        &after,
-        &sparkdiag_analysis::CompareOptions {
-            price_per_core_hour: prices.per_core_hour,
-            noise: args.noise,
-        },
-    );
-    diff.gates = sparkdiag_analysis::gates::check_diff(
-        &diff,
-        args.fail_on_regression,
-        args.fail_on_new
-            .as_deref()
-            .and_then(sparkdiag_rules::Severity::parse),
-        args.fail_on_output_change,
-    );
-    let rendered = sparkdiag_report::View::render(
-        &diff,
-        args.format,
-        &sparkdiag_report::Options {
-            terminal: color.terminal(args.output.is_some()),
-            ..Default::default()
-        },
-    )?;
-    match &args.output {
-        Some(file) => std::fs::write(file, rendered)
-            .with_context(|| format!("cannot write {}", file.display()))?,
-        None => std::io::stdout().lock().write_all(rendered.as_bytes())?,
-    }
-    // Each gate is one line in the text view; in any other output it goes to standard error.
+    let options = sparkdiag_analysis::Options {
+        prices,
+        redact: args.redact.then_some(&redactor),
+        ..sparkdiag_analysis::Options::new(&config)
+    };
+    let request = sparkdiag_analysis::DiffRequest {
+        before: &args.before,
+        after: &args.after,
+        app_name: args.app_name.as_deref(),
+        noise: args.noise,
+        fail_on_regression: args.fail_on_regression,
+        fail_on_new: args.fail_on_new,
+        fail_on_output_change: args.fail_on_output_change,
+    };
+    let diff = sparkdiag_analysis::diff_runs(&request, &options, |side, input, err| {
+        eprintln!("sparkdiag: {side}: skipping {}: {err}", input.display);
+    })?;
+    let options = sparkdiag_report::Options {
+        terminal: sparkdiag_report::Terminal::chosen(args.output.is_some(), color),
+        ..Default::default()
+    };
+    let output = args.output.as_deref();
+    let gates_shown = sparkdiag_report::diff::deliver(&diff, args.format, &options, output)?;
+    // Gates the view did not show go to standard error.
     let gates = diff.gates.as_ref();
-    if args.format != sparkdiag_report::Format::Text || args.output.is_some() {
+    if !gates_shown {
         for check in gates.iter().flat_map(|g| &g.checks) {
             eprintln!("sparkdiag: gate {}", check.line);
         }
     }
     Ok(ExitCode::from(gates.map_or(0, |g| g.exit_code)))
-}
-
-/// The run `path` names for `side` (BEFORE or AFTER), with errors that say which.
-fn read_side(
-    side: &str,
-    path: &str,
-    args: &DiffArgs,
-    config: &Config,
-    prices: Prices,
-    redact: Option<&std::sync::Mutex<sparkdiag_analysis::redact::Redactor>>,
-) -> anyhow::Result<sparkdiag_analysis::Analysis> {
-    use sparkdiag_analysis::PickError;
-    let options = sparkdiag_analysis::Options {
-        config,
-        prices,
-        inputs: vec![path.to_string()],
-        redact,
-    };
-    let skipped = |input: &sparkdiag_eventlog::LogInput, err: &sparkdiag_eventlog::ReadError| {
-        eprintln!("sparkdiag: {side}: skipping {}: {err}", input.display);
-    };
-    match sparkdiag_analysis::analyze_one(path, &options, args.app_name.as_deref(), skipped) {
-        Ok(analysis) => Ok(analysis),
-        Err(PickError::Read(e)) => Err(anyhow::Error::new(e).context(format!("{side} {path}"))),
-        Err(PickError::Several(n)) => bail!(
-            "{side} {path} holds {n} applications; name one log, or pick by name with --app-name"
-        ),
-        Err(e @ PickError::NoneNamed(_)) => bail!("{side} {path}: {e}"),
-    }
 }

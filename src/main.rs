@@ -16,11 +16,9 @@ mod shell;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::{CommandFactory, Parser, Subcommand};
-use config::{PriceFlags, RuleFlags};
+use sparkdiag_report::Severity;
 use sparkdiag_report::{Format, View};
-use sparkdiag_rules::{Config, Severity};
 
 #[derive(Parser)]
 #[command(
@@ -87,7 +85,7 @@ enum Command {
         executors,findings}/date=DATE/part-0.parquet (Parquet, readable by Spark, Databricks and \
         DuckDB) and nights/DATE.json (what later nights compare with). Re-running a date replaces \
         it. A log that cannot be read is listed with its error and never stops the batch.")]
-    Batch(BatchCommand),
+    Batch(BatchArgs),
     /// Compare two runs of a job, before and after a fix: what changed, matched work, whether the outputs agree.
     #[command(after_help = "Examples:\n  \
         sparkdiag diff before/app-1.zstd after/app-2.zstd\n  \
@@ -100,7 +98,7 @@ enum Command {
         different row count is flagged at the top. A BEFORE that did not finish is projected from \
         the iterations it completed. Exit codes: 0 compared, 1 --fail-on-* tripped, 2 usage error \
         or unreadable input.")]
-    Diff(DiffCommand),
+    Diff(diff::DiffArgs),
     /// A private upload page on this machine: drop a log in a browser, get its report.
     #[command(after_help = "Examples:\n  \
         sparkdiag serve\n  \
@@ -130,8 +128,8 @@ enum Command {
         sparkdiag completions zsh > ~/.zfunc/_sparkdiag\n  \
         sparkdiag completions fish > ~/.config/fish/completions/sparkdiag.fish")]
     Completions {
-        #[arg(value_enum)]
-        shell: shell::Shell,
+        #[arg(value_parser = shell::shells())]
+        shell: clap_complete::Shell,
     },
     /// Print the man page (roff): sparkdiag man > ~/.local/share/man/man1/sparkdiag.1
     Man,
@@ -162,43 +160,19 @@ struct McpCommand {
     #[command(flatten)]
     storage: remote::StorageFlags,
     #[command(flatten)]
-    rules: RuleFlags,
-    #[command(flatten)]
-    prices: PriceFlags,
+    settings: config::SettingsFlags,
     /// Pseudonymise what the answers say of each application (ids, names, hosts, users, paths,
     /// SQL literals), as `analyze --redact` does; the logs' paths stay, to ask by.
     #[arg(long)]
     redact: bool,
 }
 
+#[cfg(feature = "tables")]
+use batch::BatchArgs;
 #[cfg(not(feature = "tables"))]
-type BatchCommand = features::Missing;
+type BatchArgs = features::Missing;
 #[cfg(not(feature = "serve"))]
 type ServeCommand = features::Missing;
-
-#[cfg(feature = "tables")]
-#[derive(clap::Args)]
-struct BatchCommand {
-    #[command(flatten)]
-    batch: batch::BatchArgs,
-    #[command(flatten)]
-    rules: RuleFlags,
-    #[command(flatten)]
-    prices: PriceFlags,
-}
-
-#[derive(clap::Args)]
-struct DiffCommand {
-    #[command(flatten)]
-    diff: diff::DiffArgs,
-    #[cfg(feature = "remote")]
-    #[command(flatten)]
-    storage: remote::StorageFlags,
-    #[command(flatten)]
-    rules: RuleFlags,
-    #[command(flatten)]
-    prices: PriceFlags,
-}
 
 #[cfg(feature = "serve")]
 #[derive(clap::Args)]
@@ -218,7 +192,7 @@ struct ServeCommand {
     #[arg(long, value_name = "SIZE", default_value = "2GiB", value_parser = sparkdiag_report::format::parse_size)]
     max_upload: u64,
     /// How long uploads and their reports are kept (e.g. 24h, 30m, 7d).
-    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = flags::parse_positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = sparkdiag_report::format::parse_positive_duration)]
     keep: std::time::Duration,
     /// Analyses running at once (default: the number of cores, at most 8).
     #[arg(long, value_name = "N")]
@@ -229,7 +203,7 @@ struct ServeCommand {
     queue: usize,
     /// How long a client may send nothing (its request's headers, or the next bytes of an
     /// upload) before its upload is answered 408 and its connection closed (e.g. 60s, 5m).
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = flags::parse_positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = sparkdiag_report::format::parse_positive_duration)]
     client_timeout: std::time::Duration,
     /// Redact every report, as `analyze --redact` does (the upload form otherwise offers it
     /// per upload). Pseudonyms are keyed by SPARKDIAG_REDACT_KEY if set, else by a secret
@@ -237,9 +211,7 @@ struct ServeCommand {
     #[arg(long)]
     redact: bool,
     #[command(flatten)]
-    rules: RuleFlags,
-    #[command(flatten)]
-    prices: PriceFlags,
+    settings: config::SettingsFlags,
 }
 
 #[derive(clap::Args)]
@@ -251,8 +223,8 @@ struct PlanArgs {
     #[arg(long, value_parser = flags::format(), default_value = "text")]
     format: Format,
     /// Exit with code 1 when a finding is at least this severe.
-    #[arg(long, value_name = "SEVERITY", value_parser = ["critical", "high", "medium", "low", "info"])]
-    fail_on: Option<String>,
+    #[arg(long, value_name = "SEVERITY", value_parser = crate::flags::severity())]
+    fail_on: Option<Severity>,
     /// Override one threshold, e.g. --set EX001.max_exchanges=5 (repeatable).
     #[arg(long = "set", value_name = "CODE.KEY=VALUE")]
     set: Vec<String>,
@@ -281,22 +253,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Man => shell::man(Cli::command()),
         Command::Plan(args) => plan(args),
         #[cfg(feature = "tables")]
-        Command::Batch(args) => batch::run(
-            args.batch,
-            args.rules.config(&args.rules.files())?,
-            args.prices.prices(&args.rules.files())?,
-        ),
+        Command::Batch(args) => batch::run(args),
         #[cfg(not(feature = "tables"))]
         Command::Batch(_) => features::missing("batch", "tables"),
-        Command::Diff(args) => {
-            #[cfg(feature = "remote")]
-            args.storage.install()?;
-            diff::run(
-                args.diff,
-                args.rules.config(&args.rules.files())?,
-                args.prices.prices(&args.rules.files())?,
-            )
-        }
+        Command::Diff(args) => diff::run(args),
         #[cfg(feature = "serve")]
         Command::Serve(args) => serve(args),
         Command::Mcp(args) => mcp(args),
@@ -307,34 +267,27 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 #[cfg(feature = "serve")]
 fn serve(args: ServeCommand) -> anyhow::Result<ExitCode> {
+    let (rules, prices) = args.settings.read()?;
     let data_dir = args
         .data_dir
-        .unwrap_or_else(|| std::env::temp_dir().join("sparkdiag-serve"));
-    let mut config = sparkdiag_serve::Config::new(data_dir);
-    config.bind = args.bind;
-    config.allow_remote = args.allow_remote;
-    config.max_upload = args.max_upload;
-    config.keep = args.keep;
-    config.idle_timeout = args.client_timeout;
-    if let Some(workers) = args.workers {
-        config.workers = workers.max(1);
-    }
-    config.queue = args.queue;
-    config.redact = args.redact;
-    if let Some(secret) = flags::redact_secret() {
-        config.redact_key = secret;
-    }
-    let files = args.rules.files();
-    config.rules = args.rules.config(&files)?;
-    config.prices = args.prices.prices(&files)?;
-    let data_dir = config.data_dir.clone();
-    let server = sparkdiag_serve::start(config)?;
-    eprintln!(
-        "sparkdiag serve: open http://{}/ (data in {}; Ctrl-C stops)",
-        server.addr(),
-        data_dir.display()
-    );
-    server.wait()?;
+        .unwrap_or_else(sparkdiag_serve::Config::default_data_dir);
+    let defaults = sparkdiag_serve::Config::new(data_dir);
+    let config = sparkdiag_serve::Config {
+        bind: args.bind,
+        allow_remote: args.allow_remote,
+        max_upload: args.max_upload,
+        keep: args.keep,
+        idle_timeout: args.client_timeout,
+        workers: args.workers.map_or(defaults.workers, |n| n.max(1)),
+        queue: args.queue,
+        redact: args.redact,
+        redact_key: sparkdiag_analysis::redact::key_from_environment()
+            .unwrap_or(defaults.redact_key),
+        rules,
+        prices,
+        ..defaults
+    };
+    sparkdiag_serve::serve_until_stopped(config)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -343,14 +296,15 @@ fn mcp(args: McpCommand) -> anyhow::Result<ExitCode> {
     if !args.allow_prefixes.is_empty() {
         args.storage.install()?;
     }
+    let (rules, prices) = args.settings.read()?;
     let options = sparkdiag_mcp::Options {
         roots: args.roots,
         #[cfg(feature = "remote")]
         remote_prefixes: args.allow_prefixes,
         #[cfg(not(feature = "remote"))]
         remote_prefixes: Vec::new(),
-        rules: args.rules.config(&args.rules.files())?,
-        prices: args.prices.prices(&args.rules.files())?,
+        rules,
+        prices,
         redact: args.redact,
     };
     sparkdiag_mcp::serve_stdio(options).map_err(anyhow::Error::msg)?;
@@ -358,26 +312,10 @@ fn mcp(args: McpCommand) -> anyhow::Result<ExitCode> {
 }
 
 fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
-    let bytes = if args.file == "-" {
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
-            .context("cannot read standard input")?;
-        bytes
-    } else {
-        std::fs::read(&args.file).with_context(|| format!("{}: cannot read", args.file))?
-    };
-    let shown = if args.file == "-" {
-        "<stdin>"
-    } else {
-        args.file.as_str()
-    };
-    let mut config = Config::default();
-    for arg in &args.set {
-        config.set_from_arg(arg)?;
-    }
-    let (plans, findings) = sparkdiag_analysis::analyze_plan_text(bytes, shown, &config)?;
-    let fail_on = args.fail_on.as_deref().and_then(Severity::parse);
-    let failing = fail_on.is_some_and(|threshold| findings.iter().any(|f| f.severity <= threshold));
+    let (plans, findings) = sparkdiag_analysis::analyze_plan_file(&args.file, &args.set)?;
+    let failing = args
+        .fail_on
+        .is_some_and(|threshold| findings.iter().any(|f| f.severity <= threshold));
     let document = sparkdiag_report::plan::PlanText {
         plans: &plans,
         findings: &findings,
@@ -388,30 +326,17 @@ fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
         ..sparkdiag_report::Options::default()
     };
     document.write(args.format, &options, &mut std::io::stdout().lock())?;
-    Ok(if failing {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(ExitCode::from(u8::from(failing)))
 }
 
 fn rules(code: Option<&str>, format: Format) -> anyhow::Result<ExitCode> {
-    let rules: Vec<sparkdiag_rules::RuleDoc> = match code {
-        Some(code) => vec![
-            sparkdiag_analysis::catalogue::find_rule(code)
-                .with_context(|| format!("no rule `{code}`; `sparkdiag rules` lists them"))?,
-        ],
-        None => sparkdiag_analysis::catalogue::rule_docs(),
-    };
+    let rules = sparkdiag_analysis::catalogue::select(code).map_err(anyhow::Error::msg)?;
     let document = sparkdiag_report::catalogue::Catalogue {
         rules: &rules,
         explain: code.is_some(),
     };
-    document.write(
-        format,
-        &sparkdiag_report::Options::default(),
-        &mut std::io::stdout().lock(),
-    )?;
+    let options = sparkdiag_report::Options::default();
+    document.write(format, &options, &mut std::io::stdout().lock())?;
     Ok(ExitCode::SUCCESS)
 }
 

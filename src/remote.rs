@@ -23,14 +23,3 @@ impl StorageFlags {
         Ok(())
     }
 }
-
-/// The path of each application `--history-server URL` names: the ids given, or, with none,
-/// every application the server lists.
-pub fn history_server_paths(server: &str, apps: &[String]) -> Vec<String> {
-    if apps.is_empty() {
-        return vec![sparkdiag_remote::history_server_path(server, None)];
-    }
-    apps.iter()
-        .map(|app| sparkdiag_remote::history_server_path(server, Some(app)))
-        .collect()
-}

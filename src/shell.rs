@@ -4,25 +4,16 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-/// The shells `sparkdiag completions` writes for.
-#[derive(Clone, Copy, clap::ValueEnum)]
-pub enum Shell {
-    Bash,
-    Zsh,
-    Fish,
-    Powershell,
-    Elvish,
+/// `sparkdiag completions SHELL`: the shells it writes for, in `--help`'s order.
+pub fn shells() -> impl clap::builder::TypedValueParser<Value = clap_complete::Shell> {
+    let names = ["bash", "zsh", "fish", "powershell", "elvish"];
+    crate::flags::one_of(names, |name| clap::ValueEnum::from_str(name, false).ok())
 }
 
-pub fn completions(shell: Shell, mut command: clap::Command) -> anyhow::Result<ExitCode> {
-    use clap_complete::Shell as S;
-    let shell = match shell {
-        Shell::Bash => S::Bash,
-        Shell::Zsh => S::Zsh,
-        Shell::Fish => S::Fish,
-        Shell::Powershell => S::PowerShell,
-        Shell::Elvish => S::Elvish,
-    };
+pub fn completions(
+    shell: clap_complete::Shell,
+    mut command: clap::Command,
+) -> anyhow::Result<ExitCode> {
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut command, "sparkdiag", &mut out);
     std::io::stdout().lock().write_all(&out)?;

@@ -18,6 +18,7 @@ use sparkdiag_eventlog::{LogInput, ReadError, SourceReport};
 use sparkdiag_facts::Facts;
 use sparkdiag_model::{Application, ApplicationBuilder};
 
+pub mod applications;
 pub mod assemble;
 pub mod catalogue;
 mod compare;
@@ -31,9 +32,9 @@ pub mod replay;
 pub mod settings;
 pub mod spark_ui;
 
-pub use compare::{CompareOptions, Noise, compare};
-pub use pick::{PickError, analyze_one};
-pub use plan_text::{PlanTextError, analyze_plan_text};
+pub use compare::{CompareOptions, DiffRequest, Noise, compare, diff_runs};
+pub use pick::{PickError, SideError, analyze_one, analyze_side};
+pub use plan_text::{PlanTextError, analyze_plan_file, analyze_plan_text};
 /// The rules' configuration (thresholds overridden, rules disabled) every command passes in.
 pub use sparkdiag_rules::{Config, ConfigError};
 

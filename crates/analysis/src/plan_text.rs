@@ -30,6 +30,27 @@ pub fn analyze_plan_text(
     Ok((facts.plans.into_iter().map(|p| p.plan).collect(), findings))
 }
 
+/// `sparkdiag plan FILE`: the plan text in `file` (`-` reads standard input, named `<stdin>`
+/// in errors) analysed with the default thresholds and each `--set CODE.KEY=VALUE` in
+/// `overrides`; no config file is read, since the text has no project around it.
+pub fn analyze_plan_file(
+    file: &str,
+    overrides: &[String],
+) -> Result<(Vec<Plan>, Vec<Finding>), PlanTextError> {
+    let (bytes, shown) = if file == "-" {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
+            .map_err(|e| PlanTextError(format!("cannot read standard input: {e}")))?;
+        (bytes, "<stdin>")
+    } else {
+        let bytes =
+            std::fs::read(file).map_err(|e| PlanTextError(format!("{file}: cannot read: {e}")))?;
+        (bytes, file)
+    };
+    let config = Config::without_files(overrides, &[]).map_err(|e| PlanTextError(e.to_string()))?;
+    analyze_plan_text(bytes, shown, &config)
+}
+
 /// The bytes of `sparkdiag plan`'s input as text. An event log given by mistake (compressed,
 /// or JSON lines of Spark events) is named as one, with the command that reads it.
 fn plan_text(bytes: Vec<u8>, shown: &str) -> Result<String, PlanTextError> {
@@ -65,6 +86,31 @@ fn plan_text(bytes: Vec<u8>, shown: &str) -> Result<String, PlanTextError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plan_file_is_read_with_its_overrides_and_named_when_it_cannot_be() {
+        let file = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../testdata/plans/antipattern-many-exchanges.txt"
+        );
+        let codes = |overrides: &[&str]| {
+            let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+            let (plans, findings) = analyze_plan_file(file, &overrides).unwrap();
+            assert!(!plans.is_empty());
+            findings.iter().map(|f| f.rule).collect::<Vec<_>>()
+        };
+        assert!(codes(&[]).contains(&"EX001"), "{:?}", codes(&[]));
+        assert!(!codes(&["EX001.max_exchanges=1000"]).contains(&"EX001"));
+        let missing = analyze_plan_file("no/such/plan.txt", &[]).unwrap_err();
+        assert!(
+            missing
+                .to_string()
+                .starts_with("no/such/plan.txt: cannot read: "),
+            "{missing}"
+        );
+        let bad = analyze_plan_file(file, &["EX001.no_such_key=1".into()]).unwrap_err();
+        assert!(bad.to_string().contains("no_such_key"), "{bad}");
+    }
 
     #[test]
     fn an_event_log_or_binary_is_named_not_parsed() {

@@ -18,6 +18,16 @@ use sparkdiag_contract::Report;
 use sparkdiag_eventlog::events::SparkPlanInfo;
 use sparkdiag_model::Application;
 
+/// Where `batch --redact` and `serve --redact` read the secret that keys their pseudonyms.
+pub const KEY_VARIABLE: &str = "SPARKDIAG_REDACT_KEY";
+
+/// The secret in [`KEY_VARIABLE`], when it is set and not empty.
+pub fn key_from_environment() -> Option<Vec<u8>> {
+    let secret = std::env::var_os(KEY_VARIABLE)?;
+    let bytes = secret.as_encoded_bytes().to_vec();
+    (!bytes.is_empty()).then_some(bytes)
+}
+
 /// The pseudonyms of one command's reports: each original value is given one and keeps it.
 #[derive(Default)]
 pub struct Redactor {

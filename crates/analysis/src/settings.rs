@@ -104,6 +104,15 @@ impl ConfigFiles {
         }
     }
 
+    /// The files a command reads: none with `--no-config`, else those found from here.
+    pub fn unless_ignored(no_config: bool) -> ConfigFiles {
+        if no_config {
+            ConfigFiles::none()
+        } else {
+            ConfigFiles::here()
+        }
+    }
+
     /// `--no-config`: no file at all.
     pub fn none() -> ConfigFiles {
         ConfigFiles {
@@ -159,6 +168,27 @@ impl ConfigFiles {
         Ok(config)
     }
 
+    /// A value of `[defaults]` (`value`, under `key`) read with `parse`: `None` when no file
+    /// gives it, an error naming the files, the key and what was `expected` when `parse`
+    /// refuses it.
+    pub fn checked<T>(
+        &self,
+        key: &str,
+        value: Option<&str>,
+        parse: impl FnOnce(&str) -> Option<T>,
+        expected: &str,
+    ) -> Result<Option<T>, ConfigError> {
+        let Some(value) = value else {
+            return Ok(None);
+        };
+        parse(value).map(Some).ok_or_else(|| {
+            ConfigError(format!(
+                "{}: [defaults] {key} = \"{value}\": expected {expected}",
+                self.origin()
+            ))
+        })
+    }
+
     /// The `[defaults]` prices, each checked as the flags check theirs.
     pub fn prices(&self) -> Result<Prices, ConfigError> {
         let defaults = self.defaults()?;
@@ -176,6 +206,15 @@ impl ConfigFiles {
             per_gb_hour: check("price_per_gb_hour", defaults.price_per_gb_hour)?,
         })
     }
+
+    /// The prices the flags `given`, each one not given taken from `[defaults]`.
+    pub fn prices_or_defaults(&self, given: Prices) -> Result<Prices, ConfigError> {
+        let defaults = self.prices()?;
+        Ok(Prices {
+            per_core_hour: given.per_core_hour.or(defaults.per_core_hour),
+            per_gb_hour: given.per_gb_hour.or(defaults.per_gb_hour),
+        })
+    }
 }
 
 /// `$XDG_CONFIG_HOME/sparkdiag/config.toml`, else `~/.config/sparkdiag/config.toml`.
@@ -189,4 +228,57 @@ fn user_file() -> Option<PathBuf> {
                 .map(|home| PathBuf::from(home).join(".config"))
         })?;
     Some(base.join("sparkdiag").join("config.toml"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_default_is_read_with_its_parser_and_a_bad_one_names_the_file_and_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("sparkdiag.toml");
+        std::fs::write(&file, "[defaults]\ntop = 3\ncolor = \"purple\"\n").unwrap();
+        let files = ConfigFiles::of(vec![file.clone()]);
+        let defaults = files.defaults().unwrap();
+        assert_eq!(defaults.top, Some(3));
+        let colour = |name: &str| {
+            ["auto", "always", "never"]
+                .contains(&name)
+                .then_some(name.len())
+        };
+        let err = files
+            .checked(
+                "color",
+                defaults.color.as_deref(),
+                colour,
+                "auto, always or never",
+            )
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: [defaults] color = \"purple\": expected auto, always or never",
+                file.display()
+            )
+        );
+        assert_eq!(
+            files.checked("color", Some("never"), colour, "").unwrap(),
+            Some(5)
+        );
+        assert_eq!(files.checked("format", None, colour, "").unwrap(), None);
+        let priced = ConfigFiles::of(vec![dir.path().join("priced.toml")]);
+        std::fs::write(&priced.files[0], "[defaults]\nprice_per_gb_hour = 0.5\n").unwrap();
+        let given = Prices {
+            per_core_hour: Some(2.0),
+            per_gb_hour: None,
+        };
+        assert_eq!(
+            priced.prices_or_defaults(given).unwrap(),
+            Prices {
+                per_core_hour: Some(2.0),
+                per_gb_hour: Some(0.5)
+            }
+        );
+    }
 }

@@ -26,6 +26,30 @@ impl NightDate {
         NightDate(format!("{year:04}-{month:02}-{day:02}"))
     }
 
+    /// The night `--date` and `--modified-on` name, with the `--modified-on` day: `date` if
+    /// given, else the day logs were modified on, else today. A value that is no calendar date
+    /// is refused, naming its flag.
+    pub fn for_night(
+        date: Option<&str>,
+        modified_on: Option<&str>,
+    ) -> Result<(NightDate, Option<NightDate>), String> {
+        let parse = |flag: &str, d: &str| {
+            NightDate::parse(d).ok_or_else(|| {
+                format!(
+                    "{flag} {d}: expected a calendar date as YYYY-MM-DD, e.g. {}",
+                    NightDate::today()
+                )
+            })
+        };
+        let modified_on = modified_on.map(|d| parse("--modified-on", d)).transpose()?;
+        let date = match (date, &modified_on) {
+            (Some(d), _) => parse("--date", d)?,
+            (None, Some(day)) => day.clone(),
+            (None, None) => NightDate::today(),
+        };
+        Ok((date, modified_on))
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -66,6 +90,31 @@ fn is_date(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_night_is_its_date_else_the_day_modified_on_else_today() {
+        let night = |date, modified_on| NightDate::for_night(date, modified_on);
+        let day = |d| NightDate::parse(d).unwrap();
+        assert_eq!(
+            night(Some("2026-11-30"), Some("2026-11-29")),
+            Ok((day("2026-11-30"), Some(day("2026-11-29"))))
+        );
+        assert_eq!(
+            night(None, Some("2026-11-29")),
+            Ok((day("2026-11-29"), Some(day("2026-11-29"))))
+        );
+        assert_eq!(night(None, None), Ok((NightDate::today(), None)));
+        let refused = night(Some("2026-02-30"), None).unwrap_err();
+        assert!(
+            refused.starts_with("--date 2026-02-30: expected a calendar date as YYYY-MM-DD, e.g. "),
+            "{refused}"
+        );
+        assert!(
+            night(None, Some("yesterday"))
+                .unwrap_err()
+                .starts_with("--modified-on yesterday: ")
+        );
+    }
 
     #[test]
     fn dates_are_calendar_dates() {

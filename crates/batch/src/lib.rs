@@ -36,6 +36,7 @@ mod night;
 mod nightfile;
 mod ordered;
 mod publish;
+mod summary;
 mod writing;
 
 pub use dates::NightDate;
@@ -102,6 +103,23 @@ impl RedactKey {
         (!secret.is_empty()).then_some(RedactKey(secret))
     }
 
+    /// The secret in `SPARKDIAG_REDACT_KEY` ([`sparkdiag_analysis::redact::KEY_VARIABLE`]);
+    /// refused when unset or empty, since without one a pseudonym could be checked against a
+    /// guess and could not match the same job every night.
+    pub fn from_environment() -> anyhow::Result<RedactKey> {
+        let variable = sparkdiag_analysis::redact::KEY_VARIABLE;
+        sparkdiag_analysis::redact::key_from_environment()
+            .and_then(RedactKey::new)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--redact needs a secret in {variable} (any string, e.g. from `openssl rand \
+                     -hex 16`, the same every night and kept out of the output): it keys the \
+                     pseudonyms, so that a job keeps its pseudonym from night to night and \
+                     nobody can check a guessed host or name against one"
+                )
+            })
+    }
+
     /// A fresh redactor for one application (or one unreadable log): keyed, it names every
     /// value as every other application's redactor does, so none need be shared.
     pub(crate) fn redactor(&self) -> Redactor {
@@ -152,6 +170,16 @@ pub trait Progress {
 }
 
 impl Progress for () {}
+
+/// The command line's bar on standard error (drawn only on a terminal).
+impl Progress for sparkdiag_report::progress::Bar {
+    fn started(&mut self, logs: usize) {
+        self.start(logs);
+    }
+    fn analysed(&mut self, input: &str) {
+        self.advance(input);
+    }
+}
 
 /// What a batch ended with.
 #[derive(Debug)]

@@ -429,6 +429,17 @@ impl Prices {
             Err(format!("a price is an amount of 0 or more, got {price}"))
         }
     }
+
+    /// A price as `--price-per-core-hour` and `--price-per-gb-hour` take it: an amount of 0 or
+    /// more, in whatever currency the user thinks in (the reports print no currency sign). The
+    /// message leaves the value and the flag out: the command line's parser names both.
+    pub fn parse(text: &str) -> Result<f64, String> {
+        let price: f64 = text
+            .trim()
+            .parse()
+            .map_err(|_| "expected an amount such as 0.45".to_string())?;
+        Prices::check(price).map_err(|_| "a price is an amount of 0 or more".to_string())
+    }
 }
 
 impl Report {
@@ -485,6 +496,15 @@ mod tests {
         let windows = CodeSite::new("job 0".into(), "count at C:\\etl\\Job.scala:31");
         assert_eq!(windows.file.as_deref(), Some("C:\\etl\\Job.scala"));
         assert_eq!(windows.line, Some(31));
+    }
+
+    #[test]
+    fn a_price_is_an_amount_of_zero_or_more() {
+        assert_eq!(Prices::parse(" 0.45 "), Ok(0.45));
+        assert_eq!(Prices::parse("0"), Ok(0.0));
+        assert!(Prices::parse("-1").unwrap_err().contains("0 or more"));
+        assert!(Prices::parse("NaN").unwrap_err().contains("0 or more"));
+        assert!(Prices::parse("$3").unwrap_err().contains("such as 0.45"));
     }
 
     #[test]

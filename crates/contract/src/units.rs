@@ -246,6 +246,17 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     Ok(std::time::Duration::from_secs_f64(total))
 }
 
+/// A duration that must be some time (`serve --keep 24h`, `--client-timeout 60s`): as
+/// [`parse_duration`], but more than zero; uploads kept for no time would be gone before their
+/// report is read.
+pub fn parse_positive_duration(text: &str) -> Result<std::time::Duration, String> {
+    let duration = parse_duration(text)?;
+    if duration.is_zero() {
+        return Err(format!("`{text}`: the duration must be more than zero"));
+    }
+    Ok(duration)
+}
+
 /// `12.5GiB` as (12.5, "GiB"); `expected` says what was wanted when there is no number.
 fn number_and_unit<'a>(text: &'a str, expected: &str) -> Result<(f64, &'a str), String> {
     let t = text.trim();
@@ -275,6 +286,15 @@ mod tests {
     fn cores_are_counted_in_words() {
         assert_eq!(cores(1), "1 core");
         assert_eq!(cores(8), "8 cores");
+    }
+
+    #[test]
+    fn a_duration_of_no_time_is_refused_where_it_must_be_some() {
+        assert!(parse_positive_duration("0h").is_err());
+        assert_eq!(
+            parse_positive_duration("2h"),
+            Ok(std::time::Duration::from_secs(7200))
+        );
     }
 
     #[test]

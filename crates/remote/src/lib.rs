@@ -143,9 +143,37 @@ pub fn history_server_path(server: &str, app: Option<&str>) -> String {
     }
 }
 
+/// The path of each application `--history-server URL` names: those of `apps` (ids), or, with
+/// none, every application the server lists.
+pub fn history_server_paths(server: &str, apps: &[String]) -> Vec<String> {
+    if apps.is_empty() {
+        return vec![history_server_path(server, None)];
+    }
+    apps.iter()
+        .map(|app| history_server_path(server, Some(app)))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_history_servers_paths_are_the_ids_given_or_every_application() {
+        let server = "http://history:18080/";
+        assert_eq!(
+            history_server_paths(server, &[]),
+            ["http://history:18080/api/v1/applications"]
+        );
+        let ids = ["app-1".to_string(), "app-2/1".to_string()];
+        assert_eq!(
+            history_server_paths(server, &ids),
+            [
+                "http://history:18080/api/v1/applications/app-1",
+                "http://history:18080/api/v1/applications/app-2/1"
+            ]
+        );
+    }
 
     #[test]
     fn options_are_checked_and_their_values_never_echoed() {

@@ -22,8 +22,8 @@
 
 pub use sparkdiag_contract::enum_name;
 pub use sparkdiag_contract::units::{
-    clip, cores, duration, human_bytes, parse_duration, parse_size, plain_text, share,
-    share_change, thousands,
+    clip, cores, duration, human_bytes, parse_duration, parse_positive_duration, parse_size,
+    plain_text, share, share_change, thousands,
 };
 
 /// `part` of `whole` as `12.5%`; `-` when there is no whole.

@@ -18,6 +18,7 @@
 //! (where text goes, how many findings to show).
 
 pub mod analyze;
+pub mod browser;
 pub mod catalogue;
 pub mod charts;
 pub mod diff;
@@ -26,8 +27,11 @@ pub mod format;
 pub mod gates;
 mod output;
 pub mod plan;
+pub mod progress;
 
-pub use output::{Format, Narrowing, Options, RenderError, Terminal, View, terminal_width};
+pub use output::{
+    ColorChoice, Format, Narrowing, Options, RenderError, Terminal, View, terminal_width, write_out,
+};
 
 /// The contract the views render, under the name the views have always used.
 pub use sparkdiag_contract::*;

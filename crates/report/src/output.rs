@@ -11,7 +11,7 @@
 use std::fmt;
 use std::io::Write;
 
-use sparkdiag_contract::{Category, Finding, FindingOut, Report, Severity};
+use sparkdiag_contract::{Category, Finding, FindingOut, Report, RuleDoc, Severity};
 
 /// An output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -103,6 +103,47 @@ pub struct Terminal {
     pub width: Option<u16>,
 }
 
+/// When the text view is in colour (`--color`, a config file's `color`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ColorChoice {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// Every choice, in the order `--help` lists them.
+    pub const ALL: [ColorChoice; 3] = [ColorChoice::Auto, ColorChoice::Always, ColorChoice::Never];
+
+    /// What `--color` calls it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ColorChoice::Auto => "auto",
+            ColorChoice::Always => "always",
+            ColorChoice::Never => "never",
+        }
+    }
+
+    /// One line for `--help`.
+    pub fn about(self) -> &'static str {
+        match self {
+            ColorChoice::Auto => "On a terminal, unless `NO_COLOR` is set",
+            ColorChoice::Always => {
+                "Always, even into a pipe or a file (and despite `NO_COLOR`: the flag is asked for)"
+            }
+            ColorChoice::Never => "Never",
+        }
+    }
+
+    /// The choice `--color NAME` (or a config file's `color = "NAME"`) means, in any case.
+    pub fn parse(name: &str) -> Option<ColorChoice> {
+        ColorChoice::ALL
+            .into_iter()
+            .find(|c| c.name().eq_ignore_ascii_case(name))
+    }
+}
+
 /// The width when neither the terminal nor `COLUMNS` gives one.
 const FALLBACK_WIDTH: u16 = 80;
 
@@ -122,6 +163,23 @@ impl Terminal {
                 )
             }),
         }
+    }
+
+    /// Where text goes with `color` asked for: standard output's terminal (width, and colour
+    /// unless `NO_COLOR`), or plain text for `to_file` (`-o FILE`); `always` and `never` then
+    /// decide the colour.
+    pub fn chosen(to_file: bool, color: ColorChoice) -> Terminal {
+        let mut terminal = if to_file {
+            Terminal::default()
+        } else {
+            Terminal::for_stdout()
+        };
+        match color {
+            ColorChoice::Auto => {}
+            ColorChoice::Always => terminal.color = true,
+            ColorChoice::Never => terminal.color = false,
+        }
+        terminal
     }
 
     /// The width to lay text out in.
@@ -191,6 +249,39 @@ impl Narrowing {
                     .stage_ids
                     .iter()
                     .any(|s| self.stages.contains(s)))
+    }
+
+    /// What the flags ask for: each of `only` is a rule of `catalogue` (its code or name) or a
+    /// rule's category, in any case; anything else is refused, naming it.
+    pub fn asked(
+        only: &[String],
+        min_severity: Option<Severity>,
+        stages: Vec<i64>,
+        catalogue: &[RuleDoc],
+    ) -> Result<Narrowing, String> {
+        let mut narrowing = Narrowing {
+            min_severity,
+            stages,
+            ..Narrowing::default()
+        };
+        for only in only {
+            let named = |rule: &&RuleDoc| {
+                rule.code.eq_ignore_ascii_case(only) || rule.name.eq_ignore_ascii_case(only)
+            };
+            if let Some(rule) = catalogue.iter().find(named) {
+                narrowing.rules.push(rule.code);
+            } else if let Some(rule) = catalogue
+                .iter()
+                .find(|r| r.category.name().eq_ignore_ascii_case(only))
+            {
+                narrowing.categories.push(rule.category);
+            } else {
+                return Err(format!(
+                    "--only {only}: no rule or category of that name (`sparkdiag rules` lists both)"
+                ));
+            }
+        }
+        Ok(narrowing)
     }
 
     /// What was asked for, as the flags say it: `--only skew --min-severity high`.
@@ -334,6 +425,19 @@ impl From<serde_json::Error> for RenderError {
     }
 }
 
+/// Writes a command's document to `file` (`-o FILE`), else to standard output. A file that
+/// cannot be written is named in the error; standard output's error is its own, so that a
+/// reader that went away is a broken pipe the program can end quietly on.
+pub fn write_out(text: &str, file: Option<&std::path::Path>) -> std::io::Result<()> {
+    use std::io::Write;
+    match file {
+        Some(file) => std::fs::write(file, text).map_err(|e| {
+            std::io::Error::new(e.kind(), format!("cannot write {}: {e}", file.display()))
+        }),
+        None => std::io::stdout().lock().write_all(text.as_bytes()),
+    }
+}
+
 /// A document as pretty JSON with a final newline.
 pub fn json(document: &impl serde::Serialize) -> Result<String, RenderError> {
     let mut out = Vec::new();
@@ -362,6 +466,57 @@ pub fn write_json(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_names_a_rule_by_code_or_name_or_a_category_and_nothing_else() {
+        let rule = |code, name, category| RuleDoc {
+            code,
+            name,
+            category,
+            summary: "",
+            doc: "",
+            thresholds: &[],
+            needs: &[],
+        };
+        let catalogue = [
+            rule("SK001", "data-skew", Category::Skew),
+            rule("SP001", "spill", Category::Spill),
+        ];
+        let asked = |only: &[&str]| {
+            let only: Vec<String> = only.iter().map(|s| s.to_string()).collect();
+            Narrowing::asked(&only, Some(Severity::High), vec![3], &catalogue)
+        };
+        let narrowing = asked(&["sk001", "SPILL", "Data-Skew"]).unwrap();
+        assert_eq!(narrowing.rules, ["SK001", "SP001", "SK001"]);
+        assert!(narrowing.categories.is_empty());
+        assert_eq!(narrowing.min_severity, Some(Severity::High));
+        assert_eq!(narrowing.stages, [3]);
+        let by_category = asked(&["skew"]).unwrap();
+        assert_eq!(by_category.categories, [Category::Skew]);
+        assert_eq!(
+            asked(&["gc"]).unwrap_err(),
+            "--only gc: no rule or category of that name (`sparkdiag rules` lists both)"
+        );
+    }
+
+    #[test]
+    fn a_colour_choice_is_found_by_its_name_and_decides_over_the_terminal() {
+        for choice in ColorChoice::ALL {
+            assert_eq!(ColorChoice::parse(choice.name()), Some(choice));
+            assert_eq!(
+                ColorChoice::parse(&choice.name().to_uppercase()),
+                Some(choice)
+            );
+        }
+        assert_eq!(ColorChoice::parse("sometimes"), None);
+        assert!(Terminal::chosen(true, ColorChoice::Always).color);
+        assert!(
+            !Terminal::chosen(true, ColorChoice::Always).terminal,
+            "a file is no terminal"
+        );
+        assert!(!Terminal::chosen(true, ColorChoice::Auto).color);
+        assert!(!Terminal::chosen(false, ColorChoice::Never).color);
+    }
 
     #[test]
     fn every_format_is_found_by_its_name() {

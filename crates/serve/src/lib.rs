@@ -119,6 +119,12 @@ impl Config {
         }
     }
 
+    /// Where `sparkdiag serve` keeps its data without `--data-dir`: `sparkdiag-serve` in the
+    /// system's temporary folder.
+    pub fn default_data_dir() -> PathBuf {
+        std::env::temp_dir().join("sparkdiag-serve")
+    }
+
     /// Whether the pages must say the server is shared.
     fn is_shared(&self) -> bool {
         !self.bind.ip().is_loopback()
@@ -170,6 +176,19 @@ impl Drop for Server {
             let _ = thread.join();
         }
     }
+}
+
+/// `sparkdiag serve`: starts the server, says on standard error where to open it, and serves
+/// until the process is stopped.
+pub fn serve_until_stopped(config: Config) -> Result<(), Error> {
+    let data_dir = config.data_dir.clone();
+    let server = start(config)?;
+    eprintln!(
+        "sparkdiag serve: open http://{}/ (data in {}; Ctrl-C stops)",
+        server.addr(),
+        data_dir.display()
+    );
+    server.wait()
 }
 
 /// Checks `config`, prepares the data folder, binds, and serves on a thread of its own.

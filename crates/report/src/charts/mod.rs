@@ -320,17 +320,14 @@ pub fn render_all(report: &Report, view: &ViewData) -> Vec<Chart> {
 /// Writes `NAME.svg` and `NAME.png` into `dir` (created if missing) for each chart with data
 /// of each report; prefixed `N-` (1-based) when there are several reports, so their files do
 /// not overwrite each other. Errors name the file.
-pub fn write_files(
-    dir: &std::path::Path,
-    reports: &[Report],
-    views: &[ViewData],
-) -> std::io::Result<()> {
+pub fn write_files(dir: &std::path::Path, apps: &[crate::analyze::App]) -> std::io::Result<()> {
     let named = |what: &str, path: &std::path::Path, e: std::io::Error| {
         std::io::Error::new(e.kind(), format!("cannot {what} {}: {e}", path.display()))
     };
     std::fs::create_dir_all(dir).map_err(|e| named("create", dir, e))?;
-    for (i, (report, view)) in reports.iter().zip(views).enumerate() {
-        let prefix = if reports.len() > 1 {
+    let drawn = apps.iter().filter_map(|app| Some((app.report, app.view?)));
+    for (i, (report, view)) in drawn.enumerate() {
+        let prefix = if apps.len() > 1 {
             format!("{}-", i + 1)
         } else {
             String::new()
