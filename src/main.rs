@@ -9,8 +9,6 @@ mod features;
 mod flags;
 mod habits;
 mod process;
-#[cfg(feature = "remote")]
-mod remote;
 mod shell;
 
 use std::path::PathBuf;
@@ -158,9 +156,9 @@ struct McpCommand {
     allow_prefixes: Vec<String>,
     #[cfg(feature = "remote")]
     #[command(flatten)]
-    storage: remote::StorageFlags,
+    storage: sparkdiag_remote::StorageOptions,
     #[command(flatten)]
-    settings: config::SettingsFlags,
+    settings: sparkdiag_analysis::settings::Settings,
     /// Pseudonymise what the answers say of each application (ids, names, hosts, users, paths,
     /// SQL literals), as `analyze --redact` does; the logs' paths stay, to ask by.
     #[arg(long)]
@@ -211,7 +209,7 @@ struct ServeCommand {
     #[arg(long)]
     redact: bool,
     #[command(flatten)]
-    settings: config::SettingsFlags,
+    settings: sparkdiag_analysis::settings::Settings,
 }
 
 #[derive(clap::Args)]
@@ -294,7 +292,7 @@ fn serve(args: ServeCommand) -> anyhow::Result<ExitCode> {
 fn mcp(args: McpCommand) -> anyhow::Result<ExitCode> {
     #[cfg(feature = "remote")]
     if !args.allow_prefixes.is_empty() {
-        args.storage.install()?;
+        sparkdiag_remote::install(args.storage)?;
     }
     let (rules, prices) = args.settings.read()?;
     let options = sparkdiag_mcp::Options {
