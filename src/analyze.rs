@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use sparkdiag_analysis::gates::Budgets;
-use sparkdiag_report::Severity;
+use sparkdiag_analysis::settings::ConfigFiles;
 use sparkdiag_report::analyze::{App, Applications, Delivery};
+use sparkdiag_report::{ColorChoice, Severity};
 use sparkdiag_report::{Format, Narrowing};
 
 #[derive(clap::Args)]
@@ -70,9 +71,41 @@ struct NarrowFlags {
     stage: Vec<i64>,
 }
 
+impl AnalyzeArgs {
+    /// Each flag not given taken from the config files' `[defaults]`.
+    fn fill_from_defaults(&mut self, files: &ConfigFiles) -> anyhow::Result<()> {
+        let defaults = files.defaults()?;
+        let formats = crate::flags::format_names().join(", ");
+        let format = defaults.format.as_deref();
+        self.format =
+            files.given_or_default(self.format, "format", format, Format::parse, &formats)?;
+        let severities = "critical, high, medium, low or info";
+        let fail_on = defaults.fail_on.as_deref();
+        self.fail_on = files.given_or_default(
+            self.fail_on,
+            "fail_on",
+            fail_on,
+            Severity::parse,
+            severities,
+        )?;
+        let habits = &mut self.habits;
+        let color = defaults.color.as_deref();
+        habits.color = files.given_or_default(
+            habits.color,
+            "color",
+            color,
+            ColorChoice::parse,
+            "auto, always or never",
+        )?;
+        habits.top = habits.top.or(defaults.top);
+        habits.ui_url = habits.ui_url.take().or(defaults.ui_url);
+        Ok(())
+    }
+}
+
 pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let files = args.settings.files();
-    crate::config::apply_to_analyze(&mut args, &files)?;
+    args.fill_from_defaults(&files)?;
     let prices = args.settings.prices(&files)?;
     let color = args.habits.color.unwrap_or_default();
     crate::habits::before_threads(color);

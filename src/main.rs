@@ -3,7 +3,6 @@
 mod analyze;
 #[cfg(feature = "tables")]
 mod batch;
-mod config;
 mod diff;
 mod features;
 mod flags;

@@ -236,18 +236,20 @@ impl ConfigFiles {
         Ok(config)
     }
 
-    /// A value of `[defaults]` (`value`, under `key`) read with `parse`: `None` when no file
-    /// gives it, an error naming the files, the key and what was `expected` when `parse`
-    /// refuses it.
-    pub fn checked<T>(
+    /// A flag's value: `given` when the command line gave one (a flag wins over the files),
+    /// else the `[defaults]` `value` under `key` read with `parse`; `None` when neither gives
+    /// one, an error naming the files, the key and what was `expected` when `parse` refuses the
+    /// files' value.
+    pub fn given_or_default<T>(
         &self,
+        given: Option<T>,
         key: &str,
         value: Option<&str>,
         parse: impl FnOnce(&str) -> Option<T>,
         expected: &str,
     ) -> Result<Option<T>, ConfigError> {
-        let Some(value) = value else {
-            return Ok(None);
+        let Some(value) = value.filter(|_| given.is_none()) else {
+            return Ok(given);
         };
         parse(value).map(Some).ok_or_else(|| {
             ConfigError(format!(
@@ -316,7 +318,8 @@ mod tests {
                 .then_some(name.len())
         };
         let err = files
-            .checked(
+            .given_or_default(
+                None,
                 "color",
                 defaults.color.as_deref(),
                 colour,
@@ -330,11 +333,20 @@ mod tests {
                 file.display()
             )
         );
+        let given = files.given_or_default(Some(2), "color", Some("purple"), colour, "");
         assert_eq!(
-            files.checked("color", Some("never"), colour, "").unwrap(),
+            given.unwrap(),
+            Some(2),
+            "a flag given wins, its default unread"
+        );
+        assert_eq!(
+            files
+                .given_or_default(None, "color", Some("never"), colour, "")
+                .unwrap(),
             Some(5)
         );
-        assert_eq!(files.checked("format", None, colour, "").unwrap(), None);
+        let neither = files.given_or_default(None, "format", None, colour, "");
+        assert_eq!(neither.unwrap(), None);
         let priced = ConfigFiles::of(vec![dir.path().join("priced.toml")]);
         std::fs::write(&priced.files[0], "[defaults]\nprice_per_gb_hour = 0.5\n").unwrap();
         let given = Prices {
