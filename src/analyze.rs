@@ -29,7 +29,7 @@ pub struct AnalyzeArgs {
     /// Markdown for an issue or pull request, one self-contained HTML page with charts, or SARIF
     /// 2.1.0 for code-scanning tools. [default: text]
     #[arg(long, value_parser = crate::flags::format())]
-    pub format: Option<Format>,
+    format: Option<Format>,
     /// Also write the report's charts into DIR (created if missing), each as NAME.svg and NAME.png.
     #[arg(long, value_name = "DIR")]
     charts: Option<PathBuf>,
@@ -38,14 +38,14 @@ pub struct AnalyzeArgs {
     output: Option<PathBuf>,
     /// Exit with code 1 when a finding is at least this severe (for schedulers and CI).
     #[arg(long, value_name = "SEVERITY", value_parser = crate::flags::severity())]
-    pub fail_on: Option<Severity>,
+    fail_on: Option<Severity>,
     /// Replace application ids and names, hosts and IP addresses, users and e-mail addresses,
     /// paths (buckets included), notebook paths and SQL literals with pseudonyms that say what
     /// they replace (host-1 stays host-1 throughout the report), in every format.
     #[arg(long)]
     redact: bool,
-    /// Each budget asked for is checked and printed as one line (name, measured value, limit,
-    /// verdict); exit 1 when one fails, 3 when one cannot be judged on this log.
+    // Each budget asked for is checked and printed as one line (name, measured value, limit,
+    // verdict); exit 1 when one fails, 3 when one cannot be judged on this log.
     #[command(flatten)]
     gates: Budgets,
     #[command(flatten)]
@@ -53,7 +53,7 @@ pub struct AnalyzeArgs {
     #[command(flatten)]
     settings: sparkdiag_analysis::settings::Settings,
     #[command(flatten)]
-    pub habits: crate::habits::Habits,
+    habits: crate::habits::Habits,
 }
 
 /// Show only some findings; the summary, the ledger and the gates stay the whole run's.
@@ -113,7 +113,7 @@ pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let config = args.settings.rules(&files)?;
     let budgets = Budgets {
         fail_on: args.fail_on,
-        ..args.gates.clone()
+        ..args.gates
     };
     if budgets.max_cost.is_some() && prices.per_core_hour.is_none() {
         anyhow::bail!(
