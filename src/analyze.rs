@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use sparkdiag_analysis::gates::Budgets;
-use sparkdiag_report::Severity;
+use sparkdiag_analysis::settings::ConfigFiles;
 use sparkdiag_report::analyze::{App, Applications, Delivery};
+use sparkdiag_report::{ColorChoice, Severity};
 use sparkdiag_report::{Format, Narrowing};
 
 #[derive(clap::Args)]
@@ -23,12 +24,12 @@ pub struct AnalyzeArgs {
     history_server: Option<String>,
     #[cfg(feature = "remote")]
     #[command(flatten)]
-    storage: crate::remote::StorageFlags,
+    storage: sparkdiag_remote::StorageOptions,
     /// Output format: a summary for people, the versioned JSON report (schema sparkdiag/report/v1),
     /// Markdown for an issue or pull request, one self-contained HTML page with charts, or SARIF
     /// 2.1.0 for code-scanning tools. [default: text]
     #[arg(long, value_parser = crate::flags::format())]
-    pub format: Option<Format>,
+    format: Option<Format>,
     /// Also write the report's charts into DIR (created if missing), each as NAME.svg and NAME.png.
     #[arg(long, value_name = "DIR")]
     charts: Option<PathBuf>,
@@ -37,47 +38,22 @@ pub struct AnalyzeArgs {
     output: Option<PathBuf>,
     /// Exit with code 1 when a finding is at least this severe (for schedulers and CI).
     #[arg(long, value_name = "SEVERITY", value_parser = crate::flags::severity())]
-    pub fail_on: Option<Severity>,
+    fail_on: Option<Severity>,
     /// Replace application ids and names, hosts and IP addresses, users and e-mail addresses,
     /// paths (buckets included), notebook paths and SQL literals with pseudonyms that say what
     /// they replace (host-1 stays host-1 throughout the report), in every format.
     #[arg(long)]
     redact: bool,
+    // Each budget asked for is checked and printed as one line (name, measured value, limit,
+    // verdict); exit 1 when one fails, 3 when one cannot be judged on this log.
     #[command(flatten)]
-    gates: GateFlags,
+    gates: Budgets,
     #[command(flatten)]
     narrow: NarrowFlags,
     #[command(flatten)]
-    settings: crate::config::SettingsFlags,
+    settings: sparkdiag_analysis::settings::Settings,
     #[command(flatten)]
-    pub habits: crate::habits::Habits,
-}
-
-/// Budgets for CI: each one asked for is checked and printed as one line (name, measured value,
-/// limit, verdict); exit 1 when one fails, 3 when one cannot be judged on this log.
-#[derive(clap::Args)]
-#[command(next_help_heading = "Gates (for CI)")]
-struct GateFlags {
-    /// Exit 1 when the application ran longer than this (30m, 2h).
-    #[arg(long, value_name = "DURATION", value_parser = sparkdiag_report::format::parse_duration)]
-    max_runtime: Option<std::time::Duration>,
-    /// Exit 1 when tasks spilled more than this to disk (10GiB, 512MiB).
-    #[arg(long, value_name = "SIZE", value_parser = sparkdiag_report::format::parse_size)]
-    max_spill: Option<u64>,
-    /// Exit 1 when a stage's longest task took more than RATIO times its median (stages whose
-    /// longest task took 1 s or more).
-    #[arg(long, value_name = "RATIO")]
-    max_skew: Option<f64>,
-    /// Exit 1 when more task attempts than this failed (kills apart).
-    #[arg(long, value_name = "N")]
-    max_failed_tasks: Option<u64>,
-    /// Exit 1 when executors held more idle core-hours than this (cores times lifetime, less
-    /// task time).
-    #[arg(long, value_name = "CORE_HOURS")]
-    max_idle_core_hours: Option<f64>,
-    /// Exit 1 when the run cost more than this: runtime × peak cores at --price-per-core-hour.
-    #[arg(long, value_name = "AMOUNT")]
-    max_cost: Option<f64>,
+    habits: crate::habits::Habits,
 }
 
 /// Show only some findings; the summary, the ledger and the gates stay the whole run's.
@@ -95,29 +71,50 @@ struct NarrowFlags {
     stage: Vec<i64>,
 }
 
-impl GateFlags {
-    fn budgets(&self, fail_on: Option<Severity>) -> Budgets {
-        Budgets {
-            max_runtime_ms: self.max_runtime.map(|d| d.as_millis() as i64),
-            max_spill_bytes: self.max_spill,
-            max_skew: self.max_skew,
-            max_failed_tasks: self.max_failed_tasks,
-            max_idle_core_hours: self.max_idle_core_hours,
-            max_cost: self.max_cost,
+impl AnalyzeArgs {
+    /// Each flag not given taken from the config files' `[defaults]`.
+    fn fill_from_defaults(&mut self, files: &ConfigFiles) -> anyhow::Result<()> {
+        let defaults = files.defaults()?;
+        let formats = crate::flags::format_names().join(", ");
+        let format = defaults.format.as_deref();
+        self.format =
+            files.given_or_default(self.format, "format", format, Format::parse, &formats)?;
+        let severities = "critical, high, medium, low or info";
+        let fail_on = defaults.fail_on.as_deref();
+        self.fail_on = files.given_or_default(
+            self.fail_on,
+            "fail_on",
             fail_on,
-        }
+            Severity::parse,
+            severities,
+        )?;
+        let habits = &mut self.habits;
+        let color = defaults.color.as_deref();
+        habits.color = files.given_or_default(
+            habits.color,
+            "color",
+            color,
+            ColorChoice::parse,
+            "auto, always or never",
+        )?;
+        habits.top = habits.top.or(defaults.top);
+        habits.ui_url = habits.ui_url.take().or(defaults.ui_url);
+        Ok(())
     }
 }
 
 pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let files = args.settings.files();
-    crate::config::apply_to_analyze(&mut args, &files)?;
+    args.fill_from_defaults(&files)?;
     let prices = args.settings.prices(&files)?;
     let color = args.habits.color.unwrap_or_default();
     crate::habits::before_threads(color);
     let format = args.format.unwrap_or(Format::Text);
-    let config = args.settings.config(&files)?;
-    let budgets = args.gates.budgets(args.fail_on);
+    let config = args.settings.rules(&files)?;
+    let budgets = Budgets {
+        fail_on: args.fail_on,
+        ..args.gates
+    };
     if budgets.max_cost.is_some() && prices.per_core_hour.is_none() {
         anyhow::bail!(
             "--max-cost needs a price: --price-per-core-hour, or price_per_core_hour in a config file's [defaults]"
@@ -132,7 +129,7 @@ pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     .map_err(anyhow::Error::msg)?;
     #[cfg(feature = "remote")]
     let paths = {
-        args.storage.install()?;
+        sparkdiag_remote::install(args.storage)?;
         match &args.history_server {
             Some(server) => sparkdiag_remote::history_server_paths(server, &args.paths),
             None => args.paths.clone(),

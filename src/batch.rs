@@ -26,7 +26,7 @@ pub struct BatchArgs {
     pub history_server: Option<String>,
     #[cfg(feature = "remote")]
     #[command(flatten)]
-    pub storage: crate::remote::StorageFlags,
+    pub storage: sparkdiag_remote::StorageOptions,
     /// Where the reports, the index page, the tables and the night's history go.
     #[arg(short, long, value_name = "OUTDIR")]
     pub output: PathBuf,
@@ -82,7 +82,7 @@ pub struct BatchArgs {
     #[arg(long)]
     pub redact: bool,
     #[command(flatten)]
-    pub settings: crate::config::SettingsFlags,
+    pub settings: sparkdiag_analysis::settings::Settings,
 }
 
 pub fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
@@ -93,7 +93,7 @@ pub fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
             .map_err(anyhow::Error::msg)?;
     #[cfg(feature = "remote")]
     let dirs = {
-        args.storage.install()?;
+        sparkdiag_remote::install(args.storage)?;
         let mut dirs = args.dirs;
         if let Some(server) = &args.history_server {
             dirs.extend(sparkdiag_remote::history_server_paths(server, &[]));

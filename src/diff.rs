@@ -51,14 +51,14 @@ pub struct DiffArgs {
     redact: bool,
     #[cfg(feature = "remote")]
     #[command(flatten)]
-    storage: crate::remote::StorageFlags,
+    storage: sparkdiag_remote::StorageOptions,
     #[command(flatten)]
-    settings: crate::config::SettingsFlags,
+    settings: sparkdiag_analysis::settings::Settings,
 }
 
 pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
     #[cfg(feature = "remote")]
-    args.storage.install()?;
+    sparkdiag_remote::install(args.storage)?;
     let (config, prices) = args.settings.read()?;
     if let Some(pct) = args.fail_on_regression
         && !(pct.is_finite() && pct >= 0.0)

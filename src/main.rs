@@ -3,14 +3,11 @@
 mod analyze;
 #[cfg(feature = "tables")]
 mod batch;
-mod config;
 mod diff;
 mod features;
 mod flags;
 mod habits;
 mod process;
-#[cfg(feature = "remote")]
-mod remote;
 mod shell;
 
 use std::path::PathBuf;
@@ -158,9 +155,9 @@ struct McpCommand {
     allow_prefixes: Vec<String>,
     #[cfg(feature = "remote")]
     #[command(flatten)]
-    storage: remote::StorageFlags,
+    storage: sparkdiag_remote::StorageOptions,
     #[command(flatten)]
-    settings: config::SettingsFlags,
+    settings: sparkdiag_analysis::settings::Settings,
     /// Pseudonymise what the answers say of each application (ids, names, hosts, users, paths,
     /// SQL literals), as `analyze --redact` does; the logs' paths stay, to ask by.
     #[arg(long)]
@@ -174,44 +171,14 @@ type BatchArgs = features::Missing;
 #[cfg(not(feature = "serve"))]
 type ServeCommand = features::Missing;
 
+/// `serve`'s own flags, then the settings every analysing command shares.
 #[cfg(feature = "serve")]
 #[derive(clap::Args)]
 struct ServeCommand {
-    /// The address to listen on. Anything but loopback also needs --allow-remote.
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
-    bind: std::net::SocketAddr,
-    /// Listen on a non-loopback address: everyone who can reach it can upload and read every
-    /// report, and the pages say so.
-    #[arg(long)]
-    allow_remote: bool,
-    /// Where uploads, reports and unpacked archives are kept (created if missing).
-    /// Default: sparkdiag-serve in the system's temporary folder.
-    #[arg(long, value_name = "DIR")]
-    data_dir: Option<PathBuf>,
-    /// The largest file accepted (e.g. 2GiB, 500MiB); larger uploads are refused with 413.
-    #[arg(long, value_name = "SIZE", default_value = "2GiB", value_parser = sparkdiag_report::format::parse_size)]
-    max_upload: u64,
-    /// How long uploads and their reports are kept (e.g. 24h, 30m, 7d).
-    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = sparkdiag_report::format::parse_positive_duration)]
-    keep: std::time::Duration,
-    /// Analyses running at once (default: the number of cores, at most 8).
-    #[arg(long, value_name = "N")]
-    workers: Option<usize>,
-    /// Analyses that may wait for a worker; beyond these and the running ones, uploads are
-    /// answered 503 with Retry-After, so memory stays bounded by the analyses in flight.
-    #[arg(long, value_name = "N", default_value_t = 32)]
-    queue: usize,
-    /// How long a client may send nothing (its request's headers, or the next bytes of an
-    /// upload) before its upload is answered 408 and its connection closed (e.g. 60s, 5m).
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = sparkdiag_report::format::parse_positive_duration)]
-    client_timeout: std::time::Duration,
-    /// Redact every report, as `analyze --redact` does (the upload form otherwise offers it
-    /// per upload). Pseudonyms are keyed by SPARKDIAG_REDACT_KEY if set, else by a secret
-    /// drawn at start: one host reads the same in every report while the server runs.
-    #[arg(long)]
-    redact: bool,
     #[command(flatten)]
-    settings: config::SettingsFlags,
+    config: sparkdiag_serve::Config,
+    #[command(flatten)]
+    settings: sparkdiag_analysis::settings::Settings,
 }
 
 #[derive(clap::Args)]
@@ -268,24 +235,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 #[cfg(feature = "serve")]
 fn serve(args: ServeCommand) -> anyhow::Result<ExitCode> {
     let (rules, prices) = args.settings.read()?;
-    let data_dir = args
-        .data_dir
-        .unwrap_or_else(sparkdiag_serve::Config::default_data_dir);
-    let defaults = sparkdiag_serve::Config::new(data_dir);
     let config = sparkdiag_serve::Config {
-        bind: args.bind,
-        allow_remote: args.allow_remote,
-        max_upload: args.max_upload,
-        keep: args.keep,
-        idle_timeout: args.client_timeout,
-        workers: args.workers.map_or(defaults.workers, |n| n.max(1)),
-        queue: args.queue,
-        redact: args.redact,
-        redact_key: sparkdiag_analysis::redact::key_from_environment()
-            .unwrap_or(defaults.redact_key),
         rules,
         prices,
-        ..defaults
+        ..args.config
     };
     sparkdiag_serve::serve_until_stopped(config)?;
     Ok(ExitCode::SUCCESS)
@@ -294,7 +247,7 @@ fn serve(args: ServeCommand) -> anyhow::Result<ExitCode> {
 fn mcp(args: McpCommand) -> anyhow::Result<ExitCode> {
     #[cfg(feature = "remote")]
     if !args.allow_prefixes.is_empty() {
-        args.storage.install()?;
+        sparkdiag_remote::install(args.storage)?;
     }
     let (rules, prices) = args.settings.read()?;
     let options = sparkdiag_mcp::Options {

@@ -193,7 +193,7 @@ mod tests {
             paths: &paths,
             options: Options::new(&config),
             budgets: Budgets {
-                max_runtime_ms: Some(1),
+                max_runtime: Some(std::time::Duration::from_millis(1)),
                 ..Budgets::default()
             },
             ui_url: None,

@@ -6,26 +6,47 @@
 //! A log that did not end (or was cut) holds a lower bound of each total: a gate it already
 //! exceeds has failed, one it does not exceed cannot be judged and is inconclusive.
 
+use std::time::Duration;
+
 use sparkdiag_contract::diff::Diff;
 use sparkdiag_contract::units::{duration, human_bytes};
 use sparkdiag_contract::{Exit, GateCheck, Gates, Report, Severity};
 
-/// The budgets of one run, as the command line gives them; `None` is no gate.
+/// The budgets of one run, as the command line gives them; `None` is no gate. With the `cli`
+/// feature they parse as `analyze`'s gate flags, whose help is these fields' documentation
+/// (`--fail-on` is `analyze`'s own flag, set beside them).
 #[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[cfg_attr(feature = "cli", command(next_help_heading = "Gates (for CI)"))]
 pub struct Budgets {
-    /// The application's wall clock, start to end.
-    pub max_runtime_ms: Option<i64>,
-    /// Bytes spilled to disk, every task together.
+    /// Exit 1 when the application ran longer than this (30m, 2h).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "DURATION", value_parser = sparkdiag_contract::units::parse_duration)
+    )]
+    pub max_runtime: Option<Duration>,
+    /// Exit 1 when tasks spilled more than this to disk (10GiB, 512MiB).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long = "max-spill", value_name = "SIZE", value_parser = sparkdiag_contract::units::parse_size)
+    )]
     pub max_spill_bytes: Option<u64>,
-    /// The largest ratio of a stage's longest task to its median ([`SKEW_MIN_TASK_MS`]).
+    /// Exit 1 when a stage's longest task took more than RATIO times its median (stages whose
+    /// longest task took 1 s or more).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "RATIO"))]
     pub max_skew: Option<f64>,
-    /// Task attempts that failed (kills apart).
+    /// Exit 1 when more task attempts than this failed (kills apart).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
     pub max_failed_tasks: Option<u64>,
-    /// Executor core time held but running no task.
+    /// Exit 1 when executors held more idle core-hours than this (cores times lifetime, less
+    /// task time).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "CORE_HOURS"))]
     pub max_idle_core_hours: Option<f64>,
-    /// The run's core-hours (runtime times peak cores) at the report's price per core-hour.
+    /// Exit 1 when the run cost more than this: runtime × peak cores at --price-per-core-hour.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "AMOUNT"))]
     pub max_cost: Option<f64>,
-    /// A finding at least this severe fails the run.
+    /// A finding at least this severe fails the run (`--fail-on`).
+    #[cfg_attr(feature = "cli", arg(skip))]
     pub fail_on: Option<Severity>,
 }
 
@@ -56,11 +77,11 @@ pub fn check(report: &Report, budgets: &Budgets) -> Option<Gates> {
     let s = &report.summary;
     let runtime = report.application.duration_ms;
     let mut checks = Vec::new();
-    if let Some(limit) = budgets.max_runtime_ms {
+    if let Some(limit) = budgets.max_runtime {
         checks.push(judge(
             "max-runtime",
             runtime.map(|ms| ms as f64),
-            limit as f64,
+            limit.as_millis() as f64,
             "ms",
             partial.or(runtime
                 .is_none()

@@ -25,6 +25,74 @@ use std::path::{Path, PathBuf};
 use sparkdiag_contract::Prices;
 use sparkdiag_rules::{Config, ConfigError};
 
+/// The settings every analysing command is given (`analyze`, `batch`, `diff`, `serve`, `mcp`):
+/// the rules' configuration and the prices that put money beside time. With the `cli` feature
+/// they parse as the command line's flags, whose help is these fields' documentation.
+#[derive(Debug, Default, Clone)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct Settings {
+    /// Threshold overrides and disabled rules (TOML). Default: sparkdiag.toml or .sparkdiag.toml
+    /// here or in the nearest folder above, else $XDG_CONFIG_HOME/sparkdiag/config.toml.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "FILE"))]
+    pub config: Option<PathBuf>,
+    /// Read no config file (neither sparkdiag.toml nor the user's): only the defaults and the
+    /// flags; the report says so.
+    #[cfg_attr(feature = "cli", arg(long, conflicts_with = "config"))]
+    pub no_config: bool,
+    /// Override one threshold, e.g. --set SK001.ratio=4 (repeatable; `sparkdiag rules CODE` lists the keys).
+    #[cfg_attr(feature = "cli", arg(long = "set", value_name = "CODE.KEY=VALUE"))]
+    pub set: Vec<String>,
+    /// Switch a rule off (repeatable), by code or name.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "CODE"))]
+    pub disable: Vec<String>,
+    /// Also give each finding's recoverable time in money, at this price per core-hour (one
+    /// executor core for one hour). Shown in the cost column and as `impact_cost` in JSON;
+    /// `diff` also prices each run's core-hours (runtime × peak cores) as its `cost` line.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "PRICE", value_parser = Prices::parse, allow_negative_numbers = true)
+    )]
+    pub price_per_core_hour: Option<f64>,
+    /// Also give memory right-sizing's savings in money, at this price per GB-hour. A GB-hour
+    /// here is one GiB (2^30 bytes, as cloud price lists count memory) of executor container
+    /// memory (heap plus overhead) held for one hour of an executor's lifetime; the GB-hours
+    /// saved are the container memory a smaller spark.executor.memory gives back times the
+    /// executors' lifetimes (GC002). Shown in the cost column and as `impact_memory_cost` in
+    /// JSON; never added to the time saved.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "PRICE", value_parser = Prices::parse, allow_negative_numbers = true)
+    )]
+    pub price_per_gb_hour: Option<f64>,
+}
+
+impl Settings {
+    /// The config files these settings read: none with `--no-config`.
+    pub fn files(&self) -> ConfigFiles {
+        ConfigFiles::unless_ignored(self.no_config)
+    }
+
+    /// The rules' configuration: `--config`, else the first of `files`, then the overrides; it
+    /// names every file read, for the report.
+    pub fn rules(&self, files: &ConfigFiles) -> Result<Config, ConfigError> {
+        files.rules(self.config.as_deref(), &self.set, &self.disable)
+    }
+
+    /// The prices given, each one not given taken from the `[defaults]` of `files`.
+    pub fn prices(&self, files: &ConfigFiles) -> Result<Prices, ConfigError> {
+        files.prices_or_defaults(Prices {
+            per_core_hour: self.price_per_core_hour,
+            per_gb_hour: self.price_per_gb_hour,
+        })
+    }
+
+    /// The rules' configuration, then the prices, from the config files found from here.
+    pub fn read(&self) -> Result<(Config, Prices), ConfigError> {
+        let files = self.files();
+        Ok((self.rules(&files)?, self.prices(&files)?))
+    }
+}
+
 /// The flags a config file may give defaults for, as written (the command line checks them).
 #[derive(Debug, Default, Clone, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -168,18 +236,20 @@ impl ConfigFiles {
         Ok(config)
     }
 
-    /// A value of `[defaults]` (`value`, under `key`) read with `parse`: `None` when no file
-    /// gives it, an error naming the files, the key and what was `expected` when `parse`
-    /// refuses it.
-    pub fn checked<T>(
+    /// A flag's value: `given` when the command line gave one (a flag wins over the files),
+    /// else the `[defaults]` `value` under `key` read with `parse`; `None` when neither gives
+    /// one, an error naming the files, the key and what was `expected` when `parse` refuses the
+    /// files' value.
+    pub fn given_or_default<T>(
         &self,
+        given: Option<T>,
         key: &str,
         value: Option<&str>,
         parse: impl FnOnce(&str) -> Option<T>,
         expected: &str,
     ) -> Result<Option<T>, ConfigError> {
-        let Some(value) = value else {
-            return Ok(None);
+        let Some(value) = value.filter(|_| given.is_none()) else {
+            return Ok(given);
         };
         parse(value).map(Some).ok_or_else(|| {
             ConfigError(format!(
@@ -248,7 +318,8 @@ mod tests {
                 .then_some(name.len())
         };
         let err = files
-            .checked(
+            .given_or_default(
+                None,
                 "color",
                 defaults.color.as_deref(),
                 colour,
@@ -262,11 +333,20 @@ mod tests {
                 file.display()
             )
         );
+        let given = files.given_or_default(Some(2), "color", Some("purple"), colour, "");
         assert_eq!(
-            files.checked("color", Some("never"), colour, "").unwrap(),
+            given.unwrap(),
+            Some(2),
+            "a flag given wins, its default unread"
+        );
+        assert_eq!(
+            files
+                .given_or_default(None, "color", Some("never"), colour, "")
+                .unwrap(),
             Some(5)
         );
-        assert_eq!(files.checked("format", None, colour, "").unwrap(), None);
+        let neither = files.given_or_default(None, "format", None, colour, "");
+        assert_eq!(neither.unwrap(), None);
         let priced = ConfigFiles::of(vec![dir.path().join("priced.toml")]);
         std::fs::write(&priced.files[0], "[defaults]\nprice_per_gb_hour = 0.5\n").unwrap();
         let given = Prices {

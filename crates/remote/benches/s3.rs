@@ -49,12 +49,14 @@ fn main() {
         .unwrap();
     let info: serde_json::Value = serde_json::from_str(&line).expect("the S3 server's address");
     let endpoint = info["endpoint"].as_str().unwrap().to_string();
-    let options = sparkdiag_remote::StorageOptions(vec![
-        ("aws_endpoint".into(), endpoint),
-        ("aws_access_key_id".into(), "bench".into()),
-        ("aws_secret_access_key".into(), "bench-secret".into()),
-        ("aws_region".into(), "us-east-1".into()),
-    ]);
+    let options = sparkdiag_remote::StorageOptions {
+        pairs: vec![
+            ("aws_endpoint".into(), endpoint),
+            ("aws_access_key_id".into(), "bench".into()),
+            ("aws_secret_access_key".into(), "bench-secret".into()),
+            ("aws_region".into(), "us-east-1".into()),
+        ],
+    };
     sparkdiag_remote::install(options).unwrap();
     let url = format!("s3://logs/{name}");
     let len = std::fs::metadata(&log).unwrap().len();

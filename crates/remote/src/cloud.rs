@@ -341,7 +341,7 @@ fn retry_config(options: &StorageOptions, root: &str) -> Result<RetryConfig, Rea
 
 /// Applies the options this store takes; an option of another store is left to it.
 fn apply<K: FromStr>(options: &StorageOptions, mut set: impl FnMut(K, &str)) {
-    for (key, value) in &options.0 {
+    for (key, value) in &options.pairs {
         if let Ok(key) = key.parse::<K>() {
             set(key, value);
         }

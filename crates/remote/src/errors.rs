@@ -17,7 +17,7 @@ pub(crate) struct Secrets(Arc<Mutex<Vec<String>>>);
 impl Secrets {
     pub(crate) fn gather(options: &StorageOptions) -> Secrets {
         let secrets = Secrets::default();
-        for (key, value) in &options.0 {
+        for (key, value) in &options.pairs {
             if is_secret_name(key) {
                 secrets.add(Some(value.clone()));
             }

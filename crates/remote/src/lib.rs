@@ -30,9 +30,22 @@ pub use cloud::known_option;
 /// `--storage-option KEY=VALUE` pairs, in the order given; a later one wins. The keys are
 /// object_store's (`aws_endpoint`, `azure_storage_account_key`, `google_service_account`,
 /// `allow_http`, …; docs/inputs.md lists them) and sparkdiag's own `max_retries` and
-/// `retry_timeout`.
+/// `retry_timeout`. With the `cli` feature they parse as the flag, whose help is `pairs`'
+/// documentation.
 #[derive(Debug, Clone, Default)]
-pub struct StorageOptions(pub Vec<(String, String)>);
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct StorageOptions {
+    /// An option of the store an s3://, gs://, abfss:// or az:// path names (repeatable), e.g.
+    /// aws_endpoint=http://127.0.0.1:9000, aws_region=eu-west-1, azure_storage_account_name=acct,
+    /// google_service_account=key.json, max_retries=3. Credentials come from each cloud's
+    /// usual chain (environment, profile files, instance or workload identity); an option wins
+    /// over the environment. docs/inputs.md lists every key.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long = "storage-option", value_name = "KEY=VALUE", value_parser = StorageOptions::parse_pair)
+    )]
+    pub pairs: Vec<(String, String)>,
+}
 
 impl StorageOptions {
     /// Parses one `KEY=VALUE`; the value is never echoed in the error (it may be a secret).
@@ -50,7 +63,7 @@ impl StorageOptions {
     }
 
     fn get(&self, key: &str) -> Option<&str> {
-        self.0
+        self.pairs
             .iter()
             .rev()
             .find(|(k, _)| k == key)

@@ -39,47 +39,111 @@ use std::time::Duration;
 
 pub use store::Store;
 
-/// How the server runs. [`Config::new`] gives the defaults of `sparkdiag serve`.
+/// How the server runs. [`Config::new`] gives the defaults of `sparkdiag serve`; with the `cli`
+/// feature it parses as that command's flags, whose help is these fields' documentation (a test
+/// holds the flags' defaults to [`Config::new`]'s).
 #[derive(Clone)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct Config {
+    /// The address to listen on. Anything but loopback also needs --allow-remote.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")
+    )]
     pub bind: SocketAddr,
-    /// Needed to listen on anything but a loopback address: the reports then reach everyone
-    /// who can reach the address.
+    /// Listen on a non-loopback address: everyone who can reach it can upload and read every
+    /// report, and the pages say so.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub allow_remote: bool,
-    /// Uploads, reports and unpacked archives, each in its own sub-folder.
+    /// Where uploads, reports and unpacked archives are kept (created if missing).
+    /// Default: sparkdiag-serve in the system's temporary folder.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "DIR", default_value_os_t = Config::default_data_dir(), hide_default_value = true)
+    )]
     pub data_dir: PathBuf,
-    /// Bytes of one uploaded file.
+    /// The largest file accepted (e.g. 2GiB, 500MiB); larger uploads are refused with 413.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "SIZE", default_value = "2GiB", value_parser = sparkdiag_report::format::parse_size)
+    )]
     pub max_upload: u64,
-    /// How long an upload and its report are kept.
+    /// How long uploads and their reports are kept (e.g. 24h, 30m, 7d).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "DURATION", default_value = "24h", value_parser = sparkdiag_report::format::parse_positive_duration)
+    )]
     pub keep: Duration,
-    /// Analyses running at once.
+    /// Analyses running at once (default: the number of cores, at most 8).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "N", default_value_t = default_workers(), hide_default_value = true, value_parser = at_least_one)
+    )]
     pub workers: usize,
-    /// Analyses waiting for a worker; one more is refused with 503.
+    /// Analyses that may wait for a worker; beyond these and the running ones, uploads are
+    /// answered 503 with Retry-After, so memory stays bounded by the analyses in flight.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N", default_value_t = 32))]
     pub queue: usize,
     /// Uploads being received at once; one more is refused with 503.
+    #[cfg_attr(feature = "cli", arg(skip = MAX_UPLOADS))]
     pub max_uploads: usize,
-    /// The longest wait for the next bytes of an upload before it is dropped with 408, and the
-    /// longest a request's headers may take (or an idle connection may wait for its next
-    /// request) before the connection is closed.
+    /// How long a client may send nothing (its request's headers, or the next bytes of an
+    /// upload) before its upload is answered 408 and its connection closed (e.g. 60s, 5m).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long = "client-timeout", value_name = "DURATION", default_value = "60s", value_parser = sparkdiag_report::format::parse_positive_duration)
+    )]
     pub idle_timeout: Duration,
     /// The slowest an upload may arrive on average, in bytes a second: an upload may take
     /// `idle_timeout` plus the time its bytes take at this rate, then it is dropped with 408,
     /// so a client that trickles a byte now and then cannot hold an upload's place for ever.
     /// 0: no limit beyond `idle_timeout` between reads.
+    #[cfg_attr(feature = "cli", arg(skip = MIN_UPLOAD_RATE))]
     pub min_upload_rate: u64,
     /// Connections open at once; the next waits in the system's queue until one closes.
+    #[cfg_attr(feature = "cli", arg(skip = MAX_CONNECTIONS))]
     pub max_connections: usize,
     /// The rules' thresholds, as `analyze --config/--set/--disable` give them.
+    #[cfg_attr(feature = "cli", arg(skip))]
     pub rules: sparkdiag_rules::Config,
     /// Money beside the savings, as `analyze --price-per-core-hour/--price-per-gb-hour` give it.
+    #[cfg_attr(feature = "cli", arg(skip))]
     pub prices: sparkdiag_analysis::Prices,
-    /// `--redact`: every upload's report pseudonymised (names, hosts, users, paths, SQL
-    /// literals), as `analyze --redact` does; without it, the upload form offers it per upload.
+    /// Redact every report, as `analyze --redact` does (the upload form otherwise offers it
+    /// per upload). Pseudonyms are keyed by SPARKDIAG_REDACT_KEY if set, else by a secret
+    /// drawn at start: one host reads the same in every report while the server runs.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub redact: bool,
     /// The secret a redacted report's pseudonyms are keyed with, so one host reads the same in
     /// every upload's report. [`Config::new`] draws one at random: pseudonyms then hold for as
-    /// long as the server runs, and nobody can check a guess against one.
+    /// long as the server runs, and nobody can check a guess against one; the command line
+    /// takes SPARKDIAG_REDACT_KEY's when it is set.
+    #[cfg_attr(
+        feature = "cli",
+        arg(skip = sparkdiag_analysis::redact::key_from_environment().unwrap_or_else(random_secret))
+    )]
     pub redact_key: Vec<u8>,
+}
+
+const MAX_UPLOADS: usize = 16;
+const MAX_CONNECTIONS: usize = 256;
+
+/// Apache's mod_reqtimeout asks 500 bytes a second of a body; 10 KiB a second is still a 2 GiB
+/// log in 58 hours, and a trickling client gives up its place sooner.
+const MIN_UPLOAD_RATE: u64 = 10 << 10;
+
+/// The number of cores, at most 8.
+fn default_workers() -> usize {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    cores.clamp(1, 8)
+}
+
+/// `--workers N`: 0 is taken as 1, so the server always analyses.
+#[cfg(feature = "cli")]
+fn at_least_one(text: &str) -> Result<usize, String> {
+    text.parse::<usize>()
+        .map(|n| n.max(1))
+        .map_err(|e| e.to_string())
 }
 
 /// 32 bytes from the system's randomness, as std's hash maps seed themselves: a secret for
@@ -97,21 +161,18 @@ fn random_secret() -> Vec<u8> {
 
 impl Config {
     pub fn new(data_dir: PathBuf) -> Config {
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         Config {
             bind: SocketAddr::from(([127, 0, 0, 1], 8080)),
             allow_remote: false,
             data_dir,
             max_upload: 2 << 30,
             keep: Duration::from_secs(24 * 3600),
-            workers: cores.clamp(1, 8),
+            workers: default_workers(),
             queue: 32,
-            max_uploads: 16,
+            max_uploads: MAX_UPLOADS,
             idle_timeout: Duration::from_secs(60),
-            // Apache's mod_reqtimeout asks 500 bytes a second of a body; 10 KiB a second is
-            // still a 2 GiB log in 58 hours, and a trickling client gives up its place sooner.
-            min_upload_rate: 10 << 10,
-            max_connections: 256,
+            min_upload_rate: MIN_UPLOAD_RATE,
+            max_connections: MAX_CONNECTIONS,
             rules: sparkdiag_rules::Config::default(),
             prices: Default::default(),
             redact: false,
@@ -314,5 +375,38 @@ async fn serve_connections(
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });
+    }
+}
+
+#[cfg(all(test, feature = "cli"))]
+mod tests {
+    use super::Config;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Serve {
+        #[command(flatten)]
+        config: Config,
+    }
+
+    /// The defaults `--help` shows are written as text; they must be [`Config::new`]'s.
+    #[test]
+    fn the_flags_defaults_are_config_news() {
+        let parsed = Serve::try_parse_from(["serve"]).unwrap().config;
+        let new = Config::new(Config::default_data_dir());
+        assert_eq!(parsed.bind, new.bind);
+        assert_eq!(parsed.allow_remote, new.allow_remote);
+        assert_eq!(parsed.data_dir, new.data_dir);
+        assert_eq!(parsed.max_upload, new.max_upload);
+        assert_eq!(parsed.keep, new.keep);
+        assert_eq!(parsed.workers, new.workers);
+        assert_eq!(parsed.queue, new.queue);
+        assert_eq!(parsed.max_uploads, new.max_uploads);
+        assert_eq!(parsed.idle_timeout, new.idle_timeout);
+        assert_eq!(parsed.min_upload_rate, new.min_upload_rate);
+        assert_eq!(parsed.max_connections, new.max_connections);
+        assert_eq!(parsed.redact, new.redact);
+        let zero = Serve::try_parse_from(["serve", "--workers", "0"]).unwrap();
+        assert_eq!(zero.config.workers, 1, "--workers 0 still analyses");
     }
 }
