@@ -680,3 +680,45 @@ fn redact_leaves_none_of_the_originals_in_any_format_and_the_same_findings() {
     assert!(redacted.contains("app-2") && !redacted.contains("app-3"));
     assert_eq!(redacted_findings, plain_findings);
 }
+
+/// `-o FILE` gets the JSON streamed into it, byte for byte what standard output gets; a file
+/// that cannot be written is named, and nothing is left behind.
+#[test]
+fn a_json_report_written_to_a_file_is_the_one_printed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("report.json");
+    let printed = sparkdiag(&["analyze", &failed_log(), "--format", "json"]);
+    let written = sparkdiag(&[
+        "analyze",
+        &failed_log(),
+        "--format",
+        "json",
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(printed.status.code(), written.status.code());
+    assert!(written.stdout.is_empty(), "{}", stdout(&written));
+    let bytes = std::fs::read(&file).unwrap();
+    assert!(!bytes.is_empty() && bytes.ends_with(b"}\n"));
+    assert!(
+        bytes == printed.stdout,
+        "the file differs from standard output"
+    );
+
+    let nowhere = tmp.path().join("no-such-folder/report.json");
+    let failed = sparkdiag(&[
+        "analyze",
+        &failed_log(),
+        "--format",
+        "json",
+        "-o",
+        nowhere.to_str().unwrap(),
+    ]);
+    assert!(!failed.status.success());
+    assert!(
+        stderr(&failed).contains(nowhere.to_str().unwrap()),
+        "{}",
+        stderr(&failed)
+    );
+    assert!(!nowhere.exists());
+}

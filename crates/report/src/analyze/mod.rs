@@ -139,32 +139,39 @@ impl Applications<'_> {
             RenderError::Io(e) => e,
             e => std::io::Error::other(e),
         };
-        if *open {
-            // The page is never one line per finding, whatever `--quiet` does to the document.
-            let page = self
-                .render(
-                    Format::Html,
-                    &Options {
-                        quiet: false,
-                        ..options.clone()
-                    },
-                )
-                .map_err(as_io)?;
+        // The page is never one line per finding, whatever `--quiet` does to the document.
+        let page_options = Options {
+            quiet: false,
+            ..options.clone()
+        };
+        let page = if *open {
+            let page = self.render(Format::Html, &page_options).map_err(as_io)?;
             let file = crate::browser::open(&page)?;
             if !options.quiet {
                 eprintln!("sparkdiag: opened {}", file.display());
             }
-        }
+            // The same page is the document when HTML is asked for: drawn once.
+            (*format == Format::Html && !options.quiet).then_some(page)
+        } else {
+            None
+        };
         // Written as drawn: a JSON report of thousands of queries is never held whole.
+        let write = |out: &mut dyn std::io::Write| match &page {
+            Some(page) => out.write_all(page.as_bytes()),
+            None => self.write(*format, options, out).map_err(as_io),
+        };
         match output {
             Some(file) => std::fs::File::create(file)
-                .and_then(|mut out| self.write(*format, options, &mut out).map_err(as_io))
+                .and_then(|mut out| {
+                    write(&mut out).inspect_err(|_| {
+                        // No half-written report is left where a pipeline would read it.
+                        let _ = std::fs::remove_file(file);
+                    })
+                })
                 .map_err(|e| {
                     std::io::Error::new(e.kind(), format!("cannot write {}: {e}", file.display()))
                 })?,
-            None => self
-                .write(*format, options, &mut std::io::stdout().lock())
-                .map_err(as_io)?,
+            None => write(&mut std::io::stdout().lock())?,
         }
         Ok(*format == Format::Text
             && output.is_none()
