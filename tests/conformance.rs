@@ -485,6 +485,11 @@ pub fn compare_executors(expected: &Value, app: &Application, diffs: &mut Diffs)
 /// A taskSummary key, its sub-key, and how to read that metric from one of our tasks.
 type MetricGetter = (&'static str, Option<&'static str>, fn(&Task) -> u64);
 
+/// The model keeps a task's CPU time in whole milliseconds, and the History Server's quantiles
+/// are tasks' own values (an order statistic, never an average), so each of its nanosecond
+/// quantiles rounded down to the millisecond is exactly the quantile of the model's figures.
+const CPU_TIME_NS_PER_UNIT: f64 = 1_000_000.0;
+
 #[test]
 fn task_summary_quantiles_match_the_history_server() {
     let Some(fx) = Fixtures::load() else { return };
@@ -540,7 +545,11 @@ pub fn compare_task_summary(
     let metrics: [MetricGetter; 20] = [
         ("duration", None, |t| t.duration_ms.into()),
         ("executorRunTime", None, |t| t.metrics.run_ms.into()),
-        ("executorCpuTime", None, |t| t.metrics.cpu_ns),
+        // Kept in whole milliseconds: compared with the History Server's nanoseconds rounded
+        // down the same way (see `CPU_TIME_NS_PER_UNIT`).
+        ("executorCpuTime", None, |t| {
+            t.metrics.cpu_ms.map_or(0, u64::from)
+        }),
         ("executorDeserializeTime", None, |t| {
             t.metrics.deserialize_ms.into()
         }),
@@ -608,11 +617,16 @@ pub fn compare_task_summary(
             let mut values: Vec<u64> = tasks.iter().map(|t| get(t)).collect();
             shs_quantiles(&mut values, &quantiles).unwrap()
         };
+        let unit = if key == "executorCpuTime" {
+            CPU_TIME_NS_PER_UNIT
+        } else {
+            1.0
+        };
         let e: Vec<f64> = e
             .as_array()
             .unwrap_or_else(|| panic!("taskSummary has no {key}"))
             .iter()
-            .map(|v| v.as_f64().unwrap())
+            .map(|v| (v.as_f64().unwrap() / unit).floor())
             .collect();
         let ours: Vec<f64> = ours.into_iter().map(|v| v as f64).collect();
         diffs.eq(

@@ -201,10 +201,9 @@ impl TaskFixes {
                 let io =
                     (2.0 * t.metrics.disk_spill as f64 / self.disk_bytes_per_ms.max(1.0)) as i64;
                 // Spill is disk time, off the CPU: never more than the task spent off it.
-                let off_cpu = if t.metrics.cpu_ns > 0 {
-                    run - (t.metrics.cpu_ns / 1_000_000) as i64
-                } else {
-                    run / 2
+                let off_cpu = match t.metrics.cpu_ms {
+                    Some(cpu_ms) => run - i64::from(cpu_ms),
+                    None => run / 2,
                 };
                 cut += io.min(off_cpu.max(0));
             }
