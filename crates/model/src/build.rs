@@ -33,7 +33,7 @@ pub struct ApplicationBuilder {
 
 impl ApplicationBuilder {
     /// A builder that never folds a completed stage's tasks: memory grows with every task
-    /// (184 bytes each). Only to check that folding changes nothing.
+    /// (168 bytes each). Only to check that folding changes nothing.
     pub fn keeping_tasks_unfolded() -> ApplicationBuilder {
         ApplicationBuilder {
             keep_tasks_unfolded: true,

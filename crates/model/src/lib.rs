@@ -5,7 +5,7 @@
 //! the diagnosis needs: the [`Application`] with its [`Job`]s, [`StageAttempt`]s (with metric
 //! totals summed over every task end, failed and killed ones included, as the History Server
 //! does), [`Task`]s, [`Executor`]s and [`SqlExecution`]s. Memory follows the work in flight, not
-//! the log: a running stage keeps its tasks as [`Task`]s (184 bytes each) and a completed stage
+//! the log: a running stage keeps its tasks as [`Task`]s (168 bytes each) and a completed stage
 //! folds them, losslessly, into compressed columns ([`Tasks`]; about 15 bytes a task on real
 //! logs), so every quantile and finding stays exact. Quantiles follow the History Server's own
 //! rule ([`quantile`]).

@@ -1,7 +1,7 @@
 //! Every task end of an application, stored by stage attempt so that memory follows the work in
 //! flight rather than the length of the log.
 //!
-//! A stage attempt that can still change keeps its tasks as plain [`Task`]s (184 bytes each).
+//! A stage attempt that can still change keeps its tasks as plain [`Task`]s (168 bytes each).
 //! When it completes, its tasks are folded: sorted by task id and written column by column
 //! (each field of every task, then the next field) as variable-length integers, task ids,
 //! launch times and partition indices as differences from the previous task, the whole
@@ -179,7 +179,7 @@ impl Tasks {
     /// Each task end at `positions` (one stage attempt's, as [`Tasks::at_positions`] takes
     /// them), in no set order, without holding the stage unfolded: a folded stage's tasks are
     /// built one at a time from its columns, so a look that needs each task once costs the
-    /// columns (about 48 bytes a task) instead of the whole stage (184).
+    /// columns (about 48 bytes a task) instead of the whole stage (168).
     pub fn for_each_at_positions(&self, positions: &Range<usize>, mut each: impl FnMut(&Task)) {
         if positions.is_empty() {
             return;
@@ -391,10 +391,8 @@ const PLAIN_COLUMNS: &[(Get, Set)] = &[
     column!(metrics.output_bytes: u64),
     column!(metrics.output_records: u64),
     column!(metrics.shuffle_read_bytes: u64),
-    column!(metrics.shuffle_remote_bytes: u64),
     column!(metrics.shuffle_read_records: u64),
     column!(metrics.shuffle_write_bytes: u64),
-    column!(metrics.shuffle_write_records: u64),
 ];
 
 /// Sets each plain column of `t` from its reader. Written out one column at a time with each
@@ -411,7 +409,7 @@ fn set_plain_columns(t: &mut Task, columns: &mut [Reader<'_>]) {
             })*
         };
     }
-    set_each!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23);
+    set_each!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21);
 }
 
 impl Folded {
@@ -458,7 +456,7 @@ impl Folded {
         let raw = sparkdiag_contract::packed::decompress(&self.bytes, self.raw_len)
             .expect("the folded columns were compressed by this process");
         // One reader per column, each task filled field by field: writing a column at a time
-        // would walk every 184-byte task once per column.
+        // would walk every 168-byte task once per column.
         let mut at = 0;
         let mut column_at = |varints: usize| {
             let start = at;
