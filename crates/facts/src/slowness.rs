@@ -347,21 +347,32 @@ impl StageSlowness {
             median_of(&mut values)
         };
         let as_u32 = |v: u64| v.min(u64::from(u32::MAX)) as u32;
-        let (mut first, mut later): (Vec<u64>, Vec<u64>) = (Vec::new(), Vec::new());
-        for t in ok().filter(counted) {
-            if first_wave(t) {
-                first.push(t.duration_ms.into());
-            } else {
-                later.push(t.duration_ms.into());
+        // Each figure's values are let go as soon as it is taken: they would otherwise sit, 16
+        // bytes a task, beside the executors' paces below (the facts' peak on a cluster).
+        let (first_wave_count, first_wave_ms, later_ms) = {
+            let (mut first, mut later): (Vec<u64>, Vec<u64>) = (Vec::new(), Vec::new());
+            for t in ok().filter(counted) {
+                if first_wave(t) {
+                    first.push(t.duration_ms.into());
+                } else {
+                    later.push(t.duration_ms.into());
+                }
             }
-        }
-        let mut ends: Vec<i64> = ok()
-            .map(|t| t.launch_ms.saturating_add(i64::from(t.duration_ms)))
-            .collect();
-        ends.sort_unstable();
-        let three_quarters_done_ms = match ends.len() {
-            0 => 0,
-            n => ends[(n * 3 / 4).max(1) - 1],
+            (
+                first.len(),
+                as_u32(median_of(&mut first)),
+                as_u32(median_of(&mut later)),
+            )
+        };
+        let three_quarters_done_ms = {
+            let mut ends: Vec<i64> = ok()
+                .map(|t| t.launch_ms.saturating_add(i64::from(t.duration_ms)))
+                .collect();
+            ends.sort_unstable();
+            match ends.len() {
+                0 => 0,
+                n => ends[(n * 3 / 4).max(1) - 1],
+            }
         };
         let typical = Typical {
             tasks: if with_data == 0 {
@@ -382,9 +393,9 @@ impl StageSlowness {
             fetch_wait_ms: as_u32(column(&|t| t.metrics.fetch_wait_ms.into())),
             scheduler_delay_ms: as_u32(column(&|t| t.scheduler_delay_ms().into())),
             locality: Locality::from_code(column(&|t| t.locality.code().into()) as u8),
-            first_wave: first.len(),
-            first_wave_ms: as_u32(median_of(&mut first)),
-            later_ms: as_u32(median_of(&mut later)),
+            first_wave: first_wave_count,
+            first_wave_ms,
+            later_ms,
             three_quarters_done_ms,
         };
         let limit = LONG_TASK_RATIO * f64::from(typical.duration_ms);
@@ -396,7 +407,7 @@ impl StageSlowness {
             .collect();
         let long_count = long.len();
         // Slowest first, equals in task id order.
-        long.sort_by_key(|(_, t)| (std::cmp::Reverse(t.duration_ms), t.task_id));
+        long.sort_unstable_by_key(|(_, t)| (std::cmp::Reverse(t.duration_ms), t.task_id));
         long.truncate(LONG_TASKS_KEPT);
         let long_tasks = long
             .into_iter()
@@ -495,43 +506,58 @@ fn paces(
     counted: &dyn Fn(&&Task) -> bool,
 ) -> Vec<StagePace> {
     // Each compared task's time less its shuffle wait (the network's and the other side's),
-    // per unit of the typical task's data: (executor, pace, data ratio).
-    let mut compared: Vec<(u32, f64, f64)> = tasks
+    // per unit of the typical task's data.
+    struct Compared {
+        executor: u32,
+        /// Its position among the compared tasks, so that equal paces keep the tasks' order
+        /// without a stable sort's copy of the list.
+        at: u32,
+        pace: f64,
+        data_ratio: f64,
+    }
+    let mut compared: Vec<Compared> = tasks
         .iter()
         .filter(|t| t.outcome == TaskOutcome::Success && t.has_metrics)
         .filter(counted)
         .filter(|t| !first_wave(t))
-        .map(|t| {
+        .enumerate()
+        .map(|(at, t)| {
             let ratio = typical.data_ratio(data_bytes(t), data_records(t));
             let own = f64::from(t.duration_ms.saturating_sub(t.metrics.fetch_wait_ms).max(1));
-            (t.executor, own / ratio, ratio)
+            Compared {
+                executor: t.executor,
+                at: at as u32,
+                pace: own / ratio,
+                data_ratio: ratio,
+            }
         })
         .collect();
-    let mut all: Vec<f64> = compared.iter().map(|c| c.1).collect();
-    all.sort_by(f64::total_cmp);
-    compared.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    // Sorted by pace alone, the compared tasks are the stage's paces in order, and each
+    // executor's own are the ones it ran, in the same order: no second copy of either.
+    compared.sort_unstable_by(|a, b| a.pace.total_cmp(&b.pace).then(a.at.cmp(&b.at)));
+    let executors: std::collections::BTreeSet<u32> = compared.iter().map(|c| c.executor).collect();
     let count_le = |sorted: &[f64], v: f64| sorted.partition_point(|&x| x <= v);
+    let count_le_all = |v: f64| compared.partition_point(|c| c.pace <= v);
     let mut out = Vec::new();
-    let mut start = 0;
-    while start < compared.len() {
-        let executor = compared[start].0;
-        let end = start + compared[start..].partition_point(|c| c.0 == executor);
-        let own: Vec<f64> = compared[start..end].iter().map(|c| c.1).collect();
-        let others = all.len() - own.len();
+    for executor in executors {
+        let own_tasks = || compared.iter().filter(|c| c.executor == executor);
+        let own: Vec<f64> = own_tasks().map(|c| c.pace).collect();
+        let others = compared.len() - own.len();
         if others > 0 {
             // The others' quantile `q`: the smallest value of the stage with enough of the
             // others' values at or below it, found without copying them out.
             let quantile = |q: f64| {
                 let wanted = shs_index(others, q) + 1;
-                let at = all.partition_point(|&v| count_le(&all, v) - count_le(&own, v) < wanted);
-                all[at.min(all.len() - 1)]
+                let at = compared
+                    .partition_point(|c| count_le_all(c.pace) - count_le(&own, c.pace) < wanted);
+                compared[at.min(compared.len() - 1)].pace
             };
             let (median, p90) = (quantile(0.5), quantile(0.9));
             let mut ratios: Vec<f64> = own.iter().map(|&x| x / median.max(1.0)).collect();
-            ratios.sort_by(f64::total_cmp);
-            let excess_ms: f64 = compared[start..end]
-                .iter()
-                .map(|&(_, x, data)| (x - median).max(0.0) * data)
+            // Equal ratios are the same number: no order among them to keep.
+            ratios.sort_unstable_by(f64::total_cmp);
+            let excess_ms: f64 = own_tasks()
+                .map(|c| (c.pace - median).max(0.0) * c.data_ratio)
                 .sum();
             out.push(StagePace {
                 executor,
@@ -547,7 +573,6 @@ fn paces(
                 excess_ms: excess_ms.round() as i64,
             });
         }
-        start = end;
     }
     out
 }
