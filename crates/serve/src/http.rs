@@ -323,7 +323,16 @@ async fn admit(state: State, mut incoming: Incoming) -> Result<String, Refused> 
         state: JobState::Queued,
         ..job.clone()
     };
-    if let Err(existing) = state.store.insert_new(job) {
+    // A place in the queue first, and only then the job: a job inserted and swept again when
+    // no place was free let an upload of the same file join it in between (and be sent to a
+    // job that vanished), or be inserted anew and moved into the directory the sweep then
+    // deleted (a soak of mixed requests caught "cannot open" on such an upload).
+    let admitted = state.admitted.clone().try_acquire_owned();
+    let known = match &admitted {
+        Ok(_) => state.store.insert_new(job).err(),
+        Err(_) => state.store.job(&id),
+    };
+    if let Some(existing) = known {
         return match existing.state {
             // A file refused is refused again without unpacking it again; a failure of the
             // server's own (a full disk) is not remembered.
@@ -336,6 +345,10 @@ async fn admit(state: State, mut incoming: Incoming) -> Result<String, Refused> 
             _ => Ok(id),
         };
     }
+    let Ok(admitted) = admitted else {
+        // Nothing was kept, so the same file can be sent again later.
+        return Err(busy_refusal(&state, Busy::Analyses));
+    };
     let upload = state
         .store
         .upload_path(&id, &store::disk_name(&incoming.file_name));
@@ -348,11 +361,6 @@ async fn admit(state: State, mut incoming: Incoming) -> Result<String, Refused> 
         return Err(refused);
     }
     incoming.kept = true;
-    let Ok(admitted) = state.admitted.clone().try_acquire_owned() else {
-        // Forget it entirely, so the same file can be sent again later.
-        state.store.sweep_one(&id);
-        return Err(busy_refusal(&state, Busy::Analyses));
-    };
     let redacted = incoming.redacted;
     analyse_upload(
         state,

@@ -208,9 +208,12 @@ impl Store {
 
     /// Forgets job `id` and deletes its files.
     pub fn sweep_one(&self, id: &str) {
-        self.lock().remove(id);
+        // The files go while the jobs are held: an upload of the same file arriving meanwhile
+        // would otherwise be inserted anew, moved into this upload directory and deleted with it.
+        let mut jobs = self.lock();
         let _ = std::fs::remove_dir_all(self.report_dir(id));
         let _ = std::fs::remove_dir_all(self.upload_dir(id));
+        jobs.remove(id);
     }
 
     /// Deletes every finished job uploaded more than `keep` ago, with its files, and partial
