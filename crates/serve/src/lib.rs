@@ -393,19 +393,38 @@ mod tests {
     #[test]
     fn the_flags_defaults_are_config_news() {
         let parsed = Serve::try_parse_from(["serve"]).unwrap().config;
-        let new = Config::new(Config::default_data_dir());
-        assert_eq!(parsed.bind, new.bind);
-        assert_eq!(parsed.allow_remote, new.allow_remote);
-        assert_eq!(parsed.data_dir, new.data_dir);
-        assert_eq!(parsed.max_upload, new.max_upload);
-        assert_eq!(parsed.keep, new.keep);
-        assert_eq!(parsed.workers, new.workers);
-        assert_eq!(parsed.queue, new.queue);
-        assert_eq!(parsed.max_uploads, new.max_uploads);
-        assert_eq!(parsed.idle_timeout, new.idle_timeout);
-        assert_eq!(parsed.min_upload_rate, new.min_upload_rate);
-        assert_eq!(parsed.max_connections, new.max_connections);
-        assert_eq!(parsed.redact, new.redact);
+        // Taken apart whole, so that a field added to `Config` must be added here too.
+        let Config {
+            bind,
+            allow_remote,
+            data_dir,
+            max_upload,
+            keep,
+            workers,
+            queue,
+            max_uploads,
+            idle_timeout,
+            min_upload_rate,
+            max_connections,
+            redact,
+            // Not flags: the rules' and prices' own flags are `analyze`'s, and the key is drawn
+            // at random by both.
+            rules: _,
+            prices: _,
+            redact_key: _,
+        } = Config::new(Config::default_data_dir());
+        assert_eq!(parsed.bind, bind);
+        assert_eq!(parsed.allow_remote, allow_remote);
+        assert_eq!(parsed.data_dir, data_dir);
+        assert_eq!(parsed.max_upload, max_upload);
+        assert_eq!(parsed.keep, keep);
+        assert_eq!(parsed.workers, workers);
+        assert_eq!(parsed.queue, queue);
+        assert_eq!(parsed.max_uploads, max_uploads);
+        assert_eq!(parsed.idle_timeout, idle_timeout);
+        assert_eq!(parsed.min_upload_rate, min_upload_rate);
+        assert_eq!(parsed.max_connections, max_connections);
+        assert_eq!(parsed.redact, redact);
         let zero = Serve::try_parse_from(["serve", "--workers", "0"]).unwrap();
         assert_eq!(zero.config.workers, 1, "--workers 0 still analyses");
     }
