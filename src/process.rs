@@ -5,6 +5,7 @@
 /// Sets the allocator up and catches the signals that stop a run. Called once, first thing.
 pub fn set_up() {
     release_large_blocks();
+    one_arena_a_core();
     remove_unpacked_archives_on_signal();
 }
 
@@ -21,6 +22,25 @@ fn release_large_blocks() {
     // SAFETY: `mallopt` only sets one of malloc's parameters, under malloc's own lock.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+    }
+}
+
+/// Has glibc keep one arena a core instead of up to eight.
+///
+/// Each thread allocates from an arena of its own while there are arenas to spare, and memory
+/// freed in one arena is reused by the threads of that arena only. The plans are parsed on the
+/// pool's threads and let go after the rules; the report is built on the main thread, which
+/// took fresh memory beside the freed plans: on a 3.5 GB log of 2,210 queries, 132 MB at the
+/// peak against 120 MB with an arena a core, in the same time.
+fn one_arena_a_core() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+        let arenas = libc::c_int::try_from(cores).unwrap_or(libc::c_int::MAX);
+        // SAFETY: `mallopt` only sets one of malloc's parameters, under malloc's own lock.
+        unsafe {
+            libc::mallopt(libc::M_ARENA_MAX, arenas);
+        }
     }
 }
 

@@ -120,6 +120,7 @@ fn measure(log: &Path, tasks: usize, stages: usize, unfolded: bool) {
 fn analyze_once(log: &Path, unfolded: bool) {
     // As `sparkdiag` itself starts.
     malloc::release_large_blocks();
+    malloc::one_arena_a_core();
     let started = Instant::now();
     let input = &sparkdiag_eventlog::discover(log.to_str().unwrap()).unwrap()[0];
     let mut builder = if unfolded {

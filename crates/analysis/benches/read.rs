@@ -36,6 +36,7 @@ const PLAIN_LIMIT_MB: u64 = 2048;
 fn main() {
     // As `sparkdiag` itself starts.
     malloc::release_large_blocks();
+    malloc::one_arena_a_core();
     let target_mb: u64 = std::env::var("SPARKDIAG_BENCH_MB")
         .ok()
         .and_then(|v| v.parse().ok())
