@@ -886,7 +886,7 @@ pub struct SqlExecution {
 }
 
 /// A plan node's measured SQL metrics, by metric name.
-pub type NodeMetrics = BTreeMap<sparkdiag_eventlog::CompactString, i64>;
+pub type NodeMetrics = sparkdiag_contract::SqlMetrics;
 
 /// Every SQL metric accumulator's final value and the stages that updated it.
 #[derive(Debug, Default)]
@@ -915,7 +915,8 @@ impl SqlMetricValues {
 
     /// A plan node's measured metrics, by name (driver-side updates of `sql` included).
     pub fn of_node(&self, node: &SparkPlanInfo, sql: &SqlExecution) -> NodeMetrics {
-        node.metrics
+        let measured: Vec<(sparkdiag_eventlog::CompactString, i64)> = node
+            .metrics
             .iter()
             .filter_map(|m| {
                 let value = self
@@ -931,7 +932,13 @@ impl SqlMetricValues {
                     })?;
                 Some((m.name.clone(), value))
             })
-            .collect()
+            .collect();
+        // Exactly as long as the node's metrics: a vector grown from nothing holds four.
+        let mut metrics = NodeMetrics::with_capacity(measured.len());
+        for (name, value) in measured {
+            metrics.insert(name, value);
+        }
+        metrics
     }
 }
 
