@@ -331,6 +331,11 @@ fn uploads_beyond_the_workers_and_their_queue_get_503_until_there_is_room() {
     let addr = served.addr;
     assert_eq!(get(addr, "/").status, 200);
     let files_before = served.open_files();
+    // A thread names itself once it runs, which on a busy machine can be after the server
+    // answers.
+    served.eventually(Duration::from_secs(30), "the worker thread named", || {
+        !served.analysis_threads().is_empty()
+    });
     let workers = served.analysis_threads();
     assert_eq!(workers.len(), 1, "one worker thread for --workers 1");
     let (worker, &ticks_before) = workers.iter().next().unwrap();
