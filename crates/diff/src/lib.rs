@@ -125,7 +125,13 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
         (before.app, &writes_b, &reads_b),
         (after.app, &writes_a, &reads_a),
     );
-    let mut groups_b = work::groups(before.app, &before.facts.plans, &writes_b);
+    // The analysis holds no parsed plans (its rules parse them a batch at a time): parsed here,
+    // one run at a time.
+    let mut groups_b = work::groups(
+        before.app,
+        &sparkdiag_facts::sql_plans(before.app, &before.facts.stages),
+        &writes_b,
+    );
     // Two outputs the correctness check paired although their paths differ are one destination
     // for matching work and projecting a loop too.
     for o in &correctness.outputs {
@@ -137,7 +143,11 @@ pub fn compare(before: Run, after: Run, options: &Options) -> Diff {
             }
         }
     }
-    let groups_a = work::groups(after.app, &after.facts.plans, &writes_a);
+    let groups_a = work::groups(
+        after.app,
+        &sparkdiag_facts::sql_plans(after.app, &after.facts.stages),
+        &writes_a,
+    );
     let mut pairs = work::pair(&groups_b, &groups_a);
     // Matched work first, then what has no counterpart; the most time first within each.
     let times_b: Vec<i64> = groups_b.iter().map(|g| g.time_ms(before.app)).collect();

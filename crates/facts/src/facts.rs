@@ -14,8 +14,10 @@ pub struct Facts {
     pub stages: Vec<StageStats>,
     /// What each stage attempt is (indexed like `app.stages`) and what the application ran on.
     pub shapes: Shapes,
-    /// Physical plans: each SQL execution's (the last adaptive plan when AQE re-planned), or
-    /// those of a plan text given on its own.
+    /// The physical plans of a plan text given on its own. An event log's are not held here:
+    /// on a log of many queries they are the largest of its facts (a 3.6 KB plan text parses to
+    /// about 14 KB), so the rules parse them a batch at a time ([`crate::SqlPlans`]), and
+    /// whoever needs them all parses them ([`crate::sql_plans`]).
     pub plans: Vec<PlanInput>,
     /// The most cores executors offered at once (the driver's, in local mode); at least 1.
     pub peak_cores: i64,
@@ -44,7 +46,6 @@ impl Facts {
             || crate::stage_shape::of_application(app),
         );
         let slowness = crate::slowness::attribute(app, &mut stages);
-        let plans = crate::sql_plans(app, &stages);
         let usable = usable_time(app);
         let (writes, reads) = crate::writes::collect(app);
         Facts {
@@ -55,7 +56,7 @@ impl Facts {
             peak_cores: crate::peak_cores(app),
             stages,
             shapes,
-            plans,
+            plans: Vec::new(),
             slowness,
         }
     }

@@ -46,7 +46,7 @@ pub mod writes;
 
 pub use application::{data_bytes, data_records, peak_cores, task_executors};
 pub use facts::Facts;
-pub use plans::{PlanInput, sql_plans};
+pub use plans::{PlanInput, SqlPlans, sql_plans};
 /// The packed durations are the contract's (the views read them back).
 pub use sparkdiag_contract::Varints;
 pub use stage_facts::{

@@ -6,6 +6,7 @@ use sparkdiag_model::{Application, StageAttempt};
 use crate::StageStats;
 
 /// A physical plan and what the log says it cost.
+#[derive(Debug, Clone)]
 pub struct PlanInput {
     /// The SQL execution it belongs to, for plans from an event log.
     pub sql_execution_id: Option<i64>,
@@ -36,62 +37,108 @@ impl PlanInput {
 /// re-planned) and pairs its operators with Spark's structured plan once, by one algorithm
 /// (`spark_node_ids`): finding scopes, titles and the Exchanges' measured sizes all use that
 /// pairing. Text that does not parse is left out of the plan rules.
+///
+/// Every plan of the application at once: the rules parse theirs a batch at a time
+/// ([`SqlPlans::parse`]), since a log of many queries holds more parsed plans than anything else.
 pub fn sql_plans(app: &Application, stats: &[StageStats]) -> Vec<PlanInput> {
-    let values = sparkdiag_model::SqlMetricValues::new(app);
-    // Each job's stage attempts, so that finding an execution's stages costs its jobs rather
-    // than every stage of the application (executions and stages both grow with the log).
-    let mut stages_of_job: std::collections::HashMap<i64, Vec<usize>> = Default::default();
-    for (i, stage) in app.stages.iter().enumerate() {
-        for &job in &stage.job_ids {
-            stages_of_job.entry(job).or_default().push(i);
+    SqlPlans::new(app, stats).parse(&app.sql)
+}
+
+/// What parsing an application's plans needs besides their text, gathered once: the SQL
+/// metrics' values and each job's stage attempts.
+pub struct SqlPlans<'a> {
+    app: &'a Application,
+    stats: &'a [StageStats],
+    values: sparkdiag_model::SqlMetricValues,
+    /// Each job's stage attempts, so that finding an execution's stages costs its jobs rather
+    /// than every stage of the application (executions and stages both grow with the log).
+    stages_of_job: std::collections::HashMap<i64, Vec<usize>>,
+}
+
+impl<'a> SqlPlans<'a> {
+    pub fn new(app: &'a Application, stats: &'a [StageStats]) -> SqlPlans<'a> {
+        let mut stages_of_job: std::collections::HashMap<i64, Vec<usize>> = Default::default();
+        for (i, stage) in app.stages.iter().enumerate() {
+            for &job in &stage.job_ids {
+                stages_of_job.entry(job).or_default().push(i);
+            }
+        }
+        SqlPlans {
+            app,
+            stats,
+            values: sparkdiag_model::SqlMetricValues::new(app),
+            stages_of_job,
         }
     }
-    // Each execution's plan text is parsed on its own: shared out over every core (in order).
-    use rayon::prelude::*;
-    app.sql
-        .par_iter()
-        .filter_map(|sql| {
-            let text = sql
-                .final_plan_description
-                .as_deref()
-                .unwrap_or(&sql.plan_description);
-            let plan = sparkdiag_plan::parse_plans(text).ok()?.into_iter().next()?;
-            let mut indices: Vec<usize> = sql
-                .job_ids
-                .iter()
-                .filter_map(|job| stages_of_job.get(job))
-                .flatten()
-                .copied()
-                .collect();
-            indices.sort_unstable();
-            indices.dedup();
-            let stages: Vec<(usize, &StageAttempt)> =
-                indices.into_iter().map(|i| (i, &app.stages[i])).collect();
-            let shuffle_stage_ms = stages
-                .iter()
-                .filter(|(_, s)| {
-                    s.totals.shuffle_write_bytes > 0 || s.totals.shuffle_read_bytes() > 0
-                })
-                .map(|(i, _)| stats[*i].duration_ms)
-                .sum();
-            let graph = sql.plan_that_ran().map(sparkdiag_model::PlanGraph::new);
-            let spark_ids = graph
-                .as_ref()
-                .map(|graph| spark_node_ids(&plan, graph))
-                .unwrap_or_else(|| vec![None; plan.nodes.len()]);
-            let measured = graph
-                .map(|graph| measured_exchanges(&plan, &spark_ids, &graph, sql, &values))
-                .unwrap_or_default();
-            Some(PlanInput {
-                spark_ids,
-                sql_execution_id: Some(sql.execution_id),
-                plan,
-                stage_ids: stages.iter().map(|(_, s)| s.stage_id).collect(),
-                shuffle_stage_ms,
-                measured,
-            })
+
+    /// The plans of `executions` (some of `app.sql`), in their order, those that parse.
+    pub fn parse(&self, executions: &[sparkdiag_model::SqlExecution]) -> Vec<PlanInput> {
+        // Each execution's plan text is parsed on its own: shared out over every core (in order).
+        use rayon::prelude::*;
+        executions
+            .par_iter()
+            .filter_map(|sql| self.one(sql))
+            .collect()
+    }
+
+    /// The plan of the first execution (in `app.sql`'s order) whose plan parses and whose jobs
+    /// ran `stage_id`: the one a stage's finding reads, parsed alone.
+    pub fn of_stage(&self, stage_id: i64) -> Option<PlanInput> {
+        let jobs: Vec<i64> = self
+            .app
+            .stages
+            .iter()
+            .filter(|s| s.stage_id == stage_id)
+            .flat_map(|s| s.job_ids.iter().copied())
+            .collect();
+        self.app
+            .sql
+            .iter()
+            .filter(|sql| sql.job_ids.iter().any(|job| jobs.contains(job)))
+            .filter_map(|sql| self.one(sql))
+            .find(|input| input.stage_ids.contains(&stage_id))
+    }
+
+    fn one(&self, sql: &sparkdiag_model::SqlExecution) -> Option<PlanInput> {
+        let (app, stats, values) = (self.app, self.stats, &self.values);
+        let text = sql
+            .final_plan_description
+            .as_deref()
+            .unwrap_or(&sql.plan_description);
+        let plan = sparkdiag_plan::parse_plans(text).ok()?.into_iter().next()?;
+        let mut indices: Vec<usize> = sql
+            .job_ids
+            .iter()
+            .filter_map(|job| self.stages_of_job.get(job))
+            .flatten()
+            .copied()
+            .collect();
+        indices.sort_unstable();
+        indices.dedup();
+        let stages: Vec<(usize, &StageAttempt)> =
+            indices.into_iter().map(|i| (i, &app.stages[i])).collect();
+        let shuffle_stage_ms = stages
+            .iter()
+            .filter(|(_, s)| s.totals.shuffle_write_bytes > 0 || s.totals.shuffle_read_bytes() > 0)
+            .map(|(i, _)| stats[*i].duration_ms)
+            .sum();
+        let graph = sql.plan_that_ran().map(sparkdiag_model::PlanGraph::new);
+        let spark_ids = graph
+            .as_ref()
+            .map(|graph| spark_node_ids(&plan, graph))
+            .unwrap_or_else(|| vec![None; plan.nodes.len()]);
+        let measured = graph
+            .map(|graph| measured_exchanges(&plan, &spark_ids, &graph, sql, values))
+            .unwrap_or_default();
+        Some(PlanInput {
+            spark_ids,
+            sql_execution_id: Some(sql.execution_id),
+            plan,
+            stage_ids: stages.iter().map(|(_, s)| s.stage_id).collect(),
+            shuffle_stage_ms,
+            measured,
         })
-        .collect()
+    }
 }
 
 /// What the log measured for each of the text plan's Exchanges (SQL metrics such as

@@ -193,8 +193,8 @@ fn parse_one(body: &[Line<'_>], header_no: usize) -> Result<Plan, PlanError> {
     check_reuses(&mut plan);
     set_aqe_state(&mut plan);
     plan.warnings.sort_by_key(|w| w.line);
-    // A node is close to a kilobyte, and an event log's plans are all held at once for the
-    // plan rules: the room the vector grew into is given back.
+    // A node is close to a kilobyte, and the plan rules hold an event log's plans 64
+    // executions at a time: the room the vector grew into is given back.
     plan.nodes.shrink_to_fit();
     Ok(plan)
 }

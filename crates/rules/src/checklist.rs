@@ -52,6 +52,22 @@ fn forgotten(registry: &[&Rule], sources: &Sources) -> Vec<String> {
                 "{file}: start the file with `//! {code} {name}: ` and one line of what it finds"
             ));
         }
+        // A rule reading the plans one by one is run over a batch of them at a time; one
+        // that did not say so would see no plan of an event log.
+        let code_part = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let reads_plans = code_part.contains("ctx.each_plan()") || code_part.contains("ctx.plans");
+        if reads_plans && !rule.checks_each_plan {
+            todo.push(format!(
+                "{file} reads the plans: add `checks_each_plan: true` after `check` in its \
+                 `declare_rule!`, so that it runs over each batch of an event log's plans"
+            ));
+        }
+        if rule.checks_each_plan && !code_part.contains("ctx.each_plan()") {
+            todo.push(format!(
+                "{file} declares `checks_each_plan: true`: read the plans through \
+                 `ctx.each_plan()`, which numbers them among all of the application's"
+            ));
+        }
         for section in SECTIONS {
             if !rule.doc.contains(section) {
                 todo.push(format!(
@@ -236,6 +252,7 @@ declare_rule! {
         lead: crate::Lead::Largest,
         batch_only: false,
         advises_shuffle_partitions: false,
+        checks_each_plan: false,
     };
     let todo = forgotten(&[&rule], &sources);
     let expect = [

@@ -1,12 +1,15 @@
 //! What every rule reads: the application and its facts (`sparkdiag_facts::Facts`, computed once
 //! by the analysis step).
 
-use sparkdiag_facts::{Facts, PlanInput, StageStats};
+use std::borrow::Cow;
+
+use sparkdiag_facts::{Facts, PlanInput, SqlPlans, StageStats};
 use sparkdiag_model::{Application, StageAttempt};
 
 // The rule files name these facts as `crate::context::…`.
 pub(crate) use sparkdiag_facts::task_executors;
 
+#[derive(Clone, Copy)]
 pub struct Context<'a> {
     pub app: &'a Application,
     /// Every fact of the application, computed once by the analysis step.
@@ -20,9 +23,15 @@ pub struct Context<'a> {
     pub cores: i64,
     /// Indexed like `app.stages`.
     pub stages: &'a [StageStats],
-    /// Physical plans: each SQL execution's (the last adaptive plan when AQE re-planned), or
-    /// those of a plan text given on its own.
+    /// Physical plans: those of a plan text given on its own, or, for the rules that check each
+    /// plan ([`crate::Rule::checks_each_plan`]), a batch of SQL executions' (the last adaptive
+    /// plan when AQE re-planned). Read through [`Context::each_plan`], which numbers them.
     pub plans: &'a [PlanInput],
+    /// The number of the first of `plans` among all of the application's plans.
+    pub first_plan: usize,
+    /// Parses an event log's plans, for a rule that needs the plan of one stage
+    /// ([`Context::plan_of_stage`]); `None` for a plan text, whose plans are all in `plans`.
+    pub sql_plans: Option<&'a SqlPlans<'a>>,
     /// What each stage is (indexed like `app.stages`) and what the application ran on: the
     /// facts the rules' advice is chosen by.
     pub shapes: &'a crate::stage_shape::Shapes,
@@ -40,7 +49,49 @@ impl<'a> Context<'a> {
             cores: facts.peak_cores,
             stages: &facts.stages,
             plans: &facts.plans,
+            first_plan: 0,
+            sql_plans: None,
             shapes: &facts.shapes,
+        }
+    }
+
+    /// Runs `f` over the context of an event log with every one of its plans parsed and held,
+    /// as one batch: for tests that run a rule's check alone.
+    #[cfg(test)]
+    pub(crate) fn with_every_plan<R>(
+        app: &Application,
+        facts: &Facts,
+        f: impl FnOnce(&Context<'_>) -> R,
+    ) -> R {
+        let sql_plans = SqlPlans::new(app, &facts.stages);
+        let plans = sql_plans.parse(&app.sql);
+        f(&Context {
+            plans: &plans,
+            sql_plans: Some(&sql_plans),
+            ..Context::new(app, facts)
+        })
+    }
+
+    /// The plans at hand, each with its number among all of the application's plans (the
+    /// `plan_index` of a finding's scope).
+    pub fn each_plan(&self) -> impl Iterator<Item = (usize, &'a PlanInput)> + use<'a> {
+        let first = self.first_plan;
+        self.plans
+            .iter()
+            .enumerate()
+            .map(move |(i, p)| (first + i, p))
+    }
+
+    /// The plan of the SQL execution that ran stage `stage_id`: the first such whose plan
+    /// parses, parsed alone for an event log.
+    pub fn plan_of_stage(&self, stage_id: i64) -> Option<Cow<'a, PlanInput>> {
+        match self.sql_plans {
+            Some(sql_plans) => sql_plans.of_stage(stage_id).map(Cow::Owned),
+            None => self
+                .plans
+                .iter()
+                .find(|p| p.stage_ids.contains(&stage_id))
+                .map(Cow::Borrowed),
         }
     }
 

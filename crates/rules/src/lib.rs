@@ -79,6 +79,10 @@ pub struct Rule {
     /// Its finding is a shuffle partition count to set, which a stateful streaming query cannot
     /// take (the count is in its checkpoint): its findings on such a query's stages are dropped.
     pub advises_shuffle_partitions: bool,
+    /// It reads the SQL executions' plans one by one (`Context::each_plan`), each on its own:
+    /// it runs over a batch of them at a time, so an event log's parsed plans are never all
+    /// held at once.
+    pub checks_each_plan: bool,
 }
 
 /// Which of a rule's findings leads when its repeats become one finding.
@@ -162,8 +166,8 @@ impl Thresholds<'_> {
 }
 
 /// Declares a rule; its doc comment becomes the text `sparkdiag rules CODE` prints. The fields
-/// come in this order; `lead`, `batch_only` and `advises_shuffle_partitions` may be left out
-/// (`Largest`, `false`, `false`).
+/// come in this order; `lead`, `batch_only`, `advises_shuffle_partitions` and
+/// `checks_each_plan` may be left out (`Largest`, `false`, `false`, `false`).
 ///
 /// ```ignore
 /// declare_rule! {
@@ -196,6 +200,7 @@ macro_rules! declare_rule {
             $(, lead: $lead:ident)?
             $(, batch_only: $batch_only:literal)?
             $(, advises_shuffle_partitions: $advises_shuffle_partitions:literal)?
+            $(, checks_each_plan: $checks_each_plan:literal)?
             $(,)?
         };
     ) => {
@@ -212,6 +217,7 @@ macro_rules! declare_rule {
             lead: $crate::declare_rule!(@lead $($lead)?),
             batch_only: $crate::declare_rule!(@flag $($batch_only)?),
             advises_shuffle_partitions: $crate::declare_rule!(@flag $($advises_shuffle_partitions)?),
+            checks_each_plan: $crate::declare_rule!(@flag $($checks_each_plan)?),
         };
     };
     (@lead) => { $crate::Lead::Largest };
@@ -220,7 +226,7 @@ macro_rules! declare_rule {
     (@flag $value:literal) => { $value };
     ($($anything:tt)*) => {
         compile_error!(
-            "declare_rule! wants the rule's doc (## What it does, ## Why is this bad?, ## How to fix it, ## Threshold and its source), then `pub static NAME = { code, name, category, claims, needs, summary, thresholds, check };` in that order. `claims` is what its impact is: `Saving` (a cause, time a fix saves), `Symptom` (claims only time no cause claimed) or `Outcome` (a failure or a stream's health: time lost). `needs` lists the evidence it reads, `[TaskMetrics, SqlPlans]` (sparkdiag_contract::Evidence), `[]` for none. After `check` it may add `lead: FirstCause`, `batch_only: true`, `advises_shuffle_partitions: true`. See CONTRIBUTING.md, \"Adding a detector\"."
+            "declare_rule! wants the rule's doc (## What it does, ## Why is this bad?, ## How to fix it, ## Threshold and its source), then `pub static NAME = { code, name, category, claims, needs, summary, thresholds, check };` in that order. `claims` is what its impact is: `Saving` (a cause, time a fix saves), `Symptom` (claims only time no cause claimed) or `Outcome` (a failure or a stream's health: time lost). `needs` lists the evidence it reads, `[TaskMetrics, SqlPlans]` (sparkdiag_contract::Evidence), `[]` for none. After `check` it may add `lead: FirstCause`, `batch_only: true`, `advises_shuffle_partitions: true`, `checks_each_plan: true`. See CONTRIBUTING.md, \"Adding a detector\"."
         );
     };
 }
@@ -248,11 +254,43 @@ pub(crate) fn rule_of(code: &str) -> Option<&'static Rule> {
 /// docs/impact.md). A log without an application start says nothing about an application: no
 /// findings.
 pub fn analyze(app: &Application, facts: &Facts, config: &Config) -> Vec<Finding> {
+    analyze_plans_in_batches(app, facts, config, PLANS_AT_ONCE)
+}
+
+/// SQL executions whose plans are parsed and held at once for the rules that check each plan:
+/// enough to keep both cores parsing, few enough that a log of thousands of queries never holds
+/// its parsed plans all together.
+const PLANS_AT_ONCE: usize = 64;
+
+fn analyze_plans_in_batches(
+    app: &Application,
+    facts: &Facts,
+    config: &Config,
+    plans_at_once: usize,
+) -> Vec<Finding> {
     if app.start_ms.is_none() {
         return Vec::new();
     }
-    let context = Context::new(app, facts);
-    let mut findings = impact::settle(&context, run(&context, config, |_| true));
+    let sql_plans = sparkdiag_facts::SqlPlans::new(app, &facts.stages);
+    let context = Context {
+        sql_plans: Some(&sql_plans),
+        ..Context::new(app, facts)
+    };
+    let mut findings = run(&context, config, |rule| !rule.checks_each_plan);
+    let mut numbered = 0;
+    for executions in app.sql.chunks(plans_at_once.max(1)) {
+        let plans = sql_plans.parse(executions);
+        let batch = Context {
+            plans: &plans,
+            first_plan: numbered,
+            ..context
+        };
+        findings.extend(run(&batch, config, |rule| rule.checks_each_plan));
+        numbered += plans.len();
+    }
+    // In the order one run over every plan would have given: a rule's findings plan by plan.
+    sort(&mut findings);
+    let mut findings = impact::settle(&context, findings);
     sort(&mut findings);
     findings
 }
@@ -298,6 +336,39 @@ fn sort(findings: &mut [Finding]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The rules that check each plan, run over one execution's plan at a time or three at a
+    /// time, find what they find with every plan at hand, in the same order and with the same
+    /// plan numbers: on real logs of many SQL executions where those rules fire.
+    #[test]
+    fn plans_checked_a_batch_at_a_time_give_the_findings_of_all_at_once() {
+        let config = Config::default();
+        let mut plan_findings = 0;
+        for rel in ["logs/rolling/zstd", "logs/single/plain"] {
+            for app in crate::rules::testing::apps(rel) {
+                let facts = Facts::of(&app);
+                let whole = analyze_plans_in_batches(&app, &facts, &config, usize::MAX);
+                let said = |found: &[Finding]| serde_json::to_string(found).unwrap();
+                for plans_at_once in [1, 3] {
+                    let batched = analyze_plans_in_batches(&app, &facts, &config, plans_at_once);
+                    assert_eq!(
+                        said(&batched),
+                        said(&whole),
+                        "{rel}, {plans_at_once} at once"
+                    );
+                }
+                plan_findings += whole
+                    .iter()
+                    .filter(|f| find_rule(f.rule).is_some_and(|r| r.checks_each_plan))
+                    .count();
+                assert!(app.sql.len() > 1, "{rel}: one execution is one batch");
+            }
+        }
+        assert!(
+            plan_findings >= 2,
+            "{plan_findings} findings of the plan rules"
+        );
+    }
 
     #[test]
     fn every_rule_has_a_unique_code_and_is_found_by_its_name() {

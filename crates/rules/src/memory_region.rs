@@ -649,10 +649,7 @@ pub fn hot_key_operator(ctx: &crate::Context, stage: &StageAttempt) -> Option<Ho
     use crate::stage_shape::ShuffleConsumer;
     use sparkdiag_plan::Operator as O;
     let consumer = ctx.shape(stage).behind_shuffle;
-    let input = ctx
-        .plans
-        .iter()
-        .find(|p| p.stage_ids.contains(&stage.stage_id))?;
+    let input = ctx.plan_of_stage(stage.stage_id)?;
     let plan = &input.plan;
     let nodes: Vec<&sparkdiag_plan::PlanNode> = plan
         .running_nodes()
@@ -759,10 +756,7 @@ pub fn hot_key_operator(ctx: &crate::Context, stage: &StageAttempt) -> Option<Ho
 /// one task's memory.
 pub fn value_keeping_aggregate(ctx: &crate::Context, stage: &StageAttempt) -> Option<String> {
     use sparkdiag_plan::Operator as O;
-    let input = ctx
-        .plans
-        .iter()
-        .find(|p| p.stage_ids.contains(&stage.stage_id))?;
+    let input = ctx.plan_of_stage(stage.stage_id)?;
     let plan = &input.plan;
     plan.running_nodes()
         .into_iter()
@@ -1263,9 +1257,8 @@ mod tests {
         .unwrap();
         assert_eq!((m.region, m.kind), (Region::Photon, Kind::Photon));
         let facts = sparkdiag_facts::Facts::of(&app);
-        let ctx = crate::Context::new(&app, &facts);
         let limits = crate::memory_limits::of(&app);
-        let advice = m.advice(&ctx, &limits);
+        let advice = crate::Context::with_every_plan(&app, &facts, |ctx| m.advice(ctx, &limits));
         for said in [
             "spark.executor.memory is the wrong first change",
             "spark.memory.offHeap.size, now 10g",

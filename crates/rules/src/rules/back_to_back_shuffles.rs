@@ -34,6 +34,7 @@ declare_rule! {
         summary: "A shuffle's output is shuffled again on other keys before anything uses it",
         thresholds: &[] as &[Threshold],
         check: check,
+        checks_each_plan: true,
     };
 }
 
@@ -66,7 +67,7 @@ fn below_partial_aggregates(plan: &sparkdiag_plan::Plan, from: usize) -> Option<
 
 fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
     let mut findings = Vec::new();
-    for (i, input) in ctx.plans.iter().enumerate() {
+    for (i, input) in ctx.each_plan() {
         let plan = &input.plan;
         for outer in running(plan)
             .into_iter()

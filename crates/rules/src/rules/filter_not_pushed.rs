@@ -35,6 +35,7 @@ declare_rule! {
         summary: "A filter above a scan was not pushed down to the data source",
         thresholds: &[] as &[Threshold],
         check: check,
+        checks_each_plan: true,
     };
 }
 
@@ -173,7 +174,7 @@ fn column_refs(expr: &str) -> usize {
 
 fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
     let mut findings = Vec::new();
-    for (i, input) in ctx.plans.iter().enumerate() {
+    for (i, input) in ctx.each_plan() {
         let plan = &input.plan;
         for filter in running(plan)
             .into_iter()
@@ -291,8 +292,8 @@ mod real_logs {
         use crate::rules::testing::{apps, on_log};
         for app in apps("logs/shapes/text-filter") {
             let facts = sparkdiag_facts::Facts::of(&app);
-            let ctx = crate::Context::new(&app, &facts);
-            let text_scan_with_filter = ctx.plans.iter().any(|input| {
+            let plans = sparkdiag_facts::sql_plans(&app, &facts.stages);
+            let text_scan_with_filter = plans.iter().any(|input| {
                 let plan = &input.plan;
                 (0..plan.nodes.len())
                     .filter(|&n| plan.nodes[n].operator == sparkdiag_plan::Operator::Filter)

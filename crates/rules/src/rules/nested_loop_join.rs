@@ -32,12 +32,13 @@ declare_rule! {
         summary: "A join compares every row with every row (Cartesian or nested-loop)",
         thresholds: &[] as &[Threshold],
         check: check,
+        checks_each_plan: true,
     };
 }
 
 fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
     let mut findings = Vec::new();
-    for (i, input) in ctx.plans.iter().enumerate() {
+    for (i, input) in ctx.each_plan() {
         let plan = &input.plan;
         for n in running(plan) {
             let node = &plan.nodes[n];

@@ -49,6 +49,7 @@ declare_rule! {
         summary: "Part of a Databricks query ran outside Photon, in Spark's row-at-a-time engine",
         thresholds: &[] as &[Threshold],
         check: check,
+        checks_each_plan: true,
     };
 }
 
@@ -162,7 +163,7 @@ fn advice(f: &Fallback, ops: &str) -> String {
 
 fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
     let mut findings = Vec::new();
-    for (i, input) in ctx.plans.iter().enumerate() {
+    for (i, input) in ctx.each_plan() {
         let plan = &input.plan;
         let Some(f) = fallback(plan) else {
             continue;
@@ -293,9 +294,7 @@ mod real_logs {
             return;
         };
         let facts = sparkdiag_facts::Facts::of(&apps[0]);
-        let ctx = crate::Context::new(&apps[0], &facts);
-        let explanations: Vec<bool> = ctx
-            .plans
+        let explanations: Vec<bool> = sparkdiag_facts::sql_plans(&apps[0], &facts.stages)
             .iter()
             .filter_map(|p| p.plan.photon_explanation())
             .map(|e| e.fully_supported)

@@ -30,12 +30,13 @@ declare_rule! {
         summary: "Rows are shipped to Python workers for a UDF",
         thresholds: &[] as &[Threshold],
         check: check,
+        checks_each_plan: true,
     };
 }
 
 fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
     let mut findings = Vec::new();
-    for (i, input) in ctx.plans.iter().enumerate() {
+    for (i, input) in ctx.each_plan() {
         let plan = &input.plan;
         let udfs: Vec<usize> = running(plan)
             .into_iter()

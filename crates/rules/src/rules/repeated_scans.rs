@@ -40,12 +40,13 @@ declare_rule! {
         summary: "The same table is scanned several times in one query",
         thresholds: &[MIN_REPEATS] as &[Threshold],
         check: check,
+        checks_each_plan: true,
     };
 }
 
 fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let mut findings = Vec::new();
-    for (i, input) in ctx.plans.iter().enumerate() {
+    for (i, input) in ctx.each_plan() {
         let plan = &input.plan;
         let mut scans: BTreeMap<String, Vec<usize>> = BTreeMap::new();
         for n in running(plan)

@@ -29,12 +29,13 @@ declare_rule! {
         summary: "repartition(n) without columns shuffles every row just to change the partition count",
         thresholds: &[] as &[Threshold],
         check: check,
+        checks_each_plan: true,
     };
 }
 
 fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
     let mut findings = Vec::new();
-    for (i, input) in ctx.plans.iter().enumerate() {
+    for (i, input) in ctx.each_plan() {
         let plan = &input.plan;
         for n in running(plan)
             .into_iter()

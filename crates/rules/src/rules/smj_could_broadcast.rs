@@ -45,6 +45,7 @@ declare_rule! {
         summary: "A sort-merge join shuffled both sides although one was small enough to broadcast",
         thresholds: &[MAX_BROADCAST_MB] as &[Threshold],
         check: check,
+        checks_each_plan: true,
     };
 }
 
@@ -76,7 +77,7 @@ fn side_size(input: &sparkdiag_facts::PlanInput, side: usize) -> Option<u64> {
 fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let limit = (t.get(&MAX_BROADCAST_MB) * 1e6) as u64;
     let mut findings = Vec::new();
-    for (i, input) in ctx.plans.iter().enumerate() {
+    for (i, input) in ctx.each_plan() {
         let plan = &input.plan;
         for join in running(plan)
             .into_iter()

@@ -32,6 +32,7 @@ declare_rule! {
         summary: "A global sort (ORDER BY) right before a write shuffles and sorts everything written",
         thresholds: &[] as &[Threshold],
         check: check,
+        checks_each_plan: true,
     };
 }
 
@@ -43,7 +44,7 @@ fn is_write(node: &sparkdiag_plan::PlanNode) -> bool {
 
 fn check(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
     let mut findings = Vec::new();
-    for (i, input) in ctx.plans.iter().enumerate() {
+    for (i, input) in ctx.each_plan() {
         let plan = &input.plan;
         for write in running(plan)
             .into_iter()

@@ -30,13 +30,15 @@ pub fn on_log(rule: &Rule, rel: &str, sets: &[&str]) -> Vec<Finding> {
     apps(&format!("logs/{rel}"))
         .iter()
         .flat_map(|app| {
-            (rule.check)(
-                &Context::new(app, &Facts::of(app)),
-                &Thresholds {
-                    rule,
-                    config: &config,
-                },
-            )
+            Context::with_every_plan(app, &Facts::of(app), |ctx| {
+                (rule.check)(
+                    ctx,
+                    &Thresholds {
+                        rule,
+                        config: &config,
+                    },
+                )
+            })
         })
         .collect()
 }
@@ -44,13 +46,15 @@ pub fn on_log(rule: &Rule, rel: &str, sets: &[&str]) -> Vec<Finding> {
 /// What `rule` alone finds in `app`, with `--set` overrides.
 pub fn run(rule: &Rule, app: &Application, sets: &[&str]) -> Vec<Finding> {
     let config = config(sets);
-    (rule.check)(
-        &Context::new(app, &Facts::of(app)),
-        &Thresholds {
-            rule,
-            config: &config,
-        },
-    )
+    Context::with_every_plan(app, &Facts::of(app), |ctx| {
+        (rule.check)(
+            ctx,
+            &Thresholds {
+                rule,
+                config: &config,
+            },
+        )
+    })
 }
 
 /// What `rule` alone finds in the plans printed in `testdata/plans/{file}`.

@@ -46,12 +46,13 @@ declare_rule! {
         summary: "A query shuffles its data more times than it probably needs to",
         thresholds: &[MAX_EXCHANGES] as &[Threshold],
         check: check,
+        checks_each_plan: true,
     };
 }
 
 fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let mut findings = Vec::new();
-    for (i, input) in ctx.plans.iter().enumerate() {
+    for (i, input) in ctx.each_plan() {
         let plan = &input.plan;
         let shuffles: Vec<usize> = plan
             .exchange_infos()

@@ -45,13 +45,14 @@ declare_rule! {
         summary: "A window function without partitionBy moves every row into one task",
         thresholds: &[ONE_PARTITION_MB] as &[Threshold],
         check: check,
+        checks_each_plan: true,
     };
 }
 
 fn check(ctx: &Context, t: &Thresholds) -> Vec<Finding> {
     let small = t.get(&ONE_PARTITION_MB) * 1e6;
     let mut findings = Vec::new();
-    for (i, input) in ctx.plans.iter().enumerate() {
+    for (i, input) in ctx.each_plan() {
         let plan = &input.plan;
         for window in running(plan)
             .into_iter()
