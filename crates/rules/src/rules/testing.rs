@@ -26,20 +26,9 @@ fn config(sets: &[&str]) -> Config {
 
 /// What `rule` alone finds in the event log at `testdata/logs/{rel}`, with `--set` overrides.
 pub fn on_log(rule: &Rule, rel: &str, sets: &[&str]) -> Vec<Finding> {
-    let config = config(sets);
     apps(&format!("logs/{rel}"))
         .iter()
-        .flat_map(|app| {
-            Context::with_every_plan(app, &Facts::of(app), |ctx| {
-                (rule.check)(
-                    ctx,
-                    &Thresholds {
-                        rule,
-                        config: &config,
-                    },
-                )
-            })
-        })
+        .flat_map(|app| run(rule, app, sets))
         .collect()
 }
 
