@@ -759,14 +759,14 @@ where
     Ok(items)
 }
 
+/// One SQL metric of a plan node. Its `metricType` (sum, size, timing...) is not kept: nothing
+/// reads it, and a log's plans hold a few hundred thousand metrics (24 bytes each).
 #[derive(Debug, Clone, Default, Deserialize, serde::Serialize)]
 #[serde(default)]
 pub struct SqlMetricInfo {
     pub name: CompactString,
     #[serde(rename = "accumulatorId")]
     pub accumulator_id: i64,
-    #[serde(rename = "metricType")]
-    pub metric_type: CompactString,
 }
 
 fn minus_one() -> i64 {
