@@ -59,6 +59,12 @@ pub fn report(
     let runtime = app.duration_ms().unwrap_or(0).max(0);
     let application = application_out(app);
     let what_if = what_if.map(|w| replay_until_it_stopped(w, application.outcome_kind));
+    // Before the jobs and stages: the metrics' values (a few MB on a log of thousands of
+    // queries) are let go before those are built, not held beside them.
+    let sql = {
+        let metrics = sparkdiag_model::SqlMetricValues::new(app);
+        app.sql.iter().map(|s| sql_out(s, &metrics)).collect()
+    };
     Report {
         schema: SCHEMA,
         source: {
@@ -82,10 +88,7 @@ pub fn report(
             .map(|(s, stats)| stage_out(app, s, stats))
             .collect(),
         executors: app.executors.iter().map(|e| executor_out(app, e)).collect(),
-        sql: {
-            let metrics = sparkdiag_model::SqlMetricValues::new(app);
-            app.sql.iter().map(|s| sql_out(s, &metrics)).collect()
-        },
+        sql,
         findings: findings
             .into_iter()
             .map(|finding| {
