@@ -425,13 +425,21 @@ impl Redactor {
         }
         for execution in &mut app.sql {
             sql(self, &mut execution.description);
-            sql(self, &mut execution.details);
-            sql(self, &mut execution.plan_description);
-            for field in [&mut execution.error, &mut execution.final_plan_description]
-                .into_iter()
-                .flatten()
-            {
-                sql(self, field);
+            // In the order they were always redacted: pseudonyms are numbered as met.
+            let packed = |this: &mut Self, packed: &mut sparkdiag_model::PackedText| {
+                let mut text = packed.text().into_owned();
+                sql(this, &mut text);
+                let mut redacted = sparkdiag_model::PackedText::from(text);
+                redacted.pack();
+                *packed = redacted;
+            };
+            packed(self, &mut execution.details);
+            packed(self, &mut execution.plan_description);
+            if let Some(error) = &mut execution.error {
+                sql(self, error);
+            }
+            if let Some(text) = &mut execution.final_plan_description {
+                packed(self, text);
             }
             for plan in [&mut execution.plan, &mut execution.final_plan]
                 .into_iter()

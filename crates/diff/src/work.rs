@@ -102,7 +102,7 @@ pub fn groups(app: &Application, plans: &[PlanInput], writes: &[Write]) -> Vec<G
             continue;
         }
         let description = if sql.description.is_empty() {
-            first_line(&sql.details)
+            first_line(&sql.details.text())
         } else {
             micro_batches_of(&sql.description).unwrap_or_else(|| sql.description.clone())
         };

@@ -101,11 +101,10 @@ impl<'a> SqlPlans<'a> {
 
     fn one(&self, sql: &sparkdiag_model::SqlExecution) -> Option<PlanInput> {
         let (app, stats, values) = (self.app, self.stats, &self.values);
-        let text = sql
-            .final_plan_description
-            .as_deref()
-            .unwrap_or(&sql.plan_description);
-        let plan = sparkdiag_plan::parse_plans(text).ok()?.into_iter().next()?;
+        let plan = sparkdiag_plan::parse_plans(&sql.plan_text_that_ran())
+            .ok()?
+            .into_iter()
+            .next()?;
         let mut indices: Vec<usize> = sql
             .job_ids
             .iter()

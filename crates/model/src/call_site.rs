@@ -51,7 +51,7 @@ impl Application {
         }
         job.sql_execution_id
             .and_then(|id| self.sql.iter().find(|s| s.execution_id == id))
-            .and_then(|sql| first_user_frame(&sql.details))
+            .and_then(|sql| first_user_frame(&sql.details.text()))
             .unwrap_or_else(|| job.name.clone())
     }
 }

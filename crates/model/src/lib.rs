@@ -24,6 +24,7 @@
 mod build;
 mod call_site;
 mod model;
+mod packed_text;
 pub mod plan_graph;
 pub mod quantile;
 pub mod streaming;
@@ -33,6 +34,7 @@ pub use sparkdiag_contract::units;
 
 pub use build::ApplicationBuilder;
 pub use model::*;
+pub use packed_text::PackedText;
 pub use plan_graph::PlanGraph;
 pub use sparkdiag_eventlog::events::{ExecutorMetrics, SparkPlanInfo};
 pub use streaming::Workload;

@@ -869,16 +869,19 @@ pub struct SqlExecution {
     pub execution_id: i64,
     pub root_execution_id: Option<i64>,
     pub description: String,
-    pub details: String,
+    /// Where the query was called from (the driver's stack), compressed once the execution
+    /// ended.
+    pub details: crate::PackedText,
     pub start_ms: Option<i64>,
     pub end_ms: Option<i64>,
     /// `SQLExecutionEnd.errorMessage` when it is not empty.
     pub error: Option<String>,
-    /// The plan text at submission (`EXPLAIN FORMATTED` style).
-    pub plan_description: String,
+    /// The plan text at submission (`EXPLAIN FORMATTED` style), compressed once the execution
+    /// ended.
+    pub plan_description: crate::PackedText,
     pub plan: Option<SparkPlanInfo>,
-    /// The last adaptive (AQE) re-plan, if any.
-    pub final_plan_description: Option<String>,
+    /// The last adaptive (AQE) re-plan's text, if any, compressed once the execution ended.
+    pub final_plan_description: Option<crate::PackedText>,
     pub final_plan: Option<SparkPlanInfo>,
     pub job_ids: Vec<i64>,
     /// SQL metric values set on the driver (`SparkListenerDriverAccumUpdates`).
@@ -946,6 +949,23 @@ impl SqlExecution {
     /// The plan that ran: the last adaptive re-plan, or the plan at submission.
     pub fn plan_that_ran(&self) -> Option<&SparkPlanInfo> {
         self.final_plan.as_ref().or(self.plan.as_ref())
+    }
+
+    /// Compresses the texts read only by the analysis, once no event will replace them.
+    pub fn pack_texts(&mut self) {
+        self.details.pack();
+        self.plan_description.pack();
+        if let Some(text) = &mut self.final_plan_description {
+            text.pack();
+        }
+    }
+
+    /// The text of the plan that ran: the last adaptive re-plan's, or the one at submission.
+    pub fn plan_text_that_ran(&self) -> std::borrow::Cow<'_, str> {
+        self.final_plan_description
+            .as_ref()
+            .unwrap_or(&self.plan_description)
+            .text()
     }
 }
 

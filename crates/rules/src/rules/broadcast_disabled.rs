@@ -42,12 +42,7 @@ fn check_broadcast(ctx: &Context, _: &Thresholds) -> Vec<Finding> {
         .app
         .sql
         .iter()
-        .filter(|s| {
-            s.final_plan_description
-                .as_deref()
-                .unwrap_or(&s.plan_description)
-                .contains("SortMergeJoin")
-        })
+        .filter(|s| s.plan_text_that_ran().contains("SortMergeJoin"))
         .map(|s| s.execution_id)
         .collect();
     if joins.is_empty() {

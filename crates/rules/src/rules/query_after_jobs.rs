@@ -200,8 +200,8 @@ fn command_of(sql: &SqlExecution) -> Command {
         })
         .unwrap_or_default();
     let name = root.strip_prefix("Execute ").unwrap_or(root);
-    let hive_partitions = sql.plan_description.contains("InsertIntoHiveTable")
-        && sql.plan_description.contains("=None");
+    let submitted = sql.plan_description.text();
+    let hive_partitions = submitted.contains("InsertIntoHiveTable") && submitted.contains("=None");
     if name.starts_with("InsertIntoHiveTable") || name.starts_with("CreateHiveTableAsSelect") {
         Command {
             name: "a Hive SerDe insert (InsertIntoHiveTable)",
