@@ -443,32 +443,44 @@ async fn analyse_upload(
         let done = state
             .pool
             .run(move || {
-                let progress = |step: String| store.set_state(&id, JobState::Running { step });
-                let analyses =
-                    work::analyze(&inputs, &shown, &config, redaction.as_ref(), progress)?;
-                drop(inputs);
-                let views = work::render(&analyses)?;
-                let dir = store.report_dir(&id);
-                let write = |name: &str, text: &str| {
-                    std::fs::create_dir_all(&dir)
-                        .and_then(|()| std::fs::write(dir.join(name), text))
-                        .map_err(|e| Refused::new(500, format!("cannot write the report: {e}")))
+                let analysed = (|| {
+                    let progress = |step: String| store.set_state(&id, JobState::Running { step });
+                    let analyses =
+                        work::analyze(&inputs, &shown, &config, redaction.as_ref(), progress)?;
+                    drop(inputs);
+                    let views = work::render(&analyses)?;
+                    let dir = store.report_dir(&id);
+                    let write = |name: &str, text: &str| {
+                        std::fs::create_dir_all(&dir)
+                            .and_then(|()| std::fs::write(dir.join(name), text))
+                            .map_err(|e| Refused::new(500, format!("cannot write the report: {e}")))
+                    };
+                    write("report.html", &views.html)?;
+                    write("report.json", &views.json)?;
+                    write("report.md", &views.markdown)?;
+                    Ok::<_, Refused>(views.apps)
+                })();
+                // Recorded on the worker, before it takes the next job: recorded after it, on
+                // the runtime, a busy machine showed one more analysis running than workers.
+                let state_now = match analysed {
+                    Ok(apps) => JobState::Done { apps },
+                    Err(refused) => failed(&refused),
                 };
-                write("report.html", &views.html)?;
-                write("report.json", &views.json)?;
-                write("report.md", &views.markdown)?;
-                Ok::<_, Refused>(views.apps)
+                store.finish(&id, state_now)
             })
             .await;
-        let state_now = match done {
-            Some(Ok(apps)) => JobState::Done { apps },
-            Some(Err(refused)) => failed(&refused),
-            None => failed(&Refused::new(
-                500,
-                "the analysis stopped on an internal error",
-            )),
+        let recorded = match done {
+            Some(recorded) => recorded,
+            // It panicked: the worker goes on, and the job is recorded as failed here.
+            None => state.store.finish(
+                &job_id,
+                failed(&Refused::new(
+                    500,
+                    "the analysis stopped on an internal error",
+                )),
+            ),
         };
-        if let Err(e) = state.store.finish(&job_id, state_now) {
+        if let Err(e) = recorded {
             eprintln!("sparkdiag serve: cannot record job {job_id}: {e}");
         }
     });
