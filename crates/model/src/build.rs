@@ -389,6 +389,8 @@ impl ApplicationBuilder {
             .filter(|a| a.metadata.as_deref() == Some("sql"))
             .filter_map(|a| Some((a.id, a.value.as_ref()?.as_i64()?)))
             .collect();
+        // Held to the end, for every stage attempt: without the room it grew into.
+        s.sql_metrics.shrink_to_fit();
         s.status = if s.failure_reason.is_some() {
             StageStatus::Failed
         } else if info.submission_time.is_some() {
