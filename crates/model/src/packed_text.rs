@@ -6,10 +6,12 @@ use std::borrow::Cow;
 /// (a few KB each, two for each of a log's thousands of queries). Plain while its execution
 /// runs (an adaptive re-plan replaces it), compressed with zstd once the execution has ended
 /// ([`PackedText::pack`]); [`PackedText::text`] gives it back either way.
-#[derive(Clone, Default, PartialEq, Eq)]
+///
+/// No `PartialEq`: the same text plain and packed are different bytes; compare [`PackedText::text`].
+#[derive(Clone, Default)]
 pub struct PackedText(Repr);
 
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 enum Repr {
     Plain(Box<str>),
     /// zstd's frame of `len` bytes of UTF-8.
