@@ -143,6 +143,8 @@ pub fn run(mut args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         options: sparkdiag_analysis::Options {
             prices,
             redact: args.redact.then_some(&redactor),
+            // Nothing compares these runs with others: only their reports and charts are read.
+            report_only: true,
             ..sparkdiag_analysis::Options::new(&config)
         },
         budgets,

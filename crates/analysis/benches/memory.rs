@@ -138,7 +138,11 @@ fn analyze_once(log: &Path, unfolded: bool) {
         input,
         source,
         app,
-        &sparkdiag_analysis::Options::new(&config),
+        // As `sparkdiag analyze`: only the report and the views' data are read.
+        &sparkdiag_analysis::Options {
+            report_only: true,
+            ..sparkdiag_analysis::Options::new(&config)
+        },
     );
     let (app, report) = (&analysis.app, &analysis.report);
     serde_json::to_writer(std::io::sink(), report).unwrap();

@@ -251,7 +251,10 @@ fn after_reading(zst: &Path) {
     use std::hash::{DefaultHasher, Hasher};
     let input = &sparkdiag_eventlog::discover(zst.to_str().unwrap()).unwrap()[0];
     let config = sparkdiag_rules::Config::default();
-    let options = sparkdiag_analysis::Options::new(&config);
+    let options = sparkdiag_analysis::Options {
+        report_only: true,
+        ..sparkdiag_analysis::Options::new(&config)
+    };
     let (source, app) = sparkdiag_analysis::model(input).unwrap();
     let runs: usize = std::env::var("SPARKDIAG_BENCH_RUNS")
         .ok()
@@ -304,8 +307,11 @@ fn analyze_to_json(path: &Path) {
 fn report_json(path: &Path) -> String {
     let input = &sparkdiag_eventlog::discover(path.to_str().unwrap()).unwrap()[0];
     let config = sparkdiag_rules::Config::default();
-    let analysis =
-        sparkdiag_analysis::analyze(input, &sparkdiag_analysis::Options::new(&config)).unwrap();
+    let options = sparkdiag_analysis::Options {
+        report_only: true,
+        ..sparkdiag_analysis::Options::new(&config)
+    };
+    let analysis = sparkdiag_analysis::analyze(input, &options).unwrap();
     let json = serde_json::to_string_pretty(&analysis.report).unwrap();
     assert!(json.len() > 1000);
     json

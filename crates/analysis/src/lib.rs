@@ -50,6 +50,13 @@ pub struct Options<'a> {
     /// computed from them ([`redact`]). One redactor for every application of a command, so
     /// that a host or a path has one pseudonym in all of them (and two runs compared match).
     pub redact: Option<&'a std::sync::Mutex<redact::Redactor>>,
+    /// Only the report (and [`Analysis::view_data`]) will be read of the analysis, as by
+    /// `analyze` and the night's pages: what only the rules and the what-if read is let go
+    /// before the report is built beside it. [`Analysis::app`] then lacks each SQL execution's
+    /// submitted plan where an adaptive re-plan replaced it (`diff` tells queries apart by it),
+    /// and [`Analysis::facts`] each stage's slowness figures. On a log of thousands of adaptive
+    /// queries and stages, megabytes. `false` by default.
+    pub report_only: bool,
 }
 
 impl<'a> Options<'a> {
@@ -59,6 +66,7 @@ impl<'a> Options<'a> {
             prices: Prices::default(),
             inputs: Vec::new(),
             redact: None,
+            report_only: false,
         }
     }
 }
@@ -143,10 +151,17 @@ pub fn analyze_model(
     }
     // Every fact is computed once, here, and handed down: the rules, the what-if, the report
     // and `diff` read the same ones.
-    let facts = Facts::of(&app);
+    let mut facts = Facts::of(&app);
     let findings = sparkdiag_rules::analyze(&app, &facts, options.config);
     // The what-if replays each finding's change before the report is built from them.
     let replayed = sparkdiag_whatif::replayed(&app, &facts, findings);
+    if options.report_only {
+        app.sql
+            .iter_mut()
+            .for_each(sparkdiag_model::SqlExecution::let_go_of_replaced_plan);
+        facts.let_go_of_stage_slowness();
+        hand_back_freed_pages();
+    }
     let inputs = if options.inputs.is_empty() {
         vec![input.display.clone()]
     } else {
@@ -164,6 +179,21 @@ pub fn analyze_model(
         app,
         report,
         facts,
+    }
+}
+
+/// Hands the pages that freed memory left whole back to the system.
+///
+/// What the analysis lets go of is thousands of small blocks spread over the heap, while the
+/// report's lists of stages and jobs are large blocks, which glibc maps afresh: without this,
+/// the freed pages stay resident beside them. On a 3.5 GB log of 2,210 queries and 9,490 stage
+/// attempts, `analyze` peaked at 62.5 to 63.0 MB without it and 60.2 to 60.8 MB with it, in the
+/// same time. Other allocators give freed pages back on their own.
+fn hand_back_freed_pages() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `malloc_trim` only releases free memory, under each arena's own lock.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
@@ -190,3 +220,50 @@ fn model_with_progress(
 
 /// Events between two progress calls.
 pub const PROGRESS_EVERY: u64 = 100_000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `report_only` lets go of what only the rules and the what-if read, and of nothing the
+    /// report or the charts read.
+    #[test]
+    fn report_only_gives_the_same_report_and_views_without_the_replaced_plans() {
+        let path = format!(
+            "{}/../../testdata/logs/diff/partitions-aqe",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let input = &sparkdiag_eventlog::discover(&path).unwrap()[0];
+        let config = Config::default();
+        let kept = analyze(input, &Options::new(&config)).unwrap();
+        let options = Options {
+            report_only: true,
+            ..Options::new(&config)
+        };
+        let lean = analyze(input, &options).unwrap();
+
+        let json = |a: &Analysis| serde_json::to_string(&a.report).unwrap();
+        assert_eq!(json(&kept), json(&lean));
+        let views = |a: &Analysis| format!("{:?}", a.view_data());
+        assert_eq!(views(&kept), views(&lean));
+
+        let replaced = |a: &Analysis| {
+            a.app
+                .sql
+                .iter()
+                .filter(|s| s.final_plan.is_some() && s.plan.is_some())
+                .count()
+        };
+        assert!(replaced(&kept) > 0, "the log's queries were re-planned");
+        assert_eq!(replaced(&lean), 0);
+        let slowness = |a: &Analysis| -> usize {
+            a.facts
+                .stages
+                .iter()
+                .map(|s| s.facts.slowness.heap_bytes())
+                .sum()
+        };
+        assert!(slowness(&kept) > 0);
+        assert_eq!(slowness(&lean), 0);
+    }
+}

@@ -37,6 +37,8 @@ pub(crate) fn analyse(
         prices: options.prices,
         inputs: vec![input.display.clone()],
         redact: redactor.as_ref(),
+        // Only the report and the charts are read (`diff` of two nights analyses them again).
+        report_only: true,
     };
     let analysis =
         sparkdiag_analysis::analyze(input, &analysing).map_err(|e| failed(e.to_string()))?;

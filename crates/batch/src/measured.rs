@@ -23,6 +23,7 @@ pub(crate) fn diff_logs(
             prices,
             inputs: vec![log.to_string()],
             redact: None,
+            report_only: false,
         };
         sparkdiag_analysis::analyze_one(log, &options, None, |_, _| {}).ok()
     };

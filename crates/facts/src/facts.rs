@@ -36,6 +36,14 @@ pub struct Facts {
 }
 
 impl Facts {
+    /// Lets go of each stage attempt's slowness figures (its long tasks, its executors' spans
+    /// and paces), once the rules and the what-if, which alone read them, are done.
+    pub fn let_go_of_stage_slowness(&mut self) {
+        for stage in &mut self.stages {
+            stage.facts.slowness = crate::slowness::StageSlowness::default();
+        }
+    }
+
     /// The facts of `app`. Each stage's tasks are looked at here and only here: a folded stage
     /// costs a decompression each time it is unfolded, so every figure anyone needs from the
     /// tasks is taken in this one look.

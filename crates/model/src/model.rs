@@ -951,6 +951,15 @@ impl SqlExecution {
         self.final_plan.as_ref().or(self.plan.as_ref())
     }
 
+    /// Lets go of the plan at submission where an adaptive re-plan replaced it, once what reads
+    /// it is done (the stage shapes, the rules, and `diff`, which tells queries apart by it):
+    /// the report's SQL section and the charts read only the plan that ran.
+    pub fn let_go_of_replaced_plan(&mut self) {
+        if self.final_plan.is_some() {
+            self.plan = None;
+        }
+    }
+
     /// Compresses the texts read only by the analysis, once no event will replace them.
     pub fn pack_texts(&mut self) {
         self.details.pack();

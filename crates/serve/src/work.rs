@@ -136,6 +136,7 @@ pub fn analyze(
             prices: config.prices,
             inputs: vec![shown.to_string()],
             redact: redaction.map(|r| &*r.0),
+            report_only: false,
         };
         let analysis = sparkdiag_analysis::analyze_with_progress(input, &options, |events| {
             progress(format!("{reading}: {events} events so far"))

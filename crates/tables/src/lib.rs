@@ -739,6 +739,7 @@ mod tests {
                     },
                     inputs: vec![input.display.clone()],
                     redact: None,
+                    report_only: false,
                 };
                 reports.push(
                     sparkdiag_analysis::analyze(&input, &options)

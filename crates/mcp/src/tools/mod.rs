@@ -372,6 +372,8 @@ impl Tools {
             prices: self.prices,
             inputs: vec![named.to_string()],
             redact: self.redact.as_ref(),
+            // A session's analyses are kept and may be compared.
+            report_only: false,
         };
         sparkdiag_analysis::analyze(input, &options).map_err(|e| e.to_string())
     }
