@@ -3,8 +3,9 @@
 //!
 //! Not tokio's blocking pool: it starts a thread whenever none is free and lets idle ones go, so
 //! over a day analyses run on many different threads, and glibc gives each thread that
-//! allocates its own arena, which keeps the freed memory of the largest analysis it served.
-//! On `workers` threads of their own, what the allocator keeps is bounded by that many arenas.
+//! allocates an arena (up to the limit `sparkdiag` sets as it starts: one a core), which keeps
+//! the freed memory of the largest analysis it served. On `workers` threads of their own, what
+//! the allocator keeps is bounded by that many arenas, and by the cores.
 //! The queue in front of them is bounded by the server's admission (`workers` + `queue`
 //! analyses; beyond, 503), not here. Figures under load: docs/reliability.md.
 
