@@ -65,6 +65,15 @@ impl StageChanges {
     fn tasks(&self, node: usize) -> Option<&Varints> {
         self.tasks.get(node).and_then(|t| t.as_deref())
     }
+
+    /// The task edits of `edited` (made by [`Graph::edit_tasks`] on the same graph) in place
+    /// of these: shared, not copied, so that two replays with the same task fixes read the
+    /// tasks once.
+    pub fn take_tasks_of(&mut self, edited: &StageChanges) {
+        if edited.tasks.iter().any(Option::is_some) {
+            self.tasks.clone_from(&edited.tasks);
+        }
+    }
 }
 
 /// A task this many times its stage's median is spread in the skew-free replay (the data-skew
@@ -372,48 +381,52 @@ impl Graph {
         &self,
         app: &Application,
         changes: &mut StageChanges,
-        touches: impl Fn(usize) -> bool,
-        edit: impl Fn(usize, &Task) -> TaskEdit,
+        touches: impl Fn(usize) -> bool + Sync,
+        edit: impl Fn(usize, &Task) -> TaskEdit + Sync,
     ) {
-        changes.tasks.resize(self.stages.len(), None);
+        use rayon::prelude::*;
         changes.by_node.resize(self.stages.len(), None);
-        for (node, stage) in self.stages.iter().enumerate() {
-            let Some(attempt) = app
-                .stages
-                .get(stage.attempt)
-                .filter(|_| touches(stage.attempt))
-            else {
-                continue;
-            };
-            // Each task once, built from the stage's columns without unfolding the whole
-            // stage: a fix touching every stage held one unfolded beside the rest (19 MB for
-            // 100,000 tasks). Kept: its launch, duration, new duration (-1: none) and pieces.
-            let mut by_launch: Vec<(i64, u32, i64, u32)> = Vec::with_capacity(attempt.tasks.len());
-            let mut changed = false;
-            app.for_each_stage_task(attempt, |t| {
-                let edited = edit(stage.attempt, t);
-                changed |= edited != TaskEdit::Take(i64::from(t.duration_ms));
-                let (new, pieces) = match edited {
-                    TaskEdit::Drop => (-1, 0),
-                    TaskEdit::Take(ms) => (ms.max(0), 1),
-                    TaskEdit::Split { pieces, each_ms } => (each_ms.max(0), pieces.max(1)),
-                };
-                by_launch.push((t.launch_ms, t.duration_ms, new, pieces));
-            });
-            if !changed {
-                continue;
-            }
-            // The order the replay places them in: by launch, equal launches shortest first
-            // (the whole tuple, so that equals need no other order); a split task's pieces
-            // where it was.
-            by_launch.sort_unstable();
-            changes.tasks[node] = Some(std::sync::Arc::new(Varints::new(
-                by_launch
-                    .into_iter()
-                    .filter(|&(_, _, new, _)| new >= 0)
-                    .flat_map(|(_, _, new, pieces)| std::iter::repeat_n(new, pieces as usize)),
-            )));
-        }
+        // The stages on every core: a fix touching every stage reads every task, and the
+        // findings' replays wait for the dearest of them.
+        changes.tasks = self
+            .stages
+            .par_iter()
+            .map(|stage| {
+                let attempt = app
+                    .stages
+                    .get(stage.attempt)
+                    .filter(|_| touches(stage.attempt))?;
+                // Each task once, built from the stage's columns without unfolding the whole
+                // stage: a fix touching every stage held one unfolded beside the rest (19 MB for
+                // 100,000 tasks). Kept: its launch, duration, new duration (-1: none) and pieces.
+                let mut by_launch: Vec<(i64, u32, i64, u32)> =
+                    Vec::with_capacity(attempt.tasks.len());
+                let mut changed = false;
+                app.for_each_stage_task(attempt, |t| {
+                    let edited = edit(stage.attempt, t);
+                    changed |= edited != TaskEdit::Take(i64::from(t.duration_ms));
+                    let (new, pieces) = match edited {
+                        TaskEdit::Drop => (-1, 0),
+                        TaskEdit::Take(ms) => (ms.max(0), 1),
+                        TaskEdit::Split { pieces, each_ms } => (each_ms.max(0), pieces.max(1)),
+                    };
+                    by_launch.push((t.launch_ms, t.duration_ms, new, pieces));
+                });
+                if !changed {
+                    return None;
+                }
+                // The order the replay places them in: by launch, equal launches shortest first
+                // (the whole tuple, so that equals need no other order); a split task's pieces
+                // where it was.
+                by_launch.sort_unstable();
+                Some(std::sync::Arc::new(Varints::new(
+                    by_launch
+                        .into_iter()
+                        .filter(|&(_, _, new, _)| new >= 0)
+                        .flat_map(|(_, _, new, pieces)| std::iter::repeat_n(new, pieces as usize)),
+                )))
+            })
+            .collect();
     }
 
     /// The predicted wall clock under `options`.

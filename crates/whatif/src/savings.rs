@@ -18,6 +18,9 @@ use crate::replay::{Graph, ReplayOptions, StageChange, StageChanges, TaskEdit, p
 /// once a task has run this many times the median of the stage's finished tasks.
 const SPECULATION_MULTIPLIER: f64 = 1.5;
 
+/// A set of changes and its tasks as they leave them ([`Applied::edited_tasks`]).
+type Edited = (Applied, StageChanges);
+
 /// A set of changes as one replay.
 #[derive(Default)]
 struct Applied {
@@ -29,7 +32,7 @@ struct Applied {
 
 /// The changes that edit single tasks: each task's time less what the fix removes, or the
 /// task left out where the fix makes it unnecessary.
-#[derive(Default)]
+#[derive(Default, PartialEq)]
 struct TaskFixes {
     /// Executors (by id) whose tasks keep only the healthy share of their run time in GC.
     gc_on: Vec<String>,
@@ -315,16 +318,32 @@ impl Applied {
         applied
     }
 
-    fn replay(
+    /// The cores this set of changes replays on.
+    fn cores(&self, cores_today: i64) -> i64 {
+        self.cores.unwrap_or(cores_today).max(1)
+    }
+
+    /// Its tasks as its task fixes leave them: each touched stage's tasks read again, the
+    /// dearest part of a replay (a fix on every executor reads every task).
+    fn edited_tasks(
         &self,
         graph: &Graph,
         app: &Application,
         facts: &Facts,
         cores_today: i64,
-    ) -> (i64, i64) {
-        let cores = self.cores.unwrap_or(cores_today).max(1);
+    ) -> StageChanges {
+        let mut edited = StageChanges::default();
+        self.tasks
+            .apply(graph, app, facts, self.cores(cores_today), &mut edited);
+        edited
+    }
+
+    /// Its replay: the wall clock and the cores it ran on, with its tasks as `edited` holds
+    /// them ([`Applied::edited_tasks`], of this set or of one with the same task fixes).
+    fn replay_edited(&self, graph: &Graph, cores_today: i64, edited: &StageChanges) -> (i64, i64) {
+        let cores = self.cores(cores_today);
         let mut changes: StageChanges = graph.stage_changes(&self.stages);
-        self.tasks.apply(graph, app, facts, cores, &mut changes);
+        changes.take_tasks_of(edited);
         let ms = graph.replay_with(
             ReplayOptions {
                 slots: Some(cores as usize),
@@ -334,6 +353,22 @@ impl Applied {
             &changes,
         );
         (ms, cores)
+    }
+
+    fn replay(
+        &self,
+        graph: &Graph,
+        app: &Application,
+        facts: &Facts,
+        cores_today: i64,
+    ) -> (i64, i64) {
+        let edited = self.edited_tasks(graph, app, facts, cores_today);
+        self.replay_edited(graph, cores_today, &edited)
+    }
+
+    /// Whether `other`'s tasks are edited exactly as this set's are.
+    fn edits_tasks_as(&self, other: &Applied, cores_today: i64) -> bool {
+        self.tasks == other.tasks && self.cores(cores_today) == other.cores(cores_today)
     }
 }
 
@@ -485,13 +520,32 @@ pub fn replay_findings(
             changes.push(&cf.change);
         }
     }
+    // Every fix together edits the tasks as one of them alone does when it is the only one
+    // that edits tasks (GC001's beside DR002's gaps): that one's edited tasks are kept for it,
+    // and no other, so that at most one set of edits is held beside the replays.
+    let together = Applied::of(changes.iter().copied());
+    let mut kept_edits: Option<Edited> = None;
     let alone: Vec<(Change, (i64, i64))> = {
         use rayon::prelude::*;
-        changes
+        let replays: Vec<(Change, (i64, i64), Option<Edited>)> = changes
             .par_iter()
             .map(|&change| {
-                let replay = Applied::of([change]).replay(graph, app, facts, cores_today);
-                (change.clone(), replay)
+                let applied = Applied::of([change]);
+                let edited = applied.edited_tasks(graph, app, facts, cores_today);
+                let replay = applied.replay_edited(graph, cores_today, &edited);
+                let kept = (!applied.tasks.is_empty()
+                    && applied.edits_tasks_as(&together, cores_today))
+                .then_some((applied, edited));
+                (change.clone(), replay, kept)
+            })
+            .collect();
+        replays
+            .into_iter()
+            .map(|(change, replay, kept)| {
+                if kept_edits.is_none() {
+                    kept_edits = kept;
+                }
+                (change, replay)
             })
             .collect()
     };
@@ -611,11 +665,26 @@ pub fn replay_findings(
         }
         candidates.extend(replayed.iter().map(|c| vec![c.clone()]));
         // Replayed at once, then the best taken in the candidates' order (the first of equals).
+        // A single fix was replayed alone above; a set whose tasks are edited as a kept
+        // single fix's are reads them from it.
         let replays: Vec<(i64, i64)> = {
             use rayon::prelude::*;
             candidates
                 .par_iter()
-                .map(|set| Applied::of(set).replay(graph, app, facts, cores_today))
+                .map(|set| {
+                    if let [single] = set.as_slice()
+                        && let Some((_, replay)) = alone.iter().find(|(c, _)| c == single)
+                    {
+                        return *replay;
+                    }
+                    let applied = Applied::of(set);
+                    match &kept_edits {
+                        Some((kept, edited)) if applied.edits_tasks_as(kept, cores_today) => {
+                            applied.replay_edited(graph, cores_today, edited)
+                        }
+                        _ => applied.replay(graph, app, facts, cores_today),
+                    }
+                })
                 .collect()
         };
         let (set, (predicted_ms, cores)) = candidates
@@ -807,5 +876,68 @@ pub fn cap_to_runtime(findings: &mut [Finding], wall_ms: i64) {
             f.impact_ms = left;
         }
         left -= f.impact_ms;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sparkdiag_facts::testing::apps;
+
+    /// What `replay_findings` reuses: a set of fixes whose tasks are edited as one fix's alone
+    /// are replays the same from that fix's edited tasks as from its own, and a set with a
+    /// second task fix is not taken for it.
+    #[test]
+    fn a_set_replays_the_same_from_the_edits_of_a_fix_with_the_same_task_fixes() {
+        let mut edited_somewhere = false;
+        for log in [
+            "logs/patterns/gc-pressure",
+            "logs/patterns/spill",
+            "logs/patterns/executor-lost",
+            "logs/patterns/driver-loop-serial",
+        ] {
+            let app = &apps(log)[0];
+            let facts = Facts::of(app);
+            let graph = Graph::with_stage_stats(app, &facts.stages).expect("a replayable log");
+            let cores = facts.peak_cores.max(1);
+            let executors: Vec<String> = app.executors.iter().map(|e| e.id.clone()).collect();
+            let stages: Vec<i64> = app.stages.iter().map(|s| s.stage_id).collect();
+            let task_fixes = [
+                Change::ReduceGc {
+                    executors,
+                    healthy_permille: 50,
+                },
+                Change::AvoidSpill {
+                    stages,
+                    disk_mb_per_s: 100,
+                },
+                Change::RemoveFailedAttempts {
+                    executors: Vec::new(),
+                },
+            ];
+            for (i, fix) in task_fixes.iter().enumerate() {
+                let alone = Applied::of([fix]);
+                let edited = alone.edited_tasks(&graph, app, &facts, cores);
+                edited_somewhere |= !edited.is_empty();
+                let with_gaps = Applied::of([fix, &Change::RemoveDriverGaps]);
+                assert!(with_gaps.edits_tasks_as(&alone, cores), "{log}: {fix:?}");
+                // The set's own edits, made into its stage changes directly.
+                let mut own = graph.stage_changes(&with_gaps.stages);
+                with_gaps.tasks.apply(&graph, app, &facts, cores, &mut own);
+                let options = ReplayOptions {
+                    slots: Some(cores as usize),
+                    cut_skew: false,
+                    remove_driver_gaps: true,
+                };
+                assert_eq!(
+                    with_gaps.replay_edited(&graph, cores, &edited),
+                    (graph.replay_with(options, &own), cores),
+                    "{log}: {fix:?} with the driver's gaps removed"
+                );
+                let other = &task_fixes[(i + 1) % task_fixes.len()];
+                assert!(!Applied::of([fix, other]).edits_tasks_as(&alone, cores));
+            }
+        }
+        assert!(edited_somewhere, "no log had a task the fixes change");
     }
 }
