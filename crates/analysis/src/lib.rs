@@ -152,9 +152,13 @@ pub fn analyze_model(
     // Every fact is computed once, here, and handed down: the rules, the what-if, the report
     // and `diff` read the same ones.
     let mut facts = Facts::of(&app);
-    let findings = sparkdiag_rules::analyze(&app, &facts, options.config);
-    // The what-if replays each finding's change before the report is built from them.
-    let replayed = sparkdiag_whatif::replayed(&app, &facts, findings);
+    // The what-if's replays that need no finding run beside the rules; then it replays each
+    // finding's change before the report is built from them.
+    let (findings, baseline) = rayon::join(
+        || sparkdiag_rules::analyze(&app, &facts, options.config),
+        || sparkdiag_whatif::Baseline::of(&app, &facts),
+    );
+    let replayed = sparkdiag_whatif::replayed_from(baseline, &app, &facts, findings);
     if options.report_only {
         app.sql
             .iter_mut()

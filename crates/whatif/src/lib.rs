@@ -32,6 +32,13 @@ use sparkdiag_model::Application;
 // The what-if's results are the report contract's types (`sparkdiag_contract::whatif`).
 pub use sparkdiag_contract::whatif::{Advice, Bounds, Scenario, WhatIf};
 
+/// The skew and driver scenarios at today's cores: label, skew cut, driver's gaps removed.
+const SKEW_AND_GAPS: [(&str, bool, bool); 3] = [
+    ("skewed tasks spread over the cores", true, false),
+    ("driver's gaps between jobs removed", false, true),
+    ("both", true, true),
+];
+
 /// Multiples of today's cores that every report predicts.
 pub const CORE_FACTORS: [f64; 6] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0];
 
@@ -63,11 +70,23 @@ pub struct Replayed {
 }
 
 /// [`what_if_with_findings`], keeping the findings with the result.
-pub fn replayed(app: &Application, facts: &Facts, mut findings: Vec<Finding>) -> Replayed {
-    let (what_if, recoverable_ms) = match what_if_with_findings(app, facts, &mut findings) {
-        Some((w, recoverable)) => (Some(w), recoverable),
-        None => (None, 0),
-    };
+pub fn replayed(app: &Application, facts: &Facts, findings: Vec<Finding>) -> Replayed {
+    replayed_from(Baseline::of(app, facts), app, facts, findings)
+}
+
+/// [`replayed`] from a [`Baseline`] of the same application and facts, replayed beforehand
+/// (beside the rules, whose findings it does not need).
+pub fn replayed_from(
+    baseline: Option<Baseline>,
+    app: &Application,
+    facts: &Facts,
+    mut findings: Vec<Finding>,
+) -> Replayed {
+    let (what_if, recoverable_ms) =
+        match baseline.map(|b| b.with_findings(app, facts, &mut findings)) {
+            Some((w, recoverable)) => (Some(w), recoverable),
+            None => (None, 0),
+        };
     Replayed {
         findings,
         what_if,
@@ -84,178 +103,220 @@ pub fn what_if_with_findings(
     facts: &Facts,
     findings: &mut [Finding],
 ) -> Option<(WhatIf, i64)> {
-    // A replay walks the clock from the start: across a jump of days it would predict days for
-    // a run of seconds, so a log whose clock jumped gets no replay at all.
-    if !app.clock_jumps.is_empty() {
-        return None;
-    }
-    let graph = Graph::with_stage_stats(app, &facts.stages)?;
-    if graph.max_parallelism() == 0 || app.tasks.is_empty() {
-        return None;
-    }
-    let cores_today = facts.peak_cores.max(1);
-    let wall_ms = graph.wall_ms();
-    let replay = |slots: Option<usize>, cut_skew: bool, remove_driver_gaps: bool| {
-        graph.replay(ReplayOptions {
-            slots,
-            cut_skew,
-            remove_driver_gaps,
-        })
-    };
-    let today = replay(Some(cores_today as usize), false, false);
-    // Every replay from here on is of the same graph and its own: the cores, skew and driver
-    // scenarios are replayed at once on every core, beside the findings' own changes.
-    let mut core_counts: Vec<i64> = Vec::new();
-    for factor in CORE_FACTORS {
-        let cores = ((cores_today as f64 * factor).round() as i64).max(1);
-        if !core_counts.contains(&cores) {
-            core_counts.push(cores);
-        }
-    }
-    let slots = Some(cores_today as usize);
-    let skew_and_gaps = [
-        ("skewed tasks spread over the cores", true, false),
-        ("driver's gaps between jobs removed", false, true),
-        ("both", true, true),
-    ];
-    let mut wanted: Vec<(Option<usize>, bool, bool)> = Vec::new();
-    wanted.extend(
-        core_counts
-            .iter()
-            .filter(|&&cores| cores != cores_today)
-            .map(|&cores| (Some(cores as usize), false, false)),
-    );
-    wanted.extend(
-        skew_and_gaps
-            .iter()
-            .map(|&(_, cut, gaps)| (slots, cut, gaps)),
-    );
-    // The knee's bisection is a chain of replays, each waiting for the last: it runs beside
-    // the others rather than after them (it was a quarter of the step after the reading).
-    let ((predicted, fixes), (unlimited, knee_unchanged)) = rayon::join(
-        || {
-            rayon::join(
-                || {
-                    use rayon::prelude::*;
-                    wanted
-                        .par_iter()
-                        .map(|&(slots, cut, gaps)| replay(slots, cut, gaps))
-                        .collect::<Vec<i64>>()
-                },
-                || savings::replay_findings(&graph, app, facts, cores_today, today, findings),
-            )
-        },
-        || {
-            let unlimited = replay(None, false, false);
-            let unchanged = StageChanges::default();
-            let knee = knee(&graph, &unchanged, unlimited, (cores_today, today));
-            (unlimited, knee)
-        },
-    );
-    let predicted_at = |key: (Option<usize>, bool, bool)| {
-        wanted
-            .iter()
-            .position(|w| *w == key)
-            .map(|i| predicted[i])
-            .expect("every scenario was replayed")
-    };
+    Baseline::of(app, facts).map(|b| b.with_findings(app, facts, findings))
+}
 
-    let (_, driver_only_ms) = app.job_and_driver_time_ms();
-    let driver_only_ms = driver_only_ms.clamp(0, wall_ms);
-    let critical_path_ms = (unlimited - driver_only_ms).clamp(0, wall_ms - driver_only_ms);
-    let bounds = Bounds {
-        wall_ms,
-        driver_only_ms,
-        critical_path_ms,
-        core_wait_ms: wall_ms - driver_only_ms - critical_path_ms,
-    };
+/// A scenario's replay options: slots (`None`: unlimited), skew cut, driver's gaps removed.
+type ScenarioKey = (Option<usize>, bool, bool);
 
-    let change = |predicted: i64| {
-        if today > 0 {
-            predicted as f64 / today as f64 - 1.0
-        } else {
-            0.0
+/// The replays that need no finding: today's run, the cores, skew and driver scenarios, the
+/// unlimited run and the knee of the cores. Their graph holds each task's duration, one or two
+/// bytes a task.
+pub struct Baseline {
+    graph: Graph,
+    cores_today: i64,
+    today: i64,
+    core_counts: Vec<i64>,
+    /// Each scenario other than today's cores, and its replay.
+    predicted: Vec<(ScenarioKey, i64)>,
+    unlimited: i64,
+    knee: (i64, i64),
+}
+
+impl Baseline {
+    /// The baseline of `app` and its facts, or `None` when the log has no start or no tasks,
+    /// or its clock jumped.
+    pub fn of(app: &Application, facts: &Facts) -> Option<Baseline> {
+        // A replay walks the clock from the start: across a jump of days it would predict days
+        // for a run of seconds, so a log whose clock jumped gets no replay at all.
+        if !app.clock_jumps.is_empty() {
+            return None;
         }
-    };
-    let mut scenarios: Vec<Scenario> = Vec::new();
-    for &cores in &core_counts {
-        let predicted_ms = if cores == cores_today {
-            today
-        } else {
-            predicted_at((Some(cores as usize), false, false))
+        let graph = Graph::with_stage_stats(app, &facts.stages)?;
+        if graph.max_parallelism() == 0 || app.tasks.is_empty() {
+            return None;
+        }
+        let cores_today = facts.peak_cores.max(1);
+        let replay = |slots: Option<usize>, cut_skew: bool, remove_driver_gaps: bool| {
+            graph.replay(ReplayOptions {
+                slots,
+                cut_skew,
+                remove_driver_gaps,
+            })
         };
-        scenarios.push(Scenario {
-            label: factor_label(cores as f64 / cores_today as f64),
-            cores,
-            cut_skew: false,
-            remove_driver_gaps: false,
-            predicted_ms,
-            change_vs_today: change(predicted_ms),
-            change: None,
-            findings: Vec::new(),
-            every_fix: false,
-        });
-    }
-    for (label, cut_skew, gaps) in skew_and_gaps {
-        let predicted_ms = predicted_at((slots, cut_skew, gaps));
-        scenarios.push(Scenario {
-            label: label.to_string(),
-            cores: cores_today,
-            cut_skew,
-            remove_driver_gaps: gaps,
-            predicted_ms,
-            change_vs_today: change(predicted_ms),
-            change: None,
-            findings: Vec::new(),
-            every_fix: false,
-        });
-    }
-    savings::cap_to_runtime(findings, wall_ms);
-    scenarios.extend(fixes.scenarios.iter().cloned());
-
-    // A shell's, a stream's or a Connect server's time between jobs is people, triggers or
-    // clients, not the program's driver: no advice to remove it, and no cores sized from it.
-    let workload = app.workload();
-    let gaps_are_not_the_driver = app.interactive().is_some() || workload.is_long_running();
-    let (mut advice, cores_wanted) = cores_advice(
-        &graph,
-        &fixes,
-        About {
-            app,
-            gaps_are_not_the_driver,
-        },
-        Replays {
+        let today = replay(Some(cores_today as usize), false, false);
+        let mut core_counts: Vec<i64> = Vec::new();
+        for factor in CORE_FACTORS {
+            let cores = ((cores_today as f64 * factor).round() as i64).max(1);
+            if !core_counts.contains(&cores) {
+                core_counts.push(cores);
+            }
+        }
+        let slots = Some(cores_today as usize);
+        let mut wanted: Vec<ScenarioKey> = Vec::new();
+        wanted.extend(
+            core_counts
+                .iter()
+                .filter(|&&cores| cores != cores_today)
+                .map(|&cores| (Some(cores as usize), false, false)),
+        );
+        wanted.extend(
+            SKEW_AND_GAPS
+                .iter()
+                .map(|&(_, cut, gaps)| (slots, cut, gaps)),
+        );
+        // The knee's bisection is a chain of replays, each waiting for the last: it runs beside
+        // the others rather than after them (it was a quarter of the step after the reading).
+        let (predicted, (unlimited, knee)) = rayon::join(
+            || {
+                use rayon::prelude::*;
+                wanted
+                    .par_iter()
+                    .map(|&key| (key, replay(key.0, key.1, key.2)))
+                    .collect::<Vec<_>>()
+            },
+            || {
+                let unlimited = replay(None, false, false);
+                let unchanged = StageChanges::default();
+                let knee = knee(&graph, &unchanged, unlimited, (cores_today, today));
+                (unlimited, knee)
+            },
+        );
+        Some(Baseline {
+            graph,
             cores_today,
             today,
+            core_counts,
+            predicted,
+            unlimited,
+            knee,
+        })
+    }
+
+    /// The what-if with each finding's change replayed on this baseline ([`what_if_with_findings`]).
+    fn with_findings(
+        self,
+        app: &Application,
+        facts: &Facts,
+        findings: &mut [Finding],
+    ) -> (WhatIf, i64) {
+        let Baseline {
+            graph,
+            cores_today,
+            today,
+            core_counts,
+            predicted,
             unlimited,
             knee: knee_unchanged,
-        },
-        &scenarios,
-    );
-    advice.extend(memory_advice(app, findings));
-    // Partition counts are the findings' (PA001, PA002, CF002): each fitted to its stage's
-    // shape, and the merged settings below carry them.
-    let settings = settings::merged(
-        app,
-        findings,
-        cores_wanted.filter(|_| !gaps_are_not_the_driver),
-        cores_today,
-    );
-    advice.extend(settings::advice(&settings));
-    let headline = framed_headline(app, &bounds, &scenarios, cores_today);
-    Some((
-        WhatIf {
+        } = self;
+        let wall_ms = graph.wall_ms();
+        let slots = Some(cores_today as usize);
+        let fixes = savings::replay_findings(&graph, app, facts, cores_today, today, findings);
+        let predicted_at = |key: ScenarioKey| {
+            predicted
+                .iter()
+                .find(|(w, _)| *w == key)
+                .map(|(_, ms)| *ms)
+                .expect("every scenario was replayed")
+        };
+
+        let (_, driver_only_ms) = app.job_and_driver_time_ms();
+        let driver_only_ms = driver_only_ms.clamp(0, wall_ms);
+        let critical_path_ms = (unlimited - driver_only_ms).clamp(0, wall_ms - driver_only_ms);
+        let bounds = Bounds {
+            wall_ms,
+            driver_only_ms,
+            critical_path_ms,
+            core_wait_ms: wall_ms - driver_only_ms - critical_path_ms,
+        };
+
+        let change = |predicted: i64| {
+            if today > 0 {
+                predicted as f64 / today as f64 - 1.0
+            } else {
+                0.0
+            }
+        };
+        let mut scenarios: Vec<Scenario> = Vec::new();
+        for &cores in &core_counts {
+            let predicted_ms = if cores == cores_today {
+                today
+            } else {
+                predicted_at((Some(cores as usize), false, false))
+            };
+            scenarios.push(Scenario {
+                label: factor_label(cores as f64 / cores_today as f64),
+                cores,
+                cut_skew: false,
+                remove_driver_gaps: false,
+                predicted_ms,
+                change_vs_today: change(predicted_ms),
+                change: None,
+                findings: Vec::new(),
+                every_fix: false,
+            });
+        }
+        for (label, cut_skew, gaps) in SKEW_AND_GAPS {
+            let predicted_ms = predicted_at((slots, cut_skew, gaps));
+            scenarios.push(Scenario {
+                label: label.to_string(),
+                cores: cores_today,
+                cut_skew,
+                remove_driver_gaps: gaps,
+                predicted_ms,
+                change_vs_today: change(predicted_ms),
+                change: None,
+                findings: Vec::new(),
+                every_fix: false,
+            });
+        }
+        savings::cap_to_runtime(findings, wall_ms);
+        scenarios.extend(fixes.scenarios.iter().cloned());
+
+        // A shell's, a stream's or a Connect server's time between jobs is people, triggers or
+        // clients, not the program's driver: no advice to remove it, and no cores sized from it.
+        let workload = app.workload();
+        let gaps_are_not_the_driver = app.interactive().is_some() || workload.is_long_running();
+        let (mut advice, cores_wanted) = cores_advice(
+            &graph,
+            &fixes,
+            About {
+                app,
+                gaps_are_not_the_driver,
+            },
+            Replays {
+                cores_today,
+                today,
+                unlimited,
+                knee: knee_unchanged,
+            },
+            &scenarios,
+        );
+        advice.extend(memory_advice(app, findings));
+        // Partition counts are the findings' (PA001, PA002, CF002): each fitted to its stage's
+        // shape, and the merged settings below carry them.
+        let settings = settings::merged(
+            app,
+            findings,
+            cores_wanted.filter(|_| !gaps_are_not_the_driver),
             cores_today,
-            bounds,
-            replay_today_ms: today,
-            scenarios,
-            advice,
-            settings,
-            headline,
-            assumptions: ASSUMPTIONS.to_vec(),
-        },
-        fixes.recoverable_ms,
-    ))
+        );
+        advice.extend(settings::advice(&settings));
+        let headline = framed_headline(app, &bounds, &scenarios, cores_today);
+        (
+            WhatIf {
+                cores_today,
+                bounds,
+                replay_today_ms: today,
+                scenarios,
+                advice,
+                settings,
+                headline,
+                assumptions: ASSUMPTIONS.to_vec(),
+            },
+            fixes.recoverable_ms,
+        )
+    }
 }
 
 /// The advice on cores, with what the cores are sized for: the partitioning the findings
