@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use sparkdiag_facts::{Facts, PlanInput, SqlPlans, StageStats};
-use sparkdiag_model::{Application, StageAttempt};
+use sparkdiag_model::{Application, StageAttempt, Workload};
 
 // The rule files name these facts as `crate::context::…`.
 pub(crate) use sparkdiag_facts::task_executors;
@@ -35,6 +35,9 @@ pub struct Context<'a> {
     /// What each stage is (indexed like `app.stages`) and what the application ran on: the
     /// facts the rules' advice is chosen by.
     pub shapes: &'a crate::stage_shape::Shapes,
+    /// What kind of application it is ([`Application::workload`]), taken once: every rule's
+    /// gate reads it, and finding it out reads every job's call site.
+    pub workload: Workload,
 }
 
 impl<'a> Context<'a> {
@@ -52,6 +55,7 @@ impl<'a> Context<'a> {
             first_plan: 0,
             sql_plans: None,
             shapes: &facts.shapes,
+            workload: app.workload(),
         }
     }
 

@@ -112,7 +112,7 @@ impl Rule {
     /// Whether it runs on `app` at all: a rule that describes a batch program's shape
     /// ([`Rule::batch_only`]) stands down on a stream or a Spark Connect server.
     pub fn applies_to(&self, app: &Application) -> bool {
-        workload::applies(self, app)
+        workload::applies(self, app.workload())
     }
 
     /// The doc as Markdown, without the space each `///` line leaves at its start.
@@ -312,10 +312,11 @@ fn run(context: &Context, config: &Config, wanted: impl Fn(&Rule) -> bool + Sync
     let mut findings: Vec<Finding> = all_rules()
         .par_iter()
         .filter(|rule| config.enabled(rule) && wanted(rule))
-        .filter(|rule| workload::applies(rule, context.app))
+        .filter(|rule| workload::applies(rule, context.workload))
         .flat_map_iter(|rule| {
             workload::keep(
                 context.app,
+                context.workload,
                 (rule.check)(context, &Thresholds { rule, config }),
             )
         })

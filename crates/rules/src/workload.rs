@@ -12,17 +12,18 @@ use sparkdiag_model::{Application, Workload};
 
 use crate::{Finding, Rule};
 
-/// Whether `rule` runs at all on this application: a rule that describes a batch program's
-/// shape ([`Rule::batch_only`]) does not on a stream or a Connect server.
-pub(crate) fn applies(rule: &Rule, app: &Application) -> bool {
-    !(gated(app.workload()) && rule.batch_only)
+/// Whether `rule` runs at all on an application of this `workload` ([`Application::workload`]):
+/// a rule that describes a batch program's shape ([`Rule::batch_only`]) does not on a stream or
+/// a Connect server.
+pub(crate) fn applies(rule: &Rule, workload: Workload) -> bool {
+    !(gated(workload) && rule.batch_only)
 }
 
 /// A rule's findings, less those about jobs the program's own stop cancelled (a query's
 /// `stop()`, `StreamingContext.stop()` while a batch ran, a Connect server's shutdown): no
 /// failure to fix there.
-pub(crate) fn keep(app: &Application, findings: Vec<Finding>) -> Vec<Finding> {
-    if !gated(app.workload()) {
+pub(crate) fn keep(app: &Application, workload: Workload, findings: Vec<Finding>) -> Vec<Finding> {
+    if !gated(workload) {
         return findings;
     }
     let stopped = app.jobs_stopped_by_program();
