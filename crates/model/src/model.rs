@@ -891,22 +891,27 @@ pub struct SqlExecution {
 /// A plan node's measured SQL metrics, by metric name.
 pub type NodeMetrics = sparkdiag_contract::SqlMetrics;
 
+/// The stages that updated one SQL metric accumulator: nearly always one, held in place (a log
+/// of thousands of queries has tens of thousands of accumulators, and a heap block each was
+/// two megabytes while the rules ran).
+pub type UpdatingStages = smallvec::SmallVec<[i64; 1]>;
+
 /// Every SQL metric accumulator's final value and the stages that updated it.
 #[derive(Debug, Default)]
 pub struct SqlMetricValues {
     /// Accumulator id -> (value, stage ids).
-    pub values: std::collections::HashMap<i64, (i64, Vec<i64>)>,
+    pub values: std::collections::HashMap<i64, (i64, UpdatingStages)>,
 }
 
 impl SqlMetricValues {
     /// Accumulator ids are unique within an application; the value a stage reports is the
     /// driver's merged total so far, so the largest is the final one.
     pub fn new(app: &Application) -> SqlMetricValues {
-        let mut values: std::collections::HashMap<i64, (i64, Vec<i64>)> =
+        let mut values: std::collections::HashMap<i64, (i64, UpdatingStages)> =
             std::collections::HashMap::new();
         for stage in &app.stages {
             for &(id, value) in &stage.sql_metrics {
-                let entry = values.entry(id).or_insert((value, Vec::new()));
+                let entry = values.entry(id).or_insert((value, UpdatingStages::new()));
                 entry.0 = entry.0.max(value);
                 if !entry.1.contains(&stage.stage_id) {
                     entry.1.push(stage.stage_id);
