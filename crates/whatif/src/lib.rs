@@ -110,8 +110,9 @@ pub fn what_if_with_findings(
 type ScenarioKey = (Option<usize>, bool, bool);
 
 /// The replays that need no finding: today's run, the cores, skew and driver scenarios, the
-/// unlimited run and the knee of the cores. Their graph holds each task's duration, one or two
-/// bytes a task.
+/// unlimited run and the knee of the cores, made while the rules run. Their graph (jobs, stages
+/// and the stage statistics' task durations, shared rather than copied) is kept for the
+/// findings' replays.
 pub struct Baseline {
     graph: Graph,
     cores_today: i64,
