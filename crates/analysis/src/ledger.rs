@@ -61,7 +61,7 @@ pub fn ledger(app: &Application, config: &Config, report: &Report) -> Ledger {
                 format!("switched off by {from}"),
                 Vec::new(),
             ));
-        } else if !rule.applies_to(app) {
+        } else if !rule.applies_to(report.application.workload) {
             not_run.push(stood_down(
                 "workload",
                 format!(

@@ -109,10 +109,11 @@ impl Rule {
         }
     }
 
-    /// Whether it runs on `app` at all: a rule that describes a batch program's shape
-    /// ([`Rule::batch_only`]) stands down on a stream or a Spark Connect server.
-    pub fn applies_to(&self, app: &Application) -> bool {
-        workload::applies(self, app.workload())
+    /// Whether it runs at all on an application of this kind ([`Application::workload`]): a
+    /// rule that describes a batch program's shape ([`Rule::batch_only`]) stands down on a
+    /// stream or a Spark Connect server.
+    pub fn applies_to(&self, workload: sparkdiag_model::Workload) -> bool {
+        workload::applies(self, workload)
     }
 
     /// The doc as Markdown, without the space each `///` line leaves at its start.
