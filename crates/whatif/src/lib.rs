@@ -32,6 +32,16 @@ use sparkdiag_model::Application;
 // The what-if's results are the report contract's types (`sparkdiag_contract::whatif`).
 pub use sparkdiag_contract::whatif::{Advice, Bounds, Scenario, WhatIf};
 
+/// A predicted wall clock against today's replay, as a fraction (-0.25: a quarter shorter); 0
+/// when today's replay took no time.
+fn change_vs(today_ms: i64, predicted_ms: i64) -> f64 {
+    if today_ms > 0 {
+        predicted_ms as f64 / today_ms as f64 - 1.0
+    } else {
+        0.0
+    }
+}
+
 /// The skew and driver scenarios at today's cores: label, skew cut, driver's gaps removed.
 const SKEW_AND_GAPS: [(&str, bool, bool); 3] = [
     ("skewed tasks spread over the cores", true, false),
@@ -106,9 +116,6 @@ pub fn what_if_with_findings(
     Baseline::of(app, facts).map(|b| b.with_findings(app, facts, findings))
 }
 
-/// A scenario's replay options: slots (`None`: unlimited), skew cut, driver's gaps removed.
-type ScenarioKey = (Option<usize>, bool, bool);
-
 /// The replays that need no finding: today's run, the cores, skew and driver scenarios, the
 /// unlimited run and the knee of the cores, made while the rules run. Their graph (jobs, stages
 /// and the stage statistics' task durations, shared rather than copied) is kept for the
@@ -117,9 +124,8 @@ pub struct Baseline {
     graph: Graph,
     cores_today: i64,
     today: i64,
-    core_counts: Vec<i64>,
-    /// Each scenario other than today's cores, and its replay.
-    predicted: Vec<(ScenarioKey, i64)>,
+    /// The cores, skew and driver scenarios, in the report's order.
+    scenarios: Vec<Scenario>,
     unlimited: i64,
     knee: (i64, i64),
 }
@@ -154,7 +160,7 @@ impl Baseline {
             }
         }
         let slots = Some(cores_today as usize);
-        let mut wanted: Vec<ScenarioKey> = Vec::new();
+        let mut wanted: Vec<(Option<usize>, bool, bool)> = Vec::new();
         wanted.extend(
             core_counts
                 .iter()
@@ -173,8 +179,8 @@ impl Baseline {
                 use rayon::prelude::*;
                 wanted
                     .par_iter()
-                    .map(|&key| (key, replay(key.0, key.1, key.2)))
-                    .collect::<Vec<_>>()
+                    .map(|&(slots, cut, gaps)| replay(slots, cut, gaps))
+                    .collect::<Vec<i64>>()
             },
             || {
                 let unlimited = replay(None, false, false);
@@ -183,12 +189,48 @@ impl Baseline {
                 (unlimited, knee)
             },
         );
+        let predicted_at = |key: (Option<usize>, bool, bool)| {
+            wanted
+                .iter()
+                .position(|w| *w == key)
+                .map(|i| predicted[i])
+                .expect("every scenario was replayed")
+        };
+        let scenario = |label: String, cores: i64, cut_skew: bool, remove_driver_gaps: bool| {
+            let predicted_ms = if cores == cores_today && !cut_skew && !remove_driver_gaps {
+                today
+            } else {
+                predicted_at((Some(cores as usize), cut_skew, remove_driver_gaps))
+            };
+            Scenario {
+                label,
+                cores,
+                cut_skew,
+                remove_driver_gaps,
+                predicted_ms,
+                change_vs_today: change_vs(today, predicted_ms),
+                change: None,
+                findings: Vec::new(),
+                every_fix: false,
+            }
+        };
+        let mut scenarios: Vec<Scenario> = core_counts
+            .iter()
+            .map(|&cores| {
+                let label = factor_label(cores as f64 / cores_today as f64);
+                scenario(label, cores, false, false)
+            })
+            .collect();
+        scenarios.extend(
+            SKEW_AND_GAPS
+                .iter()
+                .map(|&(label, cut, gaps)| scenario(label.to_string(), cores_today, cut, gaps)),
+        );
         Some(Baseline {
             graph,
             cores_today,
             today,
-            core_counts,
-            predicted,
+            scenarios,
             unlimited,
             knee,
         })
@@ -205,22 +247,12 @@ impl Baseline {
             graph,
             cores_today,
             today,
-            core_counts,
-            predicted,
+            mut scenarios,
             unlimited,
             knee: knee_unchanged,
         } = self;
         let wall_ms = graph.wall_ms();
-        let slots = Some(cores_today as usize);
         let fixes = savings::replay_findings(&graph, app, facts, cores_today, today, findings);
-        let predicted_at = |key: ScenarioKey| {
-            predicted
-                .iter()
-                .find(|(w, _)| *w == key)
-                .map(|(_, ms)| *ms)
-                .expect("every scenario was replayed")
-        };
-
         let (_, driver_only_ms) = app.job_and_driver_time_ms();
         let driver_only_ms = driver_only_ms.clamp(0, wall_ms);
         let critical_path_ms = (unlimited - driver_only_ms).clamp(0, wall_ms - driver_only_ms);
@@ -230,47 +262,6 @@ impl Baseline {
             critical_path_ms,
             core_wait_ms: wall_ms - driver_only_ms - critical_path_ms,
         };
-
-        let change = |predicted: i64| {
-            if today > 0 {
-                predicted as f64 / today as f64 - 1.0
-            } else {
-                0.0
-            }
-        };
-        let mut scenarios: Vec<Scenario> = Vec::new();
-        for &cores in &core_counts {
-            let predicted_ms = if cores == cores_today {
-                today
-            } else {
-                predicted_at((Some(cores as usize), false, false))
-            };
-            scenarios.push(Scenario {
-                label: factor_label(cores as f64 / cores_today as f64),
-                cores,
-                cut_skew: false,
-                remove_driver_gaps: false,
-                predicted_ms,
-                change_vs_today: change(predicted_ms),
-                change: None,
-                findings: Vec::new(),
-                every_fix: false,
-            });
-        }
-        for (label, cut_skew, gaps) in SKEW_AND_GAPS {
-            let predicted_ms = predicted_at((slots, cut_skew, gaps));
-            scenarios.push(Scenario {
-                label: label.to_string(),
-                cores: cores_today,
-                cut_skew,
-                remove_driver_gaps: gaps,
-                predicted_ms,
-                change_vs_today: change(predicted_ms),
-                change: None,
-                findings: Vec::new(),
-                every_fix: false,
-            });
-        }
         savings::cap_to_runtime(findings, wall_ms);
         scenarios.extend(fixes.scenarios.iter().cloned());
 

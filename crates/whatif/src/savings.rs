@@ -497,13 +497,7 @@ pub fn replay_findings(
     findings: &mut [Finding],
 ) -> Replayed {
     let wall_ms = graph.wall_ms();
-    let change_vs_today = |predicted: i64| {
-        if today_ms > 0 {
-            predicted as f64 / today_ms as f64 - 1.0
-        } else {
-            0.0
-        }
-    };
+    let change_vs_today = |predicted: i64| crate::change_vs(today_ms, predicted);
     let mut scenarios: Vec<Scenario> = Vec::new();
     let mut replayed: Vec<Change> = Vec::new();
     let covered_by = covered_by(app, findings);
@@ -524,10 +518,9 @@ pub fn replay_findings(
     // that edits tasks (GC001's beside DR002's gaps): that one's edited tasks are kept for it,
     // and no other, so that at most one set of edits is held beside the replays.
     let together = Applied::of(changes.iter().copied());
-    let mut kept_edits: Option<Edited> = None;
-    let alone: Vec<(Change, (i64, i64))> = {
+    let mut replays: Vec<(Change, (i64, i64), Option<Edited>)> = {
         use rayon::prelude::*;
-        let replays: Vec<(Change, (i64, i64), Option<Edited>)> = changes
+        changes
             .par_iter()
             .map(|&change| {
                 let applied = Applied::of([change]);
@@ -538,17 +531,13 @@ pub fn replay_findings(
                 .then_some((applied, edited));
                 (change.clone(), replay, kept)
             })
-            .collect();
-        replays
-            .into_iter()
-            .map(|(change, replay, kept)| {
-                if kept_edits.is_none() {
-                    kept_edits = kept;
-                }
-                (change, replay)
-            })
             .collect()
     };
+    let kept_edits: Option<Edited> = replays.iter_mut().find_map(|(_, _, kept)| kept.take());
+    let alone: Vec<(Change, (i64, i64))> = replays
+        .into_iter()
+        .map(|(change, replay, _)| (change, replay))
+        .collect();
     for (i, f) in findings.iter_mut().enumerate() {
         if f.cost_core_hours.is_some() {
             continue;
