@@ -7,7 +7,7 @@
 //! are plain data about the tasks: which of them make a finding, and with which thresholds,
 //! stays in each rule's own file.
 
-use sparkdiag_model::quantile::{shs_index, shs_quantiles};
+use sparkdiag_model::quantile::{shs_quantile_selected, shs_quantiles};
 use sparkdiag_model::{Application, Task, TaskOutcome};
 
 use crate::Varints;
@@ -147,22 +147,12 @@ pub struct ExecutorTasks {
     pub data_bytes: Varints,
 }
 
-/// The History Server's quantile `q` of `values`, 0 when there are none.
-fn quantile(mut values: Vec<u64>, q: f64) -> u64 {
-    if values.is_empty() {
-        return 0;
-    }
-    values.sort_unstable();
-    values[shs_index(values.len(), q)]
-}
-
-/// The middle of `values` once sorted, 0 when there are none.
-fn middle(mut values: Vec<u64>) -> u64 {
-    if values.is_empty() {
-        return 0;
-    }
-    values.sort_unstable();
-    values[values.len() / 2]
+/// The median (the History Server's 0.5 quantile: the upper middle) of what `values` yields,
+/// collected into `scratch`, which is reused from figure to figure; 0 when there are none.
+fn median_into(scratch: &mut Vec<u64>, values: impl Iterator<Item = u64>) -> u64 {
+    scratch.clear();
+    scratch.extend(values);
+    shs_quantile_selected(scratch, 0.5).unwrap_or(0)
 }
 
 /// `candidate` when `value` is at least the best so far: the last of equals wins, as with
@@ -262,7 +252,8 @@ impl StageStats {
             .iter()
             .filter(|t| t.outcome == TaskOutcome::Success && t.has_metrics);
         // Sorted once: the median, p95 and max are three of the History Server's quantiles.
-        let mut successful_ms: Vec<u32> = ok.clone().map(|t| t.duration_ms).collect();
+        let mut successful_ms: Vec<u32> = Vec::with_capacity(tasks.len());
+        successful_ms.extend(ok.clone().map(|t| t.duration_ms));
         let successful = successful_ms.len();
         let duration_quantiles =
             shs_quantiles(&mut successful_ms, &[0.0, 0.25, 0.5, 0.75, 0.95, 1.0])
@@ -327,10 +318,7 @@ impl StageStats {
         facts.slowness = StageSlowness::of(tasks, &rank, cores);
         drop(rank);
         let mut all_durations: Vec<u32> = tasks.iter().map(|t| t.duration_ms).collect();
-        all_durations.sort_unstable();
-        facts.middle_task_ms = all_durations
-            .get(all_durations.len() / 2)
-            .map_or(0, |&d| i64::from(d));
+        facts.middle_task_ms = shs_quantile_selected(&mut all_durations, 0.5).map_or(0, i64::from);
         drop(all_durations);
         let mut executors: Vec<u32> = tasks.iter().map(|t| t.executor).collect();
         executors.sort_unstable();
@@ -351,19 +339,22 @@ impl StageStats {
         if by_executor {
             facts.by_executor = successful_by_executor(ok.clone());
         }
-        facts.middle_peak_execution_memory = middle(
-            ok.clone()
-                .map(|t| t.metrics.peak_execution_memory)
-                .collect(),
+        let mut scratch: Vec<u64> = Vec::with_capacity(successful);
+        facts.middle_peak_execution_memory = median_into(
+            &mut scratch,
+            ok.clone().map(|t| t.metrics.peak_execution_memory),
         );
-        facts.middle_memory_spill = middle(ok.clone().map(|t| t.metrics.memory_spill).collect());
+        facts.middle_memory_spill =
+            median_into(&mut scratch, ok.clone().map(|t| t.metrics.memory_spill));
+        let median_bytes = median_into(&mut scratch, ok.clone().map(data_bytes));
+        let median_records = median_into(&mut scratch, ok.map(data_records));
         StageStats {
             successful,
             median_ms,
             p95_ms,
             max_ms,
-            median_bytes: quantile(ok.clone().map(data_bytes).collect(), 0.5),
-            median_records: quantile(ok.map(data_records).collect(), 0.5),
+            median_bytes,
+            median_records,
             duration_ms: duration_ms.unwrap_or(0),
             task_time_ms,
             facts,
