@@ -76,7 +76,7 @@ impl ApplicationBuilder {
                         .insert(key.into_owned(), value.into_owned());
                 }
             }
-            Event::JobStart(e) => self.job_start(e),
+            Event::JobStart(e) => self.job_start(*e),
             Event::JobEnd(e) => self.job_end(e),
             Event::StageSubmitted(e) => self.stage_submitted(&e.stage_info),
             Event::StageCompleted(e) => self.stage_completed(&e.stage_info),
