@@ -843,7 +843,7 @@ where
     deserializer.deserialize_str(MetricName)
 }
 
-fn known_metric_name(name: &str) -> Option<CompactString> {
+pub(crate) fn known_metric_name(name: &str) -> Option<CompactString> {
     if name.len() <= std::mem::size_of::<CompactString>() {
         return None;
     }
@@ -867,6 +867,14 @@ pub fn parse_event(line: &[u8]) -> Result<Event<'_>, ParseFailure<'_>> {
         event: None,
         error: None,
     })?;
+    // A SQL execution's start or re-plan (its physical plan, several KB): read by the
+    // extractor where it can, which checks what it reads for UTF-8 itself.
+    if let Some(event) = name
+        .strip_prefix(SQL_PREFIX)
+        .and_then(|sql| extract::sql::event(sql, line))
+    {
+        return Ok(event);
+    }
     // One UTF-8 check of the whole line costs less than serde_json's check of every string.
     let line = std::str::from_utf8(line).map_err(|e| ParseFailure {
         event: Some(name),

@@ -9,10 +9,15 @@
 //! required, a repeated key, a missing required key, nesting deeper than serde_json's limit, and
 //! anything that is not JSON. Keys may come in any order and unknown keys are read past (their
 //! values still checked to be JSON), as serde does.
+//!
+//! [`sql`] reads SQL executions' starts and re-plans the same way, except that a string with
+//! escapes (their plans are full of them) is handed to serde_json on its own.
 
 use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::LazyLock;
+
+pub(crate) mod sql;
 
 use crate::events::{
     ExecutorMetrics, InputMetrics, OutputMetrics, ShuffleReadMetrics, ShuffleWriteMetrics, TaskEnd,
@@ -982,7 +987,7 @@ mod tests {
     use crate::events::{Event, TaskEnd, TaskStart, parse_line, strip_task_accumulables};
 
     /// Every line of every log committed under `testdata/logs` (all codecs), decoded.
-    fn real_lines() -> &'static [Vec<u8>] {
+    pub(super) fn real_lines() -> &'static [Vec<u8>] {
         static LINES: std::sync::OnceLock<Vec<Vec<u8>>> = std::sync::OnceLock::new();
         LINES.get_or_init(read_real_lines)
     }
