@@ -867,12 +867,14 @@ pub fn parse_event(line: &[u8]) -> Result<Event<'_>, ParseFailure<'_>> {
         event: None,
         error: None,
     })?;
-    // A SQL execution's start or re-plan (its physical plan, several KB): read by the
-    // extractor where it can, which checks what it reads for UTF-8 itself.
-    if let Some(event) = name
-        .strip_prefix(SQL_PREFIX)
-        .and_then(|sql| extract::sql::event(sql, line))
-    {
+    // A SQL execution's start or re-plan (its physical plan), a stage's submission or
+    // completion or a job's start (a few KB each): read by the extractor where it can, which
+    // checks what it reads for UTF-8 itself.
+    let extracted = match name.strip_prefix(SQL_PREFIX) {
+        Some(sql) => extract::sql::event(sql, line),
+        None => extract::scheduler::event(name, line),
+    };
+    if let Some(event) = extracted {
         return Ok(event);
     }
     // One UTF-8 check of the whole line costs less than serde_json's check of every string.

@@ -10,13 +10,15 @@
 //! anything that is not JSON. Keys may come in any order and unknown keys are read past (their
 //! values still checked to be JSON), as serde does.
 //!
-//! [`sql`] reads SQL executions' starts and re-plans the same way, except that a string with
-//! escapes (their plans are full of them) is handed to serde_json on its own.
+//! [`sql`] and [`scheduler`] read SQL executions' starts and re-plans, stage submissions and
+//! completions and job starts the same way, except that a string with escapes (plans and call
+//! sites are full of them) is handed to serde_json on its own.
 
 use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::LazyLock;
 
+pub(crate) mod scheduler;
 pub(crate) mod sql;
 
 use crate::events::{
@@ -802,13 +804,132 @@ impl<'a> Cursor<'a> {
         })
     }
 
+    /// A string as serde_json reads one into a `Cow<str>` it may borrow: borrowed when it holds
+    /// no escapes, else unescaped by serde_json from the string's own bytes.
+    pub(super) fn any_text(&mut self) -> Option<Cow<'a, str>> {
+        let start = self.pos;
+        if let Some(text) = self.text() {
+            return Some(Cow::Borrowed(text));
+        }
+        self.pos = start;
+        let token = self.escaped_string()?;
+        serde_json::from_slice::<String>(token).ok().map(Cow::Owned)
+    }
+
+    /// The bytes of the string next (its quotes included), which holds escapes; the cursor is
+    /// moved past it. Whether the escapes are JSON's is left to serde_json, which reads them.
+    fn escaped_string(&mut self) -> Option<&'a [u8]> {
+        self.skip_whitespace();
+        let start = self.pos;
+        if self.bytes.get(start) != Some(&b'"') {
+            return None;
+        }
+        let mut at = start + 1;
+        loop {
+            at += memchr::memchr2(b'"', b'\\', self.bytes.get(at..)?)?;
+            match self.bytes[at] {
+                b'"' => break,
+                // The escaped byte is never the string's end, whatever it is.
+                _ => at += 2,
+            }
+        }
+        self.pos = at + 1;
+        Some(&self.bytes[start..self.pos])
+    }
+
+    /// `[ value, ... ]`, each value read by `item`.
+    pub(super) fn array<T>(
+        &mut self,
+        mut item: impl FnMut(&mut Self) -> Option<T>,
+    ) -> Option<Vec<T>> {
+        self.eat(b'[')?;
+        let mut items = Vec::new();
+        if self.peek()? == b']' {
+            self.pos += 1;
+            return Some(items);
+        }
+        loop {
+            items.push(item(self)?);
+            match self.peek()? {
+                b',' => self.pos += 1,
+                b']' => {
+                    self.pos += 1;
+                    // Held whole for the application (`vec_to_size` in serde's reading).
+                    items.shrink_to_fit();
+                    return Some(items);
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Reads past a string that may hold escapes, checking it as serde_json checks a string it
+    /// reads past (each escape one of JSON's, `\u` with four hex digits, no control
+    /// characters) and for UTF-8, which serde_json checks of the whole line.
+    fn skip_escaped_string(&mut self) -> Option<()> {
+        self.eat(b'"')?;
+        let start = self.pos;
+        let mut ascii = true;
+        loop {
+            let rest = self.bytes.get(self.pos..)?;
+            let len = match rest.get(..8) {
+                Some(word) => match ascii_string_ends(word_at(word, 0)) {
+                    0 => {
+                        self.pos += 8;
+                        continue;
+                    }
+                    special => special.trailing_zeros() as usize / 8,
+                },
+                None => rest
+                    .iter()
+                    .position(|&b| b == b'"' || b == b'\\' || !(0x20..0x80).contains(&b))?,
+            };
+            self.pos += len;
+            match self.bytes[self.pos] {
+                b'"' => break,
+                b'\\' => {
+                    let escape = self.bytes.get(self.pos + 1)?;
+                    self.pos += 2;
+                    match escape {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                        b'u' => {
+                            let hex = self.bytes.get(self.pos..self.pos + 4)?;
+                            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                                return None;
+                            }
+                            self.pos += 4;
+                        }
+                        _ => return None,
+                    }
+                }
+                0x80.. => {
+                    ascii = false;
+                    self.pos += 1;
+                }
+                _ => return None,
+            }
+        }
+        if !ascii {
+            std::str::from_utf8(&self.bytes[start..self.pos]).ok()?;
+        }
+        self.pos += 1;
+        Some(())
+    }
+
     /// Reads past one value of any kind, checking that it is JSON as serde_json would.
     fn skip_value(&mut self, depth: usize) -> Option<()> {
         if depth > MAX_DEPTH {
             return None;
         }
         match self.peek()? {
-            b'"' => self.string().map(drop),
+            b'"' => {
+                let start = self.pos;
+                if self.string().is_some() {
+                    return Some(());
+                }
+                self.pos = start;
+                self.skip_escaped_string()
+            }
             b'{' => self.object(|c| {
                 c.key()?;
                 c.skip_value(depth + 1)

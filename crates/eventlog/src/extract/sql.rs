@@ -106,62 +106,6 @@ fn execution_start(line: &[u8]) -> Option<SqlExecutionStart<'_>> {
 }
 
 impl<'a> Cursor<'a> {
-    /// A string as serde_json reads one into a `Cow<str>` it may borrow: borrowed when it holds
-    /// no escapes, else unescaped by serde_json from the string's own bytes.
-    fn any_text(&mut self) -> Option<Cow<'a, str>> {
-        let start = self.pos;
-        if let Some(text) = self.text() {
-            return Some(Cow::Borrowed(text));
-        }
-        self.pos = start;
-        let token = self.escaped_string()?;
-        serde_json::from_slice::<String>(token).ok().map(Cow::Owned)
-    }
-
-    /// The bytes of the string next (its quotes included), which holds escapes; the cursor is
-    /// moved past it. Whether the escapes are JSON's is left to serde_json, which reads them.
-    fn escaped_string(&mut self) -> Option<&'a [u8]> {
-        self.skip_whitespace();
-        let start = self.pos;
-        if self.bytes.get(start) != Some(&b'"') {
-            return None;
-        }
-        let mut at = start + 1;
-        loop {
-            at += memchr::memchr2(b'"', b'\\', self.bytes.get(at..)?)?;
-            match self.bytes[at] {
-                b'"' => break,
-                // The escaped byte is never the string's end, whatever it is.
-                _ => at += 2,
-            }
-        }
-        self.pos = at + 1;
-        Some(&self.bytes[start..self.pos])
-    }
-
-    /// `[ value, ... ]`, each value read by `item`.
-    fn array<T>(&mut self, mut item: impl FnMut(&mut Self) -> Option<T>) -> Option<Vec<T>> {
-        self.eat(b'[')?;
-        let mut items = Vec::new();
-        if self.peek()? == b']' {
-            self.pos += 1;
-            return Some(items);
-        }
-        loop {
-            items.push(item(self)?);
-            match self.peek()? {
-                b',' => self.pos += 1,
-                b']' => {
-                    self.pos += 1;
-                    // Held whole for the application (`vec_to_size` in serde's reading).
-                    items.shrink_to_fit();
-                    return Some(items);
-                }
-                _ => return None,
-            }
-        }
-    }
-
     /// A plan node (`SparkPlanInfo`, `#[serde(default)]`: any key may be missing) and its
     /// children, `depth` levels of objects and arrays down.
     fn plan_info(&mut self, depth: usize) -> Option<SparkPlanInfo> {
