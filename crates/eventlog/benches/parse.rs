@@ -1,7 +1,8 @@
 //! Parsing alone, one thread, on the real events of the Spark 4.3 rolling fixture
 //! (`testdata/logs/rolling/zstd/`), per event type, in MB per CPU second: `parse_line` as the
 //! reader runs it (the template for Spark's layout of task events first), `parse_line_generally`
-//! (the general extractor alone) and serde_json on the same lines. `SPARKDIAG_BENCH_EVENT=TaskEnd`
+//! (the general extractor alone; for the SQL, stage and job events the extractor reads, the
+//! same as `parse_line`) and serde_json on the same lines. `SPARKDIAG_BENCH_EVENT=TaskEnd`
 //! measures one type, `SPARKDIAG_BENCH_READER=line` (or `general`, `serde`) one reader, and
 //! `SPARKDIAG_BENCH_COVER_MB=20` shortens the runs, for a profile under callgrind. Run with
 //! `cargo bench -p sparkdiag-eventlog --bench parse`.
@@ -12,7 +13,8 @@ use std::path::Path;
 
 use sparkdiag_eventlog::Codec;
 use sparkdiag_eventlog::events::{
-    TaskEnd, TaskStart, parse_event, parse_line, parse_line_generally, strip_task_accumulables,
+    JobStart, SqlAdaptiveExecutionUpdate, SqlExecutionStart, StageEvent, TaskEnd, TaskStart,
+    parse_event, parse_line, parse_line_generally, strip_task_accumulables,
 };
 
 /// A way of reading a line, by name; true if it read an event.
@@ -71,9 +73,18 @@ fn main() {
         let passes = cover.div_ceil(once);
         let bytes = once * passes;
         // What reading cost before the extractor: cut the array out, then serde_json.
+        // The events the extractor reads are read by serde_json alone here, by their type.
         let serde_only = |line: &[u8]| match name.as_str() {
             "TaskEnd" => serde_json::from_slice::<TaskEnd>(line).is_ok(),
             "TaskStart" => serde_json::from_slice::<TaskStart>(line).is_ok(),
+            "StageSubmitted" | "StageCompleted" => {
+                serde_json::from_slice::<StageEvent>(line).is_ok()
+            }
+            "JobStart" => serde_json::from_slice::<JobStart>(line).is_ok(),
+            "SqlExecutionStart" => serde_json::from_slice::<SqlExecutionStart>(line).is_ok(),
+            "SqlAdaptiveExecutionUpdate" => {
+                serde_json::from_slice::<SqlAdaptiveExecutionUpdate>(line).is_ok()
+            }
             _ => parse_event(line).is_ok(),
         };
         let mut copy = Vec::new();
