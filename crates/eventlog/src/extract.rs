@@ -4,7 +4,8 @@
 //! It is exact by construction: it either returns what `serde_json::from_str` would return, or
 //! gives up (`None`) and the caller parses the line with serde_json, so every value and every
 //! error message stays serde's. It gives up on whatever it does not handle exactly as serde_json
-//! does: a backslash in any string (escapes), control characters in strings, numbers that are
+//! does: a backslash in a string it reads (escapes; one it reads past is checked as serde_json
+//! checks it), control characters in strings, numbers that are
 //! not plain integers fitting an `i64` (floats, exponents, `-0`), `null` where a value is
 //! required, a repeated key, a missing required key, nesting deeper than serde_json's limit, and
 //! anything that is not JSON. Keys may come in any order and unknown keys are read past (their
@@ -805,36 +806,31 @@ impl<'a> Cursor<'a> {
     }
 
     /// A string as serde_json reads one into a `Cow<str>` it may borrow: borrowed when it holds
-    /// no escapes, else unescaped by serde_json from the string's own bytes.
+    /// no escapes, else checked as [`Cursor::skip_string`] checks it and unescaped by serde_json
+    /// from the string's own bytes.
     pub(super) fn any_text(&mut self) -> Option<Cow<'a, str>> {
         let start = self.pos;
         if let Some(text) = self.text() {
             return Some(Cow::Borrowed(text));
         }
         self.pos = start;
-        let token = self.escaped_string()?;
-        serde_json::from_slice::<String>(token).ok().map(Cow::Owned)
-    }
-
-    /// The bytes of the string next (its quotes included), which holds escapes; the cursor is
-    /// moved past it. Whether the escapes are JSON's is left to serde_json, which reads them.
-    fn escaped_string(&mut self) -> Option<&'a [u8]> {
         self.skip_whitespace();
         let start = self.pos;
-        if self.bytes.get(start) != Some(&b'"') {
-            return None;
+        self.skip_string()?;
+        serde_json::from_slice::<String>(&self.bytes[start..self.pos])
+            .ok()
+            .map(Cow::Owned)
+    }
+
+    /// `null` as `None`, else the value `read` reads, as serde reads an `Option`.
+    pub(super) fn optional<T>(
+        &mut self,
+        read: impl FnOnce(&mut Self) -> Option<T>,
+    ) -> Option<Option<T>> {
+        if self.peek()? == b'n' {
+            return self.eat_literal(b"null").map(|()| None);
         }
-        let mut at = start + 1;
-        loop {
-            at += memchr::memchr2(b'"', b'\\', self.bytes.get(at..)?)?;
-            match self.bytes[at] {
-                b'"' => break,
-                // The escaped byte is never the string's end, whatever it is.
-                _ => at += 2,
-            }
-        }
-        self.pos = at + 1;
-        Some(&self.bytes[start..self.pos])
+        read(self).map(Some)
     }
 
     /// `[ value, ... ]`, each value read by `item`.
@@ -863,10 +859,10 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// Reads past a string that may hold escapes, checking it as serde_json checks a string it
-    /// reads past (each escape one of JSON's, `\u` with four hex digits, no control
-    /// characters) and for UTF-8, which serde_json checks of the whole line.
-    fn skip_escaped_string(&mut self) -> Option<()> {
+    /// Reads past a string, escapes and all, checking it as serde_json checks a string it reads
+    /// past (each escape one of JSON's, `\u` with four hex digits, no control characters) and
+    /// for UTF-8, which serde_json checks of the whole line.
+    fn skip_string(&mut self) -> Option<()> {
         self.eat(b'"')?;
         let start = self.pos;
         let mut ascii = true;
@@ -922,14 +918,7 @@ impl<'a> Cursor<'a> {
             return None;
         }
         match self.peek()? {
-            b'"' => {
-                let start = self.pos;
-                if self.string().is_some() {
-                    return Some(());
-                }
-                self.pos = start;
-                self.skip_escaped_string()
-            }
+            b'"' => self.skip_string(),
             b'{' => self.object(|c| {
                 c.key()?;
                 c.skip_value(depth + 1)
@@ -1075,10 +1064,7 @@ impl<'a> Field<'a> for Text<'a> {
 
 impl<'a, T: Field<'a>> Field<'a> for Option<T> {
     fn read(cursor: &mut Cursor<'a>) -> Option<Self> {
-        if cursor.peek()? == b'n' {
-            return cursor.eat_literal(b"null").map(|()| None);
-        }
-        T::read(cursor).map(Some)
+        cursor.optional(T::read)
     }
 }
 

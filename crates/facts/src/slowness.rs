@@ -22,6 +22,7 @@ use sparkdiag_model::quantile::{shs_index, shs_quantile_selected};
 use sparkdiag_model::{Application, Locality, Task, TaskOutcome};
 
 use crate::application::{data_bytes, data_records};
+use crate::stage_facts::median_into;
 
 /// Tasks over this multiple of their stage's typical task are kept as long tasks (the lowest
 /// ratio any rule asks for: a slow host at twice the others' pace).
@@ -339,11 +340,8 @@ impl StageSlowness {
         // One list for every figure's values in turn, let go before the executors' paces
         // below (the facts' peak on a cluster): 8 bytes a task, filled without growing.
         let mut values: Vec<u64> = Vec::with_capacity(successful);
-        let mut column = |f: &dyn Fn(&Task) -> u64| -> u64 {
-            values.clear();
-            values.extend(ok().filter(counted).map(f));
-            median_of(&mut values)
-        };
+        let mut column =
+            |f: &dyn Fn(&Task) -> u64| median_into(&mut values, ok().filter(counted).map(f));
         let as_u32 = |v: u64| v.min(u64::from(u32::MAX)) as u32;
         let (first_wave_count, first_wave_ms, later_ms) = {
             let mut durations: Vec<u64> = Vec::with_capacity(successful);

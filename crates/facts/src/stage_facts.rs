@@ -149,7 +149,7 @@ pub struct ExecutorTasks {
 
 /// The median (the History Server's 0.5 quantile: the upper middle) of what `values` yields,
 /// collected into `scratch`, which is reused from figure to figure; 0 when there are none.
-fn median_into(scratch: &mut Vec<u64>, values: impl Iterator<Item = u64>) -> u64 {
+pub(crate) fn median_into(scratch: &mut Vec<u64>, values: impl Iterator<Item = u64>) -> u64 {
     scratch.clear();
     scratch.extend(values);
     shs_quantile_selected(scratch, 0.5).unwrap_or(0)

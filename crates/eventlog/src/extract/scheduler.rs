@@ -118,8 +118,8 @@ impl<'a> Cursor<'a> {
                 2 => info.name = c.any_text()?,
                 3 => info.num_tasks = c.integer()?,
                 4 => info.parent_ids = c.array(Cursor::integer)?,
-                5 => info.submission_time = c.optional(Cursor::integer)?,
-                6 => info.completion_time = c.optional(Cursor::integer)?,
+                5 => info.submission_time = c.read()?,
+                6 => info.completion_time = c.read()?,
                 7 => info.failure_reason = c.optional(Cursor::any_text)?,
                 8 => info.details = c.optional(Cursor::any_text)?,
                 9 => info.accumulables = c.array(|c| c.accumulable(depth + 2))?,
@@ -160,14 +160,6 @@ impl<'a> Cursor<'a> {
             b'"' => self.any_text().map(NumberOrText::Text),
             _ => self.integer().map(NumberOrText::Integer),
         }
-    }
-
-    /// `null` as `None`, else the value `read` reads, as serde reads an `Option`.
-    fn optional<T>(&mut self, read: impl FnOnce(&mut Self) -> Option<T>) -> Option<Option<T>> {
-        if self.peek()? == b'n' {
-            return self.eat_literal(b"null").map(|()| None);
-        }
-        read(self).map(Some)
     }
 
     /// A job's `Properties` (`#[serde(default)]`): the ones the model reads; the others are

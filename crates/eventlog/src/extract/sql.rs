@@ -5,8 +5,9 @@
 //!
 //! The same contract as the task events' extractor: what it returns is what serde_json returns,
 //! or it gives up and the line goes to serde_json. Plans are full of escaped strings (the plan's
-//! text is one line of `\n`s), so a string with a backslash is handed to serde_json on its own
-//! (its bytes alone, quotes included): every escape is read by serde_json itself.
+//! text is one line of `\n`s), so a string with a backslash that is read is handed to
+//! serde_json on its own (its bytes alone, quotes included): every escape is read by serde_json
+//! itself.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -90,7 +91,7 @@ fn execution_start(line: &[u8]) -> Option<SqlExecutionStart<'_>> {
     cursor.members(KEYS, |c, key| {
         match key {
             1 => execution_id = Some(c.integer()?),
-            2 => start.root_execution_id = Some(c.integer()?),
+            2 => start.root_execution_id = c.read()?,
             3 => start.description = c.any_text()?,
             4 => start.details = c.any_text()?,
             5 => start.physical_plan_description = c.any_text()?,
@@ -140,16 +141,8 @@ impl<'a> Cursor<'a> {
     fn string_map(&mut self) -> Option<BTreeMap<String, String>> {
         let mut map = BTreeMap::new();
         self.object(|c| {
-            let start = c.pos;
-            let key = match c.key() {
-                Some(key) => std::str::from_utf8(key).ok()?.to_owned(),
-                None => {
-                    c.pos = start;
-                    let key = c.any_text()?.into_owned();
-                    c.eat(b':')?;
-                    key
-                }
-            };
+            let key = c.any_text()?.into_owned();
+            c.eat(b':')?;
             map.insert(key, c.any_text()?.into_owned());
             Some(())
         })?;
