@@ -29,6 +29,10 @@ pub struct ApplicationBuilder {
     days: std::collections::BTreeMap<i64, (i64, i64)>,
     /// Keeps every task as read instead of folding completed stages (to check the folding).
     keep_tasks_unfolded: bool,
+    /// Folds completed stages beside the reading; started at the first stage to fold.
+    folder: Option<crate::folder::Folder>,
+    /// The folder could not be started: the stages are folded here.
+    folding_here: bool,
 }
 
 impl ApplicationBuilder {
@@ -178,6 +182,9 @@ impl ApplicationBuilder {
 
     /// Groups tasks by stage attempt and links SQL executions to their jobs.
     pub fn finish(mut self) -> Application {
+        if let Some(folder) = self.folder.take() {
+            folder.finish(&mut self.app.tasks);
+        }
         let app = &mut self.app;
         app.tasks
             .finish(app.stages.len(), !self.keep_tasks_unfolded);
@@ -222,6 +229,25 @@ impl ApplicationBuilder {
         app.jobs.shrink_to_fit();
         app.sql.shrink_to_fit();
         self.app
+    }
+
+    /// Folds stage attempt `stage`'s tasks, on the folder's thread when it has room.
+    fn fold(&mut self, stage: usize) {
+        if self.folder.is_none() && !self.folding_here {
+            self.folder = crate::folder::Folder::start();
+            self.folding_here = self.folder.is_none();
+        }
+        let Some(folder) = self.folder.as_mut() else {
+            self.app.tasks.fold(stage);
+            return;
+        };
+        folder.collect(&mut self.app.tasks);
+        if let Some(tasks) = self.app.tasks.take_to_fold(stage)
+            && let Err(mut tasks) = folder.hand(stage, tasks)
+        {
+            let folded = crate::tasks::Folded::new(&mut tasks);
+            self.app.tasks.put_folded(stage, folded);
+        }
     }
 
     fn seen(&mut self, time: i64) {
@@ -417,7 +443,7 @@ impl ApplicationBuilder {
             }
         }
         if !self.keep_tasks_unfolded {
-            self.app.tasks.fold(stage);
+            self.fold(stage);
         }
         if let Some(t) = info.completion_time {
             self.seen(t);

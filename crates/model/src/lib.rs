@@ -23,6 +23,7 @@
 
 mod build;
 mod call_site;
+mod folder;
 mod model;
 mod packed_text;
 pub mod plan_graph;

@@ -66,6 +66,10 @@ enum StageTasks {
     Open(Vec<Task>),
     /// A completed stage's tasks, sorted by task id, as compressed columns.
     Folded(Folded),
+    /// A completed stage's `count` tasks, with the folder ([`crate::folder`]); the tasks that
+    /// ended since wait in `late`. Only while the builder reads: it puts every stage back before
+    /// the application is finished.
+    Folding { count: usize, late: Vec<Task> },
 }
 
 impl Default for StageTasks {
@@ -75,7 +79,7 @@ impl Default for StageTasks {
 }
 
 #[derive(Debug)]
-struct Folded {
+pub(crate) struct Folded {
     count: usize,
     /// Length of the columns before compression.
     raw_len: usize,
@@ -105,6 +109,7 @@ impl Tasks {
         match self.stages.get(stage) {
             Some(StageTasks::Open(tasks)) => tasks.len(),
             Some(StageTasks::Folded(folded)) => folded.count + folded.late.len(),
+            Some(StageTasks::Folding { count, late }) => count + late.len(),
             None => 0,
         }
     }
@@ -119,6 +124,10 @@ impl Tasks {
                 let tasks = self.unfolded(stage, folded);
                 let all = 0..tasks.len();
                 StageView::Unfolded(tasks, all)
+            }
+            Some(StageTasks::Folding { late, .. }) => {
+                debug_assert!(false, "a stage looked at while the folder holds it");
+                StageView::Borrowed(late)
             }
             None => StageView::Borrowed(&[]),
         }
@@ -214,6 +223,9 @@ impl Tasks {
                 StageTasks::Folded(folded) => {
                     folded.bytes.len() + folded.late.capacity() * std::mem::size_of::<Task>()
                 }
+                StageTasks::Folding { count, late } => {
+                    (count + late.capacity()) * std::mem::size_of::<Task>()
+                }
             })
             .sum::<usize>()
             + self.stages.capacity() * std::mem::size_of::<StageTasks>()
@@ -237,6 +249,7 @@ impl Tasks {
         match &mut self.stages[stage] {
             StageTasks::Open(tasks) => tasks.push(task),
             StageTasks::Folded(folded) => folded.late.push(task),
+            StageTasks::Folding { late, .. } => late.push(task),
         }
         self.count += 1;
     }
@@ -249,6 +262,36 @@ impl Tasks {
             && !tasks.is_empty()
         {
             *slot = StageTasks::Folded(Folded::new(tasks));
+        }
+    }
+
+    /// Stage attempt `stage`'s tasks, to be folded elsewhere and put back with
+    /// [`Tasks::put_folded`]; `None` when it has none to fold.
+    pub(crate) fn take_to_fold(&mut self, stage: usize) -> Option<Vec<Task>> {
+        self.forget_unfolded();
+        let slot = self.stages.get_mut(stage)?;
+        let StageTasks::Open(open) = slot else {
+            return None;
+        };
+        if open.is_empty() {
+            return None;
+        }
+        let tasks = std::mem::take(open);
+        *slot = StageTasks::Folding {
+            count: tasks.len(),
+            late: Vec::new(),
+        };
+        Some(tasks)
+    }
+
+    /// Puts back stage attempt `stage`'s tasks, folded elsewhere, with those that ended since.
+    pub(crate) fn put_folded(&mut self, stage: usize, mut folded: Folded) {
+        self.forget_unfolded();
+        if let Some(slot) = self.stages.get_mut(stage)
+            && let StageTasks::Folding { late, .. } = slot
+        {
+            folded.late = std::mem::take(late);
+            *slot = StageTasks::Folded(folded);
         }
     }
 
@@ -413,7 +456,12 @@ fn set_plain_columns(t: &mut Task, columns: &mut [Reader<'_>]) {
 }
 
 impl Folded {
-    fn new(tasks: &mut [Task]) -> Folded {
+    /// How many tasks the columns hold (the late ones aside).
+    pub(crate) fn count(&self) -> usize {
+        self.count
+    }
+
+    pub(crate) fn new(tasks: &mut [Task]) -> Folded {
         tasks.sort_unstable_by_key(|t| t.task_id);
         let mut raw = Vec::with_capacity(tasks.len() * 48);
         // Ids, launch times and partition indices grow with the task id: their differences
@@ -596,5 +644,28 @@ mod tests {
         assert_eq!(ids(&tasks), vec![1, 2, 3]);
         assert_eq!(tasks.count_of_stage(1), 0);
         assert!(tasks.of_stage(1).is_empty());
+    }
+
+    /// A stage folded on another thread: the tasks that end while it is away are counted
+    /// at once, and join it, in id order, when it comes back.
+    #[test]
+    fn a_stage_folded_elsewhere_keeps_the_tasks_that_ended_meanwhile() {
+        let mut tasks = Tasks::default();
+        tasks.push(task(1, 10, 0));
+        tasks.push(task(3, 10, 2));
+        let mut away = tasks.take_to_fold(0).expect("the stage has tasks");
+        assert_eq!(away.len(), 2);
+        assert!(tasks.take_to_fold(0).is_none(), "it is away already");
+        tasks.push(task(2, 5, 1));
+        assert_eq!(tasks.count_of_stage(0), 3);
+        assert_eq!(tasks.len(), 3);
+        tasks.put_folded(0, Folded::new(&mut away));
+        assert!(matches!(&tasks.stages[0], StageTasks::Folded(f) if f.late.len() == 1));
+        tasks.finish(1, true);
+        let ids: Vec<i64> = tasks.iter().map(|t| t.task_id).collect();
+        assert_eq!(ids, vec![1, 2, 3]);
+        let mut expected = vec![task(1, 10, 0), task(2, 5, 1), task(3, 10, 2)];
+        expected.sort_unstable_by_key(|t| t.task_id);
+        assert_eq!(tasks.of_stage(0).as_ref(), expected.as_slice());
     }
 }
