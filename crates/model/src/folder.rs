@@ -63,7 +63,8 @@ impl Queue {
 /// The folding thread and the stages on their way through it.
 pub(crate) struct Folder {
     queue: Arc<Queue>,
-    folded: mpsc::Receiver<(usize, Folded)>,
+    /// Each stage folded, with its emptied list of tasks.
+    folded: mpsc::Receiver<(usize, Folded, Vec<Task>)>,
     thread: Option<JoinHandle<()>>,
     /// Tasks handed over and not yet back.
     pending_tasks: usize,
@@ -81,7 +82,8 @@ impl Folder {
             .spawn(move || {
                 run_only_when_a_core_is_idle();
                 while let Some((stage, mut tasks)) = queued.next() {
-                    if done.send((stage, Folded::new(&mut tasks))).is_err() {
+                    let folded = Folded::new(&mut tasks);
+                    if done.send((stage, folded, tasks)).is_err() {
                         return;
                     }
                 }
@@ -109,8 +111,11 @@ impl Folder {
 
     /// Puts the stages folded so far in their places, without waiting.
     pub(crate) fn collect(&mut self, tasks: &mut Tasks) {
-        while let Ok((stage, folded)) = self.folded.try_recv() {
+        while let Ok((stage, folded, spent)) = self.folded.try_recv() {
             self.put(tasks, stage, folded);
+            // Freed by the thread that allocated it: glibc frees another thread's block under
+            // that thread's arena lock, which the reading thread takes for every allocation.
+            drop(spent);
         }
     }
 
