@@ -1,6 +1,8 @@
 //! The report (`sparkdiag/report/v1`) built from the model, the reading account, the replayed
 //! findings and the stages' facts: the one place the contract's documents are filled in.
 
+use std::collections::HashMap;
+
 use sparkdiag_contract::*;
 use sparkdiag_eventlog::SourceReport;
 use sparkdiag_facts::{Facts, StageStats};
@@ -65,6 +67,10 @@ pub fn report(
         let metrics = sparkdiag_model::SqlMetricValues::new(app);
         app.sql.iter().map(|s| sql_out(s, &metrics)).collect()
     };
+    // Each job's call site once: the jobs list and the findings' code sites both name them, and
+    // an internal job's is read from its query's compressed details.
+    let job_calls: Vec<String> = app.jobs.iter().map(|j| app.user_call_site(j)).collect();
+    let sites = Sites::index(app, &job_calls);
     Report {
         schema: SCHEMA,
         source: {
@@ -80,7 +86,12 @@ pub fn report(
             peak_cores: cores,
             ..summary(app, stats)
         },
-        jobs: app.jobs.iter().map(|j| job_out(app, j)).collect(),
+        jobs: app
+            .jobs
+            .iter()
+            .zip(&job_calls)
+            .map(|(j, call)| job_out(j, call))
+            .collect(),
         stages: app
             .stages
             .iter()
@@ -109,7 +120,7 @@ pub fn report(
                     .get("gb_hours_saved")
                     .and_then(|v| v.as_f64());
                 FindingOut {
-                    code_sites: code_sites(app, &finding.scope),
+                    code_sites: sites.code_sites(&finding.scope),
                     impact_kind,
                     impact_core_hours: (core_hours * 1000.0).round() / 1000.0,
                     impact_cost: prices.per_core_hour.map(|p| cents(core_hours * p)),
@@ -306,7 +317,7 @@ fn idle_core_ms(app: &Application) -> i64 {
     app.executor_core_ms().map_or(0, |time| time.idle())
 }
 
-fn job_out(app: &Application, j: &sparkdiag_model::Job) -> JobOut {
+fn job_out(j: &sparkdiag_model::Job, call: &str) -> JobOut {
     JobOut {
         job_id: j.job_id,
         name: j.name.clone(),
@@ -330,45 +341,78 @@ fn job_out(app: &Application, j: &sparkdiag_model::Job) -> JobOut {
         skipped_stages: j.skipped_stages.len(),
         failed_stages: j.failed_stages,
         failure: j.failure.clone(),
-        call_site: app.user_call_site(j),
+        call_site: call.to_string(),
     }
 }
 
 /// The most code sites a finding names.
 const MAX_CODE_SITES: usize = 5;
 
-/// Where in the user's program the finding's jobs, stages and SQL executions were called
-/// (`job 2: collect at job.py:107`), as the log names them: at most [`MAX_CODE_SITES`], each
-/// call once.
-fn code_sites(app: &Application, scope: &Scope) -> Vec<CodeSite> {
-    let mut sites: Vec<CodeSite> = Vec::new();
-    let mut add = |work: String, call: &str| {
-        let site = CodeSite::new(work, call);
-        if !site.call.is_empty()
-            && sites.len() < MAX_CODE_SITES
-            && !sites
-                .iter()
-                .any(|s| s.call == site.call && s.work == site.work)
+/// Each of `ids` found in `by_id`, with its call and `what` it is.
+fn named<'s>(
+    ids: &'s [i64],
+    by_id: &'s HashMap<i64, &'s str>,
+    what: &'static str,
+) -> impl Iterator<Item = (&'static str, i64, &'s str)> + 's {
+    ids.iter()
+        .filter_map(move |id| by_id.get(id).map(|call| (what, *id, *call)))
+}
+
+/// Where each job, stage and SQL execution was called, by its id: the first of each id, as
+/// a walk of the application's lists finds it.
+struct Sites<'a> {
+    jobs: HashMap<i64, &'a str>,
+    stages: HashMap<i64, &'a str>,
+    sql_jobs: HashMap<i64, &'a str>,
+}
+
+impl<'a> Sites<'a> {
+    /// `job_calls`: each of `app.jobs`' call sites.
+    fn index(app: &'a Application, job_calls: &'a [String]) -> Sites<'a> {
+        let mut sites = Sites {
+            jobs: HashMap::new(),
+            stages: HashMap::new(),
+            sql_jobs: HashMap::new(),
+        };
+        for (job, call) in app.jobs.iter().zip(job_calls) {
+            sites.jobs.entry(job.job_id).or_insert(call);
+            if let Some(id) = job.sql_execution_id {
+                sites.sql_jobs.entry(id).or_insert(call);
+            }
+        }
+        for stage in &app.stages {
+            sites.stages.entry(stage.stage_id).or_insert(&stage.name);
+        }
+        sites
+    }
+
+    /// Where in the user's program the finding's jobs, stages and SQL executions were called
+    /// (`job 2: collect at job.py:107`), as the log names them: at most [`MAX_CODE_SITES`],
+    /// each call once.
+    fn code_sites(&self, scope: &Scope) -> Vec<CodeSite> {
+        let mut sites: Vec<CodeSite> = Vec::new();
+        for (what, id, call) in named(&scope.job_ids, &self.jobs, "job")
+            .chain(named(&scope.stage_ids, &self.stages, "stage"))
+            .chain(named(
+                &scope.sql_execution_ids,
+                &self.sql_jobs,
+                "SQL execution",
+            ))
         {
-            sites.push(site);
+            if sites.len() == MAX_CODE_SITES {
+                break;
+            }
+            let site = CodeSite::new(format!("{what} {id}"), call);
+            if !site.call.is_empty()
+                && !sites
+                    .iter()
+                    .any(|s| s.call == site.call && s.work == site.work)
+            {
+                sites.push(site);
+            }
         }
-    };
-    for &id in &scope.job_ids {
-        if let Some(job) = app.jobs.iter().find(|j| j.job_id == id) {
-            add(format!("job {id}"), &app.user_call_site(job));
-        }
+        sites
     }
-    for &id in &scope.stage_ids {
-        if let Some(stage) = app.stages.iter().find(|s| s.stage_id == id) {
-            add(format!("stage {id}"), &stage.name);
-        }
-    }
-    for &id in &scope.sql_execution_ids {
-        if let Some(job) = app.jobs.iter().find(|j| j.sql_execution_id == Some(id)) {
-            add(format!("SQL execution {id}"), &app.user_call_site(job));
-        }
-    }
-    sites
 }
 
 /// History Server quantiles of the successful tasks' durations, as the rules took them.
@@ -536,4 +580,88 @@ fn count_nodes(node: &SparkPlanInfo, keep: &dyn Fn(&str) -> bool) -> usize {
             .iter()
             .map(|c| count_nodes(c, keep))
             .sum::<usize>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The code sites as they were first found: each id looked up by a walk of the lists and
+    /// each job's call site read afresh, every id of the scope tried.
+    fn code_sites_walked(app: &Application, scope: &Scope) -> Vec<CodeSite> {
+        let mut sites: Vec<CodeSite> = Vec::new();
+        let mut add = |work: String, call: &str| {
+            let site = CodeSite::new(work, call);
+            if !site.call.is_empty()
+                && sites.len() < MAX_CODE_SITES
+                && !sites
+                    .iter()
+                    .any(|s| s.call == site.call && s.work == site.work)
+            {
+                sites.push(site);
+            }
+        };
+        for &id in &scope.job_ids {
+            if let Some(job) = app.jobs.iter().find(|j| j.job_id == id) {
+                add(format!("job {id}"), &app.user_call_site(job));
+            }
+        }
+        for &id in &scope.stage_ids {
+            if let Some(stage) = app.stages.iter().find(|s| s.stage_id == id) {
+                add(format!("stage {id}"), &stage.name);
+            }
+        }
+        for &id in &scope.sql_execution_ids {
+            if let Some(job) = app.jobs.iter().find(|j| j.sql_execution_id == Some(id)) {
+                add(format!("SQL execution {id}"), &app.user_call_site(job));
+            }
+        }
+        sites
+    }
+
+    /// Each finding's code sites, from the index made once, are the ones a walk of the lists
+    /// finds, on real logs whose findings name hundreds of jobs and stages (a driver loop) and
+    /// queries; and a scope naming every job, stage and query gets the most sites.
+    #[test]
+    fn code_sites_from_the_index_are_the_walks() {
+        let config = sparkdiag_rules::Config::default();
+        let mut compared = 0;
+        for log in [
+            "logs/patterns/driver-loop-serial",
+            "logs/patterns/driver-loop-threadpool",
+            "logs/patterns/skew-join-aqe",
+            "logs/patterns/executor-lost",
+        ] {
+            let path = format!("{}/../../testdata/{log}", env!("CARGO_MANIFEST_DIR"));
+            let input = &sparkdiag_eventlog::discover(&path).unwrap()[0];
+            let analysis = crate::analyze(input, &crate::Options::new(&config)).unwrap();
+            let app = &analysis.app;
+            let job_calls: Vec<String> = app.jobs.iter().map(|j| app.user_call_site(j)).collect();
+            let sites = Sites::index(app, &job_calls);
+            let everything = Scope {
+                job_ids: app.jobs.iter().map(|j| j.job_id).collect(),
+                stage_ids: app.stages.iter().map(|s| s.stage_id).collect(),
+                sql_execution_ids: app.sql.iter().map(|s| s.execution_id).collect(),
+                ..Scope::default()
+            };
+            let scopes = analysis
+                .report
+                .findings
+                .iter()
+                .map(|f| &f.finding.scope)
+                .chain([&everything]);
+            for scope in scopes {
+                let walked = code_sites_walked(app, scope);
+                let indexed = sites.code_sites(scope);
+                assert_eq!(
+                    format!("{indexed:?}"),
+                    format!("{walked:?}"),
+                    "{log}: {scope:?}"
+                );
+                compared += 1;
+            }
+            assert!(!sites.code_sites(&everything).is_empty(), "{log}");
+        }
+        assert!(compared >= 8, "{compared} scopes compared");
+    }
 }
