@@ -8,7 +8,8 @@ use serde::ser::{SerializeMap, Serializer};
 
 use crate::operator::Operator;
 use crate::text::{
-    is_plan_id_token, matching_close, parse_list, parse_plan_id, split_args, split_top_level,
+    is_plan_id_token, matching_close, parse_counted_list, parse_list, parse_plan_id, split_args,
+    split_top_level,
 };
 
 /// One `Label [n]: value` line of a detail block, kept as printed.
@@ -322,12 +323,12 @@ impl Details {
         for field in &fields {
             let value = field.value.as_str();
             match field.label.as_str() {
-                "Output" => self.output = parse_list(value),
-                "Input" => self.input = parse_list(value),
-                "Keys" => self.grouping_keys = parse_list(value),
-                "Functions" => self.functions = parse_list(value),
-                "Left keys" => self.left_keys = parse_list(value),
-                "Right keys" => self.right_keys = parse_list(value),
+                "Output" => self.output = parse_counted_list(value, field.count),
+                "Input" => self.input = parse_counted_list(value, field.count),
+                "Keys" => self.grouping_keys = parse_counted_list(value, field.count),
+                "Functions" => self.functions = parse_counted_list(value, field.count),
+                "Left keys" => self.left_keys = parse_counted_list(value, field.count),
+                "Right keys" => self.right_keys = parse_counted_list(value, field.count),
                 "Join type" => self.join_type = Some(value.trim().to_string()),
                 "Join condition" => self.join_condition = non_none(value),
                 "Condition" => self.condition = non_none(value),
@@ -770,12 +771,23 @@ fn parse_byte_size(text: &str) -> Option<u64> {
 
 /// A detail-block label: starts upper-case, then letters, digits, spaces or `_`.
 pub(crate) fn is_label(label: &str) -> bool {
-    let mut chars = label.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_uppercase())
-        && label.len() <= 48
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == ' ' || c == '_')
+    // Bytes, not chars: every allowed character is ASCII, and a non-ASCII one fails on its
+    // first byte.
+    let bytes = label.as_bytes();
+    matches!(bytes.first(), Some(b) if b.is_ascii_uppercase())
+        && bytes.len() <= 48
+        && bytes
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b == b' ' || b == b'_')
         && !label.ends_with(' ')
-        && !label.contains("  ")
+        && !bytes.windows(2).any(|pair| pair == b"  ")
+}
+
+/// `rsplit_once(" [")`, without setting up a substring searcher for every field line.
+fn rsplit_once_space_bracket(text: &str) -> Option<(&str, &str)> {
+    let at = text.as_bytes().windows(2).rposition(|pair| pair == b" [")?;
+    // Both bytes are ASCII, so `at` and `at + 2` are char boundaries.
+    Some((&text[..at], &text[at + 2..]))
 }
 
 /// Parses one field line of a detail block: `Label [n]: value`, `Label: value`,
@@ -786,7 +798,7 @@ pub(crate) fn parse_field_line(line: &str, line_no: usize) -> Option<Field> {
         let after = &line[colon + 1..];
         if after.is_empty() || after.starts_with(' ') {
             let value = after.strip_prefix(' ').unwrap_or(after);
-            let (label, count) = match head.strip_suffix(']').and_then(|h| h.rsplit_once(" [")) {
+            let (label, count) = match head.strip_suffix(']').and_then(rsplit_once_space_bracket) {
                 Some((label, digits)) => match digits.parse::<usize>() {
                     Ok(n) => (label, Some(n)),
                     Err(_) => (head, None),

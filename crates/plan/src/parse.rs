@@ -9,7 +9,7 @@ use crate::model::{
     WarningKind,
 };
 use crate::operator::Operator;
-use crate::text::{parse_list, strip_truncation_marker};
+use crate::text::{count_list, strip_truncation_marker};
 use crate::tree::{Line, build_tree, is_detail_header, split_operator_id};
 
 const PHYSICAL_HEADER: &str = "== Physical Plan ==";
@@ -18,14 +18,13 @@ const OPTIMIZED_OUT_HEADER: &str = "===== Adaptively Optimized Out Exchanges ===
 
 /// Parses every physical plan in `text`. See the crate documentation.
 pub fn parse_plans(text: &str) -> Result<Vec<Plan>, PlanError> {
-    let lines: Vec<Line<'_>> = text
-        .split('\n')
-        .enumerate()
-        .map(|(i, t)| Line {
-            no: i + 1,
-            text: t.strip_suffix('\r').unwrap_or(t),
-        })
-        .collect();
+    // Sized up front: a log's plans are tens of kilobytes, and growing the vector copied it
+    // over and over.
+    let mut lines: Vec<Line<'_>> = Vec::with_capacity(count_newlines(text) + 1);
+    lines.extend(text.split('\n').enumerate().map(|(i, t)| Line {
+        no: i + 1,
+        text: t.strip_suffix('\r').unwrap_or(t),
+    }));
     let headers: Vec<usize> = lines
         .iter()
         .enumerate()
@@ -43,6 +42,15 @@ pub fn parse_plans(text: &str) -> Result<Vec<Plan>, PlanError> {
         plans.push(parse_one(&lines[start..end], lines[h].no)?);
     }
     Ok(plans)
+}
+
+fn count_newlines(text: &str) -> usize {
+    // Byte-wide counters over short chunks (they cannot overflow) let the loop use wide vector
+    // adds; a `usize` counter per byte made it several times slower.
+    text.as_bytes()
+        .chunks(255)
+        .map(|chunk| usize::from(chunk.iter().map(|&b| u8::from(b == b'\n')).sum::<u8>()))
+        .sum()
 }
 
 /// A text without `== Physical Plan ==` is accepted when it starts with a formatted tree (a
@@ -125,25 +133,25 @@ fn ends_tree(line: &Line<'_>, kind: PlanKind) -> bool {
 }
 
 /// A detail block as read, before it is joined to its tree nodes.
-struct Block {
-    name: String,
+struct Block<'a> {
+    /// Borrowed from the text: most nodes keep the tree line's name, which is the same.
+    name: &'a str,
     codegen: Option<u32>,
     reuses: Option<u32>,
     fields: Vec<Field>,
     line: usize,
+    /// Tree nodes still to be joined to this block; the last one takes its name and fields
+    /// instead of copying them.
+    uses: usize,
 }
 
 fn parse_one(body: &[Line<'_>], header_no: usize) -> Result<Plan, PlanError> {
     // Spark's `... <n> more characters` marker: keep what precedes the cut line.
-    let mut body: Vec<Line<'_>> = body.to_vec();
-    let mut truncated = false;
-    if let Some(cut) = body
+    let cut = body
         .iter()
-        .position(|l| strip_truncation_marker(l.text).is_some())
-    {
-        body.truncate(cut);
-        truncated = true;
-    }
+        .position(|l| strip_truncation_marker(l.text).is_some());
+    let truncated = cut.is_some();
+    let body = &body[..cut.unwrap_or(body.len())];
 
     let start = body.iter().position(|l| !is_blank(l));
     let first = match start {
@@ -166,7 +174,9 @@ fn parse_one(body: &[Line<'_>], header_no: usize) -> Result<Plan, PlanError> {
         .position(|l| ends_tree(l, kind))
         .map_or(body.len(), |p| first + p);
 
-    let mut nodes = Vec::new();
+    // A node is large enough that each growth of the vector copies kilobytes (and sends glibc
+    // to consolidate its free lists); the main tree's lines are nearly always all of them.
+    let mut nodes = Vec::with_capacity(tree_end - first);
     let root = build_tree(&body[first..tree_end], kind, Section::Main, &mut nodes)?;
     let mut plan = Plan {
         kind,
@@ -220,9 +230,15 @@ enum Area {
 
 /// Reads everything after the main tree: detail blocks, the subquery and optimized-out
 /// sections with their trees, and trailers. Returns the detail blocks by id.
-fn parse_sections(rest: &[Line<'_>], plan: &mut Plan) -> Result<BTreeMap<u32, Block>, PlanError> {
-    let mut blocks: BTreeMap<u32, Block> = BTreeMap::new();
-    let mut current: Option<(Option<u32>, Block)> = None;
+fn parse_sections<'a>(
+    rest: &[Line<'a>],
+    plan: &mut Plan,
+) -> Result<BTreeMap<u32, Block<'a>>, PlanError> {
+    let mut blocks: BTreeMap<u32, Block<'a>> = BTreeMap::new();
+    let mut current: Option<(Option<u32>, Block<'a>)> = None;
+    // The fields of the block being read. One buffer for all blocks, so that each block's own
+    // vector is allocated once at its final size.
+    let mut open_fields: Vec<Field> = Vec::new();
     let mut area = Area::Details;
     let mut prev_blank = true;
     let mut j = 0;
@@ -235,7 +251,7 @@ fn parse_sections(rest: &[Line<'_>], plan: &mut Plan) -> Result<BTreeMap<u32, Bl
             continue;
         }
         if let Some(title) = trailer_title(text) {
-            finish_block(&mut current, &mut blocks, plan);
+            finish_block(&mut current, &mut open_fields, &mut blocks, plan);
             plan.trailers.push(Trailer {
                 title: title.to_string(),
                 text: String::new(),
@@ -259,14 +275,14 @@ fn parse_sections(rest: &[Line<'_>], plan: &mut Plan) -> Result<BTreeMap<u32, Bl
             continue;
         }
         if text.trim_end() == SUBQUERIES_HEADER {
-            finish_block(&mut current, &mut blocks, plan);
+            finish_block(&mut current, &mut open_fields, &mut blocks, plan);
             area = Area::Subqueries;
             prev_blank = true;
             j += 1;
             continue;
         }
         if text.trim_end() == OPTIMIZED_OUT_HEADER {
-            finish_block(&mut current, &mut blocks, plan);
+            finish_block(&mut current, &mut open_fields, &mut blocks, plan);
             area = Area::OptimizedOut;
             prev_blank = true;
             j += 1;
@@ -278,7 +294,7 @@ fn parse_sections(rest: &[Line<'_>], plan: &mut Plan) -> Result<BTreeMap<u32, Bl
             _ => false,
         };
         if entry_header {
-            finish_block(&mut current, &mut blocks, plan);
+            finish_block(&mut current, &mut open_fields, &mut blocks, plan);
             let section = match area {
                 Area::Subqueries => {
                     plan.subqueries.push(parse_subquery_header(&line)?);
@@ -311,21 +327,21 @@ fn parse_sections(rest: &[Line<'_>], plan: &mut Plan) -> Result<BTreeMap<u32, Bl
             continue;
         }
         if prev_blank && is_detail_header(text) {
-            finish_block(&mut current, &mut blocks, plan);
+            finish_block(&mut current, &mut open_fields, &mut blocks, plan);
             current = Some(parse_detail_header(&line));
             prev_blank = false;
             j += 1;
             continue;
         }
         match current.as_mut() {
-            Some((_, block)) => match parse_field_line(text, line.no) {
-                Some(field) => block.fields.push(field),
-                None => match block.fields.last_mut() {
+            Some(_) => match parse_field_line(text, line.no) {
+                Some(field) => open_fields.push(field),
+                None => match open_fields.last_mut() {
                     Some(last) => {
                         last.value.push('\n');
                         last.value.push_str(text);
                     }
-                    None => block.fields.push(Field {
+                    None => open_fields.push(Field {
                         label: "Text".to_string(),
                         count: None,
                         value: text.to_string(),
@@ -342,7 +358,7 @@ fn parse_sections(rest: &[Line<'_>], plan: &mut Plan) -> Result<BTreeMap<u32, Bl
         prev_blank = false;
         j += 1;
     }
-    finish_block(&mut current, &mut blocks, plan);
+    finish_block(&mut current, &mut open_fields, &mut blocks, plan);
     Ok(blocks)
 }
 
@@ -354,7 +370,7 @@ fn short(text: &str) -> String {
 }
 
 /// `(12) Exchange [codegen id : 3] [Reuses operator id: 5]` (suffixes optional).
-fn parse_detail_header(line: &Line<'_>) -> (Option<u32>, Block) {
+fn parse_detail_header<'a>(line: &Line<'a>) -> (Option<u32>, Block<'a>) {
     let text = line.text;
     let (id_text, rest) = text
         .strip_prefix('(')
@@ -380,31 +396,37 @@ fn parse_detail_header(line: &Line<'_>) -> (Option<u32>, Block) {
     (
         id,
         Block {
-            name: name.to_string(),
+            name,
             codegen,
             reuses,
             fields: Vec::new(),
             line: line.no,
+            uses: 0,
         },
     )
 }
 
-fn finish_block(
-    current: &mut Option<(Option<u32>, Block)>,
-    blocks: &mut BTreeMap<u32, Block>,
+fn finish_block<'a>(
+    current: &mut Option<(Option<u32>, Block<'a>)>,
+    open_fields: &mut Vec<Field>,
+    blocks: &mut BTreeMap<u32, Block<'a>>,
     plan: &mut Plan,
 ) {
-    let Some((id, block)) = current.take() else {
+    let Some((id, mut block)) = current.take() else {
         return;
     };
+    // Moved into a vector of exactly their number; the buffer keeps its room for the next block.
+    block.fields = Vec::with_capacity(open_fields.len());
+    block.fields.append(open_fields);
     for field in &block.fields {
-        if let (Some(n), Some(list)) = (field.count, parse_list(&field.value))
-            && n != list.len()
+        if let Some(n) = field.count
+            && let Some(len) = count_list(&field.value)
+            && n != len
         {
             plan.warnings.push(PlanWarning {
                 line: field.line,
                 kind: WarningKind::ListCountMismatch,
-                message: format!("`{} [{n}]` lists {} elements", field.label, list.len()),
+                message: format!("`{} [{n}]` lists {len} elements", field.label),
             });
         }
     }
@@ -472,7 +494,12 @@ fn parse_subplan_header(line: &Line<'_>) -> Result<Subplan, PlanError> {
 }
 
 /// Joins every tree node to the detail block of its id, checks names both ways.
-fn attach_details(plan: &mut Plan, blocks: BTreeMap<u32, Block>) {
+fn attach_details(plan: &mut Plan, mut blocks: BTreeMap<u32, Block<'_>>) {
+    for id in plan.nodes.iter().filter_map(|node| node.id) {
+        if let Some(block) = blocks.get_mut(&id) {
+            block.uses += 1;
+        }
+    }
     let mut warned_missing = HashSet::new();
     let mut warned_mismatch = HashSet::new();
     let mut tree_ids = HashSet::new();
@@ -486,7 +513,7 @@ fn attach_details(plan: &mut Plan, blocks: BTreeMap<u32, Block>) {
             continue;
         };
         tree_ids.insert(id);
-        let Some(block) = blocks.get(&id) else {
+        let Some(block) = blocks.get_mut(&id) else {
             if warned_missing.insert(id) {
                 plan.warnings.push(PlanWarning {
                     line: node.line,
@@ -503,7 +530,7 @@ fn attach_details(plan: &mut Plan, blocks: BTreeMap<u32, Block>) {
             node.details.interpret_tree_args(node.operator, rest);
             continue;
         };
-        let (name, rest) = split_tree_name(&tree_name, Some(&block.name));
+        let (name, rest) = split_tree_name(&tree_name, Some(block.name));
         if name.trim_end() != block.name.trim_end() && warned_mismatch.insert(id) {
             plan.warnings.push(PlanWarning {
                 line: node.line,
@@ -515,23 +542,43 @@ fn attach_details(plan: &mut Plan, blocks: BTreeMap<u32, Block>) {
                 ),
             });
         }
-        node.name = block.name.clone();
-        node.operator = Operator::classify(&node.name);
+        // The last node drawn with this id takes the block's fields; the ones before it (AQE
+        // re-draws) copy them.
+        block.uses -= 1;
+        let fields = if block.uses == 0 {
+            let mut fields = std::mem::take(&mut block.fields);
+            // What a copy would have held: the plans stay in memory, so no spare room (the
+            // vector itself was built at its size).
+            for field in &mut fields {
+                field.value.shrink_to_fit();
+            }
+            fields
+        } else {
+            block.fields.clone()
+        };
+        node.operator = Operator::classify(block.name);
         if node.codegen_stage.is_none() {
             node.codegen_stage = block.codegen;
         }
         let tree_stats = node.details.statistics.take();
         let mut details = Details {
-            fields: block.fields.clone(),
+            fields,
             reuses_operator_id: block.reuses,
             ..Details::default()
         };
-        details.interpret_formatted(node.operator, &node.name);
+        details.interpret_formatted(node.operator, block.name);
         details.interpret_tree_args(node.operator, rest);
         if details.statistics.is_none() {
             details.statistics = tree_stats;
         }
         node.details = details;
+        // The tree line nearly always names the operator exactly as its block does: its string
+        // is kept rather than a copy made.
+        node.name = if tree_name == block.name {
+            tree_name
+        } else {
+            block.name.to_string()
+        };
     }
     for (id, block) in &blocks {
         if !tree_ids.contains(id) {

@@ -11,12 +11,36 @@
 /// With `keep_subquery_ids`, a `", [id=#"` does not split: a subquery expression prints as
 /// `Subquery scalar-subquery#2, [id=#1]`, one element with a comma at depth 0.
 pub(crate) fn split_top_level(s: &str, keep_subquery_ids: bool) -> Vec<&str> {
-    let bytes = s.as_bytes();
     let mut parts = Vec::new();
+    for_each_top_level(s, keep_subquery_ids, |part| parts.push(part));
+    parts
+}
+
+const BRACKET_OR_COMMA: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    let special = b"()[]{},";
+    while i < special.len() {
+        table[special[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
+/// The walk behind [`split_top_level`], handing each element to `f`, so that callers that only
+/// count or copy the elements need no vector of slices.
+fn for_each_top_level<'a>(s: &'a str, keep_subquery_ids: bool, mut f: impl FnMut(&'a str)) {
+    let bytes = s.as_bytes();
     let mut depth: usize = 0;
     let mut start = 0;
+    let mut any = false;
     let mut i = 0;
     while i < bytes.len() {
+        // Most bytes are none of these; one table look-up passes them.
+        if !BRACKET_OR_COMMA[usize::from(bytes[i])] {
+            i += 1;
+            continue;
+        }
         match bytes[i] {
             b'(' | b'[' | b'{' => depth += 1,
             b')' | b']' | b'}' => depth = depth.saturating_sub(1),
@@ -24,7 +48,8 @@ pub(crate) fn split_top_level(s: &str, keep_subquery_ids: bool) -> Vec<&str> {
                 let rest = &bytes[i + 2..];
                 if !(keep_subquery_ids && rest.starts_with(b"[id=#")) {
                     // `i` and `i + 2` sit next to ASCII bytes, so both are char boundaries.
-                    parts.push(&s[start..i]);
+                    f(&s[start..i]);
+                    any = true;
                     start = i + 2;
                     i += 2;
                     continue;
@@ -34,25 +59,51 @@ pub(crate) fn split_top_level(s: &str, keep_subquery_ids: bool) -> Vec<&str> {
         }
         i += 1;
     }
-    if start < s.len() || !parts.is_empty() {
-        parts.push(&s[start..]);
+    if start < s.len() || any {
+        f(&s[start..]);
     }
-    parts
 }
 
 /// Parses a printed list `[a, b, c]` into its elements; `[]` is an empty list.
 /// Returns `None` when `value` is not bracketed.
 pub(crate) fn parse_list(value: &str) -> Option<Vec<String>> {
+    let inner = list_inner(value)?;
+    let mut list = Vec::with_capacity(count_top_level(inner));
+    for_each_top_level(inner, true, |part| list.push(part.to_string()));
+    Some(list)
+}
+
+/// [`parse_list`] for a field whose printed `[n]` count is known: the count sizes the vector
+/// instead of a counting pass over the text. A wrong count costs only a resize.
+pub(crate) fn parse_counted_list(value: &str, count: Option<usize>) -> Option<Vec<String>> {
+    let Some(count) = count else {
+        return parse_list(value);
+    };
+    let inner = list_inner(value)?;
+    // An element takes at least its `", "`: a count beyond that is a damaged text, and must not
+    // reserve memory for it.
+    let mut list = Vec::with_capacity(count.min(inner.len() / 2 + 1));
+    for_each_top_level(inner, true, |part| list.push(part.to_string()));
+    list.shrink_to_fit();
+    Some(list)
+}
+
+/// The number of elements [`parse_list`] would return, without building them: the `[n]`
+/// cross-check of every detail field needs only the count.
+pub(crate) fn count_list(value: &str) -> Option<usize> {
+    list_inner(value).map(count_top_level)
+}
+
+/// The text between a list's brackets, empty for a blank list.
+fn list_inner(value: &str) -> Option<&str> {
     let inner = value.trim().strip_prefix('[')?.strip_suffix(']')?;
-    if inner.trim().is_empty() {
-        return Some(Vec::new());
-    }
-    Some(
-        split_top_level(inner, true)
-            .into_iter()
-            .map(|part| part.to_string())
-            .collect(),
-    )
+    Some(if inner.trim().is_empty() { "" } else { inner })
+}
+
+fn count_top_level(inner: &str) -> usize {
+    let mut n = 0;
+    for_each_top_level(inner, true, |_| n += 1);
+    n
 }
 
 /// Splits an argument string (`Arguments:` value or a one-line operator's arguments) into its
@@ -160,6 +211,26 @@ mod tests {
         );
         assert_eq!(parse_list("[]").unwrap(), Vec::<String>::new());
         assert!(parse_list("None").is_none());
+        for list in [
+            "[a#1, Subquery scalar-subquery#2, [id=#1], b#3]",
+            "[]",
+            "[ ]",
+            " [a] ",
+            "x",
+        ] {
+            assert_eq!(
+                count_list(list),
+                parse_list(list).map(|l| l.len()),
+                "{list}"
+            );
+            for count in [None, Some(0), Some(2), Some(usize::MAX)] {
+                let counted = parse_counted_list(list, count);
+                assert_eq!(counted, parse_list(list), "{list} {count:?}");
+                if let Some(counted) = counted {
+                    assert_eq!(counted.capacity(), counted.len(), "{list} {count:?}");
+                }
+            }
+        }
     }
 
     #[test]

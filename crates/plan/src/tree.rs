@@ -82,7 +82,7 @@ fn split_codegen(text: &str) -> (bool, Option<u32>, &str) {
 pub(crate) fn split_operator_id(text: &str) -> Option<(&str, OpId, &str)> {
     let bytes = text.as_bytes();
     let mut from = 0;
-    while let Some(found) = text.get(from..).and_then(|rest| rest.find(" (")) {
+    while let Some(found) = find_pair(&bytes[from..], b" (") {
         let pos = from + found;
         let start = pos + 2;
         let mut end = start;
@@ -110,12 +110,18 @@ pub(crate) fn split_operator_id(text: &str) -> Option<(&str, OpId, &str)> {
     None
 }
 
+/// Where the two-byte `pair` first occurs in `bytes`. Called for every tree line, where a `str`
+/// substring search spent more time setting up its searcher than searching.
+fn find_pair(bytes: &[u8], pair: &[u8; 2]) -> Option<usize> {
+    bytes.windows(2).position(|w| w == pair)
+}
+
 /// Is this line a formatted detail-block header, `(12) Exchange …`?
 pub(crate) fn is_detail_header(text: &str) -> bool {
     let Some(rest) = text.strip_prefix('(') else {
         return false;
     };
-    let Some(close) = rest.find(") ") else {
+    let Some(close) = find_pair(rest.as_bytes(), b") ") else {
         return false;
     };
     let id = &rest[..close];
