@@ -148,6 +148,16 @@ impl Folder {
     }
 }
 
+impl Drop for Folder {
+    /// A builder dropped before it finished (a log that could not be read) lets its folder go:
+    /// the thread ends after the stage it is on instead of waiting for work forever (in `serve`,
+    /// a thread for every unreadable log).
+    fn drop(&mut self) {
+        self.queue.lock().ended = true;
+        self.queue.rung.notify_one();
+    }
+}
+
 /// Lets the calling thread run only when a core would otherwise be idle, where the system
 /// offers that; elsewhere it runs as any other thread. Should the system refuse, it runs as any
 /// other thread too: slower, never wrong.
@@ -219,6 +229,33 @@ mod tests {
             let mut expected = stage_of(stage as u32, count);
             expected.sort_unstable_by_key(|t| t.task_id);
             assert_eq!(tasks.of_stage(stage).as_ref(), expected.as_slice());
+        }
+    }
+
+    /// A folder dropped unfinished (its builder's log could not be read) ends its thread.
+    #[test]
+    fn a_folder_dropped_unfinished_ends_its_thread() {
+        let mut tasks = Tasks::default();
+        stage_of(0, 3).into_iter().for_each(|t| tasks.push(t));
+        let mut folder = Folder::start().expect("a thread");
+        let away = tasks.take_to_fold(0).expect("tasks to fold");
+        assert!(folder.hand(0, away).is_ok());
+        let started = std::time::Instant::now();
+        // Back, so that the thread waits for more work rather than ending on a send that fails.
+        while folder.pending_tasks > 0 {
+            assert!(started.elapsed() < std::time::Duration::from_secs(30));
+            folder.collect(&mut tasks);
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let queue = Arc::clone(&folder.queue);
+        drop(folder);
+        // The thread holds the other reference until it ends.
+        while Arc::strong_count(&queue) > 1 {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(30),
+                "the folding thread still runs"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
         }
     }
 }
