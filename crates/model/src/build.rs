@@ -29,10 +29,18 @@ pub struct ApplicationBuilder {
     days: std::collections::BTreeMap<i64, (i64, i64)>,
     /// Keeps every task as read instead of folding completed stages (to check the folding).
     keep_tasks_unfolded: bool,
-    /// Folds completed stages beside the reading; started at the first stage to fold.
-    folder: Option<crate::folder::Folder>,
-    /// The folder could not be started: the stages are folded here.
-    folding_here: bool,
+    /// Folds completed stages beside the reading.
+    folder: FolderState,
+}
+
+/// The builder's folding thread, started at the first stage to fold.
+#[derive(Default)]
+enum FolderState {
+    #[default]
+    NotStarted,
+    Running(crate::folder::Folder),
+    /// The system gave no thread: the stages are folded on the reading thread.
+    Unavailable,
 }
 
 impl ApplicationBuilder {
@@ -182,7 +190,7 @@ impl ApplicationBuilder {
 
     /// Groups tasks by stage attempt and links SQL executions to their jobs.
     pub fn finish(mut self) -> Application {
-        if let Some(folder) = self.folder.take() {
+        if let FolderState::Running(folder) = std::mem::take(&mut self.folder) {
             folder.finish(&mut self.app.tasks);
         }
         let app = &mut self.app;
@@ -233,11 +241,11 @@ impl ApplicationBuilder {
 
     /// Folds stage attempt `stage`'s tasks, on the folder's thread when it has room.
     fn fold(&mut self, stage: usize) {
-        if self.folder.is_none() && !self.folding_here {
-            self.folder = crate::folder::Folder::start();
-            self.folding_here = self.folder.is_none();
+        if matches!(self.folder, FolderState::NotStarted) {
+            self.folder = crate::folder::Folder::start()
+                .map_or(FolderState::Unavailable, FolderState::Running);
         }
-        let Some(folder) = self.folder.as_mut() else {
+        let FolderState::Running(folder) = &mut self.folder else {
             self.app.tasks.fold(stage);
             return;
         };

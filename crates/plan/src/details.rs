@@ -8,8 +8,8 @@ use serde::ser::{SerializeMap, Serializer};
 
 use crate::operator::Operator;
 use crate::text::{
-    is_plan_id_token, matching_close, parse_counted_list, parse_list, parse_plan_id, split_args,
-    split_top_level,
+    find_pair, is_plan_id_token, matching_close, parse_counted_list, parse_list, parse_plan_id,
+    rfind_pair, split_args, split_top_level,
 };
 
 /// One `Label [n]: value` line of a detail block, kept as printed.
@@ -780,12 +780,12 @@ pub(crate) fn is_label(label: &str) -> bool {
             .iter()
             .all(|&b| b.is_ascii_alphanumeric() || b == b' ' || b == b'_')
         && !label.ends_with(' ')
-        && !bytes.windows(2).any(|pair| pair == b"  ")
+        && find_pair(bytes, b"  ").is_none()
 }
 
 /// `rsplit_once(" [")`, without setting up a substring searcher for every field line.
 fn rsplit_once_space_bracket(text: &str) -> Option<(&str, &str)> {
-    let at = text.as_bytes().windows(2).rposition(|pair| pair == b" [")?;
+    let at = rfind_pair(text.as_bytes(), b" [")?;
     // Both bytes are ASCII, so `at` and `at + 2` are char boundaries.
     Some((&text[..at], &text[at + 2..]))
 }

@@ -64,6 +64,17 @@ fn for_each_top_level<'a>(s: &'a str, keep_subquery_ids: bool, mut f: impl FnMut
     }
 }
 
+/// Where the two-byte `pair` first occurs in `bytes`. Called for every line of a plan, where a
+/// `str` substring search spent more time setting up its searcher than searching.
+pub(crate) fn find_pair(bytes: &[u8], pair: &[u8; 2]) -> Option<usize> {
+    bytes.windows(2).position(|w| w == pair)
+}
+
+/// Where the two-byte `pair` last occurs in `bytes` ([`find_pair`] from the end).
+pub(crate) fn rfind_pair(bytes: &[u8], pair: &[u8; 2]) -> Option<usize> {
+    bytes.windows(2).rposition(|w| w == pair)
+}
+
 /// Parses a printed list `[a, b, c]` into its elements; `[]` is an empty list.
 /// Returns `None` when `value` is not bracketed.
 pub(crate) fn parse_list(value: &str) -> Option<Vec<String>> {

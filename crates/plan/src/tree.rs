@@ -12,6 +12,7 @@ use crate::details::Details;
 use crate::error::{ErrorKind, PlanError};
 use crate::model::{AqeLabel, PlanKind, PlanNode, Section};
 use crate::operator::Operator;
+use crate::text::find_pair;
 
 /// One line of input with its 1-based number.
 #[derive(Debug, Clone, Copy)]
@@ -108,12 +109,6 @@ pub(crate) fn split_operator_id(text: &str) -> Option<(&str, OpId, &str)> {
         from = pos + 1;
     }
     None
-}
-
-/// Where the two-byte `pair` first occurs in `bytes`. Called for every tree line, where a `str`
-/// substring search spent more time setting up its searcher than searching.
-fn find_pair(bytes: &[u8], pair: &[u8; 2]) -> Option<usize> {
-    bytes.windows(2).position(|w| w == pair)
 }
 
 /// Is this line a formatted detail-block header, `(12) Exchange …`?
