@@ -341,7 +341,7 @@ pub struct TaskStart<'a> {
     pub task_info: TaskInfo<'a>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 pub struct TaskEnd<'a> {
     #[serde(rename = "Stage ID")]
     pub stage_id: i64,

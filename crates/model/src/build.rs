@@ -101,7 +101,7 @@ impl ApplicationBuilder {
                 self.app.executors[exec as usize].total_tasks += 1;
                 self.seen(launch);
             }
-            Event::TaskEnd(e) => self.task_end(*e),
+            Event::TaskEnd(e) => self.task_end(&e),
             Event::ExecutorAdded(e) => {
                 let exec = self.executor_index(&e.executor_id, &e.info.host);
                 let exec = &mut self.app.executors[exec as usize];
@@ -458,7 +458,7 @@ impl ApplicationBuilder {
         }
     }
 
-    fn task_end(&mut self, e: events::TaskEnd<'_>) {
+    fn task_end(&mut self, e: &events::TaskEnd<'_>) {
         let info = &e.task_info;
         let stage = self.stage_index(e.stage_id, e.stage_attempt_id, None);
         let exec = self.executor_index(&info.executor_id, &info.host);
@@ -520,7 +520,10 @@ impl ApplicationBuilder {
             x.disk_spill_bytes += m.disk_bytes_spilled;
         }
         // The History Server shows peaks once any task ended here; absent metrics read as zeros.
-        raise(&mut x.peak_metrics, &e.executor_metrics.unwrap_or_default());
+        match &e.executor_metrics {
+            Some(peaks) => raise(&mut x.peak_metrics, peaks),
+            None => raise(&mut x.peak_metrics, &events::ExecutorMetrics::default()),
+        }
 
         if outcome != TaskOutcome::Success {
             let r = &e.reason;
