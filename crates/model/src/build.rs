@@ -16,6 +16,8 @@ pub struct ApplicationBuilder {
     app: Application,
     jobs: HashMap<i64, usize>,
     stages: HashMap<(i64, i64), usize>,
+    /// The stage attempt [`ApplicationBuilder::stage_index`] found last, by id and attempt.
+    last_stage: Option<((i64, i64), usize)>,
     executors: HashMap<String, u32>,
     sql: HashMap<i64, usize>,
     /// Per stage attempt, the jobs it counts toward (running jobs naming it when submitted).
@@ -574,6 +576,12 @@ impl ApplicationBuilder {
         attempt_id: i64,
         info: Option<&StageInfo<'_>>,
     ) -> usize {
+        // Task events come in runs of one stage attempt: the last one found is looked at first.
+        if let (Some((key, idx)), None) = (self.last_stage, info)
+            && key == (stage_id, attempt_id)
+        {
+            return idx;
+        }
         let idx = *self
             .stages
             .entry((stage_id, attempt_id))
@@ -611,6 +619,7 @@ impl ApplicationBuilder {
             s.num_tasks = info.num_tasks;
             s.parent_ids = info.parent_ids.clone();
         }
+        self.last_stage = Some(((stage_id, attempt_id), idx));
         idx
     }
 
