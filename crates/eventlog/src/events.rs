@@ -565,6 +565,9 @@ macro_rules! executor_metrics {
         impl ExecutorMetrics {
             pub const NAMES: &'static [&'static str] = &[$($name),*];
 
+            /// Every metric 0: what a task end without peaks counts as.
+            pub const ZERO: ExecutorMetrics = ExecutorMetrics { $($field: 0),* };
+
             /// Raises every metric to at least `other`'s value, as Spark keeps peaks.
             pub fn raise_to(&mut self, other: &ExecutorMetrics) {
                 $(self.$field = self.$field.max(other.$field);)*

@@ -522,10 +522,11 @@ impl ApplicationBuilder {
             x.disk_spill_bytes += m.disk_bytes_spilled;
         }
         // The History Server shows peaks once any task ended here; absent metrics read as zeros.
-        match &e.executor_metrics {
-            Some(peaks) => raise(&mut x.peak_metrics, peaks),
-            None => raise(&mut x.peak_metrics, &events::ExecutorMetrics::default()),
-        }
+        let peaks = e
+            .executor_metrics
+            .as_ref()
+            .unwrap_or(&events::ExecutorMetrics::ZERO);
+        raise(&mut x.peak_metrics, peaks);
 
         if outcome != TaskOutcome::Success {
             let r = &e.reason;

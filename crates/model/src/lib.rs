@@ -8,8 +8,8 @@
 //! the log: a running stage keeps its tasks as [`Task`]s (168 bytes each) and a completed stage
 //! folds them, losslessly, into compressed columns ([`Tasks`]; about 15 bytes a task on real
 //! logs), so every quantile and finding stays exact. The folding runs beside the reading, on a
-//! thread that takes only an idle core, and is finished when the builder is. Quantiles follow the History Server's own
-//! rule ([`quantile`]).
+//! thread that takes only an idle core, and is finished when the builder is. Quantiles follow
+//! the History Server's own rule ([`quantile`]).
 //!
 //! # Example
 //! ```no_run

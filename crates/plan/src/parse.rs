@@ -20,7 +20,8 @@ const OPTIMIZED_OUT_HEADER: &str = "===== Adaptively Optimized Out Exchanges ===
 pub fn parse_plans(text: &str) -> Result<Vec<Plan>, PlanError> {
     // Sized up front: a log's plans are tens of kilobytes, and growing the vector copied it
     // over and over.
-    let mut lines: Vec<Line<'_>> = Vec::with_capacity(count_newlines(text) + 1);
+    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+    let mut lines: Vec<Line<'_>> = Vec::with_capacity(newlines + 1);
     lines.extend(text.split('\n').enumerate().map(|(i, t)| Line {
         no: i + 1,
         text: t.strip_suffix('\r').unwrap_or(t),
@@ -42,15 +43,6 @@ pub fn parse_plans(text: &str) -> Result<Vec<Plan>, PlanError> {
         plans.push(parse_one(&lines[start..end], lines[h].no)?);
     }
     Ok(plans)
-}
-
-fn count_newlines(text: &str) -> usize {
-    // Byte-wide counters over short chunks (they cannot overflow) let the loop use wide vector
-    // adds; a `usize` counter per byte made it several times slower.
-    text.as_bytes()
-        .chunks(255)
-        .map(|chunk| usize::from(chunk.iter().map(|&b| u8::from(b == b'\n')).sum::<u8>()))
-        .sum()
 }
 
 /// A text without `== Physical Plan ==` is accepted when it starts with a formatted tree (a
